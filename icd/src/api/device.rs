@@ -1,0 +1,255 @@
+//! Device entry points and the answer to every `clGetDeviceInfo` query.
+
+use std::ffi::c_void;
+
+use opencl_sys::*;
+
+use super::icd::from_handle;
+use super::util::{status, write_opt, CLResult, Info};
+use crate::core::device::{self, Device};
+use crate::core::event::now_ns;
+use crate::core::platform::{self, Platform};
+use crate::core::{cl_version, DRIVER_VERSION};
+
+/// Device types this platform can answer for.
+const KNOWN_TYPES: cl_device_type = CL_DEVICE_TYPE_DEFAULT
+    | CL_DEVICE_TYPE_CPU
+    | CL_DEVICE_TYPE_GPU
+    | CL_DEVICE_TYPE_ACCELERATOR
+    | CL_DEVICE_TYPE_CUSTOM;
+
+/// Whether our CPU device matches a requested type (`CL_DEVICE_TYPE_ALL` included).
+pub fn matches_type(device_type: cl_device_type) -> CLResult<bool> {
+    if device_type == CL_DEVICE_TYPE_ALL {
+        return Ok(true);
+    }
+    if device_type == 0 || device_type & !KNOWN_TYPES != 0 {
+        return Err(CL_INVALID_DEVICE_TYPE);
+    }
+    Ok(device_type & (CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_DEFAULT) != 0)
+}
+
+pub(super) unsafe extern "C" fn clGetDeviceIDs(
+    platform: cl_platform_id,
+    device_type: cl_device_type,
+    num_entries: cl_uint,
+    devices: *mut cl_device_id,
+    num_devices: *mut cl_uint,
+) -> cl_int {
+    status(|| {
+        // "CL_INVALID_PLATFORM if platform is not a valid platform."
+        if !platform.is_null() {
+            from_handle::<Platform>(platform)?;
+        }
+        // "CL_INVALID_DEVICE_TYPE if device_type is not a valid value."
+        let found = matches_type(device_type)?;
+        // "CL_INVALID_VALUE if num_entries is equal to zero and devices is not NULL or if
+        // both num_devices and devices are NULL."
+        if (num_entries == 0 && !devices.is_null()) || (num_devices.is_null() && devices.is_null()) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // "CL_DEVICE_NOT_FOUND if no OpenCL devices that matched device_type were found."
+        if !found {
+            return Err(CL_DEVICE_NOT_FOUND);
+        }
+        if !devices.is_null() {
+            // SAFETY: devices has room for num_entries >= 1 handles.
+            unsafe { devices.write(Device::handle()) };
+        }
+        write_opt(num_devices, 1);
+        Ok(())
+    })
+}
+
+fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
+    let l = &d.limits;
+    let h = &d.host;
+    let w = d.vector_widths();
+    let none_u32 = 0u32;
+    let none_u64 = 0u64;
+    let none_usize = 0usize;
+    match param {
+        CL_DEVICE_TYPE => Info::of(&CL_DEVICE_TYPE_CPU),
+        CL_DEVICE_VENDOR_ID => Info::of(&0x4643_4c00u32),
+        CL_DEVICE_MAX_COMPUTE_UNITS => Info::of(&h.cores),
+        CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS => Info::of(&3u32),
+        CL_DEVICE_MAX_WORK_ITEM_SIZES => Info::of(&l.max_work_item_sizes),
+        CL_DEVICE_MAX_WORK_GROUP_SIZE => Info::of(&l.max_work_group_size),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR | CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR => Info::of(&w[0]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT | CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT => Info::of(&w[1]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT | CL_DEVICE_NATIVE_VECTOR_WIDTH_INT => Info::of(&w[2]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG | CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG => Info::of(&w[3]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT | CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT => Info::of(&w[4]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => Info::of(&w[5]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => Info::of(&w[6]),
+        CL_DEVICE_MAX_CLOCK_FREQUENCY => Info::of(&h.max_clock_mhz),
+        CL_DEVICE_ADDRESS_BITS => Info::of(&64u32),
+        CL_DEVICE_MAX_MEM_ALLOC_SIZE => Info::of(&l.max_mem_alloc),
+        CL_DEVICE_GLOBAL_MEM_SIZE => Info::of(&l.global_mem),
+        CL_DEVICE_GLOBAL_MEM_CACHE_TYPE => Info::of(&CL_READ_WRITE_CACHE),
+        CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE => Info::of(&h.cacheline),
+        CL_DEVICE_GLOBAL_MEM_CACHE_SIZE => Info::of(&h.cache_bytes),
+        CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE => Info::of(&l.max_constant_buffer),
+        CL_DEVICE_MAX_CONSTANT_ARGS => Info::of(&8u32),
+        CL_DEVICE_LOCAL_MEM_TYPE => Info::of(&CL_GLOBAL),
+        CL_DEVICE_LOCAL_MEM_SIZE => Info::of(&l.local_mem_size),
+        CL_DEVICE_MAX_PARAMETER_SIZE => Info::of(&l.max_parameter_size),
+        CL_DEVICE_MEM_BASE_ADDR_ALIGN => Info::of(&(l.base_addr_align as u32 * 8)),
+        CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => Info::of(&(l.base_addr_align as u32)),
+        CL_DEVICE_SINGLE_FP_CONFIG => Info::of(&d.single_fp_config()),
+        CL_DEVICE_DOUBLE_FP_CONFIG | CL_DEVICE_HALF_FP_CONFIG => Info::of(&none_u64),
+        CL_DEVICE_ERROR_CORRECTION_SUPPORT => Info::of(&false),
+        CL_DEVICE_HOST_UNIFIED_MEMORY => Info::of(&true),
+        CL_DEVICE_PROFILING_TIMER_RESOLUTION => Info::of(&1usize),
+        CL_DEVICE_ENDIAN_LITTLE => Info::of(&true),
+        CL_DEVICE_AVAILABLE => Info::of(&true),
+        // No kernel compiler is wired in yet (issue: "Run OpenCL C kernels").
+        CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => Info::of(&false),
+        CL_DEVICE_EXECUTION_CAPABILITIES => Info::of(&CL_EXEC_KERNEL),
+        CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => {
+            Info::of(&(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE))
+        }
+        CL_DEVICE_PLATFORM => Info::of(&Platform::handle()),
+        CL_DEVICE_NAME => Info::of(&h.cpu_name),
+        CL_DEVICE_VENDOR => Info::of(&h.cpu_vendor),
+        CL_DRIVER_VERSION => Info::of(DRIVER_VERSION),
+        CL_DEVICE_PROFILE => Info::of(platform::PROFILE),
+        CL_DEVICE_VERSION => Info::of(&format!("OpenCL 3.0 FerroCL {DRIVER_VERSION}")),
+        CL_DEVICE_NUMERIC_VERSION => Info::of(&cl_version(3, 0, 0)),
+        // "the highest fully backwards compatible OpenCL C version": 1.2 for 3.0 devices.
+        CL_DEVICE_OPENCL_C_VERSION => Info::of("OpenCL C 1.2 FerroCL"),
+        CL_DEVICE_OPENCL_C_ALL_VERSIONS => Info::of(&platform::name_versions(device::OPENCL_C_VERSIONS)),
+        CL_DEVICE_OPENCL_C_FEATURES => Info::of(&platform::name_versions(device::OPENCL_C_FEATURES)),
+        CL_DEVICE_EXTENSIONS => Info::of(&platform::extension_string(device::EXTENSIONS)),
+        CL_DEVICE_EXTENSIONS_WITH_VERSION => Info::of(&platform::name_versions(device::EXTENSIONS)),
+        CL_DEVICE_ILS_WITH_VERSION | CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION => {
+            Info::of(&Vec::<cl_name_version>::new())
+        }
+        CL_DEVICE_IL_VERSION | CL_DEVICE_BUILT_IN_KERNELS => Info::of(""),
+        // We have not passed a conformance run; the query must still be answered.
+        CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => Info::of("v0000-00-00-00"),
+        CL_DEVICE_PRINTF_BUFFER_SIZE => Info::of(&l.printf_buffer_size),
+        CL_DEVICE_PREFERRED_INTEROP_USER_SYNC => Info::of(&true),
+        CL_DEVICE_PARENT_DEVICE => Info::of(&std::ptr::null_mut::<c_void>()),
+        CL_DEVICE_PARTITION_MAX_SUB_DEVICES => Info::of(&none_u32),
+        // "If the device cannot be partitioned ... a value of 0 will be returned."
+        CL_DEVICE_PARTITION_PROPERTIES => Info::of(&[0 as cl_device_partition_property]),
+        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => Info::of(&none_u64),
+        CL_DEVICE_PARTITION_TYPE => Info::empty(),
+        CL_DEVICE_REFERENCE_COUNT => Info::of(&1u32),
+        CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => Info::of(&false),
+        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => Info::of(&false),
+        CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => Info::of(&false),
+        CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(w[4] as usize)),
+        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => Info::of(&false),
+        CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&none_u32),
+        // The minimum an OpenCL 3.0 device must report.
+        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => {
+            Info::of(&(CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP))
+        }
+        CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => Info::of(
+            &(CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP),
+        ),
+        // Optional features we do not support: images, SVM, pipes, device enqueue.
+        CL_DEVICE_IMAGE_SUPPORT => Info::of(&false),
+        CL_DEVICE_MAX_READ_IMAGE_ARGS
+        | CL_DEVICE_MAX_WRITE_IMAGE_ARGS
+        | CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
+        | CL_DEVICE_MAX_SAMPLERS
+        | CL_DEVICE_IMAGE_PITCH_ALIGNMENT
+        | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
+        | CL_DEVICE_MAX_PIPE_ARGS
+        | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
+        | CL_DEVICE_PIPE_MAX_PACKET_SIZE
+        | CL_DEVICE_MAX_ON_DEVICE_QUEUES
+        | CL_DEVICE_MAX_ON_DEVICE_EVENTS
+        | CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
+        | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
+        | CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
+        | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
+        | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => Info::of(&none_u32),
+        CL_DEVICE_IMAGE2D_MAX_WIDTH
+        | CL_DEVICE_IMAGE2D_MAX_HEIGHT
+        | CL_DEVICE_IMAGE3D_MAX_WIDTH
+        | CL_DEVICE_IMAGE3D_MAX_HEIGHT
+        | CL_DEVICE_IMAGE3D_MAX_DEPTH
+        | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
+        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE
+        | CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE
+        | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => Info::of(&none_usize),
+        CL_DEVICE_SVM_CAPABILITIES | CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => Info::of(&none_u64),
+        CL_DEVICE_PIPE_SUPPORT => Info::of(&false),
+        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => Info::of(&none_u64),
+        _ => Err(CL_INVALID_VALUE),
+    }
+}
+
+pub(super) unsafe extern "C" fn clGetDeviceInfo(
+    device: cl_device_id,
+    param_name: cl_device_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let d = from_handle::<Device>(device)?;
+        device_info(&d, param_name)?.write(param_value_size, param_value, param_value_size_ret)
+    })
+}
+
+pub(super) unsafe extern "C" fn clCreateSubDevices(
+    in_device: cl_device_id,
+    properties: *const cl_device_partition_property,
+    _num_devices: cl_uint,
+    _out_devices: *mut cl_device_id,
+    _num_devices_ret: *mut cl_uint,
+) -> cl_int {
+    status(|| {
+        from_handle::<Device>(in_device)?;
+        // "CL_INVALID_VALUE if values specified in properties are not valid or if values
+        // specified in properties are valid but not supported by the device": the device
+        // reports no partition types.
+        let _ = properties;
+        Err(CL_INVALID_VALUE)
+    })
+}
+
+/// Root devices: "the reference count ... is not changed" by retain/release; the
+/// handle is still validated.
+pub(super) unsafe extern "C" fn clRetainDevice(device: cl_device_id) -> cl_int {
+    status(|| from_handle::<Device>(device).map(drop))
+}
+
+pub(super) unsafe extern "C" fn clReleaseDevice(device: cl_device_id) -> cl_int {
+    status(|| from_handle::<Device>(device).map(drop))
+}
+
+pub(super) unsafe extern "C" fn clGetDeviceAndHostTimer(
+    device: cl_device_id,
+    device_timestamp: *mut cl_ulong,
+    host_timestamp: *mut cl_ulong,
+) -> cl_int {
+    status(|| {
+        from_handle::<Device>(device)?;
+        // "CL_INVALID_VALUE if host_timestamp or device_timestamp is NULL."
+        if device_timestamp.is_null() || host_timestamp.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        // Device and host share one clock.
+        let now = now_ns();
+        write_opt(device_timestamp, now);
+        write_opt(host_timestamp, now);
+        Ok(())
+    })
+}
+
+pub(super) unsafe extern "C" fn clGetHostTimer(device: cl_device_id, host_timestamp: *mut cl_ulong) -> cl_int {
+    status(|| {
+        from_handle::<Device>(device)?;
+        if host_timestamp.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        write_opt(host_timestamp, now_ns());
+        Ok(())
+    })
+}

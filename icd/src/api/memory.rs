@@ -1,0 +1,236 @@
+//! Buffer entry points: creation, sub-buffers, queries, destructor callbacks.
+
+use std::ffi::c_void;
+use std::ptr::null_mut;
+use std::sync::Arc;
+
+use opencl_sys::*;
+
+use super::icd::{self, from_handle, into_handle};
+use super::util::{properties, property_array, status, with_errcode, CLResult, Info};
+use crate::core::context::Context;
+use crate::core::device::Device;
+use crate::core::memory::{Mem, MemDestructor, BUFFER_FLAGS, DEVICE_ACCESS, HOST_ACCESS, HOST_PTR_FLAGS};
+
+/// "CL_INVALID_VALUE if values specified in flags are not valid": unknown bits, or more
+/// than one flag of a mutually exclusive group.
+fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
+    let at_most_one = |group: cl_mem_flags| (flags & group).count_ones() <= 1;
+    let host_ptr_ok = flags & CL_MEM_USE_HOST_PTR == 0 || flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) == 0;
+    if flags & !BUFFER_FLAGS != 0 || !at_most_one(DEVICE_ACCESS) || !at_most_one(HOST_ACCESS) || !host_ptr_ok {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+fn create_buffer(
+    context: cl_context,
+    props_list: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+) -> CLResult<cl_mem> {
+    let c = from_handle::<Context>(context)?;
+    // "CL_INVALID_PROPERTY if a property name in properties is not a supported property
+    // name": OpenCL 3.0 defines no buffer properties without extensions.
+    let pairs = properties(props_list)?;
+    if !pairs.is_empty() {
+        return Err(CL_INVALID_PROPERTY);
+    }
+    check_flags(flags)?;
+    // "CL_INVALID_BUFFER_SIZE if size is 0 ... or if size is greater than
+    // CL_DEVICE_MAX_MEM_ALLOC_SIZE for all devices in context."
+    let max = c.devices.iter().map(|d| d.limits.max_mem_alloc).max().unwrap_or(0);
+    if size == 0 || size as u64 > max {
+        return Err(CL_INVALID_BUFFER_SIZE);
+    }
+    // "CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or
+    // CL_MEM_COPY_HOST_PTR are set in flags or if host_ptr is not NULL but
+    // CL_MEM_COPY_HOST_PTR or CL_MEM_USE_HOST_PTR are not set in flags."
+    let wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) != 0;
+    if wants_ptr == host_ptr.is_null() {
+        return Err(CL_INVALID_HOST_PTR);
+    }
+    let align = Device::get().limits.base_addr_align;
+    let props = property_array(&pairs, !props_list.is_null());
+    Ok(into_handle(Mem::new_buffer(c, flags, size, host_ptr, props, align)?))
+}
+
+pub(super) unsafe extern "C" fn clCreateBuffer(
+    context: cl_context,
+    flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || create_buffer(context, std::ptr::null(), flags, size, host_ptr))
+}
+
+pub(super) unsafe extern "C" fn clCreateBufferWithProperties(
+    context: cl_context,
+    properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || create_buffer(context, properties, flags, size, host_ptr))
+}
+
+/// The flags of a sub-buffer: checked against the parent and completed from it.
+fn sub_buffer_flags(parent: cl_mem_flags, flags: cl_mem_flags) -> CLResult<cl_mem_flags> {
+    check_flags(flags)?;
+    // "CL_INVALID_VALUE if buffer was created with CL_MEM_WRITE_ONLY and flags specifies
+    // CL_MEM_READ_WRITE or CL_MEM_READ_ONLY, or if buffer was created with
+    // CL_MEM_READ_ONLY and flags specifies CL_MEM_READ_WRITE or CL_MEM_WRITE_ONLY, or if
+    // flags specifies CL_MEM_USE_HOST_PTR or CL_MEM_ALLOC_HOST_PTR or
+    // CL_MEM_COPY_HOST_PTR."
+    let conflicts = |p: cl_mem_flags, bad: cl_mem_flags| parent & p != 0 && flags & bad != 0;
+    if conflicts(CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY)
+        || conflicts(CL_MEM_READ_ONLY, CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY)
+        || flags & HOST_PTR_FLAGS != 0
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_VALUE if buffer was created with CL_MEM_HOST_WRITE_ONLY and flags
+    // specify CL_MEM_HOST_READ_ONLY, or if buffer was created with CL_MEM_HOST_READ_ONLY
+    // and flags specify CL_MEM_HOST_WRITE_ONLY, or if buffer was created with
+    // CL_MEM_HOST_NO_ACCESS and flags specify CL_MEM_HOST_READ_ONLY or
+    // CL_MEM_HOST_WRITE_ONLY."
+    if conflicts(CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY)
+        || conflicts(CL_MEM_HOST_READ_ONLY, CL_MEM_HOST_WRITE_ONLY)
+        || conflicts(CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    // Unspecified access and host-pointer flags "are inherited from the corresponding
+    // memory access qualifiers associated with buffer".
+    let mut out = flags | (parent & HOST_PTR_FLAGS);
+    if flags & DEVICE_ACCESS == 0 {
+        out |= parent & DEVICE_ACCESS;
+    }
+    if flags & HOST_ACCESS == 0 {
+        out |= parent & HOST_ACCESS;
+    }
+    Ok(out)
+}
+
+pub(super) unsafe extern "C" fn clCreateSubBuffer(
+    buffer: cl_mem,
+    flags: cl_mem_flags,
+    buffer_create_type: cl_buffer_create_type,
+    buffer_create_info: *const c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || {
+        let parent = from_handle::<Mem>(buffer)?;
+        // "CL_INVALID_MEM_OBJECT if buffer is ... a sub-buffer object."
+        if parent.parent.is_some() {
+            return Err(CL_INVALID_MEM_OBJECT);
+        }
+        let flags = sub_buffer_flags(parent.flags, flags)?;
+        // "CL_INVALID_VALUE if value specified in buffer_create_type is not valid ... if
+        // value(s) specified in buffer_create_info ... is NULL."
+        if buffer_create_type != CL_BUFFER_CREATE_TYPE_REGION || buffer_create_info.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        // SAFETY: non-null and, for CL_BUFFER_CREATE_TYPE_REGION, a cl_buffer_region.
+        let region = unsafe { buffer_create_info.cast::<cl_buffer_region>().read_unaligned() };
+        // "CL_INVALID_BUFFER_SIZE if the size field of the cl_buffer_region structure
+        // ... is 0."
+        if region.size == 0 {
+            return Err(CL_INVALID_BUFFER_SIZE);
+        }
+        // "CL_INVALID_VALUE if the region specified ... is out of bounds of buffer."
+        if !crate::core::region::fits(region.origin, region.size, parent.size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // "CL_MISALIGNED_SUB_BUFFER_OFFSET if there are no devices in context associated
+        // with buffer for which the origin field ... is aligned to the
+        // CL_DEVICE_MEM_BASE_ADDR_ALIGN value."
+        if region.origin % Device::get().limits.base_addr_align != 0 {
+            return Err(CL_MISALIGNED_SUB_BUFFER_OFFSET);
+        }
+        Ok(into_handle(Mem::new_sub_buffer(&parent, flags, region.origin, region.size)))
+    })
+}
+
+pub(super) unsafe extern "C" fn clRetainMemObject(memobj: cl_mem) -> cl_int {
+    status(|| icd::retain::<Mem>(memobj))
+}
+
+pub(super) unsafe extern "C" fn clReleaseMemObject(memobj: cl_mem) -> cl_int {
+    status(|| icd::release::<Mem>(memobj))
+}
+
+fn mem_info(m: &Arc<Mem>, param: cl_mem_info) -> CLResult<Info> {
+    match param {
+        CL_MEM_TYPE => Info::of(&CL_MEM_OBJECT_BUFFER),
+        CL_MEM_FLAGS => Info::of(&m.flags),
+        CL_MEM_SIZE => Info::of(&m.size),
+        CL_MEM_HOST_PTR => Info::of(&m.host_ptr),
+        CL_MEM_MAP_COUNT => Info::of(&m.map_count()),
+        CL_MEM_REFERENCE_COUNT => Info::of(&m.base.ref_count()),
+        CL_MEM_CONTEXT => Info::of(&icd::handle_of(&m.context)),
+        CL_MEM_ASSOCIATED_MEMOBJECT => Info::of(&m.parent.as_ref().map_or(null_mut(), icd::handle_of)),
+        CL_MEM_OFFSET => Info::of(&m.offset),
+        CL_MEM_USES_SVM_POINTER => Info::of(&false),
+        CL_MEM_PROPERTIES => Info::of(&m.properties),
+        _ => Err(CL_INVALID_VALUE),
+    }
+}
+
+pub(super) unsafe extern "C" fn clGetMemObjectInfo(
+    memobj: cl_mem,
+    param_name: cl_mem_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let m = from_handle::<Mem>(memobj)?;
+        mem_info(&m, param_name)?.write(param_value_size, param_value, param_value_size_ret)
+    })
+}
+
+pub(super) unsafe extern "C" fn clSetMemObjectDestructorCallback(
+    memobj: cl_mem,
+    pfn_notify: Option<MemDestructor>,
+    user_data: *mut c_void,
+) -> cl_int {
+    status(|| {
+        let m = from_handle::<Mem>(memobj)?;
+        // "CL_INVALID_VALUE if pfn_notify is NULL."
+        let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
+        m.add_destructor(f, user_data as usize);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_groups() {
+        assert!(check_flags(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR).is_ok());
+        assert!(check_flags(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY).is_err());
+        assert!(check_flags(CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_READ_ONLY).is_err());
+        assert!(check_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR).is_err());
+        assert!(check_flags(CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR).is_ok());
+        assert!(check_flags(1 << 40).is_err());
+    }
+
+    #[test]
+    fn sub_buffer_inherits() {
+        let parent = CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR | CL_MEM_HOST_READ_ONLY;
+        assert_eq!(sub_buffer_flags(parent, 0), Ok(parent));
+        assert_eq!(sub_buffer_flags(parent, CL_MEM_WRITE_ONLY), Err(CL_INVALID_VALUE));
+        assert_eq!(sub_buffer_flags(parent, CL_MEM_HOST_WRITE_ONLY), Err(CL_INVALID_VALUE));
+        assert_eq!(sub_buffer_flags(CL_MEM_READ_WRITE, CL_MEM_COPY_HOST_PTR), Err(CL_INVALID_VALUE));
+        assert_eq!(
+            sub_buffer_flags(CL_MEM_READ_WRITE, CL_MEM_READ_ONLY | CL_MEM_HOST_NO_ACCESS),
+            Ok(CL_MEM_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+        );
+    }
+}

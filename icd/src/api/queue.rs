@@ -1,0 +1,256 @@
+//! Command-queue entry points, synchronisation commands, and the submit path every
+//! enqueue shares.
+
+use std::ffi::c_void;
+use std::ptr::null_mut;
+use std::sync::Arc;
+
+use opencl_sys::*;
+
+use super::event::wait_list;
+use super::icd::{self, from_handle, into_handle};
+use super::util::{properties, property_array, slice, status, with_errcode, write_opt, CLResult, Info};
+use crate::core::context::Context;
+use crate::core::device::Device;
+use crate::core::event::Event;
+use crate::core::queue::{Queue, Work};
+
+const KNOWN_PROPERTIES: cl_command_queue_properties = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
+    | CL_QUEUE_PROFILING_ENABLE
+    | CL_QUEUE_ON_DEVICE
+    | CL_QUEUE_ON_DEVICE_DEFAULT;
+const SUPPORTED_PROPERTIES: cl_command_queue_properties =
+    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+
+fn create_queue(
+    context: cl_context,
+    device: cl_device_id,
+    props: cl_command_queue_properties,
+    props_array: Vec<cl_queue_properties>,
+) -> CLResult<cl_command_queue> {
+    let c = from_handle::<Context>(context)?;
+    // "CL_INVALID_DEVICE if device is not a valid device or is not associated with
+    // context."
+    let d = from_handle::<Device>(device)?;
+    if !c.has_device(&d) {
+        return Err(CL_INVALID_DEVICE);
+    }
+    // "CL_INVALID_VALUE if values specified in properties are not valid."
+    if props & !KNOWN_PROPERTIES != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_QUEUE_PROPERTIES if values specified in properties are valid but are
+    // not supported by the device." No on-device queues.
+    if props & !SUPPORTED_PROPERTIES != 0 {
+        return Err(CL_INVALID_QUEUE_PROPERTIES);
+    }
+    Ok(into_handle(Queue::new(c, d, props, props_array)?))
+}
+
+pub(super) unsafe extern "C" fn clCreateCommandQueue(
+    context: cl_context,
+    device: cl_device_id,
+    properties: cl_command_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    with_errcode(errcode_ret, null_mut(), || create_queue(context, device, properties, Vec::new()))
+}
+
+pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(
+    context: cl_context,
+    device: cl_device_id,
+    properties_list: *const cl_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    with_errcode(errcode_ret, null_mut(), || {
+        let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
+        let mut props = 0;
+        for &(name, value) in &pairs {
+            match name as cl_uint {
+                CL_QUEUE_PROPERTIES => props = value,
+                // Only on-device queues have a size; we have none.
+                CL_QUEUE_SIZE => return Err(CL_INVALID_QUEUE_PROPERTIES),
+                _ => return Err(CL_INVALID_VALUE),
+            }
+        }
+        create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()))
+    })
+}
+
+pub(super) unsafe extern "C" fn clRetainCommandQueue(queue: cl_command_queue) -> cl_int {
+    status(|| icd::retain::<Queue>(queue))
+}
+
+pub(super) unsafe extern "C" fn clReleaseCommandQueue(queue: cl_command_queue) -> cl_int {
+    // "clReleaseCommandQueue performs an implicit flush": commands already run on the
+    // queue's thread, which finishes them before it exits.
+    status(|| icd::release::<Queue>(queue))
+}
+
+fn queue_info(q: &Queue, param: cl_command_queue_info) -> CLResult<Info> {
+    match param {
+        CL_QUEUE_CONTEXT => Info::of(&icd::handle_of(&q.context)),
+        CL_QUEUE_DEVICE => Info::of(&icd::handle_of(&q.device)),
+        CL_QUEUE_REFERENCE_COUNT => Info::of(&q.base.ref_count()),
+        CL_QUEUE_PROPERTIES => Info::of(&q.properties),
+        CL_QUEUE_PROPERTIES_ARRAY => Info::of(&q.properties_array),
+        // "CL_INVALID_COMMAND_QUEUE ... if command_queue is not a valid command-queue for
+        // param_name": the size only exists for device queues.
+        CL_QUEUE_SIZE => Err(CL_INVALID_COMMAND_QUEUE),
+        CL_QUEUE_DEVICE_DEFAULT => Info::of(&null_mut::<c_void>()),
+        _ => Err(CL_INVALID_VALUE),
+    }
+}
+
+pub(super) unsafe extern "C" fn clGetCommandQueueInfo(
+    queue: cl_command_queue,
+    param_name: cl_command_queue_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let q = from_handle::<Queue>(queue)?;
+        queue_info(&q, param_name)?.write(param_value_size, param_value, param_value_size_ret)
+    })
+}
+
+/// Deprecated in 1.1 and not in the 3.0 core; queues keep the properties they were
+/// created with.
+pub(super) unsafe extern "C" fn clSetCommandQueueProperty(
+    queue: cl_command_queue,
+    _properties: cl_command_queue_properties,
+    _enable: cl_bool,
+    _old_properties: *mut cl_command_queue_properties,
+) -> cl_int {
+    status(|| {
+        from_handle::<Queue>(queue)?;
+        Err(CL_INVALID_OPERATION)
+    })
+}
+
+pub(super) unsafe extern "C" fn clSetDefaultDeviceCommandQueue(
+    context: cl_context,
+    device: cl_device_id,
+    queue: cl_command_queue,
+) -> cl_int {
+    status(|| {
+        from_handle::<Context>(context)?;
+        from_handle::<Device>(device)?;
+        from_handle::<Queue>(queue)?;
+        // "CL_INVALID_OPERATION if device does not support a replaceable default
+        // on-device queue."
+        Err(CL_INVALID_OPERATION)
+    })
+}
+
+pub(super) unsafe extern "C" fn clFlush(queue: cl_command_queue) -> cl_int {
+    // Commands are handed to the queue's thread when enqueued, so they are issued.
+    status(|| from_handle::<Queue>(queue).map(drop))
+}
+
+pub(super) unsafe extern "C" fn clFinish(queue: cl_command_queue) -> cl_int {
+    status(|| {
+        from_handle::<Queue>(queue)?.finish();
+        Ok(())
+    })
+}
+
+/// The part of an enqueue before its command-specific checks: the queue and its
+/// validated wait list.
+pub fn begin(queue: cl_command_queue, num: cl_uint, list: *const cl_event) -> CLResult<(Arc<Queue>, Vec<Arc<Event>>)> {
+    let q = from_handle::<Queue>(queue)?;
+    let wait = wait_list(&q.context, num, list)?;
+    Ok((q, wait))
+}
+
+/// Submits a checked command, hands its event to the application if asked, and waits
+/// for it when the call is blocking.
+pub fn submit(
+    queue: &Arc<Queue>,
+    command_type: cl_command_type,
+    wait: Vec<Arc<Event>>,
+    event_ret: *mut cl_event,
+    blocking: bool,
+    work: Work,
+) -> CLResult<()> {
+    let event = queue.enqueue(command_type, wait, work);
+    if !event_ret.is_null() {
+        write_opt(event_ret, into_handle(event.clone()));
+    }
+    // "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the ... operations are blocking
+    // and the execution status of any of the events in event_wait_list is a negative
+    // integer value."
+    if blocking && event.wait() < 0 {
+        return Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    }
+    Ok(())
+}
+
+/// Markers and barriers: an in-order thread already runs them after every earlier
+/// command, which is what both promise when their wait list is empty.
+fn sync_command(
+    queue: cl_command_queue,
+    command_type: cl_command_type,
+    num: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num, list)?;
+    submit(&q, command_type, wait, event, false, Box::new(|| Ok(())))
+}
+
+pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(
+    queue: cl_command_queue,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| sync_command(queue, CL_COMMAND_MARKER, num_events_in_wait_list, event_wait_list, event))
+}
+
+pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(
+    queue: cl_command_queue,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| sync_command(queue, CL_COMMAND_BARRIER, num_events_in_wait_list, event_wait_list, event))
+}
+
+pub(super) unsafe extern "C" fn clEnqueueMarker(queue: cl_command_queue, event: *mut cl_event) -> cl_int {
+    status(|| {
+        from_handle::<Queue>(queue)?;
+        // "CL_INVALID_VALUE if event is a NULL value."
+        if event.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        sync_command(queue, CL_COMMAND_MARKER, 0, std::ptr::null(), event)
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueBarrier(queue: cl_command_queue) -> cl_int {
+    status(|| sync_command(queue, CL_COMMAND_BARRIER, 0, std::ptr::null(), null_mut()))
+}
+
+pub(super) unsafe extern "C" fn clEnqueueWaitForEvents(
+    queue: cl_command_queue,
+    num_events: cl_uint,
+    event_list: *const cl_event,
+) -> cl_int {
+    status(|| {
+        let q = from_handle::<Queue>(queue)?;
+        // "CL_INVALID_VALUE if num_events is zero or event_list is NULL."
+        if num_events == 0 || event_list.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let events = slice(event_list, num_events as usize)
+            .iter()
+            .map(|&e| from_handle::<Event>(e))
+            .collect::<CLResult<Vec<_>>>()?;
+        if events.iter().any(|e| !Arc::ptr_eq(&e.context, &q.context)) {
+            return Err(CL_INVALID_CONTEXT);
+        }
+        submit(&q, CL_COMMAND_BARRIER, events, null_mut(), false, Box::new(|| Ok(())))
+    })
+}

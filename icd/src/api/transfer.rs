@@ -1,0 +1,570 @@
+//! Commands that move buffer bytes: read, write, copy, fill (and their `_rect` forms),
+//! map/unmap and migrate.
+
+use std::ffi::c_void;
+use std::ptr::null_mut;
+use std::sync::Arc;
+
+use opencl_sys::*;
+
+use super::icd::from_handle;
+use super::queue::{begin, submit};
+use super::util::{slice, status, with_errcode, CLResult};
+use crate::core::memory::Mem;
+use crate::core::queue::Queue;
+use crate::core::region::{self, fits, overlaps, RectSide};
+
+/// A pointer moved into a command closure. The application keeps host memory alive
+/// until the command completes (the spec's contract for non-blocking transfers); buffer
+/// memory is kept alive by the `Arc<Mem>` the closure also holds.
+#[derive(Clone, Copy)]
+struct Ptr(*mut u8);
+// SAFETY: see above; the command thread is the only user while the command runs.
+unsafe impl Send for Ptr {}
+
+impl Ptr {
+    /// Closures must capture the whole `Ptr` (a field access would capture the bare,
+    /// non-`Send` pointer), hence a method rather than `.0`.
+    fn get(self) -> *mut u8 {
+        self.0
+    }
+}
+
+/// A buffer argument of a command on `queue`.
+fn buffer_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
+    let m = from_handle::<Mem>(mem)?;
+    // "CL_INVALID_CONTEXT if the context associated with command_queue and buffer are
+    // not the same."
+    if !Arc::ptr_eq(&m.context, &queue.context) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    Ok(m)
+}
+
+/// "CL_INVALID_OPERATION if clEnqueueReadBuffer is called on buffer which has been
+/// created with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS" (and the mirror rule
+/// for writes).
+fn check_host_access(m: &Mem, reading: bool) -> CLResult<()> {
+    let forbidden = if reading { CL_MEM_HOST_WRITE_ONLY } else { CL_MEM_HOST_READ_ONLY } | CL_MEM_HOST_NO_ACCESS;
+    if m.flags & forbidden != 0 {
+        return Err(CL_INVALID_OPERATION);
+    }
+    Ok(())
+}
+
+/// Reads a `size_t[3]` argument (`CL_INVALID_VALUE` when null).
+fn triple(p: *const usize) -> CLResult<[usize; 3]> {
+    let s = slice(p, 3);
+    if s.len() != 3 {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok([s[0], s[1], s[2]])
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_write(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    reading: bool,
+    blocking: cl_bool,
+    offset: usize,
+    size: usize,
+    ptr: *mut u8,
+    num: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num, list)?;
+    let m = buffer_on(&q, buffer)?;
+    // "CL_INVALID_VALUE if the region being read or written specified by (offset, size)
+    // is out of bounds or if ptr is a NULL value" (size 0 is such a region).
+    if ptr.is_null() || size == 0 || !fits(offset, size, m.size) {
+        return Err(CL_INVALID_VALUE);
+    }
+    check_host_access(&m, reading)?;
+    // SAFETY: offset + size <= m.size.
+    let at = Ptr(unsafe { m.data().add(offset) });
+    let host = Ptr(ptr);
+    let (src, dst, cmd) =
+        if reading { (at, host, CL_COMMAND_READ_BUFFER) } else { (host, at, CL_COMMAND_WRITE_BUFFER) };
+    submit(
+        &q,
+        cmd,
+        wait,
+        event,
+        blocking != CL_FALSE,
+        Box::new(move || {
+            let _buffer = m;
+            // SAFETY: both ranges hold `size` bytes (checked above / the caller's contract).
+            unsafe { std::ptr::copy(src.get(), dst.get(), size) };
+            Ok(())
+        }),
+    )
+}
+
+pub(super) unsafe extern "C" fn clEnqueueReadBuffer(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_read: cl_bool,
+    offset: usize,
+    size: usize,
+    ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        read_write(
+            queue,
+            buffer,
+            true,
+            blocking_read,
+            offset,
+            size,
+            ptr.cast(),
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        )
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_write: cl_bool,
+    offset: usize,
+    size: usize,
+    ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        read_write(
+            queue,
+            buffer,
+            false,
+            blocking_write,
+            offset,
+            size,
+            ptr as *mut u8,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        )
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(
+    queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+        let src = buffer_on(&q, src_buffer)?;
+        let dst = buffer_on(&q, dst_buffer)?;
+        // "CL_INVALID_VALUE if src_offset, dst_offset, size, src_offset + size or
+        // dst_offset + size require accessing elements outside the src_buffer and
+        // dst_buffer buffer objects respectively" and "if size is 0".
+        if size == 0 || !fits(src_offset, size, src.size) || !fits(dst_offset, size, dst.size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // "CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or
+        // sub-buffer object and the source and destination regions overlap or if
+        // src_buffer and dst_buffer are different sub-buffers of the same associated
+        // buffer object and they overlap."
+        let ((sr, so), (dr, doff)) = (src.root(), dst.root());
+        if sr == dr && overlaps(so + src_offset, size, doff + dst_offset, size) {
+            return Err(CL_MEM_COPY_OVERLAP);
+        }
+        // SAFETY: both offsets were bounds-checked above.
+        let (from, to) = unsafe { (Ptr(src.data().add(src_offset)), Ptr(dst.data().add(dst_offset))) };
+        submit(
+            &q,
+            CL_COMMAND_COPY_BUFFER,
+            wait,
+            event,
+            false,
+            Box::new(move || {
+                let _buffers = (src, dst);
+                // SAFETY: in bounds of both buffers, which the closure keeps alive.
+                unsafe { std::ptr::copy(from.get(), to.get(), size) };
+                Ok(())
+            }),
+        )
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueFillBuffer(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    pattern: *const c_void,
+    pattern_size: usize,
+    offset: usize,
+    size: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+        let m = buffer_on(&q, buffer)?;
+        // "CL_INVALID_VALUE if pattern is NULL or if pattern_size is 0 or if pattern_size
+        // is not one of { 1, 2, 4, 8, 16, 32, 64, 128 }", "if offset or offset + size
+        // require accessing elements outside the buffer buffer object", "if offset and
+        // size are not a multiple of pattern_size".
+        if pattern.is_null() || !pattern_size.is_power_of_two() || pattern_size > 128 {
+            return Err(CL_INVALID_VALUE);
+        }
+        if offset % pattern_size != 0 || size % pattern_size != 0 || !fits(offset, size, m.size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // The application may reuse `pattern` as soon as this call returns.
+        let pattern = slice(pattern.cast::<u8>(), pattern_size).to_vec();
+        // SAFETY: bounds-checked above.
+        let at = Ptr(unsafe { m.data().add(offset) });
+        submit(
+            &q,
+            CL_COMMAND_FILL_BUFFER,
+            wait,
+            event,
+            false,
+            Box::new(move || {
+                let _buffer = m;
+                // SAFETY: `size` bytes from `at` lie inside the buffer.
+                unsafe { region::fill(at.get(), size, &pattern) };
+                Ok(())
+            }),
+        )
+    })
+}
+
+/// One side of a `_rect` transfer, checked against `limit` bytes when it is a buffer.
+fn rect_side(
+    origin: *const usize,
+    region: [usize; 3],
+    row: usize,
+    slice: usize,
+    limit: Option<usize>,
+) -> CLResult<RectSide> {
+    // "CL_INVALID_VALUE if ... buffer_row_pitch is not 0 and is less than region[0]",
+    // "... buffer_slice_pitch is not 0 and is less than region[1] * buffer_row_pitch
+    // and not a multiple of buffer_row_pitch" (likewise for the host side), and "if the
+    // region being read or written ... is out of bounds".
+    let side = RectSide::new(triple(origin)?, region, row, slice).ok_or(CL_INVALID_VALUE)?;
+    let end = side.end(region).ok_or(CL_INVALID_VALUE)?;
+    if limit.is_some_and(|l| end > l) {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(side)
+}
+
+/// "CL_INVALID_VALUE if any region array element is 0."
+fn rect_region(region: *const usize) -> CLResult<[usize; 3]> {
+    let r = triple(region)?;
+    if r.contains(&0) {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(r)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_write_rect(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    reading: bool,
+    blocking: cl_bool,
+    buffer_origin: *const usize,
+    host_origin: *const usize,
+    region: *const usize,
+    pitches: [usize; 4],
+    ptr: *mut u8,
+    num: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num, list)?;
+    let m = buffer_on(&q, buffer)?;
+    let region = rect_region(region)?;
+    let buf = rect_side(buffer_origin, region, pitches[0], pitches[1], Some(m.size))?;
+    let host = rect_side(host_origin, region, pitches[2], pitches[3], None)?;
+    if ptr.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    check_host_access(&m, reading)?;
+    let (data, host_ptr) = (Ptr(m.data()), Ptr(ptr));
+    let cmd = if reading { CL_COMMAND_READ_BUFFER_RECT } else { CL_COMMAND_WRITE_BUFFER_RECT };
+    submit(
+        &q,
+        cmd,
+        wait,
+        event,
+        blocking != CL_FALSE,
+        Box::new(move || {
+            let _buffer = m;
+            // SAFETY: the buffer side was bounds-checked; the host side is the caller's.
+            unsafe {
+                if reading {
+                    region::copy_rect(data.get(), &buf, host_ptr.get(), &host, region)
+                } else {
+                    region::copy_rect(host_ptr.get(), &host, data.get(), &buf, region)
+                }
+            }
+            Ok(())
+        }),
+    )
+}
+
+pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_read: cl_bool,
+    buffer_origin: *const usize,
+    host_origin: *const usize,
+    region: *const usize,
+    buffer_row_pitch: usize,
+    buffer_slice_pitch: usize,
+    host_row_pitch: usize,
+    host_slice_pitch: usize,
+    ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let pitches = [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch];
+    status(|| {
+        read_write_rect(
+            queue,
+            buffer,
+            true,
+            blocking_read,
+            buffer_origin,
+            host_origin,
+            region,
+            pitches,
+            ptr.cast(),
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        )
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_write: cl_bool,
+    buffer_origin: *const usize,
+    host_origin: *const usize,
+    region: *const usize,
+    buffer_row_pitch: usize,
+    buffer_slice_pitch: usize,
+    host_row_pitch: usize,
+    host_slice_pitch: usize,
+    ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let pitches = [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch];
+    status(|| {
+        read_write_rect(
+            queue,
+            buffer,
+            false,
+            blocking_write,
+            buffer_origin,
+            host_origin,
+            region,
+            pitches,
+            ptr as *mut u8,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+        )
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(
+    queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    src_row_pitch: usize,
+    src_slice_pitch: usize,
+    dst_row_pitch: usize,
+    dst_slice_pitch: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+        let src = buffer_on(&q, src_buffer)?;
+        let dst = buffer_on(&q, dst_buffer)?;
+        let region = rect_region(region)?;
+        let s = rect_side(src_origin, region, src_row_pitch, src_slice_pitch, Some(src.size))?;
+        let d = rect_side(dst_origin, region, dst_row_pitch, dst_slice_pitch, Some(dst.size))?;
+        if Arc::ptr_eq(&src, &dst) {
+            // "CL_INVALID_VALUE if src_buffer and dst_buffer are the same buffer object
+            // and src_slice_pitch is not equal to dst_slice_pitch and src_row_pitch is
+            // not equal to dst_row_pitch."
+            if s.row_pitch != d.row_pitch || s.slice_pitch != d.slice_pitch {
+                return Err(CL_INVALID_VALUE);
+            }
+            // "CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or
+            // sub-buffer object and the source and destination regions overlap."
+            if region::rects_overlap(s.origin, d.origin, region, s.row_pitch, s.slice_pitch) {
+                return Err(CL_MEM_COPY_OVERLAP);
+            }
+        }
+        let (from, to) = (Ptr(src.data()), Ptr(dst.data()));
+        submit(
+            &q,
+            CL_COMMAND_COPY_BUFFER_RECT,
+            wait,
+            event,
+            false,
+            Box::new(move || {
+                let _buffers = (src, dst);
+                // SAFETY: both sides were bounds-checked against their buffers.
+                unsafe { region::copy_rect(from.get(), &s, to.get(), &d, region) };
+                Ok(())
+            }),
+        )
+    })
+}
+
+const MAP_FLAGS: cl_map_flags = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+
+pub(super) unsafe extern "C" fn clEnqueueMapBuffer(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_map: cl_bool,
+    map_flags: cl_map_flags,
+    offset: usize,
+    size: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
+    with_errcode(errcode_ret, null_mut(), || {
+        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+        let m = buffer_on(&q, buffer)?;
+        // "CL_INVALID_VALUE if region being mapped given by (offset, size) is out of
+        // bounds or if size is 0 or if values specified in map_flags are not valid."
+        // CL_MAP_WRITE_INVALIDATE_REGION "is mutually exclusive with CL_MAP_READ or
+        // CL_MAP_WRITE".
+        let invalidate_conflict =
+            map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 && map_flags & (CL_MAP_READ | CL_MAP_WRITE) != 0;
+        if size == 0 || !fits(offset, size, m.size) || map_flags & !MAP_FLAGS != 0 || invalidate_conflict {
+            return Err(CL_INVALID_VALUE);
+        }
+        // "CL_INVALID_OPERATION if buffer has been created with CL_MEM_HOST_WRITE_ONLY
+        // or CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set in map_flags or if buffer has
+        // been created with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS and
+        // CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION is set in map_flags."
+        if map_flags & CL_MAP_READ != 0 {
+            check_host_access(&m, true)?;
+        }
+        if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0 {
+            check_host_access(&m, false)?;
+        }
+        // The buffer is host memory (for USE_HOST_PTR, the application's own block, as
+        // the spec requires), so the mapping is a pointer into it.
+        // SAFETY: offset + size <= m.size.
+        let ptr = unsafe { m.data().add(offset) };
+        m.add_map(ptr);
+        submit(
+            &q,
+            CL_COMMAND_MAP_BUFFER,
+            wait,
+            event,
+            blocking_map != CL_FALSE,
+            Box::new(move || {
+                let _buffer = m;
+                Ok(())
+            }),
+        )?;
+        Ok(ptr.cast())
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(
+    queue: cl_command_queue,
+    memobj: cl_mem,
+    mapped_ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+        let m = buffer_on(&q, memobj)?;
+        // "CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by
+        // clEnqueueMapBuffer or clEnqueueMapImage for memobj."
+        if !m.remove_map(mapped_ptr) {
+            return Err(CL_INVALID_VALUE);
+        }
+        submit(
+            &q,
+            CL_COMMAND_UNMAP_MEM_OBJECT,
+            wait,
+            event,
+            false,
+            Box::new(move || {
+                let _buffer = m;
+                Ok(())
+            }),
+        )
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueMigrateMemObjects(
+    queue: cl_command_queue,
+    num_mem_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    flags: cl_mem_migration_flags,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+        // "CL_INVALID_VALUE if num_mem_objects is zero or if mem_objects is NULL or if
+        // flags is not 0 or is not any of the values described in the table above."
+        if num_mem_objects == 0 || mem_objects.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        if flags & !(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        let mems = slice(mem_objects, num_mem_objects as usize)
+            .iter()
+            .map(|&m| buffer_on(&q, m))
+            .collect::<CLResult<Vec<_>>>()?;
+        // One memory serves host and device: there is nothing to move.
+        submit(
+            &q,
+            CL_COMMAND_MIGRATE_MEM_OBJECTS,
+            wait,
+            event,
+            false,
+            Box::new(move || {
+                drop(mems);
+                Ok(())
+            }),
+        )
+    })
+}

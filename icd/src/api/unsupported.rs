@@ -1,0 +1,493 @@
+//! Entry points of optional OpenCL 3.0 features this device does not support (images,
+//! samplers, pipes, SVM) and of GL sharing. Each validates what it can and returns the
+//! error the spec names for a device without the feature, so the dispatch table has no
+//! holes a host program could fall into.
+
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+use opencl_sys::*;
+
+use super::icd::from_handle;
+use super::queue::begin;
+use super::util::{status, with_errcode, write_opt, CLResult};
+use crate::core::context::Context;
+use crate::core::memory::Mem;
+use crate::core::queue::Queue;
+
+/// "CL_INVALID_OPERATION if there are no devices in context that support images" (and
+/// likewise for samplers and pipes).
+fn context_without_feature(context: cl_context) -> CLResult<*mut c_void> {
+    from_handle::<Context>(context)?;
+    Err(CL_INVALID_OPERATION)
+}
+
+/// Image commands: no image object can exist, so the image argument is invalid.
+fn queue_without_images(queue: cl_command_queue, num: cl_uint, list: *const cl_event) -> cl_int {
+    status(|| begin(queue, num, list).and(Err(CL_INVALID_MEM_OBJECT)))
+}
+
+/// SVM commands: "CL_INVALID_OPERATION if the device associated with command queue
+/// does not support SVM."
+fn queue_without_svm(queue: cl_command_queue) -> cl_int {
+    status(|| from_handle::<Queue>(queue).and(Err(CL_INVALID_OPERATION)))
+}
+
+pub(super) unsafe extern "C" fn clCreateImage2D(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _format: *const cl_image_format,
+    _width: usize,
+    _height: usize,
+    _row_pitch: usize,
+    _host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clCreateImage3D(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _format: *const cl_image_format,
+    _width: usize,
+    _height: usize,
+    _depth: usize,
+    _row_pitch: usize,
+    _slice_pitch: usize,
+    _host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
+}
+
+pub(super) unsafe extern "C" fn clCreateImage(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _format: *const cl_image_format,
+    _desc: *const cl_image_desc,
+    _host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
+}
+
+pub(super) unsafe extern "C" fn clCreateImageWithProperties(
+    context: cl_context,
+    _properties: *const cl_mem_properties,
+    _flags: cl_mem_flags,
+    _format: *const cl_image_format,
+    _desc: *const cl_image_desc,
+    _host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
+}
+
+pub(super) unsafe extern "C" fn clGetSupportedImageFormats(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _image_type: cl_mem_object_type,
+    _num_entries: cl_uint,
+    _image_formats: *mut cl_image_format,
+    num_image_formats: *mut cl_uint,
+) -> cl_int {
+    status(|| {
+        from_handle::<Context>(context)?;
+        write_opt(num_image_formats, 0);
+        Ok(())
+    })
+}
+
+pub(super) unsafe extern "C" fn clGetImageInfo(
+    image: cl_mem,
+    _param_name: cl_image_info,
+    _size: usize,
+    _value: *mut c_void,
+    _size_ret: *mut usize,
+) -> cl_int {
+    // "CL_INVALID_MEM_OBJECT if image is a not a valid image object": buffers are not.
+    status(|| from_handle::<Mem>(image).and(Err(CL_INVALID_MEM_OBJECT)))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueReadImage(
+    queue: cl_command_queue,
+    _image: cl_mem,
+    _blocking: cl_bool,
+    _origin: *const usize,
+    _region: *const usize,
+    _row_pitch: usize,
+    _slice_pitch: usize,
+    _ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueWriteImage(
+    queue: cl_command_queue,
+    _image: cl_mem,
+    _blocking: cl_bool,
+    _origin: *const usize,
+    _region: *const usize,
+    _row_pitch: usize,
+    _slice_pitch: usize,
+    _ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueCopyImage(
+    queue: cl_command_queue,
+    _src: cl_mem,
+    _dst: cl_mem,
+    _src_origin: *const usize,
+    _dst_origin: *const usize,
+    _region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
+}
+
+pub(super) unsafe extern "C" fn clEnqueueFillImage(
+    queue: cl_command_queue,
+    _image: cl_mem,
+    _fill_color: *const c_void,
+    _origin: *const usize,
+    _region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(
+    queue: cl_command_queue,
+    _src: cl_mem,
+    _dst: cl_mem,
+    _src_origin: *const usize,
+    _region: *const usize,
+    _dst_offset: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(
+    queue: cl_command_queue,
+    _src: cl_mem,
+    _dst: cl_mem,
+    _src_offset: usize,
+    _dst_origin: *const usize,
+    _region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueMapImage(
+    queue: cl_command_queue,
+    _image: cl_mem,
+    _blocking: cl_bool,
+    _flags: cl_map_flags,
+    _origin: *const usize,
+    _region: *const usize,
+    _row_pitch: *mut usize,
+    _slice_pitch: *mut usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
+    let code = queue_without_images(queue, num_events_in_wait_list, event_wait_list);
+    write_opt(errcode_ret, code);
+    null_mut()
+}
+
+pub(super) unsafe extern "C" fn clCreateSampler(
+    context: cl_context,
+    _normalized: cl_bool,
+    _addressing: cl_addressing_mode,
+    _filter: cl_filter_mode,
+    errcode_ret: *mut cl_int,
+) -> cl_sampler {
+    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
+}
+
+pub(super) unsafe extern "C" fn clCreateSamplerWithProperties(
+    context: cl_context,
+    _properties: *const cl_sampler_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_sampler {
+    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
+}
+
+/// No sampler object can exist.
+pub(super) unsafe extern "C" fn clRetainSampler(_sampler: cl_sampler) -> cl_int {
+    CL_INVALID_SAMPLER
+}
+
+pub(super) unsafe extern "C" fn clReleaseSampler(_sampler: cl_sampler) -> cl_int {
+    CL_INVALID_SAMPLER
+}
+
+pub(super) unsafe extern "C" fn clGetSamplerInfo(
+    _sampler: cl_sampler,
+    _param_name: cl_sampler_info,
+    _size: usize,
+    _value: *mut c_void,
+    _size_ret: *mut usize,
+) -> cl_int {
+    CL_INVALID_SAMPLER
+}
+
+pub(super) unsafe extern "C" fn clCreatePipe(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _packet_size: cl_uint,
+    _max_packets: cl_uint,
+    _properties: *const cl_pipe_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
+}
+
+pub(super) unsafe extern "C" fn clGetPipeInfo(
+    pipe: cl_mem,
+    _param_name: cl_pipe_info,
+    _size: usize,
+    _value: *mut c_void,
+    _size_ret: *mut usize,
+) -> cl_int {
+    // "CL_INVALID_MEM_OBJECT if pipe is a not a valid pipe object."
+    status(|| from_handle::<Mem>(pipe).and(Err(CL_INVALID_MEM_OBJECT)))
+}
+
+/// "Returns NULL ... if no devices in context support SVM."
+pub(super) unsafe extern "C" fn clSVMAlloc(
+    _context: cl_context,
+    _flags: cl_svm_mem_flags,
+    _size: usize,
+    _alignment: cl_uint,
+) -> *mut c_void {
+    null_mut()
+}
+
+/// Nothing was ever allocated, so there is nothing to free.
+pub(super) unsafe extern "C" fn clSVMFree(_context: cl_context, _svm_pointer: *mut c_void) {}
+
+pub(super) unsafe extern "C" fn clEnqueueSVMFree(
+    queue: cl_command_queue,
+    _num_svm_pointers: cl_uint,
+    _svm_pointers: *mut *mut c_void,
+    _pfn_free_func: Option<unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void)>,
+    _user_data: *mut c_void,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_svm(queue)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(
+    queue: cl_command_queue,
+    _blocking: cl_bool,
+    _dst: *mut c_void,
+    _src: *const c_void,
+    _size: usize,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_svm(queue)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(
+    queue: cl_command_queue,
+    _svm_ptr: *mut c_void,
+    _pattern: *const c_void,
+    _pattern_size: usize,
+    _size: usize,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_svm(queue)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueSVMMap(
+    queue: cl_command_queue,
+    _blocking: cl_bool,
+    _flags: cl_map_flags,
+    _svm_ptr: *mut c_void,
+    _size: usize,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_svm(queue)
+}
+
+pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(
+    queue: cl_command_queue,
+    _svm_ptr: *mut c_void,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_svm(queue)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueSVMMigrateMem(
+    queue: cl_command_queue,
+    _num_svm_pointers: cl_uint,
+    _svm_pointers: *mut *const c_void,
+    _sizes: *const usize,
+    _flags: cl_mem_migration_flags,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    queue_without_svm(queue)
+}
+
+/// GL sharing: no context of ours is created from a GL context ("CL_INVALID_CONTEXT if
+/// context is not a valid context or was not created from a GL context").
+fn not_gl_context(context: cl_context) -> CLResult<*mut c_void> {
+    from_handle::<Context>(context)?;
+    Err(CL_INVALID_CONTEXT)
+}
+
+pub(super) unsafe extern "C" fn clCreateFromGLBuffer(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _bufobj: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+}
+
+pub(super) unsafe extern "C" fn clCreateFromGLTexture(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _target: cl_GLenum,
+    _miplevel: cl_GLint,
+    _texture: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+}
+
+pub(super) unsafe extern "C" fn clCreateFromGLTexture2D(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _target: cl_GLenum,
+    _miplevel: cl_GLint,
+    _texture: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+}
+
+pub(super) unsafe extern "C" fn clCreateFromGLTexture3D(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _target: cl_GLenum,
+    _miplevel: cl_GLint,
+    _texture: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+}
+
+pub(super) unsafe extern "C" fn clCreateFromGLRenderbuffer(
+    context: cl_context,
+    _flags: cl_mem_flags,
+    _renderbuffer: cl_GLuint,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+}
+
+pub(super) unsafe extern "C" fn clGetGLObjectInfo(
+    memobj: cl_mem,
+    _gl_object_type: *mut cl_gl_object_type,
+    _gl_object_name: *mut cl_GLuint,
+) -> cl_int {
+    // "CL_INVALID_GL_OBJECT if there is no GL object associated with memobj."
+    status(|| from_handle::<Mem>(memobj).and(Err(CL_INVALID_GL_OBJECT)))
+}
+
+pub(super) unsafe extern "C" fn clGetGLTextureInfo(
+    memobj: cl_mem,
+    _param_name: cl_gl_texture_info,
+    _size: usize,
+    _value: *mut c_void,
+    _size_ret: *mut usize,
+) -> cl_int {
+    status(|| from_handle::<Mem>(memobj).and(Err(CL_INVALID_GL_OBJECT)))
+}
+
+pub(super) unsafe extern "C" fn clEnqueueAcquireGLObjects(
+    queue: cl_command_queue,
+    _num_objects: cl_uint,
+    _mem_objects: *const cl_mem,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    status(|| from_handle::<Queue>(queue).and(Err(CL_INVALID_CONTEXT)))
+}
+
+pub(super) unsafe extern "C" fn clEnqueueReleaseGLObjects(
+    queue: cl_command_queue,
+    _num_objects: cl_uint,
+    _mem_objects: *const cl_mem,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    status(|| from_handle::<Queue>(queue).and(Err(CL_INVALID_CONTEXT)))
+}
+
+pub(super) unsafe extern "C" fn clGetGLContextInfoKHR(
+    _properties: *const cl_context_properties,
+    _param_name: cl_gl_context_info,
+    _size: usize,
+    _value: *mut c_void,
+    _size_ret: *mut usize,
+) -> cl_int {
+    // "CL_INVALID_OPERATION if ... no GL sharing extension is supported."
+    CL_INVALID_OPERATION
+}
+
+pub(super) unsafe extern "C" fn clCreateEventFromGLsyncKHR(
+    context: cl_context,
+    _sync: cl_GLsync,
+    errcode_ret: *mut cl_int,
+) -> cl_event {
+    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+}

@@ -1,0 +1,62 @@
+//! Contexts: a set of devices plus the callbacks the application attached.
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use opencl_sys::*;
+use parking_lot::Mutex;
+
+use super::device::Device;
+use crate::api::icd::{Base, ClObject, Kind};
+
+pub type ContextNotify = unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void);
+pub type ContextDestructor = unsafe extern "C" fn(cl_context, *mut c_void);
+
+#[repr(C)]
+pub struct Context {
+    pub base: Base,
+    pub devices: Vec<Arc<Device>>,
+    /// The property list as given, for `CL_CONTEXT_PROPERTIES` (empty when none was).
+    pub properties: Vec<cl_context_properties>,
+    /// The error callback; kept so asynchronous errors can be reported later.
+    pub notify: Option<(ContextNotify, usize)>,
+    destructors: Mutex<Vec<(ContextDestructor, usize)>>,
+}
+
+impl ClObject for Context {
+    const KIND: Kind = Kind::Context;
+    const INVALID: cl_int = CL_INVALID_CONTEXT;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+impl Context {
+    pub fn new(
+        devices: Vec<Arc<Device>>,
+        properties: Vec<cl_context_properties>,
+        notify: Option<(ContextNotify, usize)>,
+    ) -> Arc<Context> {
+        Arc::new(Context { base: Base::new(), devices, properties, notify, destructors: Mutex::new(Vec::new()) })
+    }
+
+    pub fn has_device(&self, device: &Arc<Device>) -> bool {
+        self.devices.iter().any(|d| Arc::ptr_eq(d, device))
+    }
+
+    pub fn add_destructor(&self, f: ContextDestructor, user_data: usize) {
+        self.destructors.lock().push((f, user_data));
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // "called in the reverse order in which they were registered" and before the
+        // context's resources are freed.
+        let handle = self as *mut Context as cl_context;
+        for (f, user_data) in self.destructors.get_mut().drain(..).rev() {
+            // SAFETY: the application registered `f` for exactly this call.
+            unsafe { f(handle, user_data as *mut c_void) };
+        }
+    }
+}

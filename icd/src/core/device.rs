@@ -1,0 +1,114 @@
+//! The one CPU device and the limits it reports.
+
+use std::sync::{Arc, LazyLock};
+
+use opencl_sys::*;
+
+use super::cl_version;
+use super::host::HostFacts;
+use crate::api::icd::{self, Base, ClObject, Kind};
+
+#[repr(C)]
+pub struct Device {
+    pub base: Base,
+    pub host: HostFacts,
+    pub limits: Limits,
+}
+
+impl ClObject for Device {
+    const KIND: Kind = Kind::Device;
+    const INVALID: cl_int = CL_INVALID_DEVICE;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+/// Limits chosen by the driver (as opposed to facts read from the machine).
+pub struct Limits {
+    pub max_work_group_size: usize,
+    pub max_work_item_sizes: [usize; 3],
+    pub local_mem_size: u64,
+    pub max_mem_alloc: u64,
+    pub global_mem: u64,
+    pub max_constant_buffer: u64,
+    pub max_parameter_size: usize,
+    /// Required alignment of sub-buffer origins and our allocations, in bytes.
+    pub base_addr_align: usize,
+    pub printf_buffer_size: usize,
+}
+
+/// Work-items of one group run as fibers when the kernel has barriers; the largest
+/// group times the fiber stack size is the per-worker memory budget, so the two are
+/// chosen together (see DESIGN.md "Execution").
+pub const MAX_WORK_GROUP_SIZE: usize = 1024;
+
+/// 64 KiB of local memory per work-group: the OpenCL minimum for full profile,
+/// and a size that stays inside L2 with room for the tiles' sources.
+pub const LOCAL_MEM_SIZE: u64 = 64 << 10;
+
+static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
+    let host = HostFacts::probe();
+    let global_mem = host.memory_bytes;
+    let limits = Limits {
+        max_work_group_size: MAX_WORK_GROUP_SIZE,
+        max_work_item_sizes: [MAX_WORK_GROUP_SIZE; 3],
+        local_mem_size: LOCAL_MEM_SIZE,
+        // The spec's minimum is max(1/4 of global memory, 128 MiB).
+        max_mem_alloc: (global_mem / 4).max(128 << 20),
+        global_mem,
+        max_constant_buffer: 1 << 20,
+        max_parameter_size: 1024,
+        base_addr_align: 128,
+        printf_buffer_size: 1 << 20,
+    };
+    let d = Arc::new(Device { base: Base::new(), host, limits });
+    icd::into_handle(d.clone());
+    d
+});
+
+/// OpenCL C versions the compiler accepts (`-cl-std=`).
+pub const OPENCL_C_VERSIONS: &[(&str, u32)] = &[
+    ("OpenCL C", cl_version(1, 0, 0)),
+    ("OpenCL C", cl_version(1, 1, 0)),
+    ("OpenCL C", cl_version(1, 2, 0)),
+    ("OpenCL C", cl_version(3, 0, 0)),
+];
+
+/// Device extensions that work at this version of the driver. Each entry is added in
+/// the same change that makes it work.
+pub const EXTENSIONS: &[(&str, u32)] = &[];
+
+/// OpenCL C 3.0 optional features the device supports.
+pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[("__opencl_c_int64", cl_version(3, 0, 0))];
+
+impl Device {
+    pub fn get() -> &'static Arc<Device> {
+        &DEVICE
+    }
+
+    pub fn handle() -> *mut std::ffi::c_void {
+        icd::handle_of(Device::get())
+    }
+
+    /// Native vector widths (char, short, int, long, float, double, half), from the
+    /// widest vector registers the kernels are compiled for.
+    pub fn vector_widths(&self) -> [u32; 7] {
+        let bytes = if self.host.has_avx512 {
+            64
+        } else if self.host.has_avx2 {
+            32
+        } else {
+            16
+        };
+        // No fp64 or fp16 kernels yet: their widths are 0 until those extensions work.
+        let has = |e: &str| EXTENSIONS.iter().any(|(n, _)| *n == e);
+        let dbl = if has("cl_khr_fp64") { bytes / 8 } else { 0 };
+        let half = if has("cl_khr_fp16") { bytes / 2 } else { 0 };
+        [bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, dbl, half]
+    }
+
+    pub fn single_fp_config(&self) -> cl_device_fp_config {
+        let fma = if self.host.has_fma { CL_FP_FMA } else { 0 };
+        CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | fma
+    }
+}

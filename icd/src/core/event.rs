@@ -1,0 +1,167 @@
+//! Events: the status of a command (or a user event) and everything waiting on it.
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use opencl_sys::*;
+use parking_lot::{Condvar, Mutex};
+
+use super::context::Context;
+use super::queue::Queue;
+use crate::api::icd::{Base, ClObject, Kind};
+
+pub type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut c_void);
+
+/// Nanoseconds on the clock every profiling time and the device timer use.
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid out-parameter; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Indices into [`Event::times`], in `CL_PROFILING_COMMAND_*` order.
+#[derive(Clone, Copy)]
+pub enum Stamp {
+    Queued = 0,
+    Submit = 1,
+    Start = 2,
+    End = 3,
+    Complete = 4,
+}
+
+struct State {
+    status: cl_int,
+    callbacks: Vec<(cl_int, EventCallback, usize)>,
+}
+
+#[repr(C)]
+pub struct Event {
+    pub base: Base,
+    pub context: Arc<Context>,
+    /// `None` for user events.
+    pub queue: Option<Arc<Queue>>,
+    pub command_type: cl_command_type,
+    state: Mutex<State>,
+    changed: Condvar,
+    times: [AtomicU64; 5],
+}
+
+impl ClObject for Event {
+    const KIND: Kind = Kind::Event;
+    const INVALID: cl_int = CL_INVALID_EVENT;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+impl Event {
+    fn new(
+        context: Arc<Context>,
+        queue: Option<Arc<Queue>>,
+        command_type: cl_command_type,
+        status: cl_int,
+    ) -> Arc<Event> {
+        let e = Event {
+            base: Base::new(),
+            context,
+            queue,
+            command_type,
+            state: Mutex::new(State { status, callbacks: Vec::new() }),
+            changed: Condvar::new(),
+            times: Default::default(),
+        };
+        e.stamp(Stamp::Queued);
+        Arc::new(e)
+    }
+
+    /// "The execution status of the user event object created is set to CL_SUBMITTED."
+    pub fn new_user(context: Arc<Context>) -> Arc<Event> {
+        Event::new(context, None, CL_COMMAND_USER, CL_SUBMITTED)
+    }
+
+    pub fn new_command(queue: &Arc<Queue>, command_type: cl_command_type) -> Arc<Event> {
+        Event::new(queue.context.clone(), Some(queue.clone()), command_type, CL_QUEUED)
+    }
+
+    pub fn is_user(&self) -> bool {
+        self.queue.is_none()
+    }
+
+    pub fn status(&self) -> cl_int {
+        self.state.lock().status
+    }
+
+    fn stamp(&self, which: Stamp) {
+        self.times[which as usize].store(now_ns(), Ordering::Release);
+    }
+
+    /// A profiling time, once the command has completed and only if its queue profiles.
+    pub fn profiling_time(&self, which: Stamp) -> Option<u64> {
+        let queue = self.queue.as_ref()?;
+        if queue.properties & CL_QUEUE_PROFILING_ENABLE == 0 || self.status() != CL_COMPLETE {
+            return None;
+        }
+        Some(self.times[which as usize].load(Ordering::Acquire))
+    }
+
+    /// Moves the event to `status` (a later state or an error) and runs the callbacks
+    /// whose trigger state has been reached.
+    pub fn set_status(self: &Arc<Self>, status: cl_int) {
+        match status {
+            CL_SUBMITTED => self.stamp(Stamp::Submit),
+            CL_RUNNING => self.stamp(Stamp::Start),
+            _ => {
+                self.stamp(Stamp::End);
+                self.stamp(Stamp::Complete);
+            }
+        }
+        let due = {
+            let mut st = self.state.lock();
+            st.status = status;
+            let (due, keep) = st.callbacks.drain(..).partition(|&(on, _, _)| status <= on);
+            st.callbacks = keep;
+            due
+        };
+        self.changed.notify_all();
+        self.run_callbacks(due, status);
+    }
+
+    /// `clSetEventCallback`: runs now if the trigger state has already been reached.
+    pub fn add_callback(self: &Arc<Self>, on: cl_int, f: EventCallback, user_data: usize) {
+        let now = {
+            let mut st = self.state.lock();
+            if st.status <= on {
+                Some(st.status)
+            } else {
+                st.callbacks.push((on, f, user_data));
+                None
+            }
+        };
+        if let Some(status) = now {
+            self.run_callbacks(vec![(on, f, user_data)], status);
+        }
+    }
+
+    fn run_callbacks(self: &Arc<Self>, due: Vec<(cl_int, EventCallback, usize)>, status: cl_int) {
+        let handle = Arc::as_ptr(self) as cl_event;
+        // Registration order is the order the application expects them in.
+        for (on, f, user_data) in due {
+            // "event_command_status ... is the execution status of the command for which
+            // the callback is invoked": the trigger state, or the error code.
+            let reported = if status < 0 { status } else { on };
+            // SAFETY: the application registered `f` for exactly this call.
+            unsafe { f(handle, reported, user_data as *mut c_void) };
+        }
+    }
+
+    /// Blocks until the event is complete or failed; returns its final status.
+    pub fn wait(&self) -> cl_int {
+        let mut st = self.state.lock();
+        while st.status > CL_COMPLETE {
+            self.changed.wait(&mut st);
+        }
+        st.status
+    }
+}

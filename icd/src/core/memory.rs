@@ -1,0 +1,194 @@
+//! Buffers and sub-buffers. Device memory is host memory: a buffer is an aligned
+//! allocation (or the application's pointer under `CL_MEM_USE_HOST_PTR`), and mapping
+//! returns a pointer straight into it.
+
+use std::alloc::{self, Layout};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use opencl_sys::*;
+use parking_lot::Mutex;
+
+use super::context::Context;
+use crate::api::icd::{Base, ClObject, Kind};
+use crate::api::util::CLResult;
+
+pub type MemDestructor = unsafe extern "C" fn(cl_mem, *mut c_void);
+
+/// Access flags: at most one of each group may be given.
+pub const DEVICE_ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+pub const HOST_ACCESS: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+pub const HOST_PTR_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+pub const BUFFER_FLAGS: cl_mem_flags = DEVICE_ACCESS | HOST_ACCESS | HOST_PTR_FLAGS;
+
+/// The bytes behind a root buffer.
+struct Storage {
+    ptr: *mut u8,
+    /// `Some` when we allocated it; `None` for the application's `USE_HOST_PTR` memory.
+    owned: Option<Layout>,
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Some(layout) = self.owned {
+            // SAFETY: allocated with exactly this layout in `Mem::new_buffer`.
+            unsafe { alloc::dealloc(self.ptr, layout) };
+        }
+    }
+}
+
+#[repr(C)]
+pub struct Mem {
+    pub base: Base,
+    pub context: Arc<Context>,
+    pub flags: cl_mem_flags,
+    pub size: usize,
+    /// `CL_MEM_HOST_PTR`: the application's pointer (offset into it for sub-buffers).
+    pub host_ptr: *mut c_void,
+    /// The parent of a sub-buffer, and the sub-buffer's origin in it.
+    pub parent: Option<Arc<Mem>>,
+    pub offset: usize,
+    pub properties: Vec<cl_mem_properties>,
+    /// Held for its `Drop`: frees the allocation after the destructor callbacks ran.
+    _storage: Option<Storage>,
+    data: *mut u8,
+    /// Pointers handed out by map commands and not yet unmapped (a multiset).
+    maps: Mutex<Vec<usize>>,
+    destructors: Mutex<Vec<(MemDestructor, usize)>>,
+}
+
+// SAFETY: the raw pointers refer to memory owned by this object (or by the application
+// for USE_HOST_PTR, which must keep it valid); OpenCL leaves synchronising access to
+// buffer contents to the application, through events.
+unsafe impl Send for Mem {}
+unsafe impl Sync for Mem {}
+
+impl ClObject for Mem {
+    const KIND: Kind = Kind::Mem;
+    const INVALID: cl_int = CL_INVALID_MEM_OBJECT;
+    fn base(&self) -> &Base {
+        &self.base
+    }
+}
+
+impl Mem {
+    /// A new buffer. Flags and sizes have been validated by the API layer.
+    pub fn new_buffer(
+        context: Arc<Context>,
+        flags: cl_mem_flags,
+        size: usize,
+        host_ptr: *mut c_void,
+        properties: Vec<cl_mem_properties>,
+        align: usize,
+    ) -> CLResult<Arc<Mem>> {
+        let flags = if flags & DEVICE_ACCESS == 0 { flags | CL_MEM_READ_WRITE } else { flags };
+        let storage = if flags & CL_MEM_USE_HOST_PTR != 0 {
+            Storage { ptr: host_ptr.cast(), owned: None }
+        } else {
+            let layout = Layout::from_size_align(size, align).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
+            // Zeroed: large allocations come straight from mmap, so this costs nothing,
+            // and no buffer ever exposes another object's old bytes.
+            // SAFETY: size is non-zero (checked by the API layer).
+            let ptr = unsafe { alloc::alloc_zeroed(layout) };
+            if ptr.is_null() {
+                return Err(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+            }
+            if flags & CL_MEM_COPY_HOST_PTR != 0 {
+                // SAFETY: the application guarantees host_ptr holds `size` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(host_ptr.cast::<u8>(), ptr, size) };
+            }
+            Storage { ptr, owned: Some(layout) }
+        };
+        let host_ptr = if flags & CL_MEM_USE_HOST_PTR != 0 { host_ptr } else { std::ptr::null_mut() };
+        Ok(Arc::new(Mem {
+            base: Base::new(),
+            context,
+            flags,
+            size,
+            host_ptr,
+            parent: None,
+            offset: 0,
+            properties,
+            data: storage.ptr,
+            _storage: Some(storage),
+            maps: Mutex::new(Vec::new()),
+            destructors: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// A sub-buffer of `parent` (a root buffer) over `[origin, origin + size)`.
+    pub fn new_sub_buffer(parent: &Arc<Mem>, flags: cl_mem_flags, origin: usize, size: usize) -> Arc<Mem> {
+        let host_ptr = if parent.host_ptr.is_null() {
+            std::ptr::null_mut()
+        } else {
+            // SAFETY: origin < parent size, so this stays inside the application's block.
+            unsafe { parent.host_ptr.cast::<u8>().add(origin).cast() }
+        };
+        Arc::new(Mem {
+            base: Base::new(),
+            context: parent.context.clone(),
+            flags,
+            size,
+            host_ptr,
+            parent: Some(parent.clone()),
+            offset: origin,
+            properties: Vec::new(),
+            _storage: None,
+            // SAFETY: origin + size <= parent.size (checked by the API layer).
+            data: unsafe { parent.data.add(origin) },
+            maps: Mutex::new(Vec::new()),
+            destructors: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The first byte of this object's contents.
+    pub fn data(&self) -> *mut u8 {
+        self.data
+    }
+
+    /// The root buffer and this object's offset in it, for overlap checks across
+    /// sub-buffers of one parent.
+    pub fn root(&self) -> (*const Mem, usize) {
+        match &self.parent {
+            Some(p) => (Arc::as_ptr(p), self.offset),
+            None => (self as *const Mem, 0),
+        }
+    }
+
+    pub fn add_destructor(&self, f: MemDestructor, user_data: usize) {
+        self.destructors.lock().push((f, user_data));
+    }
+
+    pub fn map_count(&self) -> u32 {
+        self.maps.lock().len() as u32
+    }
+
+    pub fn add_map(&self, ptr: *mut u8) {
+        self.maps.lock().push(ptr as usize);
+    }
+
+    /// Forgets one mapping of `ptr`; false if `ptr` is not mapped from this object.
+    pub fn remove_map(&self, ptr: *mut c_void) -> bool {
+        let mut maps = self.maps.lock();
+        match maps.iter().position(|&p| p == ptr as usize) {
+            Some(i) => {
+                maps.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for Mem {
+    fn drop(&mut self) {
+        // "The registered user callback functions are called in the reverse order in
+        // which they were registered ... and then the memory object's resources are
+        // freed": `storage` is dropped after this body.
+        let handle = self as *mut Mem as cl_mem;
+        for (f, user_data) in self.destructors.get_mut().drain(..).rev() {
+            // SAFETY: the application registered `f` for exactly this call.
+            unsafe { f(handle, user_data as *mut c_void) };
+        }
+    }
+}

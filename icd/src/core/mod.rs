@@ -1,0 +1,18 @@
+//! The object model behind the API: what each object holds and how commands run.
+
+pub mod context;
+pub mod device;
+pub mod event;
+pub mod host;
+pub mod memory;
+pub mod platform;
+pub mod program;
+pub mod queue;
+pub mod region;
+
+/// `CL_MAKE_VERSION`.
+pub const fn cl_version(major: u32, minor: u32, patch: u32) -> u32 {
+    (major << 22) | (minor << 12) | patch
+}
+
+pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,7 @@
+//! FerroCL: a CPU OpenCL 3.0 platform loaded through the OpenCL ICD loader.
+//!
+//! `api` is the C boundary (argument checks and spec error codes, one file per object
+//! family); `core` holds the object model and the logic behind each entry point.
+
+pub mod api;
+pub mod core;
