@@ -1,0 +1,180 @@
+//! The OpenCL host API, opened at run time from the system ICD loader.
+//!
+//! Linking `-lOpenCL` would make a machine without the loader fail before `main`;
+//! opening it here lets the runner say what to install. Types and constants come from
+//! `opencl-sys` (which, unlike `cl-sys`, covers OpenCL 3.0).
+
+use std::sync::OnceLock;
+
+use opencl_sys::cl_function_types::*;
+
+pub use opencl_sys::*;
+
+macro_rules! host_api {
+    ($($name:ident: $ty:ty),* $(,)?) => {
+        /// Entry points of the loader; `None` where an old loader lacks one.
+        #[allow(non_snake_case)]
+        pub struct Api {
+            _lib: libloading::Library,
+            $(pub $name: $ty,)*
+        }
+
+        impl Api {
+            fn open() -> Result<Api, String> {
+                let lib = ["libOpenCL.so.1", "libOpenCL.so"]
+                    .iter()
+                    // SAFETY: the ICD loader's initialisers are safe to run.
+                    .find_map(|n| unsafe { libloading::Library::new(n) }.ok())
+                    .ok_or_else(|| {
+                        "no OpenCL ICD loader (libOpenCL.so.1) found: install it with                          'apt-get install ocl-icd-libopencl1'"
+                            .to_string()
+                    })?;
+                // SAFETY: each symbol is looked up under its OpenCL name and typed with
+                // that function's C signature.
+                unsafe {
+                    Ok(Api {
+                        $($name: lib.get::<$ty>(concat!(stringify!($name), "\0").as_bytes()).ok().and_then(|s| *s),)*
+                        _lib: lib,
+                    })
+                }
+            }
+        }
+    };
+}
+
+host_api! {
+    clBuildProgram: clBuildProgram_t,
+    clCloneKernel: clCloneKernel_t,
+    clCompileProgram: clCompileProgram_t,
+    clCreateBuffer: clCreateBuffer_t,
+    clCreateBufferWithProperties: clCreateBufferWithProperties_t,
+    clCreateCommandQueue: clCreateCommandQueue_t,
+    clCreateCommandQueueWithProperties: clCreateCommandQueueWithProperties_t,
+    clCreateContext: clCreateContext_t,
+    clCreateContextFromType: clCreateContextFromType_t,
+    clCreateImage: clCreateImage_t,
+    clCreateImage2D: clCreateImage2D_t,
+    clCreateImage3D: clCreateImage3D_t,
+    clCreateImageWithProperties: clCreateImageWithProperties_t,
+    clCreateKernel: clCreateKernel_t,
+    clCreateKernelsInProgram: clCreateKernelsInProgram_t,
+    clCreatePipe: clCreatePipe_t,
+    clCreateProgramWithBinary: clCreateProgramWithBinary_t,
+    clCreateProgramWithBuiltInKernels: clCreateProgramWithBuiltInKernels_t,
+    clCreateProgramWithIL: clCreateProgramWithIL_t,
+    clCreateProgramWithSource: clCreateProgramWithSource_t,
+    clCreateSampler: clCreateSampler_t,
+    clCreateSamplerWithProperties: clCreateSamplerWithProperties_t,
+    clCreateSubBuffer: clCreateSubBuffer_t,
+    clCreateSubDevices: clCreateSubDevices_t,
+    clCreateUserEvent: clCreateUserEvent_t,
+    clEnqueueBarrier: clEnqueueBarrier_t,
+    clEnqueueBarrierWithWaitList: clEnqueueBarrierWithWaitList_t,
+    clEnqueueCopyBuffer: clEnqueueCopyBuffer_t,
+    clEnqueueCopyBufferRect: clEnqueueCopyBufferRect_t,
+    clEnqueueCopyBufferToImage: clEnqueueCopyBufferToImage_t,
+    clEnqueueCopyImage: clEnqueueCopyImage_t,
+    clEnqueueCopyImageToBuffer: clEnqueueCopyImageToBuffer_t,
+    clEnqueueFillBuffer: clEnqueueFillBuffer_t,
+    clEnqueueFillImage: clEnqueueFillImage_t,
+    clEnqueueMapBuffer: clEnqueueMapBuffer_t,
+    clEnqueueMapImage: clEnqueueMapImage_t,
+    clEnqueueMarker: clEnqueueMarker_t,
+    clEnqueueMarkerWithWaitList: clEnqueueMarkerWithWaitList_t,
+    clEnqueueMigrateMemObjects: clEnqueueMigrateMemObjects_t,
+    clEnqueueNDRangeKernel: clEnqueueNDRangeKernel_t,
+    clEnqueueNativeKernel: clEnqueueNativeKernel_t,
+    clEnqueueReadBuffer: clEnqueueReadBuffer_t,
+    clEnqueueReadBufferRect: clEnqueueReadBufferRect_t,
+    clEnqueueReadImage: clEnqueueReadImage_t,
+    clEnqueueSVMFree: clEnqueueSVMFree_t,
+    clEnqueueSVMMap: clEnqueueSVMMap_t,
+    clEnqueueSVMMemFill: clEnqueueSVMMemFill_t,
+    clEnqueueSVMMemcpy: clEnqueueSVMMemcpy_t,
+    clEnqueueSVMMigrateMem: clEnqueueSVMMigrateMem_t,
+    clEnqueueSVMUnmap: clEnqueueSVMUnmap_t,
+    clEnqueueTask: clEnqueueTask_t,
+    clEnqueueUnmapMemObject: clEnqueueUnmapMemObject_t,
+    clEnqueueWaitForEvents: clEnqueueWaitForEvents_t,
+    clEnqueueWriteBuffer: clEnqueueWriteBuffer_t,
+    clEnqueueWriteBufferRect: clEnqueueWriteBufferRect_t,
+    clEnqueueWriteImage: clEnqueueWriteImage_t,
+    clFinish: clFinish_t,
+    clFlush: clFlush_t,
+    clGetCommandQueueInfo: clGetCommandQueueInfo_t,
+    clGetContextInfo: clGetContextInfo_t,
+    clGetDeviceAndHostTimer: clGetDeviceAndHostTimer_t,
+    clGetDeviceIDs: clGetDeviceIDs_t,
+    clGetDeviceInfo: clGetDeviceInfo_t,
+    clGetEventInfo: clGetEventInfo_t,
+    clGetEventProfilingInfo: clGetEventProfilingInfo_t,
+    clGetExtensionFunctionAddress: clGetExtensionFunctionAddress_t,
+    clGetExtensionFunctionAddressForPlatform: clGetExtensionFunctionAddressForPlatform_t,
+    clGetHostTimer: clGetHostTimer_t,
+    clGetImageInfo: clGetImageInfo_t,
+    clGetKernelArgInfo: clGetKernelArgInfo_t,
+    clGetKernelInfo: clGetKernelInfo_t,
+    clGetKernelSubGroupInfo: clGetKernelSubGroupInfo_t,
+    clGetKernelWorkGroupInfo: clGetKernelWorkGroupInfo_t,
+    clGetMemObjectInfo: clGetMemObjectInfo_t,
+    clGetPipeInfo: clGetPipeInfo_t,
+    clGetPlatformIDs: clGetPlatformIDs_t,
+    clGetPlatformInfo: clGetPlatformInfo_t,
+    clGetProgramBuildInfo: clGetProgramBuildInfo_t,
+    clGetProgramInfo: clGetProgramInfo_t,
+    clGetSamplerInfo: clGetSamplerInfo_t,
+    clGetSupportedImageFormats: clGetSupportedImageFormats_t,
+    clLinkProgram: clLinkProgram_t,
+    clReleaseCommandQueue: clReleaseCommandQueue_t,
+    clReleaseContext: clReleaseContext_t,
+    clReleaseDevice: clReleaseDevice_t,
+    clReleaseEvent: clReleaseEvent_t,
+    clReleaseKernel: clReleaseKernel_t,
+    clReleaseMemObject: clReleaseMemObject_t,
+    clReleaseProgram: clReleaseProgram_t,
+    clReleaseSampler: clReleaseSampler_t,
+    clRetainCommandQueue: clRetainCommandQueue_t,
+    clRetainContext: clRetainContext_t,
+    clRetainDevice: clRetainDevice_t,
+    clRetainEvent: clRetainEvent_t,
+    clRetainKernel: clRetainKernel_t,
+    clRetainMemObject: clRetainMemObject_t,
+    clRetainProgram: clRetainProgram_t,
+    clRetainSampler: clRetainSampler_t,
+    clSVMAlloc: clSVMAlloc_t,
+    clSVMFree: clSVMFree_t,
+    clSetCommandQueueProperty: clSetCommandQueueProperty_t,
+    clSetContextDestructorCallback: clSetContextDestructorCallback_t,
+    clSetDefaultDeviceCommandQueue: clSetDefaultDeviceCommandQueue_t,
+    clSetEventCallback: clSetEventCallback_t,
+    clSetKernelArg: clSetKernelArg_t,
+    clSetKernelArgSVMPointer: clSetKernelArgSVMPointer_t,
+    clSetKernelExecInfo: clSetKernelExecInfo_t,
+    clSetMemObjectDestructorCallback: clSetMemObjectDestructorCallback_t,
+    clSetProgramReleaseCallback: clSetProgramReleaseCallback_t,
+    clSetProgramSpecializationConstant: clSetProgramSpecializationConstant_t,
+    clSetUserEventStatus: clSetUserEventStatus_t,
+    clUnloadPlatformCompiler: clUnloadPlatformCompiler_t,
+    clWaitForEvents: clWaitForEvents_t,
+}
+
+static API: OnceLock<Result<Api, String>> = OnceLock::new();
+
+/// The loader's entry points, or why they cannot be had.
+pub fn api() -> Result<&'static Api, String> {
+    API.get_or_init(Api::open).as_ref().map_err(Clone::clone)
+}
+
+/// Calls an OpenCL function through the loader:
+/// `cl!(clGetPlatformIDs(0, null_mut(), &mut n))`. Panics with a clear message when
+/// the loader is missing or too old to have the function.
+#[macro_export]
+macro_rules! cl {
+    ($name:ident($($arg:expr),* $(,)?)) => {{
+        let api = $crate::cl::api().unwrap_or_else(|e| panic!("{e}"));
+        let f = api.$name.unwrap_or_else(|| panic!("the OpenCL ICD loader has no {}", stringify!($name)));
+        #[allow(unused_unsafe)]
+        // SAFETY: the caller passes arguments valid for this OpenCL entry point.
+        unsafe { f($($arg),*) }
+    }};
+}

@@ -1,0 +1,149 @@
+//! Shared setup: FerroCL from this build tree as the only platform, and small helpers
+//! for info queries and error codes.
+
+pub use std::ffi::c_void;
+pub use std::ptr::{null, null_mut};
+use std::sync::Once;
+
+pub use cts_runner::cl;
+pub use cts_runner::cl::*;
+use cts_runner::icd_env;
+
+/// Asserts an OpenCL call succeeded.
+macro_rules! ok {
+    ($e:expr) => {
+        assert_eq!($e, CL_SUCCESS, "{}", stringify!($e))
+    };
+}
+
+/// Asserts an OpenCL call returned a specific error.
+macro_rules! err {
+    ($code:expr, $e:expr) => {
+        assert_eq!($e, $code, "{} should return {}", stringify!($e), stringify!($code))
+    };
+}
+
+static SETUP: Once = Once::new();
+
+/// The FerroCL platform and device, with the loader pointed at this build's driver.
+pub fn platform_device() -> (cl_platform_id, cl_device_id) {
+    SETUP.call_once(|| {
+        let driver = icd_env::build_tree_driver()
+            .expect("libferrocl.so is not built: run 'cargo build --workspace' before the tests");
+        icd_env::use_only(&driver).unwrap();
+    });
+    let mut platform = null_mut();
+    let mut n = 0;
+    ok!(cl!(clGetPlatformIDs(1, &mut platform, &mut n)));
+    assert_eq!(n, 1, "the loader should see exactly the FerroCL platform");
+    let mut device = null_mut();
+    ok!(cl!(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &mut device, null_mut())));
+    (platform, device)
+}
+
+/// A context and an in-order queue (with the given properties) on the FerroCL device.
+pub struct Env {
+    pub device: cl_device_id,
+    pub context: cl_context,
+    pub queue: cl_command_queue,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env::with_queue(0)
+    }
+
+    pub fn with_queue(props: cl_command_queue_properties) -> Env {
+        let (_, device) = platform_device();
+        let mut e = 0;
+        let context = cl!(clCreateContext(null(), 1, &device, None, null_mut(), &mut e));
+        ok!(e);
+        let queue = cl!(clCreateCommandQueue(context, device, props, &mut e));
+        ok!(e);
+        Env { device, context, queue }
+    }
+
+    pub fn buffer(&self, flags: cl_mem_flags, size: usize, host: *mut c_void) -> cl_mem {
+        let mut e = 0;
+        let m = cl!(clCreateBuffer(self.context, flags, size, host, &mut e));
+        ok!(e);
+        m
+    }
+
+    /// A buffer filled with `bytes`.
+    pub fn buffer_with(&self, bytes: &[u8]) -> cl_mem {
+        self.buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes.len(), bytes.as_ptr() as *mut c_void)
+    }
+
+    pub fn read(&self, mem: cl_mem, size: usize) -> Vec<u8> {
+        let mut out = vec![0u8; size];
+        ok!(cl!(clEnqueueReadBuffer(
+            self.queue,
+            mem,
+            CL_TRUE,
+            0,
+            size,
+            out.as_mut_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        )));
+        out
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        ok!(cl!(clReleaseCommandQueue(self.queue)));
+        ok!(cl!(clReleaseContext(self.context)));
+    }
+}
+
+/// Runs a `clGet*Info`-shaped query: asks for the size, then the value, checks both
+/// agree, and returns the bytes.
+pub fn info_bytes(query: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> Vec<u8> {
+    let mut size = 0;
+    ok!(query(0, null_mut(), &mut size));
+    let mut buf = vec![0u8; size];
+    let mut size2 = 0;
+    ok!(query(size, buf.as_mut_ptr().cast(), &mut size2));
+    assert_eq!(size, size2);
+    buf
+}
+
+pub fn info_string(query: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> String {
+    let bytes = info_bytes(query);
+    assert_eq!(bytes.last(), Some(&0), "strings are NUL-terminated");
+    String::from_utf8(bytes[..bytes.len() - 1].to_vec()).unwrap()
+}
+
+pub fn info<T: Copy>(query: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> T {
+    let bytes = info_bytes(query);
+    assert_eq!(bytes.len(), std::mem::size_of::<T>());
+    // SAFETY: the size matches and T is plain data.
+    unsafe { bytes.as_ptr().cast::<T>().read_unaligned() }
+}
+
+pub fn device_info<T: Copy>(d: cl_device_id, p: cl_device_info) -> T {
+    info(|s, v, r| cl!(clGetDeviceInfo(d, p, s, v, r)))
+}
+
+pub fn mem_info<T: Copy>(m: cl_mem, p: cl_mem_info) -> T {
+    info(|s, v, r| cl!(clGetMemObjectInfo(m, p, s, v, r)))
+}
+
+pub fn event_info<T: Copy>(e: cl_event, p: cl_event_info) -> T {
+    info(|s, v, r| cl!(clGetEventInfo(e, p, s, v, r)))
+}
+
+/// Calls a function that reports through `errcode_ret` and returns both results.
+pub fn with_err<T>(f: impl FnOnce(*mut cl_int) -> T) -> (T, cl_int) {
+    let mut e = 1;
+    let v = f(&mut e);
+    (v, e)
+}
+
+/// Deterministic test bytes.
+pub fn pattern(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}

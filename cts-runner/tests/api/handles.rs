@@ -1,0 +1,88 @@
+//! Handles the driver did not hand out, or that belong to another object family, are
+//! refused with the family's error code: the driver checks before it dereferences.
+
+use crate::common::*;
+
+/// A forged object whose first word is the real dispatch table (so the loader routes
+/// the call to FerroCL) but that FerroCL never created.
+#[repr(C)]
+struct Forged {
+    dispatch: *const c_void,
+    junk: [usize; 16],
+}
+
+fn forge(real: *mut c_void) -> Box<Forged> {
+    // SAFETY: every handle starts with the dispatch table pointer (cl_khr_icd).
+    let dispatch = unsafe { *(real as *const *const c_void) };
+    Box::new(Forged { dispatch, junk: [0xdeadbeef; 16] })
+}
+
+#[test]
+fn forged_and_foreign_handles_are_refused() {
+    let env = Env::new();
+    let m = env.buffer(0, 64, null_mut());
+    let f = forge(env.context);
+    let fake = &*f as *const Forged as *mut c_void;
+    let mut v = [0u8; 64];
+    let vp = v.as_mut_ptr().cast::<c_void>();
+    err!(CL_INVALID_CONTEXT, cl!(clGetContextInfo(fake, CL_CONTEXT_NUM_DEVICES, 64, vp, null_mut())));
+    err!(CL_INVALID_CONTEXT, cl!(clRetainContext(fake)));
+    err!(CL_INVALID_CONTEXT, cl!(clReleaseContext(fake)));
+    err!(CL_INVALID_COMMAND_QUEUE, cl!(clGetCommandQueueInfo(fake, CL_QUEUE_CONTEXT, 64, vp, null_mut())));
+    err!(CL_INVALID_COMMAND_QUEUE, cl!(clFinish(fake)));
+    err!(CL_INVALID_MEM_OBJECT, cl!(clGetMemObjectInfo(fake, CL_MEM_SIZE, 64, vp, null_mut())));
+    err!(CL_INVALID_MEM_OBJECT, cl!(clReleaseMemObject(fake)));
+    err!(CL_INVALID_EVENT, cl!(clReleaseEvent(fake)));
+    err!(CL_INVALID_DEVICE, cl!(clGetDeviceInfo(fake, CL_DEVICE_NAME, 64, vp, null_mut())));
+    err!(CL_INVALID_PROGRAM, cl!(clReleaseProgram(fake)));
+    err!(CL_INVALID_KERNEL, cl!(clReleaseKernel(fake)));
+    err!(CL_INVALID_SAMPLER, cl!(clReleaseSampler(fake)));
+    // Real handles of the wrong family.
+    err!(CL_INVALID_CONTEXT, cl!(clRetainContext(m)));
+    err!(CL_INVALID_MEM_OBJECT, cl!(clRetainMemObject(env.queue)));
+    err!(CL_INVALID_COMMAND_QUEUE, cl!(clRetainCommandQueue(env.context)));
+    err!(CL_INVALID_EVENT, cl!(clRetainEvent(m)));
+    // The forged object was never written to.
+    assert!(f.junk.iter().all(|&w| w == 0xdeadbeef));
+    ok!(cl!(clReleaseMemObject(m)));
+}
+
+#[test]
+fn released_handles_become_invalid() {
+    let env = Env::new();
+    let m = env.buffer(0, 64, null_mut());
+    let m2 = env.buffer(0, 64, null_mut()); // keeps the allocator from reusing m at once
+    ok!(cl!(clReleaseMemObject(m)));
+    let mut size = 0usize;
+    let sp = (&mut size as *mut usize).cast();
+    err!(CL_INVALID_MEM_OBJECT, cl!(clGetMemObjectInfo(m, CL_MEM_SIZE, 8, sp, null_mut())));
+    err!(CL_INVALID_MEM_OBJECT, cl!(clReleaseMemObject(m)));
+    ok!(cl!(clReleaseMemObject(m2)));
+}
+
+#[test]
+fn unsupported_features_say_so() {
+    let env = Env::new();
+    let fmt = cl_image_format { image_channel_order: CL_RGBA, image_channel_data_type: CL_UNORM_INT8 };
+    let desc: cl_image_desc = unsafe { std::mem::zeroed() };
+    let (img, e) = with_err(|e| cl!(clCreateImage(env.context, 0, &fmt, &desc, null_mut(), e)));
+    assert!(img.is_null());
+    err!(CL_INVALID_OPERATION, e);
+    let mut n = 99;
+    ok!(cl!(clGetSupportedImageFormats(env.context, 0, CL_MEM_OBJECT_IMAGE2D, 0, null_mut(), &mut n)));
+    assert_eq!(n, 0);
+    let (s, e) = with_err(|e| cl!(clCreateSamplerWithProperties(env.context, null(), e)));
+    assert!(s.is_null());
+    err!(CL_INVALID_OPERATION, e);
+    let (p, e) = with_err(|e| cl!(clCreatePipe(env.context, 0, 4, 16, null(), e)));
+    assert!(p.is_null());
+    err!(CL_INVALID_OPERATION, e);
+    assert!(cl!(clSVMAlloc(env.context, CL_MEM_READ_WRITE, 1024, 0)).is_null());
+    let m = env.buffer(0, 64, null_mut());
+    err!(CL_INVALID_MEM_OBJECT, cl!(clGetImageInfo(m, CL_IMAGE_WIDTH, 0, null_mut(), null_mut())));
+    err!(CL_INVALID_MEM_OBJECT, cl!(clGetPipeInfo(m, CL_PIPE_PACKET_SIZE, 0, null_mut(), null_mut())));
+    let mut x = 0u8;
+    let xp = (&mut x as *mut u8).cast();
+    err!(CL_INVALID_OPERATION, cl!(clEnqueueSVMMemcpy(env.queue, CL_TRUE, xp, xp, 1, 0, null(), null_mut())));
+    ok!(cl!(clReleaseMemObject(m)));
+}

@@ -1,0 +1,13 @@
+//! Host-API tests of FerroCL through the system ICD loader: every entry point of the
+//! foundation with good and bad input, and every byte each transfer command moves.
+
+#[macro_use]
+mod common;
+mod buffers;
+mod contexts;
+mod events;
+mod handles;
+mod platform;
+mod programs;
+mod queues;
+mod transfers;

@@ -1,0 +1,249 @@
+//! Platform and device queries.
+
+use crate::common::*;
+
+#[test]
+fn platform_strings_and_versions() {
+    let (p, _) = platform_device();
+    let s = |param| info_string(|sz, v, r| cl!(clGetPlatformInfo(p, param, sz, v, r)));
+    assert_eq!(s(CL_PLATFORM_NAME), "FerroCL");
+    assert_eq!(s(CL_PLATFORM_PROFILE), "FULL_PROFILE");
+    assert!(s(CL_PLATFORM_VERSION).starts_with("OpenCL 3.0 "));
+    assert!(!s(CL_PLATFORM_VENDOR).is_empty());
+    assert!(s(CL_PLATFORM_EXTENSIONS).split(' ').any(|e| e == "cl_khr_icd"));
+    let v: cl_version = info(|sz, v, r| cl!(clGetPlatformInfo(p, CL_PLATFORM_NUMERIC_VERSION, sz, v, r)));
+    assert_eq!(v, (3 << 22));
+    let ext = info_bytes(|sz, v, r| cl!(clGetPlatformInfo(p, CL_PLATFORM_EXTENSIONS_WITH_VERSION, sz, v, r)));
+    assert_eq!(ext.len() % std::mem::size_of::<cl_name_version>(), 0);
+    let _: cl_ulong = info(|sz, v, r| cl!(clGetPlatformInfo(p, CL_PLATFORM_HOST_TIMER_RESOLUTION, sz, v, r)));
+}
+
+#[test]
+fn platform_bad_queries() {
+    let (p, _) = platform_device();
+    let mut small = [0u8; 3];
+    err!(CL_INVALID_VALUE, cl!(clGetPlatformInfo(p, CL_PLATFORM_NAME, 3, small.as_mut_ptr().cast(), null_mut())));
+    err!(CL_INVALID_VALUE, cl!(clGetPlatformInfo(p, 0xdead, 0, null_mut(), null_mut())));
+    // Size-only query with a null value pointer is allowed.
+    let mut size = 0;
+    ok!(cl!(clGetPlatformInfo(p, CL_PLATFORM_NAME, 0, null_mut(), &mut size)));
+    assert_eq!(size, "FerroCL".len() + 1);
+    err!(CL_INVALID_VALUE, cl!(clGetPlatformIDs(0, &mut null_mut(), null_mut())));
+    err!(CL_INVALID_VALUE, cl!(clGetPlatformIDs(1, null_mut(), null_mut())));
+}
+
+/// Every OpenCL 3.0 device query answers, with a size that matches its type.
+#[test]
+fn every_device_query_answers() {
+    let (_, d) = platform_device();
+    let u = std::mem::size_of::<cl_uint>();
+    let ul = std::mem::size_of::<cl_ulong>();
+    let z = std::mem::size_of::<usize>();
+    let fixed: &[(cl_device_info, usize)] = &[
+        (CL_DEVICE_TYPE, ul),
+        (CL_DEVICE_VENDOR_ID, u),
+        (CL_DEVICE_MAX_COMPUTE_UNITS, u),
+        (CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, u),
+        (CL_DEVICE_MAX_WORK_ITEM_SIZES, 3 * z),
+        (CL_DEVICE_MAX_WORK_GROUP_SIZE, z),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, u),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, u),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, u),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, u),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, u),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, u),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, u),
+        (CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR, u),
+        (CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT, u),
+        (CL_DEVICE_NATIVE_VECTOR_WIDTH_INT, u),
+        (CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG, u),
+        (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, u),
+        (CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, u),
+        (CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF, u),
+        (CL_DEVICE_MAX_CLOCK_FREQUENCY, u),
+        (CL_DEVICE_ADDRESS_BITS, u),
+        (CL_DEVICE_MAX_MEM_ALLOC_SIZE, ul),
+        (CL_DEVICE_IMAGE_SUPPORT, u),
+        (CL_DEVICE_MAX_READ_IMAGE_ARGS, u),
+        (CL_DEVICE_MAX_WRITE_IMAGE_ARGS, u),
+        (CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, u),
+        (CL_DEVICE_IMAGE2D_MAX_WIDTH, z),
+        (CL_DEVICE_IMAGE2D_MAX_HEIGHT, z),
+        (CL_DEVICE_IMAGE3D_MAX_WIDTH, z),
+        (CL_DEVICE_IMAGE3D_MAX_HEIGHT, z),
+        (CL_DEVICE_IMAGE3D_MAX_DEPTH, z),
+        (CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, z),
+        (CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, z),
+        (CL_DEVICE_MAX_SAMPLERS, u),
+        (CL_DEVICE_IMAGE_PITCH_ALIGNMENT, u),
+        (CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, u),
+        (CL_DEVICE_MAX_PIPE_ARGS, u),
+        (CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, u),
+        (CL_DEVICE_PIPE_MAX_PACKET_SIZE, u),
+        (CL_DEVICE_MAX_PARAMETER_SIZE, z),
+        (CL_DEVICE_MEM_BASE_ADDR_ALIGN, u),
+        (CL_DEVICE_SINGLE_FP_CONFIG, ul),
+        (CL_DEVICE_DOUBLE_FP_CONFIG, ul),
+        (CL_DEVICE_GLOBAL_MEM_CACHE_TYPE, u),
+        (CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE, u),
+        (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, ul),
+        (CL_DEVICE_GLOBAL_MEM_SIZE, ul),
+        (CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE, ul),
+        (CL_DEVICE_MAX_CONSTANT_ARGS, u),
+        (CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE, z),
+        (CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE, z),
+        (CL_DEVICE_LOCAL_MEM_TYPE, u),
+        (CL_DEVICE_LOCAL_MEM_SIZE, ul),
+        (CL_DEVICE_ERROR_CORRECTION_SUPPORT, u),
+        (CL_DEVICE_PROFILING_TIMER_RESOLUTION, z),
+        (CL_DEVICE_ENDIAN_LITTLE, u),
+        (CL_DEVICE_AVAILABLE, u),
+        (CL_DEVICE_COMPILER_AVAILABLE, u),
+        (CL_DEVICE_LINKER_AVAILABLE, u),
+        (CL_DEVICE_EXECUTION_CAPABILITIES, ul),
+        (CL_DEVICE_QUEUE_ON_HOST_PROPERTIES, ul),
+        (CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, ul),
+        (CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE, u),
+        (CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE, u),
+        (CL_DEVICE_MAX_ON_DEVICE_QUEUES, u),
+        (CL_DEVICE_MAX_ON_DEVICE_EVENTS, u),
+        (CL_DEVICE_PLATFORM, z),
+        (CL_DEVICE_NUMERIC_VERSION, u),
+        (CL_DEVICE_PRINTF_BUFFER_SIZE, z),
+        (CL_DEVICE_PREFERRED_INTEROP_USER_SYNC, u),
+        (CL_DEVICE_PARENT_DEVICE, z),
+        (CL_DEVICE_PARTITION_MAX_SUB_DEVICES, u),
+        (CL_DEVICE_PARTITION_AFFINITY_DOMAIN, ul),
+        (CL_DEVICE_REFERENCE_COUNT, u),
+        (CL_DEVICE_SVM_CAPABILITIES, ul),
+        (CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT, u),
+        (CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT, u),
+        (CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT, u),
+        (CL_DEVICE_MAX_NUM_SUB_GROUPS, u),
+        (CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS, u),
+        (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, ul),
+        (CL_DEVICE_ATOMIC_FENCE_CAPABILITIES, ul),
+        (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, u),
+        (CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT, u),
+        (CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT, u),
+        (CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, ul),
+        (CL_DEVICE_PIPE_SUPPORT, u),
+        (CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, z),
+        (CL_DEVICE_HALF_FP_CONFIG, ul),
+    ];
+    for &(param, size) in fixed {
+        let bytes = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, param, s, v, r)));
+        assert_eq!(bytes.len(), size, "size of device query {param:#x}");
+    }
+    for param in [
+        CL_DEVICE_NAME,
+        CL_DEVICE_VENDOR,
+        CL_DRIVER_VERSION,
+        CL_DEVICE_PROFILE,
+        CL_DEVICE_VERSION,
+        CL_DEVICE_OPENCL_C_VERSION,
+        CL_DEVICE_EXTENSIONS,
+        CL_DEVICE_BUILT_IN_KERNELS,
+        CL_DEVICE_IL_VERSION,
+        CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED,
+    ] {
+        info_string(|s, v, r| cl!(clGetDeviceInfo(d, param, s, v, r)));
+    }
+    let nv = std::mem::size_of::<cl_name_version>();
+    for param in [
+        CL_DEVICE_OPENCL_C_ALL_VERSIONS,
+        CL_DEVICE_OPENCL_C_FEATURES,
+        CL_DEVICE_EXTENSIONS_WITH_VERSION,
+        CL_DEVICE_ILS_WITH_VERSION,
+        CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION,
+    ] {
+        let b = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, param, s, v, r)));
+        assert_eq!(b.len() % nv, 0, "cl_name_version array {param:#x}");
+    }
+    let _ = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_PARTITION_PROPERTIES, s, v, r)));
+    let _ = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_PARTITION_TYPE, s, v, r)));
+}
+
+#[test]
+fn device_values_are_truthful() {
+    let (p, d) = platform_device();
+    assert_eq!(device_info::<cl_device_type>(d, CL_DEVICE_TYPE), CL_DEVICE_TYPE_CPU);
+    let cores = std::thread::available_parallelism().unwrap().get() as cl_uint;
+    assert_eq!(device_info::<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS), cores);
+    assert_eq!(device_info::<cl_platform_id>(d, CL_DEVICE_PLATFORM), p);
+    let version = info_string(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_VERSION, s, v, r)));
+    assert!(version.starts_with("OpenCL 3.0 "));
+    let conformance =
+        info_string(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED, s, v, r)));
+    assert!(!conformance.is_empty());
+    let all = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_ALL_VERSIONS, s, v, r)));
+    assert!(all.len() / std::mem::size_of::<cl_name_version>() >= 3);
+    // Global memory is the machine's memory.
+    let phys = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) as u64 * libc::sysconf(libc::_SC_PAGESIZE) as u64 };
+    assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE), phys);
+    let max_alloc: cl_ulong = device_info(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    assert!(max_alloc >= (phys / 4).max(128 << 20));
+    assert!(device_info::<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE) >= 32 << 10);
+    let wg: usize = device_info(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    let sizes: [usize; 3] = device_info(d, CL_DEVICE_MAX_WORK_ITEM_SIZES);
+    assert!(wg >= 1 && sizes[0] >= wg.min(sizes[0]));
+    // Optional features we do not support say so.
+    assert_eq!(device_info::<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT), CL_FALSE);
+    assert_eq!(device_info::<cl_bool>(d, CL_DEVICE_PIPE_SUPPORT), CL_FALSE);
+    assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_SVM_CAPABILITIES), 0);
+    assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0);
+    // The extension string and the versioned list name the same extensions.
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, s, v, r)));
+    let listed = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, s, v, r)));
+    let names: Vec<String> = listed
+        .chunks(std::mem::size_of::<cl_name_version>())
+        .map(|c| String::from_utf8_lossy(&c[4..]).trim_end_matches('\0').to_string())
+        .collect();
+    let words: Vec<&str> = ext.split_whitespace().collect();
+    assert_eq!(words.len(), names.len());
+    assert!(names.iter().all(|n| words.contains(&n.as_str())));
+}
+
+#[test]
+fn device_ids_and_bad_input() {
+    let (p, d) = platform_device();
+    let mut got = null_mut();
+    let mut n = 0;
+    ok!(cl!(clGetDeviceIDs(p, CL_DEVICE_TYPE_CPU, 1, &mut got, &mut n)));
+    assert_eq!((got, n), (d, 1));
+    ok!(cl!(clGetDeviceIDs(p, CL_DEVICE_TYPE_DEFAULT, 1, &mut got, null_mut())));
+    err!(CL_DEVICE_NOT_FOUND, cl!(clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU, 1, &mut got, &mut n)));
+    err!(CL_INVALID_DEVICE_TYPE, cl!(clGetDeviceIDs(p, 1 << 20, 1, &mut got, &mut n)));
+    err!(CL_INVALID_VALUE, cl!(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, &mut got, &mut n)));
+    err!(CL_INVALID_VALUE, cl!(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, null_mut(), null_mut())));
+    err!(CL_INVALID_VALUE, cl!(clGetDeviceInfo(d, 0xdead, 0, null_mut(), null_mut())));
+    let mut small = 0u8;
+    err!(CL_INVALID_VALUE, cl!(clGetDeviceInfo(d, CL_DEVICE_NAME, 1, (&mut small as *mut u8).cast(), null_mut())));
+    // Root devices: retain/release succeed and leave the count at 1.
+    ok!(cl!(clRetainDevice(d)));
+    ok!(cl!(clReleaseDevice(d)));
+    assert_eq!(device_info::<cl_uint>(d, CL_DEVICE_REFERENCE_COUNT), 1);
+    let props = [CL_DEVICE_PARTITION_EQUALLY as cl_device_partition_property, 1, 0];
+    err!(CL_INVALID_VALUE, cl!(clCreateSubDevices(d, props.as_ptr(), 0, null_mut(), null_mut())));
+}
+
+#[test]
+fn timers_share_one_clock() {
+    let (_, d) = platform_device();
+    let (mut dev, mut host, mut host2) = (0, 0, 0);
+    ok!(cl!(clGetDeviceAndHostTimer(d, &mut dev, &mut host)));
+    ok!(cl!(clGetHostTimer(d, &mut host2)));
+    assert!(dev > 0 && host2 >= host);
+    err!(CL_INVALID_VALUE, cl!(clGetDeviceAndHostTimer(d, null_mut(), &mut host)));
+    err!(CL_INVALID_VALUE, cl!(clGetHostTimer(d, null_mut())));
+}
+
+#[test]
+fn extension_function_lookup() {
+    let (p, _) = platform_device();
+    let name = c"clIcdGetPlatformIDsKHR";
+    let f = cl!(clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()));
+    assert!(!f.is_null());
+    let none = cl!(clGetExtensionFunctionAddressForPlatform(p, c"clNoSuchFunctionFCL".as_ptr()));
+    assert!(none.is_null());
+}
