@@ -3,18 +3,19 @@
 
 use crate::common::*;
 
-/// A forged object whose first word is the real dispatch table (so the loader routes
-/// the call to FerroCL) but that FerroCL never created.
+/// A forged object that starts like a real one (the dispatch table, and the cl_khr_icd
+/// 2.0 loader data a Khronos loader reads next), so the loader routes the call to
+/// FerroCL, but that FerroCL never created.
 #[repr(C)]
 struct Forged {
-    dispatch: *const c_void,
+    header: [*const c_void; 2],
     junk: [usize; 16],
 }
 
 fn forge(real: *mut c_void) -> Box<Forged> {
-    // SAFETY: every handle starts with the dispatch table pointer (cl_khr_icd).
-    let dispatch = unsafe { *(real as *const *const c_void) };
-    Box::new(Forged { dispatch, junk: [0xdeadbeef; 16] })
+    // SAFETY: every FerroCL handle starts with these two pointers.
+    let header = unsafe { *(real as *const [*const c_void; 2]) };
+    Box::new(Forged { header, junk: [0xdeadbeef; 16] })
 }
 
 #[test]
@@ -47,17 +48,26 @@ fn forged_and_foreign_handles_are_refused() {
     ok!(cl!(clReleaseMemObject(m)));
 }
 
+/// A released handle must be refused by the driver. A loader reads the handle's
+/// dispatch word to route the call (freed memory, which valgrind rightly flags), so this
+/// calls the driver's own dispatch table, taken from a live object, directly.
 #[test]
 fn released_handles_become_invalid() {
     let env = Env::new();
     let m = env.buffer(0, 64, null_mut());
-    let m2 = env.buffer(0, 64, null_mut()); // keeps the allocator from reusing m at once
+    let live = env.buffer(0, 64, null_mut());
+    // SAFETY: a live FerroCL handle starts with its dispatch table pointer.
+    let table = unsafe { &**(live as *const *const opencl_sys::cl_icd::cl_icd_dispatch) };
     ok!(cl!(clReleaseMemObject(m)));
     let mut size = 0usize;
     let sp = (&mut size as *mut usize).cast();
-    err!(CL_INVALID_MEM_OBJECT, cl!(clGetMemObjectInfo(m, CL_MEM_SIZE, 8, sp, null_mut())));
-    err!(CL_INVALID_MEM_OBJECT, cl!(clReleaseMemObject(m)));
-    ok!(cl!(clReleaseMemObject(m2)));
+    let info = table.clGetMemObjectInfo.unwrap();
+    let release = table.clReleaseMemObject.unwrap();
+    err!(CL_INVALID_MEM_OBJECT, unsafe { info(m, CL_MEM_SIZE, 8, sp, null_mut()) });
+    err!(CL_INVALID_MEM_OBJECT, unsafe { release(m) });
+    ok!(unsafe { info(live, CL_MEM_SIZE, 8, sp, null_mut()) });
+    assert_eq!(size, 64);
+    ok!(cl!(clReleaseMemObject(live)));
 }
 
 #[test]

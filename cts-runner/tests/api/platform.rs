@@ -239,11 +239,8 @@ fn timers_share_one_clock() {
 }
 
 #[test]
-fn extension_function_lookup() {
+fn unknown_extension_functions_are_null() {
     let (p, _) = platform_device();
-    let name = c"clIcdGetPlatformIDsKHR";
-    let f = cl!(clGetExtensionFunctionAddressForPlatform(p, name.as_ptr()));
-    assert!(!f.is_null());
     let none = cl!(clGetExtensionFunctionAddressForPlatform(p, c"clNoSuchFunctionFCL".as_ptr()));
     assert!(none.is_null());
 }
