@@ -1,2 +1,12 @@
 //! OpenCL C builtins for FerroCL kernels, exported under clang's mangled names and
-//! linked into each kernel's shared object.
+//! linked (as `libferrocl_builtins.a`) into each kernel's shared object.
+//!
+//! The archive is linked with `--gc-sections` semantics of static archives: a kernel
+//! pulls in only the members it references, so builtins avoid anything that can panic
+//! (which would drag in the standard library's formatting and unwinding). Work-item
+//! functions and barriers live in `clc/workitem.c`, compiled to bitcode with the kernel
+//! so they can be inlined.
+
+/// Identifies the archive's ABI (part of the program cache key).
+#[no_mangle]
+pub static FERROCL_BUILTINS_ABI: u32 = 1;

@@ -4,4 +4,5 @@
 //! family); `core` holds the object model and the logic behind each entry point.
 
 pub mod api;
+pub mod compiler;
 pub mod core;

@@ -1,4 +1,46 @@
-//! Types shared by the FerroCL driver and the builtins linked into every kernel.
+//! Types shared by the FerroCL driver and the code linked into every kernel.
 //!
 //! Everything here is `#[repr(C)]`: kernels are separate shared objects built by clang,
 //! so these layouts are the contract between the driver and code it did not compile.
+//! `builtins/clc/workitem.c` declares the same structures in C; a unit test in the
+//! driver checks the offsets agree.
+
+#![no_std]
+
+use core::ffi::c_void;
+
+/// One work-group as the launcher sees it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Group {
+    pub group_id: [usize; 3],
+    /// This group's size (smaller than `enqueued_local_size` for the last group of a
+    /// non-uniform range).
+    pub local_size: [usize; 3],
+    pub enqueued_local_size: [usize; 3],
+    pub global_offset: [usize; 3],
+    pub global_size: [usize; 3],
+    pub num_groups: [usize; 3],
+    pub work_dim: u32,
+    pub _pad: u32,
+    /// The driver's services for this launch (barriers, ...).
+    pub services: *const Services,
+    /// Opaque driver state for the services (the executing worker).
+    pub runtime: *mut c_void,
+}
+
+/// Entry points the driver offers to kernel code. Kernels reach the driver only
+/// through this table: each kernel shared object has its own copy of the builtins'
+/// statics, so nothing else is shared.
+#[repr(C)]
+pub struct Services {
+    /// Suspends the calling work-item until every work-item of the group has arrived.
+    pub barrier: unsafe extern "C" fn(group: *const Group),
+}
+
+/// `__ferrocl_launch_<kernel>`: runs every work-item of one group (no barriers).
+pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);
+
+/// `__ferrocl_item_<kernel>`: runs one work-item; used by fibers for kernels with
+/// barriers.
+pub type ItemFn = unsafe extern "C" fn(group: *const Group, args: *const u8, local_id: *const usize);

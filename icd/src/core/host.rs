@@ -7,6 +7,8 @@ pub struct HostFacts {
     pub memory_bytes: u64,
     pub cpu_name: String,
     pub cpu_vendor: String,
+    /// The CPU's feature flags (what `-march=native` compiles for).
+    pub cpu_flags: String,
     pub max_clock_mhz: u32,
     pub cacheline: u32,
     /// The largest data cache a core can use (normally the shared last level).
@@ -31,6 +33,7 @@ impl HostFacts {
             memory_bytes: physical_memory(),
             cpu_name: field("model name").unwrap_or_else(|| "CPU".into()),
             cpu_vendor: field("vendor_id").unwrap_or_else(|| "unknown".into()),
+            cpu_flags: field("flags").unwrap_or_default(),
             max_clock_mhz: max_clock_mhz()
                 .unwrap_or_else(|| field("cpu MHz").and_then(|v| v.parse::<f64>().ok()).map_or(0, |v| v as u32)),
             cacheline: field("cache_alignment").and_then(|v| v.parse().ok()).unwrap_or(64),

@@ -1,0 +1,131 @@
+/* Work-item functions and the work-group loops, compiled by the driver to LLVM bitcode
+ * with the same clang and target flags as the kernels and linked into each kernel's
+ * module, so that queries inline into the kernel and the loop over work-items can be
+ * optimised together with the kernel body.
+ *
+ * The driver rewrites every kernel-module function that calls a work-item query to
+ * take a hidden trailing `ferrocl_ctx *` parameter; queries read it, so in the loop
+ * below they become the loop's induction variables instead of memory loads. */
+
+#include <stddef.h>
+
+/* Mirrors kernel-abi's `Group` (checked by a driver test). */
+typedef struct ferrocl_group ferrocl_group;
+typedef struct {
+    void (*barrier)(const ferrocl_group *);
+} ferrocl_services;
+
+struct ferrocl_group {
+    size_t group_id[3];
+    size_t local_size[3];
+    size_t enqueued_local_size[3];
+    size_t global_offset[3];
+    size_t global_size[3];
+    size_t num_groups[3];
+    unsigned work_dim;
+    unsigned pad;
+    const ferrocl_services *services;
+    void *runtime;
+};
+
+/* One work-item's view: a private copy of the group geometry plus its local id. */
+typedef struct {
+    size_t lid[3];
+    size_t gid[3];
+    size_t lsz[3];
+    size_t elsz[3];
+    size_t off[3];
+    size_t gsz[3];
+    size_t ngr[3];
+    unsigned dim;
+} ferrocl_ctx;
+
+#define INLINE static inline __attribute__((always_inline))
+#define QUERY __attribute__((always_inline, used))
+
+/* The group running on this thread, for builtins that reach the driver (barriers). */
+static __thread const ferrocl_group *current_group;
+
+INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
+    for (int d = 0; d < 3; d++) {
+        c->gid[d] = g->group_id[d];
+        c->lsz[d] = g->local_size[d];
+        c->elsz[d] = g->enqueued_local_size[d];
+        c->off[d] = g->global_offset[d];
+        c->gsz[d] = g->global_size[d];
+        c->ngr[d] = g->num_groups[d];
+    }
+    c->dim = g->work_dim;
+}
+
+/* Queries: the OpenCL functions with the context as a trailing argument. Out-of-range
+ * dimensions return the values the spec gives for them. */
+QUERY unsigned __ferrocl_get_work_dim(const ferrocl_ctx *c) { return c->dim; }
+QUERY size_t __ferrocl_get_global_size(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->gsz[d] : 1; }
+QUERY size_t __ferrocl_get_global_id(unsigned d, const ferrocl_ctx *c) {
+    return d < 3 ? c->gid[d] * c->elsz[d] + c->lid[d] + c->off[d] : 0;
+}
+QUERY size_t __ferrocl_get_local_size(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->lsz[d] : 1; }
+QUERY size_t __ferrocl_get_enqueued_local_size(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->elsz[d] : 1; }
+QUERY size_t __ferrocl_get_local_id(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->lid[d] : 0; }
+QUERY size_t __ferrocl_get_num_groups(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->ngr[d] : 1; }
+QUERY size_t __ferrocl_get_group_id(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->gid[d] : 0; }
+QUERY size_t __ferrocl_get_global_offset(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->off[d] : 0; }
+QUERY size_t __ferrocl_get_global_linear_id(const ferrocl_ctx *c) {
+    size_t id[3];
+    for (int d = 0; d < 3; d++) id[d] = c->gid[d] * c->elsz[d] + c->lid[d];
+    return (id[2] * c->gsz[1] + id[1]) * c->gsz[0] + id[0];
+}
+QUERY size_t __ferrocl_get_local_linear_id(const ferrocl_ctx *c) {
+    return (c->lid[2] * c->lsz[1] + c->lid[1]) * c->lsz[0] + c->lid[0];
+}
+
+/* Runs all work-items of a group in order; only used for kernels without barriers. */
+QUERY void __ferrocl_run_group(const ferrocl_group *g, const char *args,
+                              void (*item)(const char *, ferrocl_ctx *)) {
+    ferrocl_ctx c;
+    ctx_init(&c, g);
+    current_group = g;
+    for (size_t z = 0; z < c.lsz[2]; z++)
+        for (size_t y = 0; y < c.lsz[1]; y++)
+            for (size_t x = 0; x < c.lsz[0]; x++) {
+                c.lid[0] = x;
+                c.lid[1] = y;
+                c.lid[2] = z;
+                item(args, &c);
+            }
+}
+
+/* Runs one work-item (a fiber of a kernel with barriers). */
+QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const size_t *lid,
+                             void (*item)(const char *, ferrocl_ctx *)) {
+    ferrocl_ctx c;
+    ctx_init(&c, g);
+    current_group = g;
+    c.lid[0] = lid[0];
+    c.lid[1] = lid[1];
+    c.lid[2] = lid[2];
+    item(args, &c);
+}
+
+/* barrier(flags) and work_group_barrier(flags[, scope]): every work-item of the group
+ * must arrive before any continues. Fibers share one OS thread, so memory is coherent
+ * between them; the driver switches to the next work-item. */
+__attribute__((overloadable)) void barrier(unsigned flags) {
+    (void)flags;
+    current_group->services->barrier(current_group);
+}
+__attribute__((overloadable)) void work_group_barrier(unsigned flags) { barrier(flags); }
+
+/* Mangles as the OpenCL C enum `memory_scope` (the values are the spec's). */
+typedef enum memory_scope {
+    memory_scope_work_item = 0,
+    memory_scope_work_group = 1,
+    memory_scope_device = 2,
+    memory_scope_all_svm_devices = 3,
+    memory_scope_sub_group = 4
+} memory_scope;
+__attribute__((overloadable)) void work_group_barrier(unsigned flags, memory_scope scope) {
+    (void)scope;
+    barrier(flags);
+}

@@ -1,0 +1,58 @@
+//! Finding and running the external clang that compiles kernels.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub struct Clang {
+    pub path: PathBuf,
+    /// `clang --version`'s first line: part of every cache key.
+    pub version: String,
+}
+
+/// The message a build log carries when no clang can be found.
+pub const MISSING: &str = "FerroCL needs clang to compile OpenCL C, and none was found.\n\
+Install one (Debian 12: 'apt-get install clang-19'; clang 15 and later work),\n\
+or point FERROCL_CLANG at a clang binary.\n";
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
+}
+
+fn probe(path: PathBuf) -> Option<Clang> {
+    let out = Command::new(&path).arg("--version").output().ok()?;
+    let version = String::from_utf8_lossy(&out.stdout).lines().next()?.to_string();
+    out.status.success().then_some(Clang { path, version })
+}
+
+/// `FERROCL_CLANG`, else the newest `clang-N` on PATH (19 down to 15), else `clang`.
+pub fn find() -> Option<&'static Clang> {
+    static FOUND: OnceLock<Option<Clang>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            if let Some(p) = std::env::var_os("FERROCL_CLANG") {
+                return probe(PathBuf::from(p));
+            }
+            (15..=19)
+                .rev()
+                .map(|v| format!("clang-{v}"))
+                .chain(["clang".to_string()])
+                .filter_map(|n| on_path(&n))
+                .find_map(probe)
+        })
+        .as_ref()
+}
+
+/// Runs clang; `Err` carries its diagnostics.
+pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
+    let out = Command::new(&clang.path)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}\n", clang.path.display()))?;
+    let diagnostics = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        Ok(diagnostics)
+    } else {
+        Err(diagnostics)
+    }
+}

@@ -1,0 +1,601 @@
+//! Rewrites clang's textual LLVM IR of an OpenCL program into a module the CPU runtime
+//! can call (the step between "OpenCL C -> IR" and "IR -> object"):
+//!
+//! - every function that calls a work-item query gets a hidden trailing
+//!   `ptr %__ferrocl_ctx` parameter, passed down the call graph, and the queries become
+//!   calls to `__ferrocl_get_*` (builtins/clc/workitem.c) that read it;
+//! - `__local` variables (`addrspace(3)` globals) become thread-local, so each worker
+//!   thread (which runs one work-group at a time) has its own copy, and get `hidden`
+//!   linkage so alias analysis cannot assume a barrier leaves them unchanged;
+//! - each kernel gets `__ferrocl_launch_<k>` (all work-items of a group, in a loop the
+//!   optimiser sees together with the kernel) and `__ferrocl_item_<k>` (one work-item,
+//!   for fibers), both taking the kernel's arguments from one packed block.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write;
+
+use super::ir_type::{self, IrType, TypeTable};
+
+const CTX: &str = "%__ferrocl_ctx";
+
+/// Work-item queries: clang's mangled name, our implementation, whether it takes a
+/// dimension argument.
+const QUERIES: &[(&str, &str, &str)] = &[
+    ("_Z12get_work_dimv", "__ferrocl_get_work_dim", "i32"),
+    ("_Z15get_global_sizej", "__ferrocl_get_global_size", "i64"),
+    ("_Z13get_global_idj", "__ferrocl_get_global_id", "i64"),
+    ("_Z14get_local_sizej", "__ferrocl_get_local_size", "i64"),
+    ("_Z23get_enqueued_local_sizej", "__ferrocl_get_enqueued_local_size", "i64"),
+    ("_Z12get_local_idj", "__ferrocl_get_local_id", "i64"),
+    ("_Z14get_num_groupsj", "__ferrocl_get_num_groups", "i64"),
+    ("_Z12get_group_idj", "__ferrocl_get_group_id", "i64"),
+    ("_Z17get_global_offsetj", "__ferrocl_get_global_offset", "i64"),
+    ("_Z20get_global_linear_idv", "__ferrocl_get_global_linear_id", "i64"),
+    ("_Z19get_local_linear_idv", "__ferrocl_get_local_linear_id", "i64"),
+];
+
+/// Builtins that make work-items of a group wait for each other: kernels reaching one
+/// run their work-items as fibers.
+const SYNC_PREFIXES: &[&str] = &["_Z7barrierj", "_Z18work_group_barrier", "_Z17wait_group_events", "_Z10work_group_"];
+
+/// How the host passes one kernel argument.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgKind {
+    /// A `__global` or `__constant` pointer: a buffer (or NULL).
+    Buffer,
+    /// A `__local` pointer: the host gives a size, the runtime a per-group address.
+    Local,
+    /// A value of `size` bytes (scalars, vectors, structs by value).
+    Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg {
+    pub kind: ArgKind,
+    /// Offset of the argument in the packed block, and the bytes it occupies there.
+    pub offset: usize,
+    pub size: usize,
+    /// SPIR address space from `kernel_arg_addr_space` (0 private, 1 global,
+    /// 2 constant, 3 local).
+    pub addr_space: u32,
+    pub access: String,
+    pub type_name: String,
+    pub type_qual: String,
+    pub name: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub args: Vec<Arg>,
+    /// Size of the packed argument block.
+    pub args_size: usize,
+    /// Bytes of `__local` variables declared in the kernel.
+    pub static_local_size: u64,
+    pub uses_barrier: bool,
+    pub reqd_work_group_size: Option<[usize; 3]>,
+}
+
+/// One function definition: its `define` line and body line range.
+struct Function {
+    name: String,
+    define: usize,
+    end: usize,
+    kernel: bool,
+}
+
+fn functions(lines: &[String]) -> Vec<Function> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].starts_with("define ") {
+            let name = callee_names(&lines[i]).into_iter().next().map(|(n, _)| n).unwrap_or_default();
+            let kernel = lines[i].contains(" spir_kernel ");
+            let start = i;
+            while i < lines.len() && lines[i] != "}" {
+                i += 1;
+            }
+            out.push(Function { name, define: start, end: i, kernel });
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Every `@name(` in a line, with the byte index of its `(`.
+fn callee_names(line: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = line[from..].find('@') {
+        let start = from + at + 1;
+        let (name, rest) = ir_type::ident(&line[start..]);
+        let paren = line.len() - rest.len();
+        if rest.starts_with('(') && !name.is_empty() {
+            out.push((name.to_string(), paren));
+        }
+        from = start.max(paren);
+    }
+    out
+}
+
+/// Index of the `)` matching the `(` at `open`.
+fn matching_paren(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Appends an argument (or parameter) before the `)` matching `open`.
+fn append_arg(line: &mut String, open: usize, arg: &str) -> Option<()> {
+    let close = matching_paren(line, open)?;
+    let empty = line[open + 1..close].trim().is_empty();
+    line.insert_str(close, &if empty { arg.to_string() } else { format!(", {arg}") });
+    Some(())
+}
+
+/// Splits a parameter or argument list at top-level commas.
+fn split_top(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '{' | '[' | '<' => depth += 1,
+            ')' | '}' | ']' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() {
+        out.push(s[start..].trim());
+    }
+    out
+}
+
+/// A parameter of a kernel's `define` line.
+#[derive(Debug)]
+struct Param {
+    ty: IrType,
+    byval: Option<IrType>,
+    align: Option<u64>,
+    /// Attributes that must be repeated at the call site (ABI-relevant).
+    call_attrs: String,
+}
+
+fn parse_param(p: &str) -> Option<Param> {
+    let (ty, rest) = ir_type::parse(p)?;
+    let mut byval = None;
+    let mut align = None;
+    let mut call_attrs = String::new();
+    let mut rest = rest.trim_start();
+    while !rest.is_empty() && !rest.starts_with('%') {
+        if let Some(inner) = rest.strip_prefix("byval(") {
+            let (t, after) = ir_type::parse(inner)?;
+            let after = after.trim_start().strip_prefix(')')?;
+            call_attrs.push_str(&format!("byval({}) ", &inner[..inner.len() - after.len() - 1]));
+            byval = Some(t);
+            rest = after.trim_start();
+            continue;
+        }
+        let end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+        let mut tok = &rest[..end];
+        // Attributes with arguments, e.g. dereferenceable(16) or initializes((0, 4)).
+        if let Some(open) = tok.find('(') {
+            let close = matching_paren(rest, open)?;
+            tok = &rest[..close + 1];
+        }
+        match tok {
+            "align" => {
+                let after = rest[end..].trim_start();
+                let n_end = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
+                align = after[..n_end].parse().ok();
+                rest = after[n_end..].trim_start();
+                continue;
+            }
+            "signext" | "zeroext" | "inreg" => call_attrs.push_str(&format!("{tok} ")),
+            _ => {}
+        }
+        rest = rest[tok.len()..].trim_start();
+    }
+    Some(Param { ty, byval, align, call_attrs })
+}
+
+/// `!N = !{...}` metadata nodes, as their raw item lists.
+fn metadata(lines: &[String]) -> HashMap<String, Vec<String>> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            let (id, rest) = l.split_once(" = ")?;
+            if !id.starts_with('!') || id.starts_with("!llvm") {
+                return None;
+            }
+            let body = rest.trim_start_matches("distinct ").strip_prefix("!{")?.strip_suffix('}')?;
+            Some((id.to_string(), split_top(body).into_iter().map(str::to_string).collect()))
+        })
+        .collect()
+}
+
+/// Decodes a metadata string item `!"..."` (LLVM escapes bytes as `\HH`).
+fn md_string(item: &str) -> String {
+    let s = item.trim().trim_start_matches('!').trim_matches('"');
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 2 < b.len() + 1 {
+            if let Ok(v) = u8::from_str_radix(s.get(i + 1..i + 3).unwrap_or(""), 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn md_int(item: &str) -> Option<u64> {
+    item.split_whitespace().last()?.parse().ok()
+}
+
+/// The metadata node a `define` line attaches under `key` (e.g. `!kernel_arg_type`).
+fn attached<'a>(define: &str, key: &str, md: &'a HashMap<String, Vec<String>>) -> Option<&'a Vec<String>> {
+    let at = define.find(&format!("!{key} "))?;
+    let id = define[at + key.len() + 2..].split_whitespace().next()?;
+    md.get(id)
+}
+
+/// The rewritten module and what the runtime needs to know about its kernels.
+pub struct Rewritten {
+    pub module: String,
+    pub kernels: Vec<Kernel>,
+}
+
+pub fn rewrite(text: &str) -> Result<Rewritten, String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let types = type_table_of(&lines);
+    let md = metadata(&lines);
+    let locals = thread_local_locals(&mut lines, &types)?;
+    let funcs = functions(&lines);
+    let defined: HashSet<&str> = funcs.iter().map(|f| f.name.as_str()).collect();
+
+    // Direct callees of every defined function.
+    let callees: HashMap<&str, BTreeSet<String>> = funcs
+        .iter()
+        .map(|f| {
+            let calls = lines[f.define + 1..f.end]
+                .iter()
+                .filter(|l| l.contains("call "))
+                .flat_map(|l| callee_names(l).into_iter().map(|(n, _)| n))
+                .collect();
+            (f.name.as_str(), calls)
+        })
+        .collect();
+
+    // Functions that need the context: callers of queries, then their callers.
+    let queries: HashMap<&str, (&str, &str)> = QUERIES.iter().map(|&(m, f, r)| (m, (f, r))).collect();
+    let mut needs: HashSet<String> = HashSet::new();
+    loop {
+        let before = needs.len();
+        for f in &funcs {
+            let cs = &callees[f.name.as_str()];
+            if cs.iter().any(|c| queries.contains_key(c.as_str()) || needs.contains(c)) {
+                needs.insert(f.name.clone());
+            }
+        }
+        if needs.len() == before {
+            break;
+        }
+    }
+
+    for f in &funcs {
+        if needs.contains(&f.name) {
+            let line = &mut lines[f.define];
+            let open = callee_names(line).first().map(|&(_, p)| p).ok_or("malformed define")?;
+            append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed define")?;
+        }
+        for line in &mut lines[f.define + 1..f.end] {
+            if !line.contains("call ") {
+                continue;
+            }
+            // Right to left, so inserting text does not move the remaining positions.
+            for (name, open) in callee_names(line).into_iter().rev() {
+                if let Some((ours, _)) = queries.get(name.as_str()) {
+                    append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
+                    line.replace_range(open - name.len()..open, ours);
+                } else if needs.contains(&name) && defined.contains(name.as_str()) {
+                    append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
+                }
+            }
+        }
+    }
+
+    let mut kernels = Vec::new();
+    let mut extra = String::new();
+    for f in funcs.iter().filter(|f| f.kernel) {
+        let define = lines[f.define].clone();
+        let k = kernel_info(f, &define, &types, &md, &locals, &callees)?;
+        launchers(&mut extra, &define, &k, needs.contains(&f.name), &types)?;
+        kernels.push(k);
+    }
+    let mut module = lines.join("\n");
+    module.push('\n');
+    for (_, (ours, ret)) in queries.iter().collect::<std::collections::BTreeMap<_, _>>() {
+        let dim = if ours.ends_with("_dim") || ours.ends_with("linear_id") { "" } else { "i32, " };
+        let _ = writeln!(module, "declare {ret} @{ours}({dim}ptr)");
+    }
+    module.push_str("declare void @__ferrocl_run_group(ptr, ptr, ptr)\n");
+    module.push_str("declare void @__ferrocl_run_item(ptr, ptr, ptr, ptr)\n");
+    module.push_str(&extra);
+    Ok(Rewritten { module, kernels })
+}
+
+fn type_table_of(lines: &[String]) -> TypeTable {
+    ir_type::type_table(&lines.iter().filter(|l| l.starts_with('%')).cloned().collect::<Vec<_>>().join("\n"))
+}
+
+/// Makes `__local` variables thread-local; returns their names and sizes.
+fn thread_local_locals(lines: &mut [String], types: &TypeTable) -> Result<Vec<(String, u64)>, String> {
+    let mut out = Vec::new();
+    for line in lines.iter_mut().filter(|l| l.starts_with('@') && l.contains(" addrspace(3) global ")) {
+        let (name, _) = ir_type::ident(&line[1..]);
+        let name = name.to_string();
+        let ty_text = &line[line.find(" addrspace(3) global ").unwrap() + " addrspace(3) global ".len()..];
+        let (ty, _) = ir_type::parse(ty_text).ok_or_else(|| format!("unknown type of __local {name}"))?;
+        let (size, _) = ty.layout(types).ok_or_else(|| format!("unknown size of __local {name}"))?;
+        out.push((name, size));
+        let (lhs, rhs) = line.split_once(" = ").ok_or("malformed global")?;
+        let mut words: Vec<&str> = rhs.split(' ').collect();
+        if let Some(link) = words.first_mut() {
+            if *link == "internal" || *link == "private" {
+                *link = "hidden";
+            }
+        }
+        let rhs = words.join(" ");
+        let at = ["unnamed_addr ", "local_unnamed_addr ", "addrspace(3) global "]
+            .iter()
+            .filter_map(|m| rhs.find(m))
+            .min()
+            .ok_or("malformed global")?;
+        *line = format!("{lhs} = {}thread_local(localdynamic) {}", &rhs[..at], &rhs[at..]);
+    }
+    Ok(out)
+}
+
+fn kernel_info(
+    f: &Function,
+    define: &str,
+    types: &TypeTable,
+    md: &HashMap<String, Vec<String>>,
+    locals: &[(String, u64)],
+    callees: &HashMap<&str, BTreeSet<String>>,
+) -> Result<Kernel, String> {
+    let name = f.name.clone();
+    let open = define.find(&format!("@{name}(")).ok_or("malformed kernel")? + name.len() + 1;
+    let close = matching_paren(define, open).ok_or("malformed kernel")?;
+    let params: Vec<Param> = split_top(&define[open + 1..close])
+        .into_iter()
+        .filter(|p| !p.ends_with(CTX))
+        .map(|p| parse_param(p).ok_or_else(|| format!("kernel {name}: unsupported parameter '{p}'")))
+        .collect::<Result<_, _>>()?;
+    let list = |key: &str| attached(define, key, md).cloned().unwrap_or_default();
+    let spaces: Vec<u32> = list("kernel_arg_addr_space").iter().map(|i| md_int(i).unwrap_or(0) as u32).collect();
+    let access = list("kernel_arg_access_qual");
+    let type_names = list("kernel_arg_type");
+    let quals = list("kernel_arg_type_qual");
+    let names = attached(define, "kernel_arg_name", md);
+    if spaces.len() != params.len() {
+        return Err(format!("kernel {name}: {} IR parameters for {} arguments", params.len(), spaces.len()));
+    }
+    let mut args = Vec::new();
+    let mut offset = 0usize;
+    for (i, p) in params.iter().enumerate() {
+        let kind = match (&p.ty, spaces[i]) {
+            (IrType::Ptr(_), 3) => ArgKind::Local,
+            (IrType::Ptr(_), 1 | 2) => ArgKind::Buffer,
+            _ => ArgKind::Value,
+        };
+        let (size, align) = match (&p.byval, &p.ty) {
+            (Some(t), _) => {
+                let (s, a) = t.layout(types).ok_or_else(|| format!("kernel {name}: unknown struct layout"))?;
+                (s, a.max(p.align.unwrap_or(1)))
+            }
+            (None, t) => t.layout(types).ok_or_else(|| format!("kernel {name}: unknown argument type"))?,
+        };
+        offset = offset.div_ceil(align as usize) * align as usize;
+        args.push(Arg {
+            kind,
+            offset,
+            size: size as usize,
+            addr_space: spaces[i],
+            access: access.get(i).map(|s| md_string(s)).unwrap_or_else(|| "none".into()),
+            type_name: type_names.get(i).map(|s| md_string(s)).unwrap_or_default(),
+            type_qual: quals.get(i).map(|s| md_string(s)).unwrap_or_default(),
+            name: names.and_then(|n| n.get(i)).map(|s| md_string(s)),
+        });
+        offset += size as usize;
+    }
+    let reqd = attached(define, "reqd_work_group_size", md).and_then(|v| {
+        let d: Vec<usize> = v.iter().filter_map(|i| md_int(i).map(|n| n as usize)).collect();
+        (d.len() == 3).then(|| [d[0], d[1], d[2]])
+    });
+    let prefix = format!("{name}.");
+    let static_local_size = locals.iter().filter(|(n, _)| n.starts_with(&prefix)).map(|(_, s)| s).sum();
+    Ok(Kernel {
+        name: name.clone(),
+        args,
+        args_size: offset.div_ceil(16) * 16,
+        static_local_size,
+        uses_barrier: reaches_sync(&name, callees),
+        reqd_work_group_size: reqd,
+    })
+}
+
+/// Whether `f` (transitively) calls a synchronising builtin.
+fn reaches_sync(f: &str, callees: &HashMap<&str, BTreeSet<String>>) -> bool {
+    let mut seen = HashSet::new();
+    let mut todo = vec![f.to_string()];
+    while let Some(g) = todo.pop() {
+        if !seen.insert(g.clone()) {
+            continue;
+        }
+        if SYNC_PREFIXES.iter().any(|p| g.starts_with(p)) {
+            return true;
+        }
+        if let Some(cs) = callees.get(g.as_str()) {
+            todo.extend(cs.iter().cloned());
+        }
+    }
+    false
+}
+
+/// Appends the per-kernel entry points the runtime calls.
+fn launchers(out: &mut String, define: &str, k: &Kernel, ctx: bool, types: &TypeTable) -> Result<(), String> {
+    let name = &k.name;
+    let open = define.find(&format!("@{name}(")).ok_or("malformed kernel")? + name.len() + 1;
+    let close = matching_paren(define, open).ok_or("malformed kernel")?;
+    let params: Vec<Param> =
+        split_top(&define[open + 1..close]).into_iter().filter(|p| !p.ends_with(CTX)).filter_map(parse_param).collect();
+    let _ = writeln!(
+        out,
+        "\ndefine internal void @__ferrocl_body_{name}(ptr noalias nocapture readonly %args, ptr %ctx) alwaysinline {{"
+    );
+    let mut call_args = Vec::new();
+    for (i, (p, a)) in params.iter().zip(&k.args).enumerate() {
+        let _ = writeln!(out, "  %p{i} = getelementptr inbounds i8, ptr %args, i64 {}", a.offset);
+        let ty = type_text(&define[open + 1..close], i)?;
+        if p.byval.is_some() {
+            call_args.push(format!("{ty} {}%p{i}", p.call_attrs));
+        } else {
+            let align = p.ty.layout(types).map_or(1, |(_, a)| a);
+            let _ = writeln!(out, "  %a{i} = load {ty}, ptr %p{i}, align {align}");
+            call_args.push(format!("{ty} {}%a{i}", p.call_attrs));
+        }
+    }
+    if ctx {
+        call_args.push("ptr %ctx".into());
+    }
+    let _ = writeln!(out, "  call spir_kernel void @{name}({})\n  ret void\n}}", call_args.join(", "));
+    let _ = writeln!(
+        out,
+        "define void @__ferrocl_launch_{name}(ptr %group, ptr noalias nocapture readonly %args) {{\n  \
+         call void @__ferrocl_run_group(ptr %group, ptr %args, ptr @__ferrocl_body_{name})\n  ret void\n}}"
+    );
+    let _ = writeln!(
+        out,
+        "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) {{\n  \
+         call void @__ferrocl_run_item(ptr %group, ptr %args, ptr %lid, ptr @__ferrocl_body_{name})\n  ret void\n}}"
+    );
+    Ok(())
+}
+
+/// The textual type of parameter `i` (as written, e.g. `ptr addrspace(1)`).
+fn type_text(params: &str, i: usize) -> Result<String, String> {
+    let p = split_top(params).into_iter().nth(i).ok_or("parameter count")?;
+    let (_, rest) = ir_type::parse(p).ok_or("parameter type")?;
+    Ok(p[..p.len() - rest.len()].trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"%struct.S = type { float, i32, [5 x i8] }
+@tiled.tile = internal unnamed_addr addrspace(3) global [64 x float] undef, align 16
+define dso_local spir_kernel void @saxpy(ptr addrspace(1) nocapture noundef align 4 %0, float noundef %1, i8 noundef signext %2) local_unnamed_addr #0 !kernel_arg_addr_space !6 !kernel_arg_access_qual !7 !kernel_arg_type !8 !kernel_arg_base_type !8 !kernel_arg_type_qual !9 {
+  %4 = tail call i64 @_Z13get_global_idj(i32 noundef 0) #5
+  %5 = tail call float @helper(float %1) #5
+  ret void
+}
+define internal float @helper(float %0) {
+  %2 = call i64 @_Z12get_local_idj(i32 0)
+  %3 = call i32 @_Z12get_work_dimv()
+  ret float %0
+}
+define dso_local spir_kernel void @tiled(ptr addrspace(3) noundef align 4 %0, <4 x float> noundef %1, ptr nocapture noundef readonly byval(%struct.S) align 4 %2) #3 !kernel_arg_addr_space !15 !kernel_arg_access_qual !16 !kernel_arg_type !17 !kernel_arg_base_type !17 !kernel_arg_type_qual !18 !kernel_arg_name !19 !reqd_work_group_size !20 {
+  tail call void @_Z7barrierj(i32 noundef 1) #6
+  ret void
+}
+declare i64 @_Z13get_global_idj(i32 noundef)
+!6 = !{i32 1, i32 0, i32 0}
+!7 = !{!"none", !"none", !"none"}
+!8 = !{!"float*", !"float", !"char"}
+!9 = !{!"const", !"", !""}
+!15 = !{i32 3, i32 0, i32 0}
+!16 = !{!"none", !"none", !"none"}
+!17 = !{!"float*", !"float4", !"S"}
+!18 = !{!"", !"", !""}
+!19 = !{!"scratch", !"v", !"s"}
+!20 = !{i32 64, i32 1, i32 1}
+"#;
+
+    #[test]
+    fn kernels_and_argument_layout() {
+        let r = rewrite(SAMPLE).unwrap();
+        let saxpy = &r.kernels[0];
+        assert_eq!(saxpy.name, "saxpy");
+        let offs: Vec<(usize, usize)> = saxpy.args.iter().map(|a| (a.offset, a.size)).collect();
+        assert_eq!(offs, vec![(0, 8), (8, 4), (12, 1)]);
+        assert_eq!(saxpy.args[0].kind, ArgKind::Buffer);
+        assert_eq!(saxpy.args[0].type_qual, "const");
+        assert!(!saxpy.uses_barrier);
+        let tiled = &r.kernels[1];
+        assert_eq!(tiled.args[0].kind, ArgKind::Local);
+        assert_eq!((tiled.args[1].offset, tiled.args[1].size), (16, 16));
+        assert_eq!((tiled.args[2].offset, tiled.args[2].size), (32, 16));
+        assert_eq!(tiled.args[2].name.as_deref(), Some("s"));
+        assert_eq!(tiled.static_local_size, 256);
+        assert!(tiled.uses_barrier);
+        assert_eq!(tiled.reqd_work_group_size, Some([64, 1, 1]));
+    }
+
+    #[test]
+    fn context_reaches_callers_of_queries() {
+        let m = rewrite(SAMPLE).unwrap().module;
+        assert!(m.contains("@saxpy(ptr addrspace(1) nocapture noundef align 4 %0, float noundef %1, i8 noundef signext %2, ptr %__ferrocl_ctx)"));
+        assert!(m.contains("call i64 @__ferrocl_get_global_id(i32 noundef 0, ptr %__ferrocl_ctx)"));
+        assert!(m.contains("call float @helper(float %1, ptr %__ferrocl_ctx)"));
+        assert!(m.contains("define internal float @helper(float %0, ptr %__ferrocl_ctx)"));
+        assert!(m.contains("call i32 @__ferrocl_get_work_dim(ptr %__ferrocl_ctx)"));
+        // tiled uses no query: its signature is untouched.
+        assert!(m.contains("@tiled(ptr addrspace(3) noundef align 4 %0, <4 x float> noundef %1, ptr nocapture noundef readonly byval(%struct.S) align 4 %2) #3"));
+    }
+
+    #[test]
+    fn locals_become_thread_local_and_visible() {
+        let m = rewrite(SAMPLE).unwrap().module;
+        assert!(m.contains(
+            "@tiled.tile = hidden thread_local(localdynamic) unnamed_addr addrspace(3) global [64 x float] undef"
+        ));
+    }
+
+    #[test]
+    fn launchers_unpack_the_block() {
+        let m = rewrite(SAMPLE).unwrap().module;
+        assert!(m.contains("call spir_kernel void @saxpy(ptr addrspace(1) %a0, float %a1, i8 signext %a2, ptr %ctx)"));
+        assert!(
+            m.contains("call spir_kernel void @tiled(ptr addrspace(3) %a0, <4 x float> %a1, ptr byval(%struct.S) %p2)")
+        );
+        assert!(m.contains("define void @__ferrocl_launch_tiled("));
+        assert!(m.contains("define void @__ferrocl_item_tiled("));
+    }
+
+    #[test]
+    fn metadata_strings_are_unescaped() {
+        assert_eq!(md_string(r#"!"a\22b""#), "a\"b");
+        assert_eq!(md_string(r#"!"float*""#), "float*");
+    }
+}

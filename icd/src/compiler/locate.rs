@@ -1,0 +1,38 @@
+//! Finding the files that ship with the driver, relative to the driver itself, so the
+//! same binary works from the build tree and when installed.
+
+use std::ffi::CStr;
+use std::path::PathBuf;
+
+/// The directory holding the loaded `libferrocl.so` (or the executable, for tests that
+/// link the driver's code directly).
+pub fn driver_dir() -> Option<PathBuf> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address and fills `info`.
+    let ok = unsafe { libc::dladdr(driver_dir as *const libc::c_void, &mut info) };
+    if ok == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr returned a NUL-terminated path.
+    let path = PathBuf::from(unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned());
+    std::fs::canonicalize(&path).unwrap_or(path).parent().map(|p| p.to_path_buf())
+}
+
+const ARCHIVE: &str = "libferrocl_builtins.a";
+
+/// The builtins archive: `$FERROCL_BUILTINS`, else next to the driver (build tree),
+/// else in the driver's private `ferrocl/` directory (installed package).
+pub fn builtins_archive() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("FERROCL_BUILTINS") {
+        let p = PathBuf::from(p);
+        return if p.is_file() { Ok(p) } else { Err(format!("FERROCL_BUILTINS={} does not exist\n", p.display())) };
+    }
+    let dir = driver_dir().ok_or("cannot tell where the FerroCL driver was loaded from\n")?;
+    let candidates = [dir.join(ARCHIVE), dir.join("ferrocl").join(ARCHIVE), dir.join("..").join(ARCHIVE)];
+    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+        format!(
+            "FerroCL's builtins archive ({ARCHIVE}) is missing; looked in:\n{}\nReinstall FerroCL, or build the whole workspace ('cargo build --workspace').\n",
+            candidates.iter().map(|p| format!("  {}\n", p.display())).collect::<String>()
+        )
+    })
+}

@@ -1,0 +1,100 @@
+//! Kernel descriptions saved next to a cached kernel library and inside program
+//! binaries: one tab-separated line per kernel and per argument.
+
+use super::ir::{Arg, ArgKind, Kernel};
+
+pub fn to_text(kernels: &[Kernel]) -> String {
+    let mut s = String::new();
+    for k in kernels {
+        let reqd = k.reqd_work_group_size.map_or("-".to_string(), |r| format!("{},{},{}", r[0], r[1], r[2]));
+        s += &format!(
+            "kernel\t{}\t{}\t{}\t{}\t{}\n",
+            k.name, k.args_size, k.static_local_size, k.uses_barrier as u8, reqd
+        );
+        for a in &k.args {
+            let kind = match a.kind {
+                ArgKind::Buffer => "B",
+                ArgKind::Local => "L",
+                ArgKind::Value => "V",
+            };
+            s += &format!(
+                "arg\t{kind}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                a.offset,
+                a.size,
+                a.addr_space,
+                a.access,
+                a.type_name,
+                a.type_qual,
+                a.name.as_deref().unwrap_or("\u{1}")
+            );
+        }
+    }
+    s
+}
+
+pub fn from_text(s: &str) -> Option<Vec<Kernel>> {
+    let mut out: Vec<Kernel> = Vec::new();
+    for line in s.lines().filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = line.split('\t').collect();
+        match f[0] {
+            "kernel" if f.len() == 6 => out.push(Kernel {
+                name: f[1].into(),
+                args: Vec::new(),
+                args_size: f[2].parse().ok()?,
+                static_local_size: f[3].parse().ok()?,
+                uses_barrier: f[4] == "1",
+                reqd_work_group_size: match f[5] {
+                    "-" => None,
+                    r => {
+                        let v: Vec<usize> = r.split(',').filter_map(|x| x.parse().ok()).collect();
+                        Some([*v.first()?, *v.get(1)?, *v.get(2)?])
+                    }
+                },
+            }),
+            "arg" if f.len() == 9 => out.last_mut()?.args.push(Arg {
+                kind: match f[1] {
+                    "B" => ArgKind::Buffer,
+                    "L" => ArgKind::Local,
+                    _ => ArgKind::Value,
+                },
+                offset: f[2].parse().ok()?,
+                size: f[3].parse().ok()?,
+                addr_space: f[4].parse().ok()?,
+                access: f[5].into(),
+                type_name: f[6].into(),
+                type_qual: f[7].into(),
+                name: (f[8] != "\u{1}").then(|| f[8].to_string()),
+            }),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let k = Kernel {
+            name: "k".into(),
+            args: vec![Arg {
+                kind: ArgKind::Local,
+                offset: 8,
+                size: 8,
+                addr_space: 3,
+                access: "none".into(),
+                type_name: "float*".into(),
+                type_qual: "const volatile".into(),
+                name: None,
+            }],
+            args_size: 16,
+            static_local_size: 256,
+            uses_barrier: true,
+            reqd_work_group_size: Some([8, 4, 1]),
+        };
+        assert_eq!(from_text(&to_text(&[k.clone()])), Some(vec![k]));
+        assert_eq!(from_text("garbage"), None);
+    }
+}

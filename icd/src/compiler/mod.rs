@@ -1,0 +1,218 @@
+//! The kernel compiler: OpenCL C -> LLVM IR (clang) -> rewritten IR (`ir`) -> object
+//! (clang, with the work-item library linked in as bitcode) -> shared object linked
+//! with the builtins archive. Results are cached on disk (`cache`).
+
+pub mod cache;
+pub mod clang;
+pub mod ir;
+pub mod ir_type;
+pub mod locate;
+pub mod meta;
+pub mod options;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::core::device::Device;
+
+/// The work-item library, compiled per clang version and CPU into the cache.
+const WORKITEM_C: &str = include_str!("../../../builtins/clc/workitem.c");
+
+/// Bumped whenever the pipeline's output for the same input changes.
+const PIPELINE: &str = "ferrocl-pipeline-1";
+
+/// A built kernel library and what it contains.
+#[derive(Clone, Debug)]
+pub struct Library {
+    pub path: PathBuf,
+    pub kernels: Vec<ir::Kernel>,
+}
+
+#[derive(Debug)]
+pub enum BuildError {
+    /// No clang: `CL_COMPILER_NOT_AVAILABLE`; the log says what to install.
+    NoCompiler(String),
+    /// `CL_INVALID_BUILD_OPTIONS`.
+    InvalidOptions(String),
+    /// `CL_BUILD_PROGRAM_FAILURE` with the log (clang's diagnostics).
+    Failed(String),
+}
+
+pub struct Built {
+    pub library: Library,
+    pub log: String,
+}
+
+fn target_flags() -> [&'static str; 4] {
+    ["-target", "x86_64-unknown-linux-gnu", "-march=native", "-fPIC"]
+}
+
+/// What identifies the CPU kernels are compiled for (`-march=native`).
+fn cpu_identity() -> String {
+    let h = &Device::get().host;
+    format!("{}|{}", h.cpu_name, h.cpu_flags)
+}
+
+fn archive_identity(p: &Path) -> String {
+    let m = std::fs::metadata(p).ok();
+    let mtime = m.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    format!("{}|{:?}|{:?}", p.display(), m.map(|m| m.len()), mtime)
+}
+
+/// A scratch directory inside the cache (same filesystem, so results can be renamed
+/// into place), removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(cache: &Path) -> Result<Scratch, String> {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = cache.join(format!("work-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::create_dir_all(&p).map_err(|e| format!("cannot create {}: {e}\n", p.display()))?;
+        Ok(Scratch(p))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn os(s: &str) -> &OsStr {
+    OsStr::new(s)
+}
+
+/// The work-item library as bitcode for this clang and CPU, compiled on first use.
+fn workitem_bitcode(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<PathBuf, String> {
+    let key =
+        cache::key(&[PIPELINE.as_bytes(), clang.version.as_bytes(), WORKITEM_C.as_bytes(), cpu_identity().as_bytes()]);
+    let bc = cache.join(format!("workitem-{key}.bc"));
+    if bc.is_file() {
+        return Ok(bc);
+    }
+    let src = scratch.join("workitem.c");
+    std::fs::write(&src, WORKITEM_C).map_err(|e| e.to_string())?;
+    let out = scratch.join("workitem.bc");
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend([os("-O2"), os("-emit-llvm"), os("-c"), src.as_os_str(), os("-o"), out.as_os_str()]);
+    clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its work-item library:\n{e}"))?;
+    std::fs::rename(&out, &bc).map_err(|e| e.to_string())?;
+    Ok(bc)
+}
+
+/// Builds (or loads from the cache) the kernel library for `source`.
+pub fn build(source: &str, options: &str, headers: &[(String, String)]) -> Result<Built, BuildError> {
+    let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
+    let clang = clang::find().ok_or_else(|| BuildError::NoCompiler(clang::MISSING.into()))?;
+    let archive = locate::builtins_archive().map_err(BuildError::Failed)?;
+    let mut parts: Vec<&[u8]> = vec![
+        PIPELINE.as_bytes(),
+        source.as_bytes(),
+        options.as_bytes(),
+        clang.version.as_bytes(),
+        WORKITEM_C.as_bytes(),
+    ];
+    for (n, t) in headers {
+        parts.extend([n.as_bytes(), t.as_bytes()]);
+    }
+    let (cpu, arch) = (cpu_identity(), archive_identity(&archive));
+    parts.extend([cpu.as_bytes(), arch.as_bytes()]);
+    let key = cache::key(&parts);
+    let cache = cache::dir();
+    let (so, meta_path, log_path) =
+        (cache.join(format!("{key}.so")), cache.join(format!("{key}.meta")), cache.join(format!("{key}.log")));
+    if let Ok(text) = std::fs::read_to_string(&meta_path) {
+        if let (Some(kernels), true) = (meta::from_text(&text), so.is_file()) {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            return Ok(Built { library: Library { path: so, kernels }, log });
+        }
+    }
+    let (library_file, kernels, log) =
+        compile(clang, &opts, source, headers, &archive, &cache).map_err(BuildError::Failed)?;
+    let stored = std::fs::rename(&library_file, &so)
+        .and_then(|_| cache::write_atomic(&log_path, log.as_bytes()))
+        .and_then(|_| cache::write_atomic(&meta_path, meta::to_text(&kernels).as_bytes()));
+    stored.map_err(|e| BuildError::Failed(format!("cannot write the program cache in {}: {e}\n", cache.display())))?;
+    Ok(Built { library: Library { path: so, kernels }, log })
+}
+
+/// Runs the pipeline in a scratch directory; returns the library file, its kernels
+/// and the build log.
+fn compile(
+    clang: &clang::Clang,
+    opts: &options::BuildOptions,
+    source: &str,
+    headers: &[(String, String)],
+    archive: &Path,
+    cache: &Path,
+) -> Result<(PathBuf, Vec<ir::Kernel>, String), String> {
+    let scratch = Scratch::new(cache)?;
+    let dir = scratch.0.clone();
+    let inc = dir.join("include");
+    std::fs::create_dir_all(&inc).map_err(|e| e.to_string())?;
+    for (name, text) in headers {
+        let p = inc.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&p, text).map_err(|e| e.to_string())?;
+    }
+    let (cl, ll, opt_ll, obj, lib, map) = (
+        dir.join("program.cl"),
+        dir.join("program.ll"),
+        dir.join("program.ferrocl.ll"),
+        dir.join("program.o"),
+        dir.join("program.so"),
+        dir.join("exports.map"),
+    );
+    std::fs::write(&cl, source).map_err(|e| e.to_string())?;
+    let bitcode = workitem_bitcode(clang, cache, &dir)?;
+
+    // OpenCL C -> IR. Unoptimised (the whole pipeline runs once, in the next step), with
+    // OpenCL address spaces kept distinct so __local data can be told apart.
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend(["-x", "cl", "-emit-llvm", "-S", "-O2"].map(os));
+    args.extend(["-Xclang", "-disable-llvm-passes", "-Xclang", "-ffake-address-space-map"].map(os));
+    args.extend(["-Xclang", "-fdeclare-opencl-builtins", "-Xclang", "-finclude-default-header"].map(os));
+    args.extend(["-Xclang", "-cl-ext=-all"].map(os));
+    args.extend(opts.clang.iter().map(|s| os(s)));
+    let inc_flag = format!("-I{}", inc.display());
+    args.extend([os(&inc_flag), cl.as_os_str(), os("-o"), ll.as_os_str()]);
+    let mut log = clang::run(clang, &args)?;
+
+    let text = std::fs::read_to_string(&ll).map_err(|e| e.to_string())?;
+    let rewritten = ir::rewrite(&text)?;
+    std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
+
+    // IR -> object, with the work-item library linked in so queries and the group loop
+    // are optimised together with the kernels.
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
+    args.extend([os("-Xclang"), os("-mlink-bitcode-file"), os("-Xclang"), bitcode.as_os_str()]);
+    args.extend([os("-Wno-override-module"), os("-o"), obj.as_os_str()]);
+    log += &clang::run(clang, &args)?;
+
+    // Object -> shared object exporting only the entry points.
+    std::fs::write(&map, "{ global: __ferrocl_launch_*; __ferrocl_item_*; local: *; };\n")
+        .map_err(|e| e.to_string())?;
+    let script = format!("-Wl,--version-script={}", map.display());
+    let args: Vec<&OsStr> = vec![
+        os("-shared"),
+        os("-o"),
+        lib.as_os_str(),
+        obj.as_os_str(),
+        archive.as_os_str(),
+        os(&script),
+        os("-Wl,--no-undefined"),
+        os("-Wl,--gc-sections"),
+        os("-lm"),
+        os("-lpthread"),
+        os("-ldl"),
+    ];
+    log += &clang::run(clang, &args)
+        .map_err(|e| format!("{e}(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n"))?;
+    let keep = dir.with_extension("so");
+    std::fs::rename(&lib, &keep).map_err(|e| e.to_string())?;
+    Ok((keep, rewritten.kernels, log))
+}
