@@ -6,3 +6,4 @@
 pub mod api;
 pub mod compiler;
 pub mod core;
+pub mod exec;

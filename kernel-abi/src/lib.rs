@@ -11,7 +11,7 @@ use core::ffi::c_void;
 
 /// One work-group as the launcher sees it.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Group {
     pub group_id: [usize; 3],
     /// This group's size (smaller than `enqueued_local_size` for the last group of a
@@ -27,6 +27,23 @@ pub struct Group {
     pub services: *const Services,
     /// Opaque driver state for the services (the executing worker).
     pub runtime: *mut c_void,
+}
+
+impl Default for Group {
+    fn default() -> Group {
+        Group {
+            group_id: [0; 3],
+            local_size: [1; 3],
+            enqueued_local_size: [1; 3],
+            global_offset: [0; 3],
+            global_size: [1; 3],
+            num_groups: [1; 3],
+            work_dim: 1,
+            _pad: 0,
+            services: core::ptr::null(),
+            runtime: core::ptr::null_mut(),
+        }
+    }
 }
 
 /// Entry points the driver offers to kernel code. Kernels reach the driver only

@@ -216,3 +216,48 @@ fn compile(
     std::fs::rename(&lib, &keep).map_err(|e| e.to_string())?;
     Ok((keep, rewritten.kernels, log))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrocl_kernel_abi::{Group, LaunchFn};
+
+    /// The whole pipeline with the real clang: build, load, run one group directly.
+    #[test]
+    fn saxpy_builds_loads_and_runs() {
+        if clang::find().is_none() {
+            panic!("{}", clang::MISSING);
+        }
+        let dir = std::env::temp_dir().join(format!("ferrocl-unit-cache-{}", std::process::id()));
+        std::env::set_var("FERROCL_CACHE_DIR", &dir);
+        let src = "kernel void saxpy(global float *y, global const float *x, float a) {\n\
+                   size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }";
+        let built = build(src, "", &[]).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(built.library.kernels[0].name, "saxpy");
+        // SAFETY: a library we just built, exporting the launcher with the LaunchFn ABI.
+        unsafe {
+            let lib = libloading::Library::new(&built.library.path).unwrap();
+            let launch = *lib.get::<LaunchFn>(b"__ferrocl_launch_saxpy\0").unwrap();
+            let (mut y, x) = (vec![1.0f32; 64], (0..64).map(|i| i as f32).collect::<Vec<f32>>());
+            let mut args = [0u8; 32];
+            args[0..8].copy_from_slice(&(y.as_mut_ptr() as usize).to_ne_bytes());
+            args[8..16].copy_from_slice(&(x.as_ptr() as usize).to_ne_bytes());
+            args[16..20].copy_from_slice(&2.0f32.to_ne_bytes());
+            let g = Group {
+                group_id: [1, 0, 0],
+                local_size: [32, 1, 1],
+                enqueued_local_size: [32, 1, 1],
+                global_size: [64, 1, 1],
+                num_groups: [2, 1, 1],
+                work_dim: 1,
+                ..Default::default()
+            };
+            launch(&g, args.as_ptr());
+            assert!(y[..32].iter().all(|&v| v == 1.0), "group 0 was not run");
+            assert!((32..64).all(|i| y[i] == 2.0 * i as f32 + 1.0));
+        }
+        let again = build(src, "", &[]).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(again.library.path, built.library.path, "the second build is a cache hit");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -4,6 +4,7 @@ pub mod context;
 pub mod device;
 pub mod event;
 pub mod host;
+pub mod kernel;
 pub mod memory;
 pub mod platform;
 pub mod program;

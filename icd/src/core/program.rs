@@ -1,17 +1,84 @@
-//! Programs: source and the build state per device.
+//! Programs: their source or binary, the build state, and the loaded kernel library.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use ferrocl_kernel_abi::{ItemFn, LaunchFn};
 use opencl_sys::*;
 use parking_lot::Mutex;
 
 use super::context::Context;
 use crate::api::icd::{Base, ClObject, Kind};
+use crate::compiler::{self, cache, meta, BuildError};
+
+/// A kernel library loaded into the process, with its entry points resolved.
+pub struct KernelLibrary {
+    pub info: compiler::Library,
+    entries: HashMap<String, (LaunchFn, ItemFn)>,
+    _lib: libloading::Library,
+}
+
+impl KernelLibrary {
+    pub fn load(info: compiler::Library) -> Result<Arc<KernelLibrary>, String> {
+        // SAFETY: a library produced by our pipeline: no initialisers beyond libc's.
+        let lib = unsafe { libloading::Library::new(&info.path) }
+            .map_err(|e| format!("cannot load kernel library {}: {e}\n", info.path.display()))?;
+        let mut entries = HashMap::new();
+        for k in &info.kernels {
+            // SAFETY: the pipeline exports these symbols with exactly these types.
+            let entry = unsafe {
+                let launch = lib.get::<LaunchFn>(format!("__ferrocl_launch_{}\0", k.name).as_bytes());
+                let item = lib.get::<ItemFn>(format!("__ferrocl_item_{}\0", k.name).as_bytes());
+                (*launch.map_err(|e| e.to_string())?, *item.map_err(|e| e.to_string())?)
+            };
+            entries.insert(k.name.clone(), entry);
+        }
+        Ok(Arc::new(KernelLibrary { info, entries, _lib: lib }))
+    }
+
+    pub fn entry(&self, name: &str) -> Option<(LaunchFn, ItemFn)> {
+        self.entries.get(name).copied()
+    }
+
+    pub fn kernel(&self, name: &str) -> Option<&compiler::ir::Kernel> {
+        self.info.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// `CL_PROGRAM_BINARIES`: our container of the kernel descriptions and the library.
+    pub fn binary(&self) -> Vec<u8> {
+        let mut out = format!("{BINARY_MAGIC}\n{}{BINARY_END}\n", meta::to_text(&self.info.kernels)).into_bytes();
+        out.extend(std::fs::read(&self.info.path).unwrap_or_default());
+        out
+    }
+}
+
+const BINARY_MAGIC: &str = "FERROCL-BINARY-1";
+const BINARY_END: &str = "--";
+
+/// Unpacks a program binary into the cache; `None` if it is not one of ours.
+pub fn library_from_binary(bytes: &[u8]) -> Option<compiler::Library> {
+    let text_end = bytes.windows(BINARY_END.len() + 2).position(|w| w == format!("\n{BINARY_END}\n").as_bytes())?;
+    let head = std::str::from_utf8(&bytes[..text_end + 1]).ok()?;
+    let meta_text = head.strip_prefix(BINARY_MAGIC)?.strip_prefix('\n')?;
+    let kernels = meta::from_text(meta_text)?;
+    let so = &bytes[text_end + BINARY_END.len() + 2..];
+    if !so.starts_with(b"\x7fELF") {
+        return None;
+    }
+    let path = cache::dir().join(format!("bin-{}.so", cache::key(&[bytes])));
+    if !path.is_file() {
+        cache::write_atomic(&path, so).ok()?;
+    }
+    Some(compiler::Library { path, kernels })
+}
 
 pub struct BuildState {
     pub status: cl_build_status,
     pub options: String,
     pub log: String,
+    pub binary_type: cl_program_binary_type,
+    pub library: Option<Arc<KernelLibrary>>,
 }
 
 #[repr(C)]
@@ -19,7 +86,12 @@ pub struct Program {
     pub base: Base,
     pub context: Arc<Context>,
     pub source: String,
+    /// Set for programs created from a binary, until built.
+    pub pending_binary: Option<compiler::Library>,
     pub build: Mutex<BuildState>,
+    /// Kernel objects alive: "CL_INVALID_OPERATION if there are kernel objects attached
+    /// to program" when building again.
+    pub kernels: AtomicUsize,
 }
 
 impl ClObject for Program {
@@ -31,12 +103,75 @@ impl ClObject for Program {
 }
 
 impl Program {
-    pub fn from_source(context: Arc<Context>, source: String) -> Arc<Program> {
+    fn new(context: Arc<Context>, source: String, pending_binary: Option<compiler::Library>) -> Arc<Program> {
         Arc::new(Program {
             base: Base::new(),
             context,
             source,
-            build: Mutex::new(BuildState { status: CL_BUILD_NONE, options: String::new(), log: String::new() }),
+            pending_binary,
+            build: Mutex::new(BuildState {
+                status: CL_BUILD_NONE,
+                options: String::new(),
+                log: String::new(),
+                binary_type: CL_PROGRAM_BINARY_TYPE_NONE,
+                library: None,
+            }),
+            kernels: AtomicUsize::new(0),
         })
+    }
+
+    pub fn from_source(context: Arc<Context>, source: String) -> Arc<Program> {
+        Program::new(context, source, None)
+    }
+
+    pub fn from_binary(context: Arc<Context>, library: compiler::Library) -> Arc<Program> {
+        let p = Program::new(context, String::new(), Some(library));
+        p.build.lock().binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+        p
+    }
+
+    pub fn library(&self) -> Option<Arc<KernelLibrary>> {
+        self.build.lock().library.clone()
+    }
+
+    /// Builds the program (or loads its binary) and records the outcome.
+    pub fn build(&self, options: &str) -> Result<(), cl_int> {
+        let result = match &self.pending_binary {
+            Some(lib) => Ok((lib.clone(), String::new())),
+            None => compiler::build(&self.source, options, &[]).map(|b| (b.library, b.log)),
+        };
+        let mut st = self.build.lock();
+        st.options = options.to_string();
+        let loaded = result.and_then(|(lib, log)| {
+            KernelLibrary::load(lib).map(|l| (l, log)).map_err(BuildError::Failed)
+        });
+        match loaded {
+            Ok((lib, log)) => {
+                st.status = CL_BUILD_SUCCESS;
+                st.log = log;
+                st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+                st.library = Some(lib);
+                Ok(())
+            }
+            Err(e) => {
+                st.status = CL_BUILD_ERROR;
+                st.library = None;
+                let (log, code) = match e {
+                    BuildError::NoCompiler(l) => (l, CL_COMPILER_NOT_AVAILABLE),
+                    BuildError::InvalidOptions(l) => (l, CL_INVALID_BUILD_OPTIONS),
+                    BuildError::Failed(l) => (l, CL_BUILD_PROGRAM_FAILURE),
+                };
+                st.log = log;
+                Err(code)
+            }
+        }
+    }
+
+    pub fn kernel_attached(&self) {
+        self.kernels.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub fn kernel_detached(&self) {
+        self.kernels.fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -1,0 +1,110 @@
+//! One kernel launch over an NDRange: geometry, the argument block, and the mapping
+//! from a group index to the group the launcher runs.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use ferrocl_kernel_abi::{Group, ItemFn, LaunchFn};
+
+use super::fibers::SERVICES;
+use super::pool::{Pool, Worker};
+
+/// Alignment of each `__local` argument inside the worker's arena.
+const LOCAL_ALIGN: usize = 64;
+
+pub struct Launch {
+    pub launch: LaunchFn,
+    pub item: ItemFn,
+    pub uses_barrier: bool,
+    /// The packed argument block (16-byte aligned storage).
+    pub args: Vec<u128>,
+    /// `(offset in the block, bytes)` of each `__local` argument.
+    pub local_args: Vec<(usize, usize)>,
+    pub work_dim: u32,
+    pub global: [usize; 3],
+    pub local: [usize; 3],
+    pub offset: [usize; 3],
+    /// Objects the kernel uses (buffers, the kernel library), kept alive until done.
+    pub keep: Vec<Arc<dyn Any + Send + Sync>>,
+}
+
+// SAFETY: the function pointers point into a library `keep` holds; the block holds
+// plain bytes and addresses of buffers `keep` holds.
+unsafe impl Send for Launch {}
+unsafe impl Sync for Launch {}
+
+/// Bytes of `__local` argument memory a launch needs in each worker's arena.
+pub fn local_arg_bytes(sizes: impl Iterator<Item = usize>) -> usize {
+    sizes.map(|s| s.div_ceil(LOCAL_ALIGN) * LOCAL_ALIGN).sum()
+}
+
+impl Launch {
+    fn num_groups(&self) -> [usize; 3] {
+        [0, 1, 2].map(|d| self.global[d].div_ceil(self.local[d]))
+    }
+
+    fn group(&self, index: usize) -> Group {
+        let n = self.num_groups();
+        let id = [index % n[0], (index / n[0]) % n[1], index / (n[0] * n[1])];
+        Group {
+            group_id: id,
+            // The last group of a dimension may be partial (non-uniform work-groups).
+            local_size: [0, 1, 2].map(|d| self.local[d].min(self.global[d] - id[d] * self.local[d])),
+            enqueued_local_size: self.local,
+            global_offset: self.offset,
+            global_size: self.global,
+            num_groups: n,
+            work_dim: self.work_dim,
+            _pad: 0,
+            services: &SERVICES,
+            runtime: std::ptr::null_mut(),
+        }
+    }
+
+    /// The argument block for a group on `w`: the shared block, or the worker's copy
+    /// with `__local` arguments pointing into its arena.
+    fn args_for(&self, w: &mut Worker) -> *const u8 {
+        if self.local_args.is_empty() {
+            return self.args.as_ptr().cast();
+        }
+        w.args.clear();
+        w.args.extend_from_slice(&self.args);
+        let block = w.args.as_mut_ptr().cast::<u8>();
+        let arena = w.arena.as_mut_ptr().cast::<u8>();
+        let mut at = 0;
+        for &(offset, size) in &self.local_args {
+            // SAFETY: offsets come from the kernel's layout, inside the block; the sum
+            // of local sizes was checked against the arena at enqueue.
+            unsafe { block.add(offset).cast::<usize>().write_unaligned(arena.add(at) as usize) };
+            at += size.div_ceil(LOCAL_ALIGN) * LOCAL_ALIGN;
+        }
+        block
+    }
+
+    fn run_group(&self, w: &mut Worker, index: usize) {
+        let group = self.group(index);
+        let args = self.args_for(w);
+        let items: usize = group.local_size.iter().product();
+        // SAFETY: the launcher and item functions come from the kernel library that
+        // `keep` holds, and take exactly these arguments.
+        unsafe {
+            if self.uses_barrier && items > 1 {
+                if let Err(e) = w.fibers.run_group(self.item, &group, args) {
+                    panic!("{e}");
+                }
+            } else {
+                (self.launch)(&group, args);
+            }
+        }
+    }
+
+    /// Runs every group on the worker pool; returns when all are done.
+    pub fn run(self: Arc<Self>) -> bool {
+        let total: usize = self.num_groups().iter().product();
+        if self.global.contains(&0) {
+            return true;
+        }
+        let me = self.clone();
+        Pool::get().run(total, Box::new(move |w, g| me.run_group(w, g)))
+    }
+}

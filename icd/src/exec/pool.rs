@@ -1,0 +1,134 @@
+//! One worker per usable core, pinned, each with its own local-memory arena and fiber
+//! stacks. A job is a number of work-groups handed out in chunks from an atomic
+//! counter, so fast workers take more.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::fibers::Fibers;
+use crate::core::device::Device;
+
+/// What a worker owns across the groups it runs.
+pub struct Worker {
+    /// `__local` kernel arguments of the running group (static `__local` variables
+    /// are thread-local to the worker instead).
+    pub arena: Vec<u128>,
+    /// A private copy of the argument block, for kernels whose `__local` arguments
+    /// point into this worker's arena.
+    pub args: Vec<u128>,
+    pub fibers: Fibers,
+}
+
+type GroupFn = dyn Fn(&mut Worker, usize) + Send + Sync;
+
+pub struct Job {
+    next: AtomicUsize,
+    total: usize,
+    chunk: usize,
+    done: AtomicUsize,
+    failed: AtomicBool,
+    run: Box<GroupFn>,
+    finished: Mutex<bool>,
+    wake: Condvar,
+}
+
+struct Shared {
+    jobs: Mutex<VecDeque<Arc<Job>>>,
+    work: Condvar,
+}
+
+pub struct Pool {
+    shared: Arc<Shared>,
+    pub workers: usize,
+}
+
+static POOL: LazyLock<Pool> = LazyLock::new(Pool::start);
+
+impl Pool {
+    pub fn get() -> &'static Pool {
+        &POOL
+    }
+
+    fn start() -> Pool {
+        let workers = Device::get().host.cores as usize;
+        let shared = Arc::new(Shared { jobs: Mutex::new(VecDeque::new()), work: Condvar::new() });
+        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        let local = Device::get().limits.local_mem_size as usize;
+        for i in 0..workers {
+            let shared = shared.clone();
+            let core = cores.get(i % cores.len().max(1)).copied();
+            let _ = std::thread::Builder::new().name(format!("ferrocl-worker-{i}")).spawn(move || {
+                if let Some(c) = core {
+                    core_affinity::set_for_current(c);
+                }
+                let mut w = Worker { arena: vec![0; local / 16 + 8], args: Vec::new(), fibers: Fibers::default() };
+                worker_loop(&shared, &mut w);
+            });
+        }
+        Pool { shared, workers }
+    }
+
+    /// Runs `run(worker, group)` for every group in `0..total` and returns when all
+    /// have finished; `false` if any panicked (a driver bug, reported as an error).
+    pub fn run(&self, total: usize, run: Box<GroupFn>) -> bool {
+        if total == 0 {
+            return true;
+        }
+        // Enough chunks per worker to balance uneven groups, few enough that the
+        // counter is not contended.
+        let chunk = (total / (self.workers * 8)).clamp(1, 64);
+        let job = Arc::new(Job {
+            next: AtomicUsize::new(0),
+            total,
+            chunk,
+            done: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            run,
+            finished: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        self.shared.jobs.lock().push_back(job.clone());
+        self.shared.work.notify_all();
+        let mut finished = job.finished.lock();
+        while !*finished {
+            job.wake.wait(&mut finished);
+        }
+        !job.failed.load(Ordering::Acquire)
+    }
+}
+
+fn worker_loop(shared: &Shared, w: &mut Worker) {
+    loop {
+        let job = {
+            let mut jobs = shared.jobs.lock();
+            loop {
+                match jobs.front() {
+                    Some(j) if j.next.load(Ordering::Relaxed) < j.total => break j.clone(),
+                    Some(_) => {
+                        jobs.pop_front();
+                    }
+                    None => shared.work.wait(&mut jobs),
+                }
+            }
+        };
+        loop {
+            let start = job.next.fetch_add(job.chunk, Ordering::Relaxed);
+            if start >= job.total {
+                break;
+            }
+            let end = (start + job.chunk).min(job.total);
+            let ok = catch_unwind(AssertUnwindSafe(|| (start..end).for_each(|g| (job.run)(w, g)))).is_ok();
+            if !ok {
+                job.failed.store(true, Ordering::Release);
+            }
+            if job.done.fetch_add(end - start, Ordering::AcqRel) + (end - start) == job.total {
+                *job.finished.lock() = true;
+                job.wake.notify_all();
+            }
+        }
+    }
+}
