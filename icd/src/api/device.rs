@@ -103,8 +103,11 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_PROFILING_TIMER_RESOLUTION => Info::of(&1usize),
         CL_DEVICE_ENDIAN_LITTLE => Info::of(&true),
         CL_DEVICE_AVAILABLE => Info::of(&true),
-        // No kernel compiler is wired in yet (issue: "Run OpenCL C kernels").
-        CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => Info::of(&false),
+        // Kernels compile with an external clang; without one, builds report
+        // CL_COMPILER_NOT_AVAILABLE and say what to install.
+        CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => {
+            Info::of(&crate::compiler::clang::find().is_some())
+        }
         CL_DEVICE_EXECUTION_CAPABILITIES => Info::of(&CL_EXEC_KERNEL),
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => {
             Info::of(&(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE))
@@ -137,7 +140,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_PARTITION_AFFINITY_DOMAIN => Info::of(&none_u64),
         CL_DEVICE_PARTITION_TYPE => Info::empty(),
         CL_DEVICE_REFERENCE_COUNT => Info::of(&1u32),
-        CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => Info::of(&false),
+        CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => Info::of(&true),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => Info::of(&false),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => Info::of(&false),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(w[4] as usize)),

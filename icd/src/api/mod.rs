@@ -8,6 +8,7 @@ pub mod context;
 pub mod device;
 pub mod event;
 pub mod icd;
+pub mod kernel;
 pub mod memory;
 pub mod platform;
 pub mod program;

@@ -1,24 +1,16 @@
-//! Program and kernel entry points.
-//!
-//! This version of the driver has no kernel compiler yet (the device reports
-//! `CL_DEVICE_COMPILER_AVAILABLE = CL_FALSE`): programs can be created from source and
-//! queried, builds answer `CL_COMPILER_NOT_AVAILABLE` with a log saying so, and since no
-//! program ever has an executable, no kernel object can exist. Every entry point still
-//! validates its handles.
+//! Program entry points: creation, build/compile/link, binaries and queries.
 
 use std::ffi::{c_char, c_void};
 use std::ptr::null_mut;
+use std::sync::Arc;
 
 use opencl_sys::*;
 
 use super::icd::{self, from_handle, from_handles, into_handle};
-use super::queue::begin;
-use super::util::{slice, status, with_errcode, CLResult, Info};
+use super::util::{c_str, slice, status, with_errcode, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
-use crate::core::program::Program;
-
-const NO_COMPILER_LOG: &str = "FerroCL: this build of the driver cannot compile OpenCL C yet.\n";
+use crate::core::program::{self, Program};
 
 pub(super) unsafe extern "C" fn clCreateProgramWithSource(
     context: cl_context,
@@ -43,13 +35,27 @@ pub(super) unsafe extern "C" fn clCreateProgramWithSource(
             // "If an element in lengths is zero, its accompanying string is
             // null-terminated."
             match lens.get(i).copied().unwrap_or(0) {
-                0 => source.extend_from_slice(super::util::c_str(s).ok_or(CL_INVALID_VALUE)?.to_bytes()),
+                0 => source.extend_from_slice(c_str(s).ok_or(CL_INVALID_VALUE)?.to_bytes()),
                 n => source.extend_from_slice(slice(s.cast::<u8>(), n)),
             }
         }
         let source = String::from_utf8_lossy(&source).into_owned();
         Ok(into_handle(Program::from_source(c, source)))
     })
+}
+
+/// Checks a device list against the program's context (`CL_INVALID_DEVICE`).
+fn devices_of(c: &Context, num: cl_uint, list: *const cl_device_id) -> CLResult<Vec<Arc<Device>>> {
+    // "CL_INVALID_VALUE if device_list is NULL and num_devices is greater than zero, or
+    // if device_list is not NULL and num_devices is zero."
+    if list.is_null() != (num == 0) {
+        return Err(CL_INVALID_VALUE);
+    }
+    let devs = from_handles::<Device>(list, num as usize)?;
+    if devs.iter().any(|d| !c.has_device(d)) {
+        return Err(CL_INVALID_DEVICE);
+    }
+    Ok(devs)
 }
 
 pub(super) unsafe extern "C" fn clCreateProgramWithBinary(
@@ -62,16 +68,32 @@ pub(super) unsafe extern "C" fn clCreateProgramWithBinary(
     errcode_ret: *mut cl_int,
 ) -> cl_program {
     with_errcode(errcode_ret, null_mut(), || {
-        from_handle::<Context>(context)?;
+        let c = from_handle::<Context>(context)?;
+        // "CL_INVALID_VALUE if device_list is NULL or num_devices is zero", "if lengths
+        // or binaries is NULL or if any entry in lengths[i] is zero or binaries[i] is
+        // NULL".
         if num_devices == 0 || device_list.is_null() || lengths.is_null() || binaries.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        from_handles::<Device>(device_list, num_devices as usize)?;
-        // No binary format exists yet, so every binary is invalid for the device.
+        devices_of(&c, num_devices, device_list)?;
+        let lens = slice(lengths, num_devices as usize);
+        let bins = slice(binaries as *const *const u8, num_devices as usize);
+        let mut library = None;
+        let mut failed = false;
         for i in 0..num_devices as usize {
-            super::util::write_opt(binary_status.wrapping_add(i), CL_INVALID_BINARY);
+            if lens[i] == 0 || bins[i].is_null() {
+                return Err(CL_INVALID_VALUE);
+            }
+            let lib = program::library_from_binary(slice(bins[i], lens[i]));
+            write_opt(binary_status.wrapping_add(i), if lib.is_some() { CL_SUCCESS } else { CL_INVALID_BINARY });
+            failed |= lib.is_none();
+            library = library.or(lib);
         }
-        Err(CL_INVALID_BINARY)
+        // "CL_INVALID_BINARY if an invalid program binary was encountered for any device."
+        match (failed, library) {
+            (false, Some(lib)) => Ok(into_handle(Program::from_binary(c, lib))),
+            _ => Err(CL_INVALID_BINARY),
+        }
     })
 }
 
@@ -100,11 +122,11 @@ pub(super) unsafe extern "C" fn clCreateProgramWithBuiltInKernels(
     errcode_ret: *mut cl_int,
 ) -> cl_program {
     with_errcode(errcode_ret, null_mut(), || {
-        from_handle::<Context>(context)?;
+        let c = from_handle::<Context>(context)?;
         if num_devices == 0 || device_list.is_null() || kernel_names.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        from_handles::<Device>(device_list, num_devices as usize)?;
+        devices_of(&c, num_devices, device_list)?;
         // "CL_INVALID_VALUE if kernel_names contains a kernel name that is not supported
         // by any of the devices": the device has no built-in kernels.
         Err(CL_INVALID_VALUE)
@@ -121,31 +143,37 @@ pub(super) unsafe extern "C" fn clReleaseProgram(program: cl_program) -> cl_int 
 
 type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
 
-/// Shared checks of build, compile and link; then the honest answer: no compiler.
-fn no_compiler(
-    program: &Program,
-    num_devices: cl_uint,
-    device_list: *const cl_device_id,
+/// Checks shared by build and compile: devices, callback, options string, and that
+/// no kernel is attached.
+fn check_build(
+    p: &Program,
+    num: cl_uint,
+    list: *const cl_device_id,
     notify: BuildNotify,
     user_data: *mut c_void,
-    options: *const c_char,
 ) -> CLResult<()> {
-    // "CL_INVALID_VALUE if device_list is NULL and num_devices is greater than zero, or
-    // if device_list is not NULL and num_devices is zero", "if pfn_notify is NULL but
-    // user_data is not NULL".
-    if device_list.is_null() != (num_devices == 0) || (notify.is_none() && !user_data.is_null()) {
+    devices_of(&p.context, num, list)?;
+    // "CL_INVALID_VALUE if pfn_notify is NULL but user_data is not NULL."
+    if notify.is_none() && !user_data.is_null() {
         return Err(CL_INVALID_VALUE);
     }
-    for d in from_handles::<Device>(device_list, num_devices as usize)? {
-        if !program.context.has_device(&d) {
-            return Err(CL_INVALID_DEVICE);
-        }
+    // "CL_INVALID_OPERATION if there are kernel objects attached to program."
+    if p.kernels.load(std::sync::atomic::Ordering::Acquire) > 0 {
+        return Err(CL_INVALID_OPERATION);
     }
-    let mut build = program.build.lock();
-    build.options = super::util::c_str(options).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    build.status = CL_BUILD_ERROR;
-    build.log = NO_COMPILER_LOG.into();
-    Err(CL_COMPILER_NOT_AVAILABLE)
+    Ok(())
+}
+
+fn options_of(options: *const c_char) -> String {
+    c_str(options).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Builds run synchronously; the callback, if any, runs when the build is done.
+fn notify_done(program: cl_program, notify: BuildNotify, user_data: *mut c_void) {
+    if let Some(f) = notify {
+        // SAFETY: the application registered `f` for this call.
+        unsafe { f(program, user_data) };
+    }
 }
 
 pub(super) unsafe extern "C" fn clBuildProgram(
@@ -156,7 +184,18 @@ pub(super) unsafe extern "C" fn clBuildProgram(
     pfn_notify: BuildNotify,
     user_data: *mut c_void,
 ) -> cl_int {
-    status(|| no_compiler(&*from_handle::<Program>(program)?, num_devices, device_list, pfn_notify, user_data, options))
+    status(|| {
+        let p = from_handle::<Program>(program)?;
+        check_build(&p, num_devices, device_list, pfn_notify, user_data)?;
+        // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource,
+        // clCreateProgramWithIL or clCreateProgramWithBinary."
+        if p.source.is_empty() && p.pending_binary.is_none() {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let result = p.build(&options_of(options));
+        notify_done(program, pfn_notify, user_data);
+        result
+    })
 }
 
 pub(super) unsafe extern "C" fn clCompileProgram(
@@ -164,33 +203,84 @@ pub(super) unsafe extern "C" fn clCompileProgram(
     num_devices: cl_uint,
     device_list: *const cl_device_id,
     options: *const c_char,
-    _num_input_headers: cl_uint,
-    _input_headers: *const cl_program,
-    _header_include_names: *mut *const c_char,
+    num_input_headers: cl_uint,
+    input_headers: *const cl_program,
+    header_include_names: *mut *const c_char,
     pfn_notify: BuildNotify,
     user_data: *mut c_void,
 ) -> cl_int {
-    status(|| no_compiler(&*from_handle::<Program>(program)?, num_devices, device_list, pfn_notify, user_data, options))
+    status(|| {
+        let p = from_handle::<Program>(program)?;
+        check_build(&p, num_devices, device_list, pfn_notify, user_data)?;
+        // "CL_INVALID_VALUE if num_input_headers is zero and header_include_names or
+        // input_headers are not NULL or if num_input_headers is not zero and
+        // header_include_names or input_headers are NULL."
+        let n = num_input_headers as usize;
+        if (n == 0) != input_headers.is_null() || (n == 0) != header_include_names.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let programs = from_handles::<Program>(input_headers, n)?;
+        let names = slice(header_include_names as *const *const c_char, n);
+        let mut headers = Vec::new();
+        for (h, &name) in programs.iter().zip(names) {
+            let name = c_str(name).ok_or(CL_INVALID_VALUE)?.to_string_lossy().into_owned();
+            headers.push((name, h.source.clone()));
+        }
+        // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource
+        // or clCreateProgramWithIL."
+        if p.source.is_empty() {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let result = p.compile(&options_of(options), &headers);
+        notify_done(program, pfn_notify, user_data);
+        result
+    })
 }
 
 pub(super) unsafe extern "C" fn clLinkProgram(
     context: cl_context,
-    _num_devices: cl_uint,
-    _device_list: *const cl_device_id,
-    _options: *const c_char,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
     num_input_programs: cl_uint,
     input_programs: *const cl_program,
-    _pfn_notify: BuildNotify,
-    _user_data: *mut c_void,
+    pfn_notify: BuildNotify,
+    user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
     with_errcode(errcode_ret, null_mut(), || {
-        from_handle::<Context>(context)?;
+        let c = from_handle::<Context>(context)?;
+        devices_of(&c, num_devices, device_list)?;
+        // "CL_INVALID_VALUE if num_input_programs is zero and input_programs is NULL or
+        // if num_input_programs is zero and input_programs is not NULL or if
+        // num_input_programs is not zero and input_programs is NULL."
         if num_input_programs == 0 || input_programs.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        from_handles::<Program>(input_programs, num_input_programs as usize)?;
-        Err(CL_LINKER_NOT_AVAILABLE)
+        if pfn_notify.is_none() && !user_data.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let inputs = from_handles::<Program>(input_programs, num_input_programs as usize)?;
+        // "CL_INVALID_OPERATION if the compilation or build of a program executable for
+        // any of the devices listed in device_list by a previous call to
+        // clCompileProgram or clBuildProgram for program has not completed", i.e. each
+        // input must be a compiled object or a library.
+        if inputs.iter().any(|p| p.build.lock().ir.is_none()) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let (p, result) = Program::from_link(c, &options_of(options), &inputs);
+        let handle = into_handle(p);
+        notify_done(handle, pfn_notify, user_data);
+        match result {
+            Ok(()) => Ok(handle),
+            Err(e) => {
+                // "CL_LINK_PROGRAM_FAILURE if there is a failure to link the compiled
+                // binaries and/or libraries." The program object still carries the log,
+                // but with an error the spec returns no program.
+                let _ = icd::release::<Program>(handle);
+                Err(if e == CL_BUILD_PROGRAM_FAILURE { CL_LINK_PROGRAM_FAILURE } else { e })
+            }
+        }
     })
 }
 
@@ -199,6 +289,14 @@ pub(super) unsafe extern "C" fn clUnloadPlatformCompiler(platform: cl_platform_i
 }
 
 fn program_info(p: &Program, param: cl_program_info) -> CLResult<Info> {
+    let lib = p.library();
+    let names = || -> CLResult<Vec<String>> {
+        // "CL_INVALID_PROGRAM_EXECUTABLE if param_name is CL_PROGRAM_NUM_KERNELS or
+        // CL_PROGRAM_KERNEL_NAMES and a successful program executable has not been built
+        // for at least one device in the list of devices associated with program."
+        let lib = lib.as_ref().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        Ok(lib.info.kernels.iter().map(|k| k.name.clone()).collect())
+    };
     match param {
         CL_PROGRAM_REFERENCE_COUNT => Info::of(&p.base.ref_count()),
         CL_PROGRAM_CONTEXT => Info::of(&icd::handle_of(&p.context)),
@@ -207,12 +305,9 @@ fn program_info(p: &Program, param: cl_program_info) -> CLResult<Info> {
         CL_PROGRAM_SOURCE => Info::of(&p.source),
         CL_PROGRAM_IL => Info::empty(),
         CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT | CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT => Info::of(&false),
-        // "CL_INVALID_PROGRAM_EXECUTABLE if param_name is CL_PROGRAM_NUM_KERNELS or
-        // CL_PROGRAM_KERNEL_NAMES and a successful program executable has not been built."
-        CL_PROGRAM_NUM_KERNELS | CL_PROGRAM_KERNEL_NAMES => Err(CL_INVALID_PROGRAM_EXECUTABLE),
-        CL_PROGRAM_BINARY_SIZES => Info::of(&vec![0usize; p.context.devices.len()]),
-        // An array of pointers to fill; with no binaries there is nothing to write.
-        CL_PROGRAM_BINARIES => Info::of(&vec![0usize; p.context.devices.len()]),
+        CL_PROGRAM_NUM_KERNELS => Info::of(&names()?.len()),
+        CL_PROGRAM_KERNEL_NAMES => Info::of(&names()?.join(";")),
+        CL_PROGRAM_BINARY_SIZES => Info::of(&vec![lib.map_or(0, |l| l.binary().len()); p.context.devices.len()]),
         _ => Err(CL_INVALID_VALUE),
     }
 }
@@ -226,14 +321,25 @@ pub(super) unsafe extern "C" fn clGetProgramInfo(
 ) -> cl_int {
     status(|| {
         let p = from_handle::<Program>(program)?;
-        if param_name == CL_PROGRAM_BINARIES && !param_value.is_null() {
-            // The application passes an array of pointers; binaries are empty, so only
-            // the size check applies.
-            let need = p.context.devices.len() * std::mem::size_of::<usize>();
-            if param_value_size < need {
-                return Err(CL_INVALID_VALUE);
+        if param_name == CL_PROGRAM_BINARIES {
+            // The value is an array of application pointers that we fill, one per device.
+            let n = p.context.devices.len();
+            let need = n * std::mem::size_of::<*mut u8>();
+            if !param_value.is_null() {
+                if param_value_size < need {
+                    return Err(CL_INVALID_VALUE);
+                }
+                let binary = p.library().map(|l| l.binary()).unwrap_or_default();
+                for &dst in slice(param_value as *const *mut u8, n) {
+                    // "If an entry value in the array is NULL, the implementation skips
+                    // copying the program binary for the specific device."
+                    if !dst.is_null() {
+                        // SAFETY: the application sized each entry from BINARY_SIZES.
+                        unsafe { std::ptr::copy_nonoverlapping(binary.as_ptr(), dst, binary.len()) };
+                    }
+                }
             }
-            super::util::write_opt(param_value_size_ret, need);
+            write_opt(param_value_size_ret, need);
             return Ok(());
         }
         program_info(&p, param_name)?.write(param_value_size, param_value, param_value_size_ret)
@@ -259,7 +365,7 @@ pub(super) unsafe extern "C" fn clGetProgramBuildInfo(
             CL_PROGRAM_BUILD_STATUS => Info::of(&build.status),
             CL_PROGRAM_BUILD_OPTIONS => Info::of(&build.options),
             CL_PROGRAM_BUILD_LOG => Info::of(&build.log),
-            CL_PROGRAM_BINARY_TYPE => Info::of(&CL_PROGRAM_BINARY_TYPE_NONE),
+            CL_PROGRAM_BINARY_TYPE => Info::of(&build.binary_type),
             CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => Info::of(&0usize),
             _ => Err(CL_INVALID_VALUE),
         }?;
@@ -286,160 +392,4 @@ pub(super) unsafe extern "C" fn clSetProgramSpecializationConstant(
     // "CL_INVALID_PROGRAM if program is not a valid program object created from an
     // intermediate language": no program here is.
     status(|| from_handle::<Program>(program).and(Err(CL_INVALID_PROGRAM)))
-}
-
-pub(super) unsafe extern "C" fn clCreateKernel(
-    program: cl_program,
-    kernel_name: *const c_char,
-    errcode_ret: *mut cl_int,
-) -> cl_kernel {
-    with_errcode(errcode_ret, null_mut(), || {
-        from_handle::<Program>(program)?;
-        if kernel_name.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        // "CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable
-        // for program."
-        Err(CL_INVALID_PROGRAM_EXECUTABLE)
-    })
-}
-
-pub(super) unsafe extern "C" fn clCreateKernelsInProgram(
-    program: cl_program,
-    _num_kernels: cl_uint,
-    _kernels: *mut cl_kernel,
-    _num_kernels_ret: *mut cl_uint,
-) -> cl_int {
-    status(|| from_handle::<Program>(program).and(Err(CL_INVALID_PROGRAM_EXECUTABLE)))
-}
-
-/// No kernel object can exist without a built program, so every kernel handle is
-/// invalid.
-fn no_kernel() -> cl_int {
-    CL_INVALID_KERNEL
-}
-
-pub(super) unsafe extern "C" fn clRetainKernel(_kernel: cl_kernel) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clReleaseKernel(_kernel: cl_kernel) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clSetKernelArg(
-    _kernel: cl_kernel,
-    _arg_index: cl_uint,
-    _arg_size: usize,
-    _arg_value: *const c_void,
-) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clGetKernelInfo(
-    _kernel: cl_kernel,
-    _param_name: cl_kernel_info,
-    _size: usize,
-    _value: *mut c_void,
-    _size_ret: *mut usize,
-) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clGetKernelWorkGroupInfo(
-    _kernel: cl_kernel,
-    _device: cl_device_id,
-    _param_name: cl_kernel_work_group_info,
-    _size: usize,
-    _value: *mut c_void,
-    _size_ret: *mut usize,
-) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clGetKernelArgInfo(
-    _kernel: cl_kernel,
-    _arg_index: cl_uint,
-    _param_name: cl_kernel_arg_info,
-    _size: usize,
-    _value: *mut c_void,
-    _size_ret: *mut usize,
-) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
-    _kernel: cl_kernel,
-    _device: cl_device_id,
-    _param_name: cl_kernel_sub_group_info,
-    _input_size: usize,
-    _input: *const c_void,
-    _size: usize,
-    _value: *mut c_void,
-    _size_ret: *mut usize,
-) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clCloneKernel(_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
-    with_errcode(errcode_ret, null_mut(), || Err(no_kernel()))
-}
-
-pub(super) unsafe extern "C" fn clSetKernelArgSVMPointer(
-    _kernel: cl_kernel,
-    _arg_index: cl_uint,
-    _arg_value: *const c_void,
-) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clSetKernelExecInfo(
-    _kernel: cl_kernel,
-    _param_name: cl_kernel_exec_info,
-    _size: usize,
-    _value: *const c_void,
-) -> cl_int {
-    no_kernel()
-}
-
-pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(
-    queue: cl_command_queue,
-    _kernel: cl_kernel,
-    _work_dim: cl_uint,
-    _global_work_offset: *const usize,
-    _global_work_size: *const usize,
-    _local_work_size: *const usize,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    status(|| begin(queue, num_events_in_wait_list, event_wait_list).and(Err(no_kernel())))
-}
-
-pub(super) unsafe extern "C" fn clEnqueueTask(
-    queue: cl_command_queue,
-    _kernel: cl_kernel,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    status(|| begin(queue, num_events_in_wait_list, event_wait_list).and(Err(no_kernel())))
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueNativeKernel(
-    queue: cl_command_queue,
-    _user_func: Option<unsafe extern "C" fn(*mut c_void)>,
-    _args: *mut c_void,
-    _cb_args: usize,
-    _num_mem_objects: cl_uint,
-    _mem_list: *const cl_mem,
-    _args_mem_loc: *mut *const c_void,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    // "CL_INVALID_OPERATION if the device associated with command_queue cannot execute
-    // the native kernel" (CL_DEVICE_EXECUTION_CAPABILITIES lacks CL_EXEC_NATIVE_KERNEL).
-    status(|| from_handle::<crate::core::queue::Queue>(queue).and(Err(CL_INVALID_OPERATION)))
 }

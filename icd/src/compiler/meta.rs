@@ -94,7 +94,7 @@ mod tests {
             uses_barrier: true,
             reqd_work_group_size: Some([8, 4, 1]),
         };
-        assert_eq!(from_text(&to_text(&[k.clone()])), Some(vec![k]));
+        assert_eq!(from_text(&to_text(std::slice::from_ref(&k))), Some(vec![k]));
         assert_eq!(from_text("garbage"), None);
     }
 }

@@ -79,6 +79,13 @@ impl Drop for Scratch {
     }
 }
 
+/// `-cl-ext=-all,+<each extension and OpenCL C feature the device reports>`.
+fn extension_flag() -> String {
+    use crate::core::device::{EXTENSIONS, OPENCL_C_FEATURES};
+    let on: String = EXTENSIONS.iter().chain(OPENCL_C_FEATURES).map(|(n, _)| format!(",+{n}")).collect();
+    format!("-cl-ext=-all{on}")
+}
+
 fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
@@ -101,54 +108,117 @@ fn workitem_bitcode(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Resul
     Ok(bc)
 }
 
+/// The cache entry for a key: the library, its description and its build log.
+struct Entry {
+    so: PathBuf,
+    meta: PathBuf,
+    log: PathBuf,
+}
+
+impl Entry {
+    fn new(key: &str) -> Entry {
+        let c = cache::dir();
+        Entry {
+            so: c.join(format!("{key}.so")),
+            meta: c.join(format!("{key}.meta")),
+            log: c.join(format!("{key}.log")),
+        }
+    }
+
+    fn load(&self) -> Option<Built> {
+        let kernels = meta::from_text(&std::fs::read_to_string(&self.meta).ok()?)?;
+        if !self.so.is_file() {
+            return None;
+        }
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        Some(Built { library: Library { path: self.so.clone(), kernels }, log })
+    }
+
+    /// Moves a freshly built library into place; the description is written last.
+    fn store(&self, file: &Path, kernels: Vec<ir::Kernel>, log: String) -> Result<Built, BuildError> {
+        std::fs::rename(file, &self.so)
+            .and_then(|_| cache::write_atomic(&self.log, log.as_bytes()))
+            .and_then(|_| cache::write_atomic(&self.meta, meta::to_text(&kernels).as_bytes()))
+            .map_err(|e| {
+                BuildError::Failed(format!("cannot write the program cache in {}: {e}\n", cache::dir().display()))
+            })?;
+        Ok(Built { library: Library { path: self.so.clone(), kernels }, log })
+    }
+}
+
+/// What every cache key includes besides the program itself.
+fn environment(clang: &clang::Clang, archive: &Path) -> String {
+    format!("{PIPELINE}|{}|{}|{}", clang.version, cpu_identity(), archive_identity(archive))
+}
+
+fn tools() -> Result<(&'static clang::Clang, PathBuf), BuildError> {
+    let clang = clang::find().ok_or_else(|| BuildError::NoCompiler(clang::MISSING.into()))?;
+    let archive = locate::builtins_archive().map_err(BuildError::Failed)?;
+    Ok((clang, archive))
+}
+
 /// Builds (or loads from the cache) the kernel library for `source`.
 pub fn build(source: &str, options: &str, headers: &[(String, String)]) -> Result<Built, BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
-    let clang = clang::find().ok_or_else(|| BuildError::NoCompiler(clang::MISSING.into()))?;
-    let archive = locate::builtins_archive().map_err(BuildError::Failed)?;
-    let mut parts: Vec<&[u8]> = vec![
-        PIPELINE.as_bytes(),
-        source.as_bytes(),
-        options.as_bytes(),
-        clang.version.as_bytes(),
-        WORKITEM_C.as_bytes(),
-    ];
+    let (clang, archive) = tools()?;
+    let env = environment(clang, &archive);
+    let mut parts: Vec<&[u8]> = vec![env.as_bytes(), WORKITEM_C.as_bytes(), source.as_bytes(), options.as_bytes()];
     for (n, t) in headers {
         parts.extend([n.as_bytes(), t.as_bytes()]);
     }
-    let (cpu, arch) = (cpu_identity(), archive_identity(&archive));
-    parts.extend([cpu.as_bytes(), arch.as_bytes()]);
-    let key = cache::key(&parts);
-    let cache = cache::dir();
-    let (so, meta_path, log_path) =
-        (cache.join(format!("{key}.so")), cache.join(format!("{key}.meta")), cache.join(format!("{key}.log")));
-    if let Ok(text) = std::fs::read_to_string(&meta_path) {
-        if let (Some(kernels), true) = (meta::from_text(&text), so.is_file()) {
-            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-            return Ok(Built { library: Library { path: so, kernels }, log });
-        }
+    let entry = Entry::new(&cache::key(&parts));
+    if let Some(built) = entry.load() {
+        return Ok(built);
     }
-    let (library_file, kernels, log) =
-        compile(clang, &opts, source, headers, &archive, &cache).map_err(BuildError::Failed)?;
-    let stored = std::fs::rename(&library_file, &so)
-        .and_then(|_| cache::write_atomic(&log_path, log.as_bytes()))
-        .and_then(|_| cache::write_atomic(&meta_path, meta::to_text(&kernels).as_bytes()));
-    stored.map_err(|e| BuildError::Failed(format!("cannot write the program cache in {}: {e}\n", cache.display())))?;
-    Ok(Built { library: Library { path: so, kernels }, log })
+    let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
+    let (ir_text, mut log) = frontend(clang, &opts, source, headers, &scratch.0).map_err(BuildError::Failed)?;
+    let (file, kernels, more) = backend(clang, &opts, &ir_text, &archive, &scratch.0).map_err(BuildError::Failed)?;
+    log += &more;
+    entry.store(&file, kernels, log)
 }
 
-/// Runs the pipeline in a scratch directory; returns the library file, its kernels
-/// and the build log.
-fn compile(
+/// `clCompileProgram`: OpenCL C to LLVM IR (text), with clang's diagnostics.
+pub fn compile(source: &str, options: &str, headers: &[(String, String)]) -> Result<(String, String), BuildError> {
+    let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
+    let (clang, _) = tools()?;
+    let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
+    frontend(clang, &opts, source, headers, &scratch.0).map_err(BuildError::Failed)
+}
+
+/// `clLinkProgram`: merges compiled modules; with `-create-library` returns the merged
+/// IR, otherwise builds (or loads from the cache) the executable.
+pub fn link(modules: &[String], options: &str) -> Result<Linked, BuildError> {
+    let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
+    let (clang, archive) = tools()?;
+    let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
+    let merged = merge(clang, modules, &scratch.0).map_err(BuildError::Failed)?;
+    if opts.create_library {
+        return Ok(Linked::Library(merged));
+    }
+    let env = environment(clang, &archive);
+    let entry =
+        Entry::new(&cache::key(&[env.as_bytes(), WORKITEM_C.as_bytes(), merged.as_bytes(), options.as_bytes()]));
+    if let Some(built) = entry.load() {
+        return Ok(Linked::Executable(built));
+    }
+    let (file, kernels, log) = backend(clang, &opts, &merged, &archive, &scratch.0).map_err(BuildError::Failed)?;
+    entry.store(&file, kernels, log).map(Linked::Executable)
+}
+
+pub enum Linked {
+    Executable(Built),
+    Library(String),
+}
+
+/// OpenCL C -> IR. Unoptimised (the optimiser runs once, in the back end), with OpenCL
+/// address spaces kept distinct so `__local` data can be told apart.
+fn frontend(
     clang: &clang::Clang,
     opts: &options::BuildOptions,
     source: &str,
     headers: &[(String, String)],
-    archive: &Path,
-    cache: &Path,
-) -> Result<(PathBuf, Vec<ir::Kernel>, String), String> {
-    let scratch = Scratch::new(cache)?;
-    let dir = scratch.0.clone();
+    dir: &Path,
+) -> Result<(String, String), String> {
     let inc = dir.join("include");
     std::fs::create_dir_all(&inc).map_err(|e| e.to_string())?;
     for (name, text) in headers {
@@ -158,32 +228,59 @@ fn compile(
         }
         std::fs::write(&p, text).map_err(|e| e.to_string())?;
     }
-    let (cl, ll, opt_ll, obj, lib, map) = (
-        dir.join("program.cl"),
-        dir.join("program.ll"),
-        dir.join("program.ferrocl.ll"),
-        dir.join("program.o"),
-        dir.join("program.so"),
-        dir.join("exports.map"),
-    );
+    let (cl, ll) = (dir.join("program.cl"), dir.join("program.ll"));
     std::fs::write(&cl, source).map_err(|e| e.to_string())?;
-    let bitcode = workitem_bitcode(clang, cache, &dir)?;
-
-    // OpenCL C -> IR. Unoptimised (the whole pipeline runs once, in the next step), with
-    // OpenCL address spaces kept distinct so __local data can be told apart.
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend(["-x", "cl", "-emit-llvm", "-S", "-O2"].map(os));
     args.extend(["-Xclang", "-disable-llvm-passes", "-Xclang", "-ffake-address-space-map"].map(os));
     args.extend(["-Xclang", "-fdeclare-opencl-builtins", "-Xclang", "-finclude-default-header"].map(os));
-    args.extend(["-Xclang", "-cl-ext=-all"].map(os));
+    // Only what the device claims: x86 clang enables vendor extensions by default.
+    let ext = extension_flag();
+    args.extend([os("-Xclang"), os(&ext)]);
     args.extend(opts.clang.iter().map(|s| os(s)));
     let inc_flag = format!("-I{}", inc.display());
     args.extend([os(&inc_flag), cl.as_os_str(), os("-o"), ll.as_os_str()]);
-    let mut log = clang::run(clang, &args)?;
-
+    let log = clang::run(clang, &args)?;
     let text = std::fs::read_to_string(&ll).map_err(|e| e.to_string())?;
-    let rewritten = ir::rewrite(&text)?;
+    Ok((text, log))
+}
+
+/// Merges IR modules into one (clang links the others in as bitcode).
+fn merge(clang: &clang::Clang, modules: &[String], dir: &Path) -> Result<String, String> {
+    let (first, rest) = modules.split_first().ok_or("no input programs")?;
+    let main = dir.join("link-0.ll");
+    std::fs::write(&main, first).map_err(|e| e.to_string())?;
+    let mut args: Vec<&OsStr> = vec![os("-O0"), os("-S"), os("-emit-llvm"), main.as_os_str()];
+    let mut bitcode = Vec::new();
+    for (i, m) in rest.iter().enumerate() {
+        let (ll, bc) = (dir.join(format!("link-{}.ll", i + 1)), dir.join(format!("link-{}.bc", i + 1)));
+        std::fs::write(&ll, m).map_err(|e| e.to_string())?;
+        clang::run(clang, &[os("-c"), os("-emit-llvm"), ll.as_os_str(), os("-o"), bc.as_os_str()])?;
+        bitcode.push(bc);
+    }
+    for bc in &bitcode {
+        args.extend([os("-Xclang"), os("-mlink-bitcode-file"), os("-Xclang"), bc.as_os_str()]);
+    }
+    let out = dir.join("linked.ll");
+    args.extend([os("-Wno-override-module"), os("-o"), out.as_os_str()]);
+    clang::run(clang, &args)?;
+    std::fs::read_to_string(&out).map_err(|e| e.to_string())
+}
+
+/// Rewritten IR -> object -> shared object. Returns the library file (in the cache
+/// directory, ready to be renamed into place), its kernels and the log.
+fn backend(
+    clang: &clang::Clang,
+    opts: &options::BuildOptions,
+    ir_text: &str,
+    archive: &Path,
+    dir: &Path,
+) -> Result<(PathBuf, Vec<ir::Kernel>, String), String> {
+    let (opt_ll, obj, lib, map) =
+        (dir.join("program.ferrocl.ll"), dir.join("program.o"), dir.join("program.so"), dir.join("exports.map"));
+    let rewritten = ir::rewrite(ir_text)?;
     std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
+    let bitcode = workitem_bitcode(clang, &cache::dir(), dir)?;
 
     // IR -> object, with the work-item library linked in so queries and the group loop
     // are optimised together with the kernels.
@@ -191,7 +288,7 @@ fn compile(
     args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
     args.extend([os("-Xclang"), os("-mlink-bitcode-file"), os("-Xclang"), bitcode.as_os_str()]);
     args.extend([os("-Wno-override-module"), os("-o"), obj.as_os_str()]);
-    log += &clang::run(clang, &args)?;
+    let mut log = clang::run(clang, &args)?;
 
     // Object -> shared object exporting only the entry points.
     std::fs::write(&map, "{ global: __ferrocl_launch_*; __ferrocl_item_*; local: *; };\n")

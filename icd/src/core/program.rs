@@ -79,6 +79,8 @@ pub struct BuildState {
     pub log: String,
     pub binary_type: cl_program_binary_type,
     pub library: Option<Arc<KernelLibrary>>,
+    /// The module of a compiled object or library (`clCompileProgram`, `-create-library`).
+    pub ir: Option<String>,
 }
 
 #[repr(C)]
@@ -115,6 +117,7 @@ impl Program {
                 log: String::new(),
                 binary_type: CL_PROGRAM_BINARY_TYPE_NONE,
                 library: None,
+                ir: None,
             }),
             kernels: AtomicUsize::new(0),
         })
@@ -140,31 +143,85 @@ impl Program {
             Some(lib) => Ok((lib.clone(), String::new())),
             None => compiler::build(&self.source, options, &[]).map(|b| (b.library, b.log)),
         };
-        let mut st = self.build.lock();
-        st.options = options.to_string();
-        let loaded = result.and_then(|(lib, log)| {
-            KernelLibrary::load(lib).map(|l| (l, log)).map_err(BuildError::Failed)
-        });
+        self.build.lock().options = options.to_string();
+        let loaded =
+            result.and_then(|(lib, log)| KernelLibrary::load(lib).map(|l| (l, log)).map_err(BuildError::Failed));
         match loaded {
             Ok((lib, log)) => {
+                let mut st = self.build.lock();
                 st.status = CL_BUILD_SUCCESS;
                 st.log = log;
                 st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
                 st.library = Some(lib);
+                st.ir = None;
                 Ok(())
             }
-            Err(e) => {
-                st.status = CL_BUILD_ERROR;
-                st.library = None;
-                let (log, code) = match e {
-                    BuildError::NoCompiler(l) => (l, CL_COMPILER_NOT_AVAILABLE),
-                    BuildError::InvalidOptions(l) => (l, CL_INVALID_BUILD_OPTIONS),
-                    BuildError::Failed(l) => (l, CL_BUILD_PROGRAM_FAILURE),
-                };
-                st.log = log;
-                Err(code)
-            }
+            Err(e) => Err(self.fail(e)),
         }
+    }
+
+    /// Records a failed build step and returns its error code.
+    pub fn fail(&self, e: BuildError) -> cl_int {
+        let mut st = self.build.lock();
+        st.status = CL_BUILD_ERROR;
+        st.library = None;
+        let (log, code) = match e {
+            BuildError::NoCompiler(l) => (l, CL_COMPILER_NOT_AVAILABLE),
+            BuildError::InvalidOptions(l) => (l, CL_INVALID_BUILD_OPTIONS),
+            BuildError::Failed(l) => (l, CL_BUILD_PROGRAM_FAILURE),
+        };
+        st.log = log;
+        code
+    }
+
+    /// `clCompileProgram`: keeps the module for a later link.
+    pub fn compile(&self, options: &str, headers: &[(String, String)]) -> Result<(), cl_int> {
+        self.build.lock().options = options.to_string();
+        match compiler::compile(&self.source, options, headers) {
+            Ok((ir, log)) => {
+                let mut st = self.build.lock();
+                st.status = CL_BUILD_SUCCESS;
+                st.log = log;
+                st.binary_type = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
+                st.ir = Some(ir);
+                st.library = None;
+                Ok(())
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// A program made by `clLinkProgram`.
+    pub fn from_link(
+        context: Arc<Context>,
+        options: &str,
+        inputs: &[Arc<Program>],
+    ) -> (Arc<Program>, Result<(), cl_int>) {
+        let p = Program::new(context, String::new(), None);
+        p.build.lock().options = options.to_string();
+        let modules: Vec<String> = inputs.iter().filter_map(|i| i.build.lock().ir.clone()).collect();
+        let result = match compiler::link(&modules, options) {
+            Ok(compiler::Linked::Library(ir)) => {
+                let mut st = p.build.lock();
+                st.status = CL_BUILD_SUCCESS;
+                st.binary_type = CL_PROGRAM_BINARY_TYPE_LIBRARY;
+                st.ir = Some(ir);
+                Ok(())
+            }
+            Ok(compiler::Linked::Executable(built)) => match KernelLibrary::load(built.library) {
+                Ok(lib) => {
+                    let mut st = p.build.lock();
+                    st.status = CL_BUILD_SUCCESS;
+                    st.log = built.log;
+                    st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+                    st.library = Some(lib);
+                    Ok(())
+                }
+                Err(e) => Err(p.fail(BuildError::Failed(e))),
+            },
+            Err(e) => Err(p.fail(e)),
+        };
+        (p, result)
     }
 
     pub fn kernel_attached(&self) {

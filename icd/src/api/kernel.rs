@@ -1,0 +1,556 @@
+//! Kernel entry points: creation, arguments, queries, and launching NDRanges.
+
+use std::any::Any;
+use std::ffi::{c_char, c_void};
+use std::ptr::null_mut;
+use std::sync::Arc;
+
+use opencl_sys::*;
+
+use super::icd::{self, from_handle, into_handle};
+use super::queue::{begin, submit};
+use super::util::{c_str, slice, status, with_errcode, write_opt, CLResult, Info};
+use crate::compiler::ir::ArgKind;
+use crate::core::device::Device;
+use crate::core::kernel::{ArgValue, Kernel};
+use crate::core::memory::Mem;
+use crate::core::program::Program;
+use crate::exec::ndrange::{local_arg_bytes, Launch};
+use crate::exec::pool::Pool;
+
+pub(super) unsafe extern "C" fn clCreateKernel(
+    program: cl_program,
+    kernel_name: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
+    with_errcode(errcode_ret, null_mut(), || {
+        let p = from_handle::<Program>(program)?;
+        // "CL_INVALID_VALUE if kernel_name is NULL."
+        let name = c_str(kernel_name).ok_or(CL_INVALID_VALUE)?.to_string_lossy().into_owned();
+        // "CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable
+        // for program."
+        let lib = p.library().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        // "CL_INVALID_KERNEL_NAME if kernel_name is not found in program."
+        let k = Kernel::new(p.clone(), lib, &name).ok_or(CL_INVALID_KERNEL_NAME)?;
+        Ok(into_handle(k))
+    })
+}
+
+pub(super) unsafe extern "C" fn clCreateKernelsInProgram(
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> cl_int {
+    status(|| {
+        let p = from_handle::<Program>(program)?;
+        let lib = p.library().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        let n = lib.info.kernels.len();
+        // "CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the
+        // number of kernels in program."
+        if !kernels.is_null() {
+            if (num_kernels as usize) < n {
+                return Err(CL_INVALID_VALUE);
+            }
+            for (i, k) in lib.info.kernels.iter().enumerate() {
+                let kernel = Kernel::new(p.clone(), lib.clone(), &k.name).ok_or(CL_OUT_OF_HOST_MEMORY)?;
+                // SAFETY: kernels has room for num_kernels >= n handles.
+                unsafe { kernels.add(i).write(into_handle(kernel)) };
+            }
+        }
+        write_opt(num_kernels_ret, n as cl_uint);
+        Ok(())
+    })
+}
+
+pub(super) unsafe extern "C" fn clRetainKernel(kernel: cl_kernel) -> cl_int {
+    status(|| icd::retain::<Kernel>(kernel))
+}
+
+pub(super) unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
+    status(|| icd::release::<Kernel>(kernel))
+}
+
+pub(super) unsafe extern "C" fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
+    with_errcode(errcode_ret, null_mut(), || Ok(into_handle(from_handle::<Kernel>(source_kernel)?.duplicate())))
+}
+
+pub(super) unsafe extern "C" fn clSetKernelArg(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_size: usize,
+    arg_value: *const c_void,
+) -> cl_int {
+    status(|| {
+        let k = from_handle::<Kernel>(kernel)?;
+        // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index."
+        let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+        let value = match a.kind {
+            ArgKind::Buffer => {
+                // "CL_INVALID_ARG_SIZE if arg_size does not match the size of the data
+                // type for an argument that is not a memory object or if the argument is
+                // a memory object and arg_size != sizeof(cl_mem)."
+                if arg_size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                // "If the argument is a buffer object, the arg_value pointer can be NULL
+                // or point to a NULL value in which case a NULL value will be used."
+                // SAFETY: arg_value points at a cl_mem when not NULL.
+                let mem = if arg_value.is_null() { null_mut() } else { unsafe { *(arg_value as *const cl_mem) } };
+                if mem.is_null() {
+                    ArgValue::Buffer(None)
+                } else {
+                    // "CL_INVALID_MEM_OBJECT for an argument declared to be a memory
+                    // object when the specified arg_value is not a valid memory object."
+                    ArgValue::Buffer(Some(from_handle::<Mem>(mem)?))
+                }
+            }
+            ArgKind::Local => {
+                // "CL_INVALID_ARG_VALUE if the argument is declared with the local
+                // qualifier and arg_value is not NULL"; "CL_INVALID_ARG_SIZE if ...
+                // arg_size is zero and the argument is declared with the local qualifier".
+                if !arg_value.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                if arg_size == 0 {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                ArgValue::Local(arg_size)
+            }
+            ArgKind::Value => {
+                if arg_size != a.size {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                // "CL_INVALID_ARG_VALUE if arg_value specified is not a valid value."
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                ArgValue::Bytes(slice(arg_value.cast::<u8>(), arg_size).to_vec())
+            }
+        };
+        k.args.lock()[arg_index as usize] = Some(value);
+        Ok(())
+    })
+}
+
+fn kernel_info(k: &Kernel, param: cl_kernel_info) -> CLResult<Info> {
+    match param {
+        CL_KERNEL_FUNCTION_NAME => Info::of(&k.info.name),
+        CL_KERNEL_NUM_ARGS => Info::of(&(k.info.args.len() as cl_uint)),
+        CL_KERNEL_REFERENCE_COUNT => Info::of(&k.base.ref_count()),
+        CL_KERNEL_CONTEXT => Info::of(&icd::handle_of(&k.program.context)),
+        CL_KERNEL_PROGRAM => Info::of(&icd::handle_of(&k.program)),
+        CL_KERNEL_ATTRIBUTES => Info::of(
+            &k.info
+                .reqd_work_group_size
+                .map_or(String::new(), |r| format!("reqd_work_group_size({},{},{})", r[0], r[1], r[2])),
+        ),
+        _ => Err(CL_INVALID_VALUE),
+    }
+}
+
+pub(super) unsafe extern "C" fn clGetKernelInfo(
+    kernel: cl_kernel,
+    param_name: cl_kernel_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let k = from_handle::<Kernel>(kernel)?;
+        kernel_info(&k, param_name)?.write(param_value_size, param_value, param_value_size_ret)
+    })
+}
+
+/// `__local` bytes a launch of `k` needs: its own variables plus the local arguments
+/// set so far.
+fn local_mem_size(k: &Kernel) -> u64 {
+    let args = k.args.lock();
+    let local = local_arg_bytes(args.iter().filter_map(|a| match a {
+        Some(ArgValue::Local(s)) => Some(*s),
+        _ => None,
+    }));
+    k.info.static_local_size + local as u64
+}
+
+/// Checks the optional device argument of kernel queries.
+fn kernel_device(k: &Kernel, device: cl_device_id) -> CLResult<Arc<Device>> {
+    // "CL_INVALID_DEVICE if device is not in the list of devices associated with kernel
+    // or if device is NULL but there is more than one device associated with kernel."
+    let devices = &k.program.context.devices;
+    if device.is_null() {
+        return if devices.len() == 1 { Ok(devices[0].clone()) } else { Err(CL_INVALID_DEVICE) };
+    }
+    let d = from_handle::<Device>(device)?;
+    if !k.program.context.has_device(&d) {
+        return Err(CL_INVALID_DEVICE);
+    }
+    Ok(d)
+}
+
+pub(super) unsafe extern "C" fn clGetKernelWorkGroupInfo(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_work_group_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let k = from_handle::<Kernel>(kernel)?;
+        let d = kernel_device(&k, device)?;
+        let info = match param_name {
+            CL_KERNEL_WORK_GROUP_SIZE => Info::of(&d.limits.max_work_group_size),
+            CL_KERNEL_COMPILE_WORK_GROUP_SIZE => Info::of(&k.info.reqd_work_group_size.unwrap_or([0; 3])),
+            CL_KERNEL_LOCAL_MEM_SIZE => Info::of(&local_mem_size(&k)),
+            CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(d.vector_widths()[4] as usize)),
+            CL_KERNEL_PRIVATE_MEM_SIZE => Info::of(&0u64),
+            // "CL_INVALID_VALUE if param_name is CL_KERNEL_GLOBAL_WORK_SIZE and device is
+            // not a custom device and kernel is not a built-in kernel."
+            _ => Err(CL_INVALID_VALUE),
+        }?;
+        info.write(param_value_size, param_value, param_value_size_ret)
+    })
+}
+
+pub(super) unsafe extern "C" fn clGetKernelArgInfo(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    param_name: cl_kernel_arg_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let k = from_handle::<Kernel>(kernel)?;
+        let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+        let info = match param_name {
+            CL_KERNEL_ARG_ADDRESS_QUALIFIER => Info::of(&match a.addr_space {
+                1 => CL_KERNEL_ARG_ADDRESS_GLOBAL,
+                2 => CL_KERNEL_ARG_ADDRESS_CONSTANT,
+                3 => CL_KERNEL_ARG_ADDRESS_LOCAL,
+                _ => CL_KERNEL_ARG_ADDRESS_PRIVATE,
+            }),
+            CL_KERNEL_ARG_ACCESS_QUALIFIER => Info::of(&match a.access.as_str() {
+                "read_only" => CL_KERNEL_ARG_ACCESS_READ_ONLY,
+                "write_only" => CL_KERNEL_ARG_ACCESS_WRITE_ONLY,
+                "read_write" => CL_KERNEL_ARG_ACCESS_READ_WRITE,
+                _ => CL_KERNEL_ARG_ACCESS_NONE,
+            }),
+            CL_KERNEL_ARG_TYPE_NAME => Info::of(&a.type_name),
+            // cl_kernel_arg_type_qualifier is a cl_bitfield in the Khronos headers (8 bytes;
+            // opencl-sys declares it as cl_uint).
+            CL_KERNEL_ARG_TYPE_QUALIFIER => Info::of(&a.type_qual.split_whitespace().fold(0 as cl_bitfield, |q, w| {
+                q | cl_bitfield::from(match w {
+                    "const" => CL_KERNEL_ARG_TYPE_CONST,
+                    "restrict" => CL_KERNEL_ARG_TYPE_RESTRICT,
+                    "volatile" => CL_KERNEL_ARG_TYPE_VOLATILE,
+                    "pipe" => CL_KERNEL_ARG_TYPE_PIPE,
+                    _ => 0,
+                })
+            })),
+            // Names are recorded only with -cl-kernel-arg-info.
+            CL_KERNEL_ARG_NAME => Info::of(a.name.as_ref().ok_or(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)?),
+            _ => Err(CL_INVALID_VALUE),
+        }?;
+        info.write(param_value_size, param_value, param_value_size_ret)
+    })
+}
+
+pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    _param_name: cl_kernel_sub_group_info,
+    _input_size: usize,
+    _input: *const c_void,
+    _size: usize,
+    _value: *mut c_void,
+    _size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        let k = from_handle::<Kernel>(kernel)?;
+        kernel_device(&k, device)?;
+        // "CL_INVALID_OPERATION if device does not support subgroups."
+        Err(CL_INVALID_OPERATION)
+    })
+}
+
+pub(super) unsafe extern "C" fn clSetKernelArgSVMPointer(
+    kernel: cl_kernel,
+    _arg_index: cl_uint,
+    _arg_value: *const c_void,
+) -> cl_int {
+    // "CL_INVALID_OPERATION if no devices in the context associated with kernel support
+    // SVM."
+    status(|| from_handle::<Kernel>(kernel).and(Err(CL_INVALID_OPERATION)))
+}
+
+pub(super) unsafe extern "C" fn clSetKernelExecInfo(
+    kernel: cl_kernel,
+    param_name: cl_kernel_exec_info,
+    _size: usize,
+    _value: *const c_void,
+) -> cl_int {
+    status(|| {
+        from_handle::<Kernel>(kernel)?;
+        match param_name {
+            CL_KERNEL_EXEC_INFO_SVM_PTRS | CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => Err(CL_INVALID_OPERATION),
+            _ => Err(CL_INVALID_VALUE),
+        }
+    })
+}
+
+/// Whether the program allows non-uniform work-groups: OpenCL C 2.0 or later without
+/// `-cl-uniform-work-group-size`.
+fn non_uniform_allowed(p: &Program) -> bool {
+    let opts = p.build.lock().options.clone();
+    (opts.contains("-cl-std=CL2.0") || opts.contains("-cl-std=CL3.0")) && !opts.contains("-cl-uniform-work-group-size")
+}
+
+/// A local size for `global` when the application passes NULL: per dimension the
+/// largest divisor within budget, leaving enough groups to keep every worker busy.
+pub fn pick_local_size(
+    global: [usize; 3],
+    dims: usize,
+    max_items: [usize; 3],
+    max_group: usize,
+    workers: usize,
+) -> [usize; 3] {
+    let total: usize = global.iter().product();
+    let target = (total / (workers * 4)).clamp(1, 256.min(max_group));
+    let mut local = [1; 3];
+    let mut budget = target;
+    for d in 0..dims {
+        let cap = budget.min(max_items[d]).min(global[d]).max(1);
+        local[d] = (1..=cap).rev().find(|c| global[d] % c == 0).unwrap_or(1);
+        budget = (budget / local[d]).max(1);
+    }
+    local
+}
+
+#[allow(clippy::too_many_arguments)]
+fn enqueue_ndrange(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    local_work_size: *const usize,
+    num_events: cl_uint,
+    wait_list: *const cl_event,
+    event: *mut cl_event,
+    command: cl_command_type,
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events, wait_list)?;
+    let k = from_handle::<Kernel>(kernel)?;
+    // "CL_INVALID_CONTEXT if context associated with command_queue and kernel are not
+    // the same."
+    if !Arc::ptr_eq(&q.context, &k.program.context) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    // "CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (i.e. a value between 1
+    // and CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)."
+    if !(1..=3).contains(&work_dim) {
+        return Err(CL_INVALID_WORK_DIMENSION);
+    }
+    let dims = work_dim as usize;
+    let fill = |p: *const usize, default: usize| {
+        let mut v = [default; 3];
+        if !p.is_null() {
+            v[..dims].copy_from_slice(slice(p, dims));
+        }
+        v
+    };
+    // "CL_INVALID_GLOBAL_WORK_SIZE if global_work_size is NULL", "if any of the values
+    // specified in global_work_size ... exceed the maximum value representable by size_t
+    // on the device". A zero size is a no-op since OpenCL 2.1.
+    if global_work_size.is_null() {
+        return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+    }
+    let global = fill(global_work_size, 1);
+    let offset = fill(global_work_offset, 0);
+    // "CL_INVALID_GLOBAL_OFFSET if the value specified in global_work_size + the
+    // corresponding values in global_work_offset for any dimensions is greater than the
+    // maximum value representable by size t on the device."
+    if (0..3).any(|d| global[d].checked_add(offset[d]).is_none()) {
+        return Err(CL_INVALID_GLOBAL_OFFSET);
+    }
+    let device = &q.device;
+    let limits = &device.limits;
+    let local = if local_work_size.is_null() {
+        match k.info.reqd_work_group_size {
+            Some(r) => r,
+            None => pick_local_size(
+                global,
+                dims,
+                limits.max_work_item_sizes,
+                limits.max_work_group_size,
+                Pool::get().workers,
+            ),
+        }
+    } else {
+        let l = fill(local_work_size, 1);
+        // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
+        // local_work_size[0], ... local_work_size[work_dim - 1] is greater than the
+        // corresponding values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES[0], ...".
+        if (0..dims).any(|d| l[d] == 0) {
+            return Err(CL_INVALID_WORK_GROUP_SIZE);
+        }
+        if (0..dims).any(|d| l[d] > limits.max_work_item_sizes[d]) {
+            return Err(CL_INVALID_WORK_ITEM_SIZE);
+        }
+        l
+    };
+    // "CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and does not match the
+    // required work-group size for kernel in the program source", "if the total number of
+    // work-items in the work-group ... is greater than the value specified by
+    // CL_KERNEL_WORK_GROUP_SIZE", and (uniform work-groups) "if the number of work-items
+    // specified in global_work_size is not evenly divisible by the size of work-group".
+    if k.info.reqd_work_group_size.is_some_and(|r| r != local) {
+        return Err(CL_INVALID_WORK_GROUP_SIZE);
+    }
+    if local.iter().product::<usize>() > limits.max_work_group_size {
+        return Err(CL_INVALID_WORK_GROUP_SIZE);
+    }
+    if !non_uniform_allowed(&k.program) && (0..dims).any(|d| global[d] % local[d] != 0) {
+        return Err(CL_INVALID_WORK_GROUP_SIZE);
+    }
+
+    // The arguments as they are now: later clSetKernelArg calls do not affect this launch.
+    let values = k.args.lock().clone();
+    // "CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified."
+    if values.iter().any(Option::is_none) {
+        return Err(CL_INVALID_KERNEL_ARGS);
+    }
+    let mut block = vec![0u128; k.info.args_size.div_ceil(16).max(1)];
+    // SAFETY: u128 storage viewed as bytes.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), block.len() * 16) };
+    let mut keep: Vec<Arc<dyn Any + Send + Sync>> = vec![k.clone()];
+    let mut local_args = Vec::new();
+    for (a, v) in k.info.args.iter().zip(values.into_iter().flatten()) {
+        match v {
+            ArgValue::Bytes(b) => bytes[a.offset..a.offset + b.len()].copy_from_slice(&b),
+            ArgValue::Buffer(Some(m)) => {
+                bytes[a.offset..a.offset + 8].copy_from_slice(&(m.data() as usize).to_ne_bytes());
+                keep.push(m);
+            }
+            ArgValue::Buffer(None) => {}
+            ArgValue::Local(size) => local_args.push((a.offset, size)),
+        }
+    }
+    // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of
+    // kernel on the command-queue because of insufficient resources needed to execute
+    // the kernel": __local memory over the device's size.
+    let local_bytes = k.info.static_local_size as usize + local_arg_bytes(local_args.iter().map(|&(_, s)| s));
+    if local_bytes as u64 > limits.local_mem_size {
+        return Err(CL_OUT_OF_RESOURCES);
+    }
+    let launch = Arc::new(Launch {
+        launch: k.launch,
+        item: k.item,
+        uses_barrier: k.info.uses_barrier,
+        args: block,
+        local_args,
+        work_dim,
+        global,
+        local,
+        offset,
+        keep,
+    });
+    submit(
+        &q,
+        command,
+        wait,
+        event,
+        false,
+        Box::new(move || if launch.run() { Ok(()) } else { Err(CL_OUT_OF_RESOURCES) }),
+    )
+}
+
+pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    local_work_size: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        enqueue_ndrange(
+            queue,
+            kernel,
+            work_dim,
+            global_work_offset,
+            global_work_size,
+            local_work_size,
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+            CL_COMMAND_NDRANGE_KERNEL,
+        )
+    })
+}
+
+pub(super) unsafe extern "C" fn clEnqueueTask(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    // "equivalent to calling clEnqueueNDRangeKernel with work_dim set to 1,
+    // global_work_offset set to NULL, global_work_size[0] set to 1, and
+    // local_work_size[0] set to 1."
+    let one = [1usize];
+    status(|| {
+        enqueue_ndrange(
+            queue,
+            kernel,
+            1,
+            std::ptr::null(),
+            one.as_ptr(),
+            one.as_ptr(),
+            num_events_in_wait_list,
+            event_wait_list,
+            event,
+            CL_COMMAND_TASK,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn clEnqueueNativeKernel(
+    queue: cl_command_queue,
+    _user_func: Option<unsafe extern "C" fn(*mut c_void)>,
+    _args: *mut c_void,
+    _cb_args: usize,
+    _num_mem_objects: cl_uint,
+    _mem_list: *const cl_mem,
+    _args_mem_loc: *mut *const c_void,
+    _num_events_in_wait_list: cl_uint,
+    _event_wait_list: *const cl_event,
+    _event: *mut cl_event,
+) -> cl_int {
+    // "CL_INVALID_OPERATION if the device associated with command_queue cannot execute
+    // the native kernel" (CL_DEVICE_EXECUTION_CAPABILITIES lacks CL_EXEC_NATIVE_KERNEL).
+    status(|| from_handle::<crate::core::queue::Queue>(queue).and(Err(CL_INVALID_OPERATION)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picked_local_sizes_divide_and_spread() {
+        let p = |g, d| pick_local_size(g, d, [1024; 3], 1024, 2);
+        assert_eq!(p([1024, 1, 1], 1), [128, 1, 1]);
+        assert_eq!(p([1 << 20, 1, 1], 1), [256, 1, 1]);
+        assert_eq!(p([7, 1, 1], 1), [1, 1, 1]);
+        assert_eq!(p([1, 1, 1], 1), [1, 1, 1]);
+        let l = p([640, 480, 1], 2);
+        assert!(640 % l[0] == 0 && 480 % l[1] == 0 && l[0] * l[1] <= 256);
+    }
+}
