@@ -147,3 +147,78 @@ pub fn with_err<T>(f: impl FnOnce(*mut cl_int) -> T) -> (T, cl_int) {
 pub fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
+
+/// Builds `source` with `options`; panics with the build log on failure.
+pub fn build(env: &Env, source: &str, options: &str) -> cl_program {
+    let p = program(env, source);
+    let opts = std::ffi::CString::new(options).unwrap();
+    let e = cl!(clBuildProgram(p, 1, &env.device, opts.as_ptr(), None, null_mut()));
+    assert_eq!(e, CL_SUCCESS, "build failed:\n{}", build_log(env, p));
+    p
+}
+
+pub fn program(env: &Env, source: &str) -> cl_program {
+    let src = std::ffi::CString::new(source).unwrap();
+    let ptr = src.as_ptr();
+    let (p, e) = with_err(|e| cl!(clCreateProgramWithSource(env.context, 1, &ptr as *const _ as *mut _, null(), e)));
+    ok!(e);
+    p
+}
+
+pub fn build_log(env: &Env, p: cl_program) -> String {
+    info_string(|s, v, r| cl!(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BUILD_LOG, s, v, r)))
+}
+
+pub fn kernel(p: cl_program, name: &str) -> cl_kernel {
+    let n = std::ffi::CString::new(name).unwrap();
+    let (k, e) = with_err(|e| cl!(clCreateKernel(p, n.as_ptr(), e)));
+    ok!(e);
+    k
+}
+
+pub fn set_arg<T>(k: cl_kernel, i: cl_uint, v: &T) {
+    ok!(cl!(clSetKernelArg(k, i, std::mem::size_of::<T>(), (v as *const T).cast())));
+}
+
+/// Runs `k` over `global` (with `local`, or NULL) and waits.
+pub fn run(env: &Env, k: cl_kernel, global: &[usize], local: Option<&[usize]>) {
+    let l = local.map_or(null(), |l| l.as_ptr());
+    ok!(cl!(clEnqueueNDRangeKernel(
+        env.queue,
+        k,
+        global.len() as cl_uint,
+        null(),
+        global.as_ptr(),
+        l,
+        0,
+        null(),
+        null_mut()
+    )));
+    ok!(cl!(clFinish(env.queue)));
+}
+
+/// Reads a buffer of `n` values of T.
+pub fn read_as<T: Copy + Default>(env: &Env, m: cl_mem, n: usize) -> Vec<T> {
+    let mut out = vec![T::default(); n];
+    ok!(cl!(clEnqueueReadBuffer(
+        env.queue,
+        m,
+        CL_TRUE,
+        0,
+        n * std::mem::size_of::<T>(),
+        out.as_mut_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    )));
+    out
+}
+
+/// A buffer holding `data`.
+pub fn buffer_of<T: Copy>(env: &Env, data: &[T]) -> cl_mem {
+    env.buffer(
+        CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+        std::mem::size_of_val(data).max(1),
+        data.as_ptr() as *mut c_void,
+    )
+}

@@ -1,43 +1,238 @@
-//! Programs in this version: created from source and queried; builds report that no
-//! compiler is available (the device says so too), with a build log.
+//! Programs through the loader with the real clang: builds, logs, options, binaries,
+//! compile + link, and the program cache across processes.
 
 use crate::common::*;
 
+const SAXPY: &str = "kernel void saxpy(global float *y, global const float *x, float a) {\n\
+                     size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n";
+
 #[test]
-fn program_from_source_without_compiler() {
+fn build_and_query() {
     let env = Env::new();
-    let parts = [c"kernel void k(global int *a) ".as_ptr(), c"{ a[0] = 1; }".as_ptr()];
-    let (p, e) = with_err(|e| cl!(clCreateProgramWithSource(env.context, 2, parts.as_ptr() as *mut _, null(), e)));
-    ok!(e);
-    let src = info_string(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_SOURCE, s, v, r)));
-    assert_eq!(src, "kernel void k(global int *a) { a[0] = 1; }");
-    assert_eq!(device_info::<cl_bool>(env.device, CL_DEVICE_COMPILER_AVAILABLE), CL_FALSE);
-    err!(
-        CL_COMPILER_NOT_AVAILABLE,
-        cl!(clBuildProgram(p, 1, &env.device, c"-cl-std=CL3.0".as_ptr(), None, null_mut()))
-    );
-    let log = info_string(|s, v, r| cl!(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BUILD_LOG, s, v, r)));
-    assert!(!log.is_empty());
+    assert_eq!(device_info::<cl_bool>(env.device, CL_DEVICE_COMPILER_AVAILABLE), CL_TRUE);
+    let p = build(&env, &format!("{SAXPY}kernel void other(global int *a) {{ a[0] = 1; }}"), "-cl-std=CL3.0 -D X=1");
+    let names = info_string(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, s, v, r)));
+    let mut names: Vec<&str> = names.split(';').collect();
+    names.sort();
+    assert_eq!(names, ["other", "saxpy"]);
+    assert_eq!(info::<usize>(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, s, v, r))), 2);
+    let status: cl_build_status =
+        info(|s, v, r| cl!(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BUILD_STATUS, s, v, r)));
+    assert_eq!(status, CL_BUILD_SUCCESS);
+    let opts = info_string(|s, v, r| cl!(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BUILD_OPTIONS, s, v, r)));
+    assert_eq!(opts, "-cl-std=CL3.0 -D X=1");
+    let bt: cl_program_binary_type =
+        info(|s, v, r| cl!(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BINARY_TYPE, s, v, r)));
+    assert_eq!(bt, CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+    let mut n = 0;
+    ok!(cl!(clCreateKernelsInProgram(p, 0, null_mut(), &mut n)));
+    assert_eq!(n, 2);
+    let mut ks = [null_mut(); 2];
+    ok!(cl!(clCreateKernelsInProgram(p, 2, ks.as_mut_ptr(), null_mut())));
+    // Rebuilding with kernels attached is refused.
+    err!(CL_INVALID_OPERATION, cl!(clBuildProgram(p, 0, null(), null(), None, null_mut())));
+    for k in ks {
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    ok!(cl!(clBuildProgram(p, 0, null(), null(), None, null_mut())));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn compile_errors_fill_the_log() {
+    let env = Env::new();
+    let p = program(&env, "kernel void broken(global int *a) { a[0] = undefined_name; }");
+    err!(CL_BUILD_PROGRAM_FAILURE, cl!(clBuildProgram(p, 1, &env.device, null(), None, null_mut())));
+    let log = build_log(&env, p);
+    assert!(log.contains("undefined_name") && log.contains("error"), "{log}");
     let status: cl_build_status =
         info(|s, v, r| cl!(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BUILD_STATUS, s, v, r)));
     assert_eq!(status, CL_BUILD_ERROR);
-    err!(CL_INVALID_PROGRAM_EXECUTABLE, cl!(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, null_mut(), null_mut())));
-    let (k, e) = with_err(|e| cl!(clCreateKernel(p, c"k".as_ptr(), e)));
+    let (k, e) = with_err(|e| cl!(clCreateKernel(p, c"broken".as_ptr(), e)));
     assert!(k.is_null());
     err!(CL_INVALID_PROGRAM_EXECUTABLE, e);
+    // -Werror turns a warning into a failure.
+    let w = program(&env, "kernel void w(global int *a) { int x = 1.5; a[0] = x; }");
+    ok!(cl!(clBuildProgram(w, 1, &env.device, null(), None, null_mut())));
+    assert!(build_log(&env, w).contains("warning"), "warnings reach the log of a successful build");
+    err!(CL_BUILD_PROGRAM_FAILURE, cl!(clBuildProgram(w, 1, &env.device, c"-Werror".as_ptr(), None, null_mut())));
+    ok!(cl!(clReleaseProgram(w)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn bad_build_options_and_names() {
+    let env = Env::new();
+    let p = program(&env, SAXPY);
+    err!(
+        CL_INVALID_BUILD_OPTIONS,
+        cl!(clBuildProgram(p, 1, &env.device, c"-fno-such-option".as_ptr(), None, null_mut()))
+    );
+    err!(CL_INVALID_BUILD_OPTIONS, cl!(clBuildProgram(p, 1, &env.device, c"-cl-std=CL7.0".as_ptr(), None, null_mut())));
     err!(CL_INVALID_VALUE, cl!(clBuildProgram(p, 1, null(), null(), None, null_mut())));
+    let mut x = 0u8;
+    err!(CL_INVALID_VALUE, cl!(clBuildProgram(p, 0, null(), null(), None, (&mut x as *mut u8).cast())));
+    let wrong = env.context as cl_device_id;
+    err!(CL_INVALID_DEVICE, cl!(clBuildProgram(p, 1, &wrong, null(), None, null_mut())));
+    ok!(cl!(clBuildProgram(p, 1, &env.device, c"-cl-mad-enable -cl-fast-relaxed-math -w".as_ptr(), None, null_mut())));
+    let (k, e) = with_err(|e| cl!(clCreateKernel(p, c"no_such_kernel".as_ptr(), e)));
+    assert!(k.is_null());
+    err!(CL_INVALID_KERNEL_NAME, e);
+    let (_, e) = with_err(|e| cl!(clCreateKernel(p, null(), e)));
+    err!(CL_INVALID_VALUE, e);
     ok!(cl!(clReleaseProgram(p)));
-    // Lengths: a non-zero length takes exactly that many bytes.
-    let text = "kernel void x(){}garbage";
-    let ptr = text.as_ptr().cast::<std::ffi::c_char>();
-    let len = 17usize;
-    let (p, e) = with_err(|e| cl!(clCreateProgramWithSource(env.context, 1, &ptr as *const _ as *mut _, &len, e)));
+}
+
+static NOTIFIED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+unsafe extern "C" fn built(_p: cl_program, user_data: *mut c_void) {
+    NOTIFIED.fetch_add(user_data as usize, std::sync::atomic::Ordering::SeqCst);
+}
+
+#[test]
+fn build_callback_runs() {
+    let env = Env::new();
+    let p = program(&env, SAXPY);
+    ok!(cl!(clBuildProgram(p, 1, &env.device, null(), Some(built), 5 as *mut c_void)));
+    assert_eq!(NOTIFIED.load(std::sync::atomic::Ordering::SeqCst), 5);
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+/// Runs saxpy from `p` on 1024 elements and checks the result.
+fn check_saxpy(env: &Env, p: cl_program) {
+    let k = kernel(p, "saxpy");
+    let x: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+    let (by, bx) = (buffer_of(env, &vec![1.0f32; 1024]), buffer_of(env, &x));
+    set_arg(k, 0, &by);
+    set_arg(k, 1, &bx);
+    set_arg(k, 2, &3.0f32);
+    run(env, k, &[1024], None);
+    let y: Vec<f32> = read_as(env, by, 1024);
+    assert!(y.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f32 + 1.0));
+    ok!(cl!(clReleaseKernel(k)));
+    for m in [by, bx] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+}
+
+#[test]
+fn binaries_round_trip() {
+    let env = Env::new();
+    let p = build(&env, SAXPY, "");
+    let size: usize = info(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, s, v, r)));
+    assert!(size > 1000);
+    let mut bin = vec![0u8; size];
+    let mut ptrs = [bin.as_mut_ptr()];
+    ok!(cl!(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 8, ptrs.as_mut_ptr().cast(), null_mut())));
+    let (lens, bins) = ([size], [bin.as_ptr()]);
+    let mut st = 1;
+    let (p2, e) = with_err(|e| {
+        cl!(clCreateProgramWithBinary(env.context, 1, &env.device, lens.as_ptr(), bins.as_ptr() as *mut _, &mut st, e))
+    });
     ok!(e);
-    assert_eq!(info_string(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_SOURCE, s, v, r))), "kernel void x(){}");
-    ok!(cl!(clReleaseProgram(p)));
-    let (_, e) = with_err(|e| cl!(clCreateProgramWithSource(env.context, 0, null_mut(), null(), e)));
-    err!(CL_INVALID_VALUE, e);
-    let nulls = [null::<std::ffi::c_char>()];
-    let (_, e) = with_err(|e| cl!(clCreateProgramWithSource(env.context, 1, nulls.as_ptr() as *mut _, null(), e)));
-    err!(CL_INVALID_VALUE, e);
+    ok!(st);
+    ok!(cl!(clBuildProgram(p2, 1, &env.device, null(), None, null_mut())));
+    check_saxpy(&env, p2);
+    // Garbage is refused.
+    let junk = [7u8; 64];
+    let (jl, jb) = ([64usize], [junk.as_ptr()]);
+    let (none, e) = with_err(|e| {
+        cl!(clCreateProgramWithBinary(env.context, 1, &env.device, jl.as_ptr(), jb.as_ptr() as *mut _, &mut st, e))
+    });
+    assert!(none.is_null());
+    err!(CL_INVALID_BINARY, e);
+    err!(CL_INVALID_BINARY, st);
+    for q in [p, p2] {
+        ok!(cl!(clReleaseProgram(q)));
+    }
+}
+
+#[test]
+fn compile_and_link_with_embedded_header() {
+    let env = Env::new();
+    let header = program(&env, "#define SCALE 3.0f\nfloat scale(float v);\n");
+    let lib_src = program(&env, "#include \"my/scale.h\"\nfloat scale(float v) { return v * SCALE; }\n");
+    let main_src = program(
+        &env,
+        "#include \"my/scale.h\"\nkernel void saxpy(global float *y, global const float *x, float a) {\n\
+         size_t i = get_global_id(0); y[i] = scale(x[i]) * a / SCALE + y[i]; }\n",
+    );
+    let names = [c"my/scale.h".as_ptr()];
+    for p in [lib_src, main_src] {
+        ok!(cl!(clCompileProgram(p, 1, &env.device, null(), 1, &header, names.as_ptr() as *mut _, None, null_mut())));
+        let bt: cl_program_binary_type =
+            info(|s, v, r| cl!(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BINARY_TYPE, s, v, r)));
+        assert_eq!(bt, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+    }
+    let inputs = [main_src, lib_src];
+    let (linked, e) =
+        with_err(|e| cl!(clLinkProgram(env.context, 1, &env.device, null(), 2, inputs.as_ptr(), None, null_mut(), e)));
+    ok!(e);
+    check_saxpy(&env, linked);
+    // A library first, then an executable from it.
+    let (lib, e) = with_err(|e| {
+        cl!(clLinkProgram(env.context, 1, &env.device, c"-create-library".as_ptr(), 1, &lib_src, None, null_mut(), e))
+    });
+    ok!(e);
+    let bt: cl_program_binary_type =
+        info(|s, v, r| cl!(clGetProgramBuildInfo(lib, env.device, CL_PROGRAM_BINARY_TYPE, s, v, r)));
+    assert_eq!(bt, CL_PROGRAM_BINARY_TYPE_LIBRARY);
+    let inputs = [main_src, lib];
+    let (exe, e) =
+        with_err(|e| cl!(clLinkProgram(env.context, 1, &env.device, null(), 2, inputs.as_ptr(), None, null_mut(), e)));
+    ok!(e);
+    check_saxpy(&env, exe);
+    // Linking something that was never compiled is refused.
+    let raw = program(&env, SAXPY);
+    let (_, e) = with_err(|e| cl!(clLinkProgram(env.context, 1, &env.device, null(), 1, &raw, None, null_mut(), e)));
+    err!(CL_INVALID_OPERATION, e);
+    // A missing function fails the link with its log.
+    let (_, e) =
+        with_err(|e| cl!(clLinkProgram(env.context, 1, &env.device, null(), 1, &main_src, None, null_mut(), e)));
+    err!(CL_LINK_PROGRAM_FAILURE, e);
+    for p in [header, lib_src, main_src, linked, lib, exe, raw] {
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}
+
+/// Modification times of every file in a directory.
+fn snapshot(dir: &std::path::Path) -> Vec<(String, std::time::SystemTime)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().modified().unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A program another process built before is a cache hit: the second process writes
+/// nothing to the cache. A missing clang is reported as such, with what to install.
+#[test]
+fn warm_build_in_another_process_hits_the_cache() {
+    let _ = platform_device();
+    let dir = std::env::temp_dir().join(format!("ferrocl-cache-probe-{}", std::process::id()));
+    let file = dir.with_extension("cl");
+    std::fs::write(&file, SAXPY).unwrap();
+    let runner = env!("CARGO_BIN_EXE_cts-runner");
+    let build = |extra: &[(&str, &str)]| {
+        let mut cmd = std::process::Command::new(runner);
+        cmd.args(["build", "--options", "-cl-std=CL1.2"]).arg(&file).env("FERROCL_CACHE_DIR", &dir);
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let cold = build(&[]);
+    assert!(cold.contains("build: CL_SUCCESS"), "{cold}");
+    let before = snapshot(&dir);
+    let warm = build(&[]);
+    assert!(warm.contains("build: CL_SUCCESS"), "{warm}");
+    assert_eq!(snapshot(&dir), before, "a warm build writes nothing");
+    let missing = build(&[("FERROCL_CLANG", "/nonexistent/clang")]);
+    assert!(missing.contains("build: -3"), "CL_COMPILER_NOT_AVAILABLE expected: {missing}");
+    assert!(missing.contains("apt-get install clang"), "{missing}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&file);
 }

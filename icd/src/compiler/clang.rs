@@ -6,8 +6,9 @@ use std::sync::OnceLock;
 
 pub struct Clang {
     pub path: PathBuf,
-    /// `clang --version`'s first line: part of every cache key.
-    pub version: String,
+    /// Path, size and modification time of the binary: part of every cache key, and
+    /// known from a `stat` alone, so a warm build never has to start clang.
+    pub identity: String,
 }
 
 /// The message a build log carries when no clang can be found.
@@ -20,9 +21,13 @@ fn on_path(name: &str) -> Option<PathBuf> {
 }
 
 fn probe(path: PathBuf) -> Option<Clang> {
-    let out = Command::new(&path).arg("--version").output().ok()?;
-    let version = String::from_utf8_lossy(&out.stdout).lines().next()?.to_string();
-    out.status.success().then_some(Clang { path, version })
+    let real = std::fs::canonicalize(&path).ok()?;
+    let meta = std::fs::metadata(&real).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(Clang { identity: format!("{}|{}|{}", real.display(), meta.len(), mtime.as_nanos()), path })
 }
 
 /// `FERROCL_CLANG`, else the newest `clang-N` on PATH (19 down to 15), else `clang`.

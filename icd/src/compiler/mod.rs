@@ -93,7 +93,7 @@ fn os(s: &str) -> &OsStr {
 /// The work-item library as bitcode for this clang and CPU, compiled on first use.
 fn workitem_bitcode(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<PathBuf, String> {
     let key =
-        cache::key(&[PIPELINE.as_bytes(), clang.version.as_bytes(), WORKITEM_C.as_bytes(), cpu_identity().as_bytes()]);
+        cache::key(&[PIPELINE.as_bytes(), clang.identity.as_bytes(), WORKITEM_C.as_bytes(), cpu_identity().as_bytes()]);
     let bc = cache.join(format!("workitem-{key}.bc"));
     if bc.is_file() {
         return Ok(bc);
@@ -148,7 +148,7 @@ impl Entry {
 
 /// What every cache key includes besides the program itself.
 fn environment(clang: &clang::Clang, archive: &Path) -> String {
-    format!("{PIPELINE}|{}|{}|{}", clang.version, cpu_identity(), archive_identity(archive))
+    format!("{PIPELINE}|{}|{}|{}", clang.identity, cpu_identity(), archive_identity(archive))
 }
 
 fn tools() -> Result<(&'static clang::Clang, PathBuf), BuildError> {
