@@ -7,6 +7,7 @@ mod buffers;
 mod contexts;
 mod events;
 mod handles;
+mod kernels;
 mod platform;
 mod programs;
 mod queues;

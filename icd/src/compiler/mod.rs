@@ -16,8 +16,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::core::device::Device;
 
-/// The work-item library, compiled per clang version and CPU into the cache.
-const WORKITEM_C: &str = include_str!("../../../builtins/clc/workitem.c");
+/// Kernel-side libraries compiled (per clang and CPU, into the cache) to bitcode and
+/// linked into every kernel module, so they inline: (file name, source, language
+/// arguments). OpenCL C ones use the kernels' address-space mangling.
+const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
+    ("workitem.c", include_str!("../../../builtins/clc/workitem.c"), &["-x", "c"]),
+    (
+        "atomics.cl",
+        include_str!("../../../builtins/clc/atomics.cl"),
+        &["-x", "cl", "-cl-std=CL1.2", "-Xclang", "-ffake-address-space-map"],
+    ),
+];
+
+/// All library sources, for cache keys.
+fn libraries_text() -> String {
+    BITCODE_LIBRARIES.iter().map(|(_, src, _)| *src).collect()
+}
 
 /// Bumped whenever the pipeline's output for the same input changes.
 const PIPELINE: &str = "ferrocl-pipeline-1";
@@ -90,22 +104,26 @@ fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
-/// The work-item library as bitcode for this clang and CPU, compiled on first use.
-fn workitem_bitcode(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<PathBuf, String> {
-    let key =
-        cache::key(&[PIPELINE.as_bytes(), clang.identity.as_bytes(), WORKITEM_C.as_bytes(), cpu_identity().as_bytes()]);
-    let bc = cache.join(format!("workitem-{key}.bc"));
-    if bc.is_file() {
-        return Ok(bc);
+/// The kernel-side libraries as bitcode for this clang and CPU, compiled on first use.
+fn library_bitcode(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for (name, source, lang) in BITCODE_LIBRARIES {
+        let key =
+            cache::key(&[PIPELINE.as_bytes(), clang.identity.as_bytes(), source.as_bytes(), cpu_identity().as_bytes()]);
+        let bc = cache.join(format!("{name}-{key}.bc"));
+        if !bc.is_file() {
+            let src = scratch.join(name);
+            std::fs::write(&src, source).map_err(|e| e.to_string())?;
+            let tmp = scratch.join(format!("{name}.bc"));
+            let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+            args.extend(lang.iter().map(|s| os(s)));
+            args.extend([os("-O2"), os("-emit-llvm"), os("-c"), src.as_os_str(), os("-o"), tmp.as_os_str()]);
+            clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its {name} library:\n{e}"))?;
+            std::fs::rename(&tmp, &bc).map_err(|e| e.to_string())?;
+        }
+        out.push(bc);
     }
-    let src = scratch.join("workitem.c");
-    std::fs::write(&src, WORKITEM_C).map_err(|e| e.to_string())?;
-    let out = scratch.join("workitem.bc");
-    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
-    args.extend([os("-O2"), os("-emit-llvm"), os("-c"), src.as_os_str(), os("-o"), out.as_os_str()]);
-    clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its work-item library:\n{e}"))?;
-    std::fs::rename(&out, &bc).map_err(|e| e.to_string())?;
-    Ok(bc)
+    Ok(out)
 }
 
 /// The cache entry for a key: the library, its description and its build log.
@@ -162,7 +180,8 @@ pub fn build(source: &str, options: &str, headers: &[(String, String)]) -> Resul
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
     let (clang, archive) = tools()?;
     let env = environment(clang, &archive);
-    let mut parts: Vec<&[u8]> = vec![env.as_bytes(), WORKITEM_C.as_bytes(), source.as_bytes(), options.as_bytes()];
+    let libs = libraries_text();
+    let mut parts: Vec<&[u8]> = vec![env.as_bytes(), libs.as_bytes(), source.as_bytes(), options.as_bytes()];
     for (n, t) in headers {
         parts.extend([n.as_bytes(), t.as_bytes()]);
     }
@@ -195,9 +214,8 @@ pub fn link(modules: &[String], options: &str) -> Result<Linked, BuildError> {
     if opts.create_library {
         return Ok(Linked::Library(merged));
     }
-    let env = environment(clang, &archive);
-    let entry =
-        Entry::new(&cache::key(&[env.as_bytes(), WORKITEM_C.as_bytes(), merged.as_bytes(), options.as_bytes()]));
+    let (env, libs) = (environment(clang, &archive), libraries_text());
+    let entry = Entry::new(&cache::key(&[env.as_bytes(), libs.as_bytes(), merged.as_bytes(), options.as_bytes()]));
     if let Some(built) = entry.load() {
         return Ok(Linked::Executable(built));
     }
@@ -280,13 +298,15 @@ fn backend(
         (dir.join("program.ferrocl.ll"), dir.join("program.o"), dir.join("program.so"), dir.join("exports.map"));
     let rewritten = ir::rewrite(ir_text)?;
     std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
-    let bitcode = workitem_bitcode(clang, &cache::dir(), dir)?;
+    let bitcode = library_bitcode(clang, &cache::dir(), dir)?;
 
     // IR -> object, with the work-item library linked in so queries and the group loop
     // are optimised together with the kernels.
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
-    args.extend([os("-Xclang"), os("-mlink-bitcode-file"), os("-Xclang"), bitcode.as_os_str()]);
+    for bc in &bitcode {
+        args.extend([os("-Xclang"), os("-mlink-bitcode-file"), os("-Xclang"), bc.as_os_str()]);
+    }
     args.extend([os("-Wno-override-module"), os("-o"), obj.as_os_str()]);
     let mut log = clang::run(clang, &args)?;
 

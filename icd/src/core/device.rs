@@ -76,7 +76,15 @@ pub const OPENCL_C_VERSIONS: &[(&str, u32)] = &[
 
 /// Device extensions that work at this version of the driver. Each entry is added in
 /// the same change that makes it work.
-pub const EXTENSIONS: &[(&str, u32)] = &[("cl_khr_byte_addressable_store", cl_version(1, 0, 0))];
+pub const EXTENSIONS: &[(&str, u32)] = &[
+    ("cl_khr_byte_addressable_store", cl_version(1, 0, 0)),
+    ("cl_khr_global_int32_base_atomics", cl_version(1, 0, 0)),
+    ("cl_khr_global_int32_extended_atomics", cl_version(1, 0, 0)),
+    ("cl_khr_local_int32_base_atomics", cl_version(1, 0, 0)),
+    ("cl_khr_local_int32_extended_atomics", cl_version(1, 0, 0)),
+    ("cl_khr_int64_base_atomics", cl_version(1, 0, 0)),
+    ("cl_khr_int64_extended_atomics", cl_version(1, 0, 0)),
+];
 
 /// OpenCL C 3.0 optional features the device supports.
 pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[("__opencl_c_int64", cl_version(3, 0, 0))];

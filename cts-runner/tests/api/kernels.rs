@@ -1,0 +1,430 @@
+//! Kernels through the loader with the real clang: results compared with host
+//! references, barrier-heavy kernels, local memory isolation, ranges with offsets,
+//! argument kinds, queries and bad input.
+
+use crate::common::*;
+
+const SOURCES: &str = r#"
+typedef struct { float scale; int add; char tag; float4 v; } Params;
+
+kernel void ids(global uint *out, uint dims) {
+    size_t g = get_global_linear_id() - 0;
+    size_t flat = 0, stride = 1;
+    for (uint d = 0; d < dims; d++) { flat += (get_global_id(d) - get_global_offset(d)) * stride; stride *= get_global_size(d); }
+    global uint *o = out + flat * 12;
+    for (uint d = 0; d < 3; d++) {
+        o[d] = get_global_id(d); o[3 + d] = get_local_id(d); o[6 + d] = get_group_id(d); o[9 + d] = get_num_groups(d);
+    }
+}
+
+kernel void matmul(global const float *a, global const float *b, global float *c, int n) {
+    local float ta[16][16], tb[16][16];
+    int lx = get_local_id(0), ly = get_local_id(1);
+    int col = get_global_id(0), row = get_global_id(1);
+    float acc = 0;
+    for (int t = 0; t < n / 16; t++) {
+        ta[ly][lx] = a[row * n + t * 16 + lx];
+        tb[ly][lx] = b[(t * 16 + ly) * n + col];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < 16; k++) acc += ta[ly][k] * tb[k][lx];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    c[row * n + col] = acc;
+}
+
+kernel void reduce(global const int *in, global int *out, local int *scratch) {
+    size_t l = get_local_id(0), n = get_local_size(0);
+    scratch[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t s = n / 2; s > 0; s >>= 1) {
+        if (l < s) scratch[l] += scratch[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) out[get_group_id(0)] = scratch[0];
+}
+
+kernel void isolation(global int *errors, local int *arg_mem) {
+    local int var_mem[64];
+    int g = get_group_id(0), l = get_local_id(0);
+    for (int round = 0; round < 8; round++) {
+        var_mem[l] = g * 1000 + round; arg_mem[l] = -(g * 1000 + round);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int bad = 0;
+        for (int i = 0; i < get_local_size(0); i++)
+            bad += (var_mem[i] != g * 1000 + round) + (arg_mem[i] != -(g * 1000 + round));
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (bad) atomic_add(&errors[g], bad);
+    }
+}
+
+kernel void nested(global int *out) {
+    local int counter[1];
+    int l = get_local_id(0);
+    if (l == 0) counter[0] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = 0; i < 4; i++) {
+        if (i % 2 == 0) {
+            for (int j = 0; j < 2; j++) {
+                if (l == 0) counter[0] += 1;
+                work_group_barrier(CLK_LOCAL_MEM_FENCE);
+            }
+        } else {
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    out[get_global_id(0)] = counter[0];
+}
+
+kernel void args(global float *out, Params p, int3 v3, char c, ulong big, global int *maybe_null) {
+    out[0] = p.scale; out[1] = p.add; out[2] = p.tag; out[3] = p.v.w;
+    out[4] = v3.z; out[5] = c; out[6] = (float)(big >> 40); out[7] = maybe_null == 0;
+}
+
+constant int table[4] = { 10, 20, 30, 40 };
+kernel void lookup(global int *out) { out[get_global_id(0)] = table[get_global_id(0) % 4]; }
+
+kernel void sizes(global uint *out) {
+    size_t i = get_global_id(0);
+    out[i * 2] = get_local_size(0); out[i * 2 + 1] = get_enqueued_local_size(0);
+}
+
+__attribute__((reqd_work_group_size(8, 1, 1)))
+kernel void fixed(global int *out) { out[get_global_id(0)] = get_local_size(0); }
+"#;
+
+fn programs(env: &Env) -> cl_program {
+    build(env, SOURCES, "-cl-std=CL3.0 -cl-kernel-arg-info")
+}
+
+#[test]
+fn ids_in_three_dimensions_with_offsets() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "ids");
+    let (global, local, offset) = ([8usize, 6, 4], [4usize, 3, 2], [5usize, 7, 9]);
+    let n: usize = global.iter().product();
+    let out = env.buffer(0, n * 12 * 4, null_mut());
+    set_arg(k, 0, &out);
+    set_arg(k, 1, &3u32);
+    ok!(cl!(clEnqueueNDRangeKernel(
+        env.queue,
+        k,
+        3,
+        offset.as_ptr(),
+        global.as_ptr(),
+        local.as_ptr(),
+        0,
+        null(),
+        null_mut()
+    )));
+    let got: Vec<u32> = read_as(&env, out, n * 12);
+    for z in 0..global[2] {
+        for y in 0..global[1] {
+            for x in 0..global[0] {
+                let idx = [x, y, z];
+                let flat = (z * global[1] + y) * global[0] + x;
+                let o = &got[flat * 12..flat * 12 + 12];
+                for d in 0..3 {
+                    assert_eq!(o[d] as usize, idx[d] + offset[d], "global id");
+                    assert_eq!(o[3 + d] as usize, idx[d] % local[d], "local id");
+                    assert_eq!(o[6 + d] as usize, idx[d] / local[d], "group id");
+                    assert_eq!(o[9 + d] as usize, global[d] / local[d], "num groups");
+                }
+            }
+        }
+    }
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn tiled_matmul_matches_host() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "matmul");
+    let n = 64usize;
+    let a: Vec<f32> = (0..n * n).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let b: Vec<f32> = (0..n * n).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+    let (ba, bb, bc) = (buffer_of(&env, &a), buffer_of(&env, &b), env.buffer(0, n * n * 4, null_mut()));
+    set_arg(k, 0, &ba);
+    set_arg(k, 1, &bb);
+    set_arg(k, 2, &bc);
+    set_arg(k, 3, &(n as i32));
+    run(&env, k, &[n, n], Some(&[16, 16]));
+    let c: Vec<f32> = read_as(&env, bc, n * n);
+    for r in 0..n {
+        for col in 0..n {
+            let want: f32 = (0..n).map(|i| a[r * n + i] * b[i * n + col]).sum();
+            assert_eq!(c[r * n + col], want, "c[{r}][{col}]");
+        }
+    }
+    for m in [ba, bb, bc] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn reduction_with_barriers_in_a_loop() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "reduce");
+    for group in [1usize, 2, 64, 256, 1024] {
+        let n = group * 16;
+        let data: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 101 - 50).collect();
+        let (bi, bo) = (buffer_of(&env, &data), env.buffer(0, 16 * 4, null_mut()));
+        set_arg(k, 0, &bi);
+        set_arg(k, 1, &bo);
+        ok!(cl!(clSetKernelArg(k, 2, group * 4, null())));
+        run(&env, k, &[n], Some(&[group]));
+        let got: Vec<i32> = read_as(&env, bo, 16);
+        for (g, &v) in got.iter().enumerate() {
+            assert_eq!(v, data[g * group..(g + 1) * group].iter().sum::<i32>(), "group size {group}, group {g}");
+        }
+        for m in [bi, bo] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn local_memory_is_private_to_each_group() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "isolation");
+    let groups = 256;
+    let errors = buffer_of(&env, &vec![0i32; groups]);
+    set_arg(k, 0, &errors);
+    ok!(cl!(clSetKernelArg(k, 1, 64 * 4, null())));
+    run(&env, k, &[groups * 64], Some(&[64]));
+    let got: Vec<i32> = read_as(&env, errors, groups);
+    assert!(got.iter().all(|&e| e == 0), "groups saw each other's local memory: {got:?}");
+    ok!(cl!(clReleaseMemObject(errors)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn barriers_in_nested_control_flow() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "nested");
+    let out = env.buffer(0, 256 * 4, null_mut());
+    set_arg(k, 0, &out);
+    run(&env, k, &[256], Some(&[32]));
+    let got: Vec<i32> = read_as(&env, out, 256);
+    assert!(got.iter().all(|&v| v == 4), "{got:?}");
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Params {
+    scale: f32,
+    add: i32,
+    tag: i8,
+    _pad: [u8; 7],
+    v: [f32; 4],
+}
+
+#[test]
+fn struct_vector_and_scalar_arguments() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "args");
+    let out = env.buffer(0, 8 * 4, null_mut());
+    set_arg(k, 0, &out);
+    let params = Params { scale: 2.5, add: -7, tag: 9, _pad: [0; 7], v: [1.0, 2.0, 3.0, 4.5] };
+    set_arg(k, 1, &params);
+    set_arg(k, 2, &[1i32, 2, 3, 0]);
+    set_arg(k, 3, &(-3i8));
+    set_arg(k, 4, &(5u64 << 40));
+    ok!(cl!(clSetKernelArg(k, 5, 8, null())));
+    run(&env, k, &[1], None);
+    let got: Vec<f32> = read_as(&env, out, 8);
+    assert_eq!(got, vec![2.5, -7.0, 9.0, 4.5, 3.0, -3.0, 5.0, 1.0]);
+    // Wrong sizes and indices.
+    err!(CL_INVALID_ARG_SIZE, cl!(clSetKernelArg(k, 1, 8, (&params as *const Params).cast())));
+    err!(CL_INVALID_ARG_SIZE, cl!(clSetKernelArg(k, 0, 4, (&out as *const cl_mem).cast())));
+    err!(CL_INVALID_ARG_INDEX, cl!(clSetKernelArg(k, 6, 4, (&0i32 as *const i32).cast())));
+    err!(CL_INVALID_ARG_VALUE, cl!(clSetKernelArg(k, 2, 16, null())));
+    let not_mem = env.queue;
+    err!(CL_INVALID_MEM_OBJECT, cl!(clSetKernelArg(k, 0, 8, (&not_mem as *const cl_command_queue).cast())));
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn program_scope_constants_and_tasks() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "lookup");
+    let out = env.buffer(0, 8 * 4, null_mut());
+    set_arg(k, 0, &out);
+    run(&env, k, &[8], None);
+    assert_eq!(read_as::<i32>(&env, out, 8), vec![10, 20, 30, 40, 10, 20, 30, 40]);
+    let zeros = [0i32; 8];
+    ok!(cl!(clEnqueueWriteBuffer(env.queue, out, CL_TRUE, 0, 32, zeros.as_ptr().cast(), 0, null(), null_mut())));
+    let mut ev = null_mut();
+    ok!(cl!(clEnqueueTask(env.queue, k, 0, null(), &mut ev)));
+    ok!(cl!(clWaitForEvents(1, &ev)));
+    assert_eq!(event_info::<cl_command_type>(ev, CL_EVENT_COMMAND_TYPE), CL_COMMAND_TASK);
+    assert_eq!(read_as::<i32>(&env, out, 8), vec![10, 0, 0, 0, 0, 0, 0, 0]);
+    ok!(cl!(clReleaseEvent(ev)));
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn non_uniform_groups_and_required_sizes() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "sizes");
+    let out = env.buffer(0, 1000 * 8, null_mut());
+    set_arg(k, 0, &out);
+    run(&env, k, &[1000], Some(&[64]));
+    let got: Vec<u32> = read_as(&env, out, 2000);
+    for i in 0..1000 {
+        assert_eq!(got[i * 2 + 1], 64, "enqueued local size");
+        assert_eq!(got[i * 2], if i >= 960 { 40 } else { 64 }, "local size of item {i}");
+    }
+    let f = kernel(p, "fixed");
+    set_arg(f, 0, &out);
+    run(&env, f, &[64], None);
+    assert!(read_as::<i32>(&env, out, 64).iter().all(|&v| v == 8));
+    let (g, l) = ([64usize], [16usize]);
+    err!(
+        CL_INVALID_WORK_GROUP_SIZE,
+        cl!(clEnqueueNDRangeKernel(env.queue, f, 1, null(), g.as_ptr(), l.as_ptr(), 0, null(), null_mut()))
+    );
+    let wg: [usize; 3] =
+        info(|s, v, r| cl!(clGetKernelWorkGroupInfo(f, env.device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, s, v, r)));
+    assert_eq!(wg, [8, 1, 1]);
+    for o in [k, f] {
+        ok!(cl!(clReleaseKernel(o)));
+    }
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn kernel_queries() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "reduce");
+    assert_eq!(info_string(|s, v, r| cl!(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, s, v, r))), "reduce");
+    assert_eq!(info::<cl_uint>(|s, v, r| cl!(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, s, v, r))), 3);
+    assert_eq!(info::<cl_program>(|s, v, r| cl!(clGetKernelInfo(k, CL_KERNEL_PROGRAM, s, v, r))), p);
+    assert_eq!(info::<cl_context>(|s, v, r| cl!(clGetKernelInfo(k, CL_KERNEL_CONTEXT, s, v, r))), env.context);
+    let arg = |i, q| info_bytes(|s, v, r| cl!(clGetKernelArgInfo(k, i, q, s, v, r)));
+    assert_eq!(arg(0, CL_KERNEL_ARG_ADDRESS_QUALIFIER), CL_KERNEL_ARG_ADDRESS_GLOBAL.to_ne_bytes());
+    assert_eq!(arg(2, CL_KERNEL_ARG_ADDRESS_QUALIFIER), CL_KERNEL_ARG_ADDRESS_LOCAL.to_ne_bytes());
+    assert_eq!(arg(0, CL_KERNEL_ARG_TYPE_QUALIFIER), (CL_KERNEL_ARG_TYPE_CONST as cl_bitfield).to_ne_bytes());
+    assert_eq!(info_string(|s, v, r| cl!(clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_TYPE_NAME, s, v, r))), "int*");
+    assert_eq!(info_string(|s, v, r| cl!(clGetKernelArgInfo(k, 2, CL_KERNEL_ARG_NAME, s, v, r))), "scratch");
+    err!(CL_INVALID_ARG_INDEX, cl!(clGetKernelArgInfo(k, 3, CL_KERNEL_ARG_NAME, 0, null_mut(), null_mut())));
+    let wg: usize = info(|s, v, r| cl!(clGetKernelWorkGroupInfo(k, env.device, CL_KERNEL_WORK_GROUP_SIZE, s, v, r)));
+    assert_eq!(wg, device_info::<usize>(env.device, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+    ok!(cl!(clSetKernelArg(k, 2, 1000, null())));
+    let lm: cl_ulong = info(|s, v, r| cl!(clGetKernelWorkGroupInfo(k, null_mut(), CL_KERNEL_LOCAL_MEM_SIZE, s, v, r)));
+    assert!(lm >= 1000);
+    let iso = kernel(p, "isolation");
+    let lm: cl_ulong =
+        info(|s, v, r| cl!(clGetKernelWorkGroupInfo(iso, env.device, CL_KERNEL_LOCAL_MEM_SIZE, s, v, r)));
+    assert_eq!(lm, 256, "the kernel's own __local array");
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clGetKernelWorkGroupInfo(k, env.device, CL_KERNEL_GLOBAL_WORK_SIZE, 0, null_mut(), null_mut()))
+    );
+    // Clones copy the arguments set so far and run independently.
+    let (c, e) = with_err(|e| cl!(clCloneKernel(k, e)));
+    ok!(e);
+    assert_eq!(info_string(|s, v, r| cl!(clGetKernelInfo(c, CL_KERNEL_FUNCTION_NAME, s, v, r))), "reduce");
+    ok!(cl!(clRetainKernel(c)));
+    assert_eq!(info::<cl_uint>(|s, v, r| cl!(clGetKernelInfo(c, CL_KERNEL_REFERENCE_COUNT, s, v, r))), 2);
+    for o in [c, c, k, iso] {
+        ok!(cl!(clReleaseKernel(o)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn bad_launches() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "reduce");
+    let g = [1024usize, 1, 1];
+    let enqueue = |dims: cl_uint, global: *const usize, local: *const usize| {
+        cl!(clEnqueueNDRangeKernel(env.queue, k, dims, null(), global, local, 0, null(), null_mut()))
+    };
+    err!(CL_INVALID_KERNEL_ARGS, enqueue(1, g.as_ptr(), null()));
+    let buf = env.buffer(0, 4096 * 4, null_mut());
+    set_arg(k, 0, &buf);
+    set_arg(k, 1, &buf);
+    ok!(cl!(clSetKernelArg(k, 2, 4096, null())));
+    err!(CL_INVALID_WORK_DIMENSION, enqueue(0, g.as_ptr(), null()));
+    err!(CL_INVALID_WORK_DIMENSION, enqueue(4, g.as_ptr(), null()));
+    err!(CL_INVALID_GLOBAL_WORK_SIZE, enqueue(1, null(), null()));
+    let max: usize = device_info(env.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    let too_big = [max * 2, 1, 1];
+    err!(CL_INVALID_WORK_ITEM_SIZE, enqueue(1, too_big.as_ptr(), too_big.as_ptr()));
+    let square = [64usize, 64, 1];
+    err!(CL_INVALID_WORK_GROUP_SIZE, enqueue(2, square.as_ptr(), square.as_ptr()));
+    let zero = [0usize; 3];
+    err!(CL_INVALID_WORK_GROUP_SIZE, enqueue(1, g.as_ptr(), zero.as_ptr()));
+    let offset = [usize::MAX, 0, 0];
+    err!(
+        CL_INVALID_GLOBAL_OFFSET,
+        cl!(clEnqueueNDRangeKernel(env.queue, k, 1, offset.as_ptr(), g.as_ptr(), null(), 0, null(), null_mut()))
+    );
+    // Too much __local memory for the device.
+    let local: cl_ulong = device_info(env.device, CL_DEVICE_LOCAL_MEM_SIZE);
+    ok!(cl!(clSetKernelArg(k, 2, local as usize + 1, null())));
+    err!(CL_OUT_OF_RESOURCES, enqueue(1, g.as_ptr(), null()));
+    err!(
+        CL_INVALID_KERNEL,
+        cl!(clEnqueueNDRangeKernel(
+            env.queue,
+            env.queue as cl_kernel,
+            1,
+            null(),
+            g.as_ptr(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    // Non-uniform groups need OpenCL C 2.0 or later.
+    let reduce_only =
+        &SOURCES[SOURCES.find("kernel void reduce").unwrap()..SOURCES.find("kernel void isolation").unwrap()];
+    let old = build(&env, reduce_only, "-cl-std=CL1.2");
+    let k12 = kernel(old, "reduce");
+    set_arg(k12, 0, &buf);
+    set_arg(k12, 1, &buf);
+    ok!(cl!(clSetKernelArg(k12, 2, 4096, null())));
+    let (g1000, l64) = ([1000usize], [64usize]);
+    err!(
+        CL_INVALID_WORK_GROUP_SIZE,
+        cl!(clEnqueueNDRangeKernel(env.queue, k12, 1, null(), g1000.as_ptr(), l64.as_ptr(), 0, null(), null_mut()))
+    );
+    // A zero global size is a no-op.
+    ok!(cl!(clSetKernelArg(k, 2, 4096, null())));
+    ok!(enqueue(1, zero.as_ptr(), null()));
+    ok!(cl!(clFinish(env.queue)));
+    ok!(cl!(clReleaseMemObject(buf)));
+    for o in [k, k12] {
+        ok!(cl!(clReleaseKernel(o)));
+    }
+    for q in [p, old] {
+        ok!(cl!(clReleaseProgram(q)));
+    }
+}
