@@ -4,6 +4,7 @@
 #[macro_use]
 mod common;
 mod buffers;
+mod builtins;
 mod contexts;
 mod events;
 mod handles;

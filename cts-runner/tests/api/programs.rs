@@ -151,7 +151,11 @@ fn binaries_round_trip() {
 fn compile_and_link_with_embedded_header() {
     let env = Env::new();
     let header = program(&env, "#define SCALE 3.0f\nfloat scale(float v);\n");
-    let lib_src = program(&env, "#include \"my/scale.h\"\nfloat scale(float v) { return v * SCALE; }\n");
+    // The second module also has a kernel of its own, which must survive the link.
+    let lib_src = program(
+        &env,
+        "#include \"my/scale.h\"\nfloat scale(float v) { return v * SCALE; }\nkernel void lib_kernel(global int *a) { a[0] = 7; }\n",
+    );
     let main_src = program(
         &env,
         "#include \"my/scale.h\"\nkernel void saxpy(global float *y, global const float *x, float a) {\n\
@@ -169,6 +173,8 @@ fn compile_and_link_with_embedded_header() {
         with_err(|e| cl!(clLinkProgram(env.context, 1, &env.device, null(), 2, inputs.as_ptr(), None, null_mut(), e)));
     ok!(e);
     check_saxpy(&env, linked);
+    let k = kernel(linked, "lib_kernel");
+    ok!(cl!(clReleaseKernel(k)));
     // A library first, then an executable from it.
     let (lib, e) = with_err(|e| {
         cl!(clLinkProgram(env.context, 1, &env.device, c"-create-library".as_ptr(), 1, &lib_src, None, null_mut(), e))

@@ -52,6 +52,32 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
+/// An exclusive advisory lock on a file, released when dropped (or when the process
+/// dies, which flock guarantees, so a crashed build never blocks others).
+pub struct Lock(Option<std::fs::File>);
+
+impl Lock {
+    pub fn acquire(path: &Path) -> Lock {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).ok();
+        if let Some(f) = &file {
+            // SAFETY: flock on a file descriptor we own.
+            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+        }
+        Lock(file)
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        if let Some(f) = &self.0 {
+            // SAFETY: as above.
+            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_UN) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

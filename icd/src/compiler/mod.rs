@@ -18,7 +18,20 @@ use crate::core::device::Device;
 
 /// Kernel-side libraries compiled (per clang and CPU, into the cache) to bitcode and
 /// linked into every kernel module, so they inline: (file name, source, language
-/// arguments). OpenCL C ones use the kernels' address-space mangling.
+/// arguments). The OpenCL C ones use the kernels' address-space mangling and OpenCL's
+/// default header (which declares what they define).
+const OPENCL_LIBRARY: &[&str] = &[
+    "-x",
+    "cl",
+    "-cl-std=CL1.2",
+    "-Xclang",
+    "-ffake-address-space-map",
+    "-Xclang",
+    "-finclude-default-header",
+    "-Xclang",
+    "-cl-ext=-all,+cl_khr_fp64,+cl_khr_byte_addressable_store",
+    "-Wno-psabi",
+];
 const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
     ("workitem.c", include_str!("../../../builtins/clc/workitem.c"), &["-x", "c"]),
     (
@@ -26,11 +39,21 @@ const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
         include_str!("../../../builtins/clc/atomics.cl"),
         &["-x", "cl", "-cl-std=CL1.2", "-Xclang", "-ffake-address-space-map"],
     ),
+    ("math.cl", include_str!("../../../builtins/clc/math.cl"), OPENCL_LIBRARY),
+    ("common.cl", include_str!("../../../builtins/clc/common.cl"), OPENCL_LIBRARY),
+    ("integer.cl", include_str!("../../../builtins/clc/integer.cl"), OPENCL_LIBRARY),
+    ("geometric.cl", include_str!("../../../builtins/clc/geometric.cl"), OPENCL_LIBRARY),
+    ("relational.cl", include_str!("../../../builtins/clc/relational.cl"), OPENCL_LIBRARY),
+    ("vload.cl", include_str!("../../../builtins/clc/vload.cl"), OPENCL_LIBRARY),
+    ("convert.cl", include_str!("../../../builtins/clc/convert.cl"), OPENCL_LIBRARY),
 ];
+
+/// The macros the OpenCL C libraries share.
+const LIBRARY_HEADER: &str = include_str!("../../../builtins/clc/clc.h");
 
 /// All library sources, for cache keys.
 fn libraries_text() -> String {
-    BITCODE_LIBRARIES.iter().map(|(_, src, _)| *src).collect()
+    BITCODE_LIBRARIES.iter().map(|(_, src, _)| *src).chain([LIBRARY_HEADER]).collect()
 }
 
 /// Bumped whenever the pipeline's output for the same input changes.
@@ -104,26 +127,82 @@ fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
-/// The kernel-side libraries as bitcode for this clang and CPU, compiled on first use.
-fn library_bitcode(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    for (name, source, lang) in BITCODE_LIBRARIES {
-        let key =
-            cache::key(&[PIPELINE.as_bytes(), clang.identity.as_bytes(), source.as_bytes(), cpu_identity().as_bytes()]);
-        let bc = cache.join(format!("{name}-{key}.bc"));
-        if !bc.is_file() {
-            let src = scratch.join(name);
-            std::fs::write(&src, source).map_err(|e| e.to_string())?;
-            let tmp = scratch.join(format!("{name}.bc"));
-            let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
-            args.extend(lang.iter().map(|s| os(s)));
-            args.extend([os("-O2"), os("-emit-llvm"), os("-c"), src.as_os_str(), os("-o"), tmp.as_os_str()]);
-            clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its {name} library:\n{e}"))?;
-            std::fs::rename(&tmp, &bc).map_err(|e| e.to_string())?;
-        }
-        out.push(bc);
+/// The kernel-side libraries as one bitcode file for this clang and CPU: one file,
+/// because libraries call each other and a "link only what is needed" pass over
+/// several files cannot go back to an earlier one. Missing parts are compiled on
+/// first use, in parallel (the conversions alone take seconds).
+fn library_bitcode(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<PathBuf, String> {
+    let key = cache::key(&[
+        PIPELINE.as_bytes(),
+        clang.identity.as_bytes(),
+        libraries_text().as_bytes(),
+        cpu_identity().as_bytes(),
+    ]);
+    let merged = cache.join(format!("libclc-{key}.bc"));
+    if merged.is_file() {
+        return Ok(merged);
     }
-    Ok(out)
+    // One process compiles; others (parallel builds in a fresh cache) wait for it.
+    let _lock = cache::Lock::acquire(&cache.join(format!("libclc-{key}.lock")));
+    if merged.is_file() {
+        return Ok(merged);
+    }
+    let parts = library_parts(clang, cache, scratch)?;
+    let tmp = scratch.join("libclc.bc");
+    let (first, rest) = parts.split_first().ok_or("no libraries")?;
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend([os("-c"), os("-emit-llvm"), os("-O0"), first.as_os_str()]);
+    for p in rest {
+        args.extend([os("-Xclang"), os("-mlink-bitcode-file"), os("-Xclang"), p.as_os_str()]);
+    }
+    args.extend([os("-Wno-override-module"), os("-o"), tmp.as_os_str()]);
+    clang::run(clang, &args).map_err(|e| format!("FerroCL could not link its libraries:\n{e}"))?;
+    std::fs::rename(&tmp, &merged).map_err(|e| e.to_string())?;
+    Ok(merged)
+}
+
+fn library_parts(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<Vec<PathBuf>, String> {
+    std::fs::write(scratch.join("clc.h"), LIBRARY_HEADER).map_err(|e| e.to_string())?;
+    let jobs: Vec<(PathBuf, &str, &str, &[&str])> = BITCODE_LIBRARIES
+        .iter()
+        .map(|&(name, source, lang)| {
+            let key = cache::key(&[
+                PIPELINE.as_bytes(),
+                clang.identity.as_bytes(),
+                source.as_bytes(),
+                LIBRARY_HEADER.as_bytes(),
+                cpu_identity().as_bytes(),
+            ]);
+            (cache.join(format!("{name}-{key}.bc")), name, source, lang)
+        })
+        .collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .filter(|(bc, ..)| !bc.is_file())
+            .map(|(bc, name, source, lang)| s.spawn(move || compile_library(clang, scratch, bc, name, source, lang)))
+            .collect();
+        handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err("library compile panicked".into())))
+    })?;
+    Ok(jobs.into_iter().map(|(bc, ..)| bc).collect())
+}
+
+fn compile_library(
+    clang: &clang::Clang,
+    scratch: &Path,
+    bc: &Path,
+    name: &str,
+    source: &str,
+    lang: &[&str],
+) -> Result<(), String> {
+    let src = scratch.join(name);
+    std::fs::write(&src, source).map_err(|e| e.to_string())?;
+    let tmp = scratch.join(format!("{name}.bc"));
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend(lang.iter().map(|s| os(s)));
+    args.extend([os("-O2"), os("-emit-llvm"), os("-c"), src.as_os_str(), os("-o"), tmp.as_os_str()]);
+    clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its {name} library:\n{e}"))?;
+    std::fs::rename(&tmp, bc).map_err(|e| e.to_string())
 }
 
 /// The cache entry for a key: the library, its description and its build log.
@@ -251,7 +330,7 @@ fn frontend(
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend(["-x", "cl", "-emit-llvm", "-S", "-O2"].map(os));
     args.extend(["-Xclang", "-disable-llvm-passes", "-Xclang", "-ffake-address-space-map"].map(os));
-    args.extend(["-Xclang", "-fdeclare-opencl-builtins", "-Xclang", "-finclude-default-header"].map(os));
+    args.extend(["-Xclang", "-fdeclare-opencl-builtins", "-Xclang", "-finclude-default-header", "-Wno-psabi"].map(os));
     // Only what the device claims: x86 clang enables vendor extensions by default.
     let ext = extension_flag();
     args.extend([os("-Xclang"), os(&ext)]);
@@ -268,7 +347,8 @@ fn merge(clang: &clang::Clang, modules: &[String], dir: &Path) -> Result<String,
     let (first, rest) = modules.split_first().ok_or("no input programs")?;
     let main = dir.join("link-0.ll");
     std::fs::write(&main, first).map_err(|e| e.to_string())?;
-    let mut args: Vec<&OsStr> = vec![os("-O0"), os("-S"), os("-emit-llvm"), main.as_os_str()];
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend([os("-O0"), os("-S"), os("-emit-llvm"), main.as_os_str()]);
     let mut bitcode = Vec::new();
     for (i, m) in rest.iter().enumerate() {
         let (ll, bc) = (dir.join(format!("link-{}.ll", i + 1)), dir.join(format!("link-{}.bc", i + 1)));
@@ -304,9 +384,7 @@ fn backend(
     // are optimised together with the kernels.
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
-    for bc in &bitcode {
-        args.extend([os("-Xclang"), os("-mlink-bitcode-file"), os("-Xclang"), bc.as_os_str()]);
-    }
+    args.extend([os("-Xclang"), os("-mlink-builtin-bitcode"), os("-Xclang"), bitcode.as_os_str()]);
     args.extend([os("-Wno-override-module"), os("-o"), obj.as_os_str()]);
     let mut log = clang::run(clang, &args)?;
 
@@ -376,5 +454,29 @@ mod tests {
         let again = build(src, "", &[]).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(again.library.path, built.library.path, "the second build is a cache hit");
         let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    #[test]
+    fn link_keeps_every_module_kernels() {
+        let (a, _) =
+            compile("float scale(float v);\nkernel void a(global float *x) { x[0] = scale(1.0f); }\n", "", &[])
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        let (b, _) = compile(
+            "float scale(float v) { return v * 3; }\nkernel void lib_kernel(global int *a) { a[0] = 7; }\n",
+            "",
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let Linked::Executable(built) = link(&[a, b], "").unwrap_or_else(|e| panic!("{e:?}")) else {
+            panic!("library")
+        };
+        let mut names: Vec<_> = built.library.kernels.iter().map(|k| k.name.clone()).collect();
+        names.sort();
+        assert_eq!(names, ["a", "lib_kernel"]);
     }
 }

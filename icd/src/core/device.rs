@@ -78,6 +78,7 @@ pub const OPENCL_C_VERSIONS: &[(&str, u32)] = &[
 /// the same change that makes it work.
 pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_byte_addressable_store", cl_version(1, 0, 0)),
+    ("cl_khr_fp64", cl_version(1, 0, 0)),
     ("cl_khr_global_int32_base_atomics", cl_version(1, 0, 0)),
     ("cl_khr_global_int32_extended_atomics", cl_version(1, 0, 0)),
     ("cl_khr_local_int32_base_atomics", cl_version(1, 0, 0)),
@@ -87,7 +88,8 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
 ];
 
 /// OpenCL C 3.0 optional features the device supports.
-pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[("__opencl_c_int64", cl_version(3, 0, 0))];
+pub const OPENCL_C_FEATURES: &[(&str, u32)] =
+    &[("__opencl_c_int64", cl_version(3, 0, 0)), ("__opencl_c_fp64", cl_version(3, 0, 0))];
 
 impl Device {
     pub fn get() -> &'static Arc<Device> {
@@ -113,6 +115,12 @@ impl Device {
         let dbl = if has("cl_khr_fp64") { bytes / 8 } else { 0 };
         let half = if has("cl_khr_fp16") { bytes / 2 } else { 0 };
         [bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, dbl, half]
+    }
+
+    /// The minimum cl_khr_fp64 requires; x86 doubles are IEEE 754 with FMA in hardware
+    /// or in libm.
+    pub fn double_fp_config(&self) -> cl_device_fp_config {
+        CL_FP_FMA | CL_FP_ROUND_TO_NEAREST | CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_INF_NAN | CL_FP_DENORM
     }
 
     pub fn single_fp_config(&self) -> cl_device_fp_config {

@@ -1,0 +1,222 @@
+//! OpenCL C builtins from FerroCL's library, compared with host computations: math,
+//! integer, common, geometric, relational, vload/vstore and conversions.
+
+use crate::common::*;
+
+const SOURCE: &str = r#"
+kernel void math(global const float *x, global float *out) {
+    size_t i = get_global_id(0);
+    float v = x[i];
+    global float *o = out + i * 16;
+    o[0] = sin(v); o[1] = cos(v); o[2] = exp(v); o[3] = log(fabs(v) + 1.0f);
+    o[4] = sqrt(fabs(v)); o[5] = pow(fabs(v), 1.5f); o[6] = atan2(v, 2.0f); o[7] = floor(v);
+    o[8] = fmax(v, 0.5f); o[9] = clamp(v, -1.0f, 1.0f); o[10] = mad(v, 2.0f, 1.0f); o[11] = rsqrt(fabs(v) + 1.0f);
+    o[12] = hypot(v, 3.0f); o[13] = fmod(v, 0.7f); o[14] = mix(1.0f, 3.0f, 0.25f); o[15] = sign(v);
+}
+
+kernel void vectors(global const float *in, global float *out) {
+    float4 a = vload4(0, in), b = vload4(1, in);
+    float3 c = vload3(0, in + 8);
+    vstore4(sin(a) + b, 0, out);
+    out[4] = dot(a, b); out[5] = length(a); out[6] = distance(a, b);
+    float3 x = cross(c, (float3)(1.0f, 0.0f, 0.0f));
+    vstore3(x, 0, out + 7);
+    float4 n = normalize(b);
+    vstore4(n, 0, out + 10);
+    vstore4(select(a, b, isgreater(a, b)), 0, out + 14);
+    out[18] = any(isless(a, b)); out[19] = all(isless(a, (float4)100.0f));
+}
+
+kernel void integers(global const int *in, global int *out) {
+    int a = in[0], b = in[1];
+    out[0] = abs(a); out[1] = abs_diff(a, b); out[2] = add_sat(a, b); out[3] = sub_sat(a, b);
+    out[4] = hadd(a, b); out[5] = rhadd(a, b); out[6] = clz(b); out[7] = popcount(a);
+    out[8] = mul_hi(a, b); out[9] = rotate(b, 7); out[10] = max(a, b); out[11] = min(a, b);
+    out[12] = upsample((short)3, (ushort)4); out[13] = mad24(b, 3, 4); out[14] = clamp(a, -5, 5);
+    out[15] = mad_sat(a, b, a);
+    long l = (long)a * 1000000007L;
+    out[16] = (int)(mul_hi(l, l) & 0x7fffffff);
+    int4 v = (int4)(a, b, -a, -b);
+    int4 r = add_sat(v, (int4)(INT_MAX));
+    out[17] = r.x; out[18] = r.y; out[19] = r.z; out[20] = r.w;
+}
+
+kernel void conversions(global const float *f, global int *i, global uchar *c, global float *back) {
+    size_t k = get_global_id(0);
+    float v = f[k];
+    i[k * 4 + 0] = convert_int(v);
+    i[k * 4 + 1] = convert_int_rte(v);
+    i[k * 4 + 2] = convert_int_sat_rtp(v);
+    i[k * 4 + 3] = convert_int_sat_rtn(v);
+    c[k] = convert_uchar_sat(v);
+    back[k] = convert_float(convert_short_sat(v));
+}
+"#;
+
+fn env_and_program() -> (Env, cl_program) {
+    let env = Env::new();
+    let p = build(&env, SOURCE, "");
+    (env, p)
+}
+
+fn close(a: f32, b: f32) -> bool {
+    (a - b).abs() <= 1e-5 * b.abs().max(1.0) || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn math_functions() {
+    let (env, p) = env_and_program();
+    let k = kernel(p, "math");
+    let xs: Vec<f32> = (0..64).map(|i| (i as f32 - 32.0) * 0.37).collect();
+    let (bx, bo) = (buffer_of(&env, &xs), env.buffer(0, 64 * 16 * 4, null_mut()));
+    set_arg(k, 0, &bx);
+    set_arg(k, 1, &bo);
+    run(&env, k, &[64], None);
+    let out: Vec<f32> = read_as(&env, bo, 64 * 16);
+    for (i, &v) in xs.iter().enumerate() {
+        let want = [
+            v.sin(),
+            v.cos(),
+            v.exp(),
+            (v.abs() + 1.0).ln(),
+            v.abs().sqrt(),
+            v.abs().powf(1.5),
+            v.atan2(2.0),
+            v.floor(),
+            v.max(0.5),
+            v.clamp(-1.0, 1.0),
+            v * 2.0 + 1.0,
+            1.0 / (v.abs() + 1.0).sqrt(),
+            v.hypot(3.0),
+            v % 0.7,
+            1.5,
+            if v > 0.0 {
+                1.0
+            } else if v < 0.0 {
+                -1.0
+            } else {
+                0.0
+            },
+        ];
+        for (j, &w) in want.iter().enumerate() {
+            assert!(close(out[i * 16 + j], w), "x={v} function #{j}: got {} want {w}", out[i * 16 + j]);
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn vector_geometric_relational() {
+    let (env, p) = env_and_program();
+    let k = kernel(p, "vectors");
+    let input: [f32; 12] = [1.0, -2.0, 3.0, 0.5, 4.0, 1.0, -1.0, 2.0, 0.0, 2.0, 5.0, 9.0];
+    let (bi, bo) = (buffer_of(&env, &input), env.buffer(0, 20 * 4, null_mut()));
+    set_arg(k, 0, &bi);
+    set_arg(k, 1, &bo);
+    run(&env, k, &[1], None);
+    let o: Vec<f32> = read_as(&env, bo, 20);
+    let (a, b) = (&input[0..4], &input[4..8]);
+    for j in 0..4 {
+        assert!(close(o[j], a[j].sin() + b[j]));
+    }
+    let dot: f32 = (0..4).map(|j| a[j] * b[j]).sum();
+    assert!(close(o[4], dot));
+    assert!(close(o[5], a.iter().map(|v| v * v).sum::<f32>().sqrt()));
+    assert!(close(o[6], (0..4).map(|j| (a[j] - b[j]).powi(2)).sum::<f32>().sqrt()));
+    // cross((0,2,5), (1,0,0)) = (0, 5, -2)
+    assert_eq!(&o[7..10], &[0.0, 5.0, -2.0]);
+    let nb = b.iter().map(|v| v * v).sum::<f32>().sqrt();
+    for j in 0..4 {
+        assert!(close(o[10 + j], b[j] / nb));
+        assert_eq!(o[14 + j], if a[j] > b[j] { b[j] } else { a[j] });
+    }
+    assert_eq!((o[18], o[19]), (1.0, 1.0));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn integer_functions() {
+    let (env, p) = env_and_program();
+    let k = kernel(p, "integers");
+    for (a, b) in [(-7i32, 19i32), (i32::MAX - 3, 100), (i32::MIN + 5, -100), (123456, -654321)] {
+        let (bi, bo) = (buffer_of(&env, &[a, b]), env.buffer(0, 21 * 4, null_mut()));
+        set_arg(k, 0, &bi);
+        set_arg(k, 1, &bo);
+        run(&env, k, &[1], None);
+        let o: Vec<i32> = read_as(&env, bo, 21);
+        let sat = |v: i64| v.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        let l = a as i64 * 1_000_000_007;
+        let want = [
+            a.unsigned_abs() as i32,
+            (a as i64 - b as i64).unsigned_abs() as i32,
+            sat(a as i64 + b as i64),
+            sat(a as i64 - b as i64),
+            ((a as i64 + b as i64) >> 1) as i32,
+            ((a as i64 + b as i64 + 1) >> 1) as i32,
+            b.leading_zeros() as i32,
+            a.count_ones() as i32,
+            ((a as i64 * b as i64) >> 32) as i32,
+            b.rotate_left(7),
+            a.max(b),
+            a.min(b),
+            (3 << 16) | 4,
+            b.wrapping_mul(3).wrapping_add(4),
+            a.clamp(-5, 5),
+            sat(a as i64 * b as i64 + a as i64),
+            ((((l as i128) * (l as i128)) >> 64) as i64 & 0x7fffffff) as i32,
+            sat(a as i64 + i32::MAX as i64),
+            sat(b as i64 + i32::MAX as i64),
+            sat(-(a as i64) + i32::MAX as i64),
+            sat(-(b as i64) + i32::MAX as i64),
+        ];
+        assert_eq!(o, want, "a={a} b={b}");
+        for m in [bi, bo] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn conversions_round_and_saturate() {
+    let (env, p) = env_and_program();
+    let k = kernel(p, "conversions");
+    let fs: Vec<f32> =
+        vec![0.5, 1.5, 2.5, -0.5, -1.5, 2.7, -2.7, 300.0, -300.0, 1e10, -1e10, f32::NAN, 40000.0, 255.4, 0.0, -0.0];
+    let n = fs.len();
+    let (bf, bi, bc, bb) = (
+        buffer_of(&env, &fs),
+        env.buffer(0, n * 16, null_mut()),
+        env.buffer(0, n, null_mut()),
+        env.buffer(0, n * 4, null_mut()),
+    );
+    for (j, m) in [bf, bi, bc, bb].iter().enumerate() {
+        set_arg(k, j as cl_uint, m);
+    }
+    run(&env, k, &[n], None);
+    let ints: Vec<i32> = read_as(&env, bi, n * 4);
+    let chars: Vec<u8> = read_as(&env, bc, n);
+    let back: Vec<f32> = read_as(&env, bb, n);
+    let sat = |v: f64| if v.is_nan() { 0 } else { v.clamp(i32::MIN as f64, i32::MAX as f64) as i32 };
+    for (j, &v) in fs.iter().enumerate() {
+        let d = v as f64;
+        if d.is_finite() && d.abs() < 2e9 {
+            assert_eq!(ints[j * 4], d.trunc() as i32, "convert_int({v})");
+            assert_eq!(ints[j * 4 + 1], d.round_ties_even() as i32, "convert_int_rte({v})");
+        }
+        assert_eq!(ints[j * 4 + 2], sat(d.ceil()), "convert_int_sat_rtp({v})");
+        assert_eq!(ints[j * 4 + 3], sat(d.floor()), "convert_int_sat_rtn({v})");
+        let uc = if v.is_nan() { 0 } else { v.trunc().clamp(0.0, 255.0) as u8 };
+        assert_eq!(chars[j], uc, "convert_uchar_sat({v})");
+        let sh = if v.is_nan() { 0.0 } else { v.trunc().clamp(-32768.0, 32767.0) };
+        assert_eq!(back[j], sh, "convert_float(convert_short_sat({v}))");
+    }
+    for m in [bf, bi, bc, bb] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
