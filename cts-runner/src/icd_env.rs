@@ -29,3 +29,18 @@ pub fn use_only(driver: &Path) -> Result<PathBuf, String> {
     std::env::set_var("OCL_ICD_VENDORS", &dir);
     Ok(dir)
 }
+
+/// Like [`use_only`], but keeps every other platform registered on the system, so a
+/// comparison can see FerroCL from the build tree next to installed drivers.
+pub fn use_with_system(driver: &Path) -> Result<PathBuf, String> {
+    let dir = use_only(driver)?;
+    if let Ok(entries) = std::fs::read_dir("/etc/OpenCL/vendors") {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if name != "ferrocl.icd" && name.to_string_lossy().ends_with(".icd") {
+                let _ = std::fs::copy(e.path(), dir.join(&name));
+            }
+        }
+    }
+    Ok(dir)
+}

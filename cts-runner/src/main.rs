@@ -1,6 +1,8 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
-//! OpenCL C file on the first platform and prints the status, build log and time.
-//! `--ferrocl-build` points the loader at this build tree's FerroCL alone.
+//! OpenCL C file on the first platform and prints the status, build log and time;
+//! `bench [--platform NAME ...] [--json FILE]` compares platforms side by side.
+//! `--ferrocl-build` makes the loader use this build tree's FerroCL (alone for
+//! `build`, next to the system's other platforms for `bench`).
 
 use std::ptr::null_mut;
 
@@ -20,7 +22,12 @@ fn main() {
     if args.iter().any(|a| a == "--ferrocl-build") {
         match icd_env::build_tree_driver() {
             Some(d) => {
-                if let Err(e) = icd_env::use_only(&d) {
+                let set = if args.first().map(String::as_str) == Some("bench") {
+                    icd_env::use_with_system(&d)
+                } else {
+                    icd_env::use_only(&d)
+                };
+                if let Err(e) = set {
                     eprintln!("cts-runner: {e}");
                     std::process::exit(2);
                 }
@@ -37,8 +44,11 @@ fn main() {
     }
     let mut n = 0;
     let code = cl!(clGetPlatformIDs(0, null_mut(), &mut n));
-    if args.first().map(String::as_str) == Some("build") {
-        std::process::exit(build_file(&args[1..]));
+    match args.first().map(String::as_str) {
+        Some("build") => std::process::exit(build_file(&args[1..])),
+        Some("bench") => std::process::exit(bench(&args[1..])),
+        Some("bench-one") => std::process::exit(bench_one(&args[1..])),
+        _ => {}
     }
     if code != CL_SUCCESS || n == 0 {
         eprintln!("cts-runner: no OpenCL platform found (install one, e.g. FerroCL's .deb or pocl-opencl-icd)");
@@ -99,4 +109,114 @@ fn build_file(args: &[String]) -> i32 {
     } else {
         1
     }
+}
+
+fn flag_values(args: &[String], flag: &str) -> Vec<String> {
+    args.windows(2).filter(|w| w[0] == flag).map(|w| w[1].clone()).collect()
+}
+
+/// `bench-one --platform NAME --warm FILE`: measures one platform (run by `bench` in a
+/// child process) and prints `key=value` lines.
+fn bench_one(args: &[String]) -> i32 {
+    let (Some(platform), Some(warm)) = (flag_values(args, "--platform").pop(), flag_values(args, "--warm").pop())
+    else {
+        eprintln!("usage: cts-runner bench-one --platform NAME --warm FILE");
+        return 2;
+    };
+    match cts_runner::bench::measure(&platform, &warm) {
+        Ok(values) => {
+            for (k, v) in values {
+                println!("{k}={v}");
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("cts-runner: {platform}: {e}");
+            1
+        }
+    }
+}
+
+/// `bench`: every platform in its own processes; a first process builds the warm
+/// source so the measuring one finds it in the platform's cache.
+fn bench(args: &[String]) -> i32 {
+    use cts_runner::bench::{host_saxpy_gbs, METRICS, SOURCE};
+    let mut platforms = flag_values(args, "--platform");
+    if platforms.is_empty() {
+        platforms = vec!["FerroCL".into(), "Portable Computing Language".into()];
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    let warm = std::env::temp_dir().join(format!("ferrocl-bench-warm-{}.cl", std::process::id()));
+    let mut results: Vec<(String, std::collections::HashMap<String, f64>)> = Vec::new();
+    for name in &platforms {
+        let _ = std::fs::write(&warm, format!("{SOURCE}\n// warm {}\n", std::process::id()));
+        let prebuild =
+            std::process::Command::new(&exe).args(["bench-one", "--platform", name, "--warm"]).arg(&warm).output();
+        let out =
+            std::process::Command::new(&exe).args(["bench-one", "--platform", name, "--warm"]).arg(&warm).output();
+        match (prebuild, out) {
+            (Ok(_), Ok(o)) if o.status.success() => {
+                let values = String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .filter_map(|l| l.split_once('='))
+                    .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+                    .collect();
+                results.push((name.clone(), values));
+            }
+            (_, Ok(o)) => eprintln!("cts-runner: skipping {name}: {}", String::from_utf8_lossy(&o.stderr).trim()),
+            (_, Err(e)) => eprintln!("cts-runner: cannot run {}: {e}", exe.display()),
+        }
+    }
+    let _ = std::fs::remove_file(&warm);
+    if results.is_empty() {
+        eprintln!("cts-runner: no platform could be measured");
+        return 1;
+    }
+    let host = host_saxpy_gbs();
+    let names: Vec<String> = results.iter().map(|(n, _)| n.chars().take(22).collect()).collect();
+    print!("{:<58}", "metric");
+    for n in &names {
+        print!("{n:>24}");
+    }
+    for n in names.iter().skip(1) {
+        print!("{:>16}", format!("{}/{}", &names[0][..names[0].len().min(7)], &n[..n.len().min(7)]));
+    }
+    println!();
+    for (key, label, _) in METRICS {
+        print!("{label:<58}");
+        for (_, v) in &results {
+            print!("{:>24}", v.get(*key).map_or("-".into(), |x| format!("{x:.3}")));
+        }
+        let first = results[0].1.get(*key).copied();
+        for (_, v) in results.iter().skip(1) {
+            let ratio = match (first, v.get(*key)) {
+                (Some(a), Some(&b)) if b > 0.0 => format!("{:.2}x", a / b),
+                _ => "-".into(),
+            };
+            print!("{ratio:>16}");
+        }
+        println!();
+    }
+    println!("{:<58}{:>24.3}", "host saxpy, all cores, GB/s (reference)", host);
+    for (n, v) in &results {
+        if let Some(s) = v.get("saxpy_gbs") {
+            println!("{:<58}{:>23.1}%", format!("{n} saxpy / host saxpy"), 100.0 * s / host);
+        }
+    }
+    if let Some(path) = flag_values(args, "--json").pop() {
+        let body: Vec<String> = results
+            .iter()
+            .map(|(n, v)| {
+                let fields: Vec<String> =
+                    METRICS.iter().filter_map(|(k, ..)| v.get(*k).map(|x| format!("\"{k}\": {x}"))).collect();
+                format!("  \"{n}\": {{ {} }}", fields.join(", "))
+            })
+            .collect();
+        let json = format!("{{\n  \"host_saxpy_gbs\": {host},\n{}\n}}\n", body.join(",\n"));
+        if let Err(e) = std::fs::write(&path, json) {
+            eprintln!("cts-runner: {path}: {e}");
+            return 1;
+        }
+    }
+    0
 }

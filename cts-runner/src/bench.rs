@@ -1,0 +1,271 @@
+//! `cts-runner bench`: the kernel benchmarks, run for each named platform in its own
+//! process (so memory figures and loader state are per platform), printed side by side
+//! with ratios against the first platform and against the host.
+
+use std::ffi::CString;
+use std::ptr::{null, null_mut};
+use std::time::Instant;
+
+use crate::cl;
+use crate::cl::*;
+
+/// One platform's figures, in the order they are printed: (key, label, higher is
+/// better). Ratios are first platform / other platform.
+pub const METRICS: &[(&str, &str, bool)] = &[
+    ("launch_us", "launch latency (global size 1), us", false),
+    ("cold_build_ms", "cold build + first launch, ms", false),
+    ("warm_build_ms", "warm build + first launch, ms", false),
+    ("saxpy_gbs", "saxpy bandwidth, GB/s", true),
+    ("sgemm_gflops", "barrier-tiled SGEMM 512^3, GFLOP/s", true),
+    ("barrier_ns", "barrier cost per work-item, ns", false),
+    ("rss_mb", "resident memory: context+queue+program, MiB", false),
+    ("peak_rss_mb", "peak resident memory after max-size barrier groups, MiB", false),
+];
+
+pub const SOURCE: &str = r#"
+kernel void noop(global int *a) { }
+kernel void saxpy(global float *y, global const float *x, float a) {
+    size_t i = get_global_id(0); y[i] = a * x[i] + y[i];
+}
+kernel void sgemm(global const float *a, global const float *b, global float *c, int n) {
+    local float ta[16][16], tb[16][16];
+    int lx = get_local_id(0), ly = get_local_id(1);
+    int col = get_global_id(0), row = get_global_id(1);
+    float acc = 0;
+    for (int t = 0; t < n / 16; t++) {
+        ta[ly][lx] = a[row * n + t * 16 + lx];
+        tb[ly][lx] = b[(t * 16 + ly) * n + col];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < 16; k++) acc += ta[ly][k] * tb[k][lx];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    c[row * n + col] = acc;
+}
+kernel void barriers(global int *out, int count) {
+    local int x[1024];
+    int l = get_local_id(0);
+    int acc = 0;
+    for (int i = 0; i < count; i++) { x[l] = i; barrier(CLK_LOCAL_MEM_FENCE); acc += x[(l + 1) % get_local_size(0)]; }
+    out[get_global_id(0)] = acc;
+}
+"#;
+
+struct Session {
+    device: cl_device_id,
+    context: cl_context,
+    queue: cl_command_queue,
+}
+
+fn check(code: cl_int, what: &str) -> Result<(), String> {
+    if code == CL_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what} failed: {code}"))
+    }
+}
+
+fn platform_named(name: &str) -> Result<(cl_platform_id, String), String> {
+    let mut n = 0;
+    cl!(clGetPlatformIDs(0, null_mut(), &mut n));
+    let mut ps = vec![null_mut(); n as usize];
+    cl!(clGetPlatformIDs(n, ps.as_mut_ptr(), null_mut()));
+    let mut seen = Vec::new();
+    for p in ps {
+        let mut buf = vec![0u8; 256];
+        let mut len = 0;
+        cl!(clGetPlatformInfo(p, CL_PLATFORM_NAME, 256, buf.as_mut_ptr().cast(), &mut len));
+        let pname = String::from_utf8_lossy(&buf[..len.saturating_sub(1)]).into_owned();
+        if pname.to_lowercase().contains(&name.to_lowercase()) {
+            return Ok((p, pname));
+        }
+        seen.push(pname);
+    }
+    Err(format!("no OpenCL platform named '{name}' (found: {})", seen.join(", ")))
+}
+
+impl Session {
+    fn new(platform: cl_platform_id) -> Result<Session, String> {
+        let mut device = null_mut();
+        check(cl!(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &mut device, null_mut())), "clGetDeviceIDs")?;
+        let mut e = 0;
+        let context = cl!(clCreateContext(null(), 1, &device, None, null_mut(), &mut e));
+        check(e, "clCreateContext")?;
+        let queue = cl!(clCreateCommandQueue(context, device, 0, &mut e));
+        check(e, "clCreateCommandQueue")?;
+        Ok(Session { device, context, queue })
+    }
+
+    fn build(&self, source: &str) -> Result<cl_program, String> {
+        let src = CString::new(source).unwrap_or_default();
+        let ptr = src.as_ptr();
+        let mut e = 0;
+        let p = cl!(clCreateProgramWithSource(self.context, 1, &ptr as *const _ as *mut _, null(), &mut e));
+        check(e, "clCreateProgramWithSource")?;
+        check(cl!(clBuildProgram(p, 1, &self.device, null(), None, null_mut())), "clBuildProgram")?;
+        Ok(p)
+    }
+
+    fn kernel(&self, p: cl_program, name: &str) -> Result<cl_kernel, String> {
+        let n = CString::new(name).unwrap_or_default();
+        let mut e = 0;
+        let k = cl!(clCreateKernel(p, n.as_ptr(), &mut e));
+        check(e, "clCreateKernel")?;
+        Ok(k)
+    }
+
+    fn buffer(&self, bytes: usize, init: Option<&[f32]>) -> Result<cl_mem, String> {
+        let mut e = 0;
+        let (flags, host) = match init {
+            Some(d) => (CL_MEM_COPY_HOST_PTR, d.as_ptr() as *mut std::ffi::c_void),
+            None => (0, null_mut()),
+        };
+        let m = cl!(clCreateBuffer(self.context, CL_MEM_READ_WRITE | flags, bytes, host, &mut e));
+        check(e, "clCreateBuffer")?;
+        Ok(m)
+    }
+
+    /// Runs a kernel and waits; returns the wall time in seconds.
+    fn run(&self, k: cl_kernel, global: &[usize], local: Option<&[usize]>) -> Result<f64, String> {
+        let t = Instant::now();
+        let l = local.map_or(null(), |l| l.as_ptr());
+        let dims = global.len() as cl_uint;
+        check(
+            cl!(clEnqueueNDRangeKernel(self.queue, k, dims, null(), global.as_ptr(), l, 0, null(), null_mut())),
+            "enqueue",
+        )?;
+        check(cl!(clFinish(self.queue)), "clFinish")?;
+        Ok(t.elapsed().as_secs_f64())
+    }
+}
+
+fn arg<T>(k: cl_kernel, i: cl_uint, v: &T) -> Result<(), String> {
+    check(cl!(clSetKernelArg(k, i, std::mem::size_of::<T>(), (v as *const T).cast())), "clSetKernelArg")
+}
+
+fn status_kib(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn best(times: impl Iterator<Item = Result<f64, String>>) -> Result<f64, String> {
+    times.collect::<Result<Vec<f64>, String>>().map(|v| v.into_iter().fold(f64::INFINITY, f64::min))
+}
+
+/// Measures one platform; returns `key=value` lines. `warm` is a source file some
+/// earlier process has built already.
+pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String> {
+    let (p, _) = platform_named(platform)?;
+    let s = Session::new(p)?;
+    let mut out = Vec::new();
+
+    // Cold: a source no process has seen, built and launched once.
+    let unique = format!("{SOURCE}\n// {:?} {}\n", Instant::now(), std::process::id());
+    let t = Instant::now();
+    let prog = s.build(&unique)?;
+    let k = s.kernel(prog, "noop")?;
+    let scratch = s.buffer(4096, None)?;
+    arg(k, 0, &scratch)?;
+    s.run(k, &[1], None)?;
+    out.push(("cold_build_ms".into(), t.elapsed().as_secs_f64() * 1e3));
+
+    // Warm: byte-identical source built before by another process.
+    let warm_src = std::fs::read_to_string(warm).map_err(|e| format!("{warm}: {e}"))?;
+    let t = Instant::now();
+    let wprog = s.build(&warm_src)?;
+    let wk = s.kernel(wprog, "noop")?;
+    arg(wk, 0, &scratch)?;
+    s.run(wk, &[1], None)?;
+    out.push(("warm_build_ms".into(), t.elapsed().as_secs_f64() * 1e3));
+    out.push(("rss_mb".into(), status_kib("VmRSS:") / 1024.0));
+
+    // Launch latency: many tiny launches, each waited for.
+    for _ in 0..50 {
+        s.run(k, &[1], None)?;
+    }
+    let reps = 2000;
+    let t = Instant::now();
+    for _ in 0..reps {
+        s.run(k, &[1], None)?;
+    }
+    out.push(("launch_us".into(), t.elapsed().as_secs_f64() * 1e6 / reps as f64));
+
+    // saxpy over 64 MiB arrays: 12 bytes per element.
+    let n = 16 << 20;
+    let (y, x) = (s.buffer(n * 4, Some(&vec![1.0; n]))?, s.buffer(n * 4, Some(&vec![2.0; n]))?);
+    let sk = s.kernel(prog, "saxpy")?;
+    arg(sk, 0, &y)?;
+    arg(sk, 1, &x)?;
+    arg(sk, 2, &3.0f32)?;
+    s.run(sk, &[n], None)?;
+    let t = best((0..5).map(|_| s.run(sk, &[n], None)))?;
+    out.push(("saxpy_gbs".into(), 12.0 * n as f64 / t / 1e9));
+
+    // SGEMM 512^3 with 16x16 local tiles and two barriers per tile.
+    let m = 512usize;
+    let (a, b, c) = (
+        s.buffer(m * m * 4, Some(&vec![1.0; m * m]))?,
+        s.buffer(m * m * 4, Some(&vec![0.5; m * m]))?,
+        s.buffer(m * m * 4, None)?,
+    );
+    let gk = s.kernel(prog, "sgemm")?;
+    arg(gk, 0, &a)?;
+    arg(gk, 1, &b)?;
+    arg(gk, 2, &c)?;
+    arg(gk, 3, &(m as i32))?;
+    s.run(gk, &[m, m], Some(&[16, 16]))?;
+    let t = best((0..3).map(|_| s.run(gk, &[m, m], Some(&[16, 16]))))?;
+    out.push(("sgemm_gflops".into(), 2.0 * (m * m * m) as f64 / t / 1e9));
+
+    // Barrier cost: the same work with 200 and with 0 barriers per work-item.
+    let bk = s.kernel(prog, "barriers")?;
+    let items = 256 * 64;
+    let bout = s.buffer(items * 4, None)?;
+    arg(bk, 0, &bout)?;
+    let timed = |count: i32| -> Result<f64, String> {
+        arg(bk, 1, &count)?;
+        s.run(bk, &[items], Some(&[256]))?;
+        best((0..3).map(|_| s.run(bk, &[items], Some(&[256]))))
+    };
+    let (with, without) = (timed(200)?, timed(0)?);
+    out.push(("barrier_ns".into(), (with - without).max(0.0) * 1e9 / (200.0 * items as f64)));
+
+    // Peak memory: barrier groups at the device's largest work-group size.
+    let mut max_wg = 0usize;
+    cl!(clGetDeviceInfo(s.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 8, (&mut max_wg as *mut usize).cast(), null_mut()));
+    let wg = max_wg.min(1024);
+    let pout = s.buffer(wg * 8 * 4, None)?;
+    arg(bk, 0, &pout)?;
+    arg(bk, 1, &4i32)?;
+    s.run(bk, &[wg * 8], Some(&[wg]))?;
+    out.push(("peak_rss_mb".into(), status_kib("VmHWM:") / 1024.0));
+    Ok(out)
+}
+
+/// The host's own saxpy over the same arrays with one thread per core: what the
+/// machine's memory system delivers to plain compiled code.
+pub fn host_saxpy_gbs() -> f64 {
+    let n = 16usize << 20;
+    let (mut y, x) = (vec![1.0f32; n], vec![2.0f32; n]);
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let mut best_t = f64::INFINITY;
+    for _ in 0..6 {
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for (yc, xc) in y.chunks_mut(n.div_ceil(threads)).zip(x.chunks(n.div_ceil(threads))) {
+                s.spawn(move || {
+                    for (yv, xv) in yc.iter_mut().zip(xc) {
+                        *yv = 3.0 * xv + *yv;
+                    }
+                });
+            }
+        });
+        best_t = best_t.min(t.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&y);
+    12.0 * n as f64 / best_t / 1e9
+}
