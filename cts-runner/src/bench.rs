@@ -259,7 +259,7 @@ pub fn host_saxpy_gbs() -> f64 {
             for (yc, xc) in y.chunks_mut(n.div_ceil(threads)).zip(x.chunks(n.div_ceil(threads))) {
                 s.spawn(move || {
                     for (yv, xv) in yc.iter_mut().zip(xc) {
-                        *yv = 3.0 * xv + *yv;
+                        *yv += 3.0 * xv;
                     }
                 });
             }

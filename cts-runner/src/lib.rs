@@ -1,6 +1,10 @@
 //! cts-runner: conformance suites and benchmarks for FerroCL and other OpenCL platforms,
 //! talking to every platform through the system ICD loader.
 
+// `cl!` calls OpenCL through the loader: its arguments are FFI arguments, so they are
+// meant to be evaluated where the call is made (inside the macro's unsafe block).
+#![allow(clippy::macro_metavars_in_unsafe)]
+
 pub mod bench;
 pub mod cl;
 pub mod icd_env;
