@@ -1,12 +1,19 @@
-//! Command queues. Each queue owns one thread that runs its commands in submission
-//! order (which also satisfies out-of-order queues: the spec permits, never requires,
+//! Command queues. Each queue has a thread that runs its commands in submission order
+//! (which also satisfies out-of-order queues: the spec permits, never requires,
 //! reordering), so enqueueing returns at once and the host keeps going.
+//!
+//! A thread that waits for the queue (`clFinish`) does not sleep while commands are
+//! pending: it runs them itself. Only one thread executes a queue's commands at a time
+//! (the `busy` flag), in FIFO order, so whoever runs them, order is kept; the saving is
+//! the hand-offs between threads, which dominate the latency of small commands.
 
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::thread;
 
 use opencl_sys::*;
+use parking_lot::{Condvar, Mutex};
 
 use super::context::Context;
 use super::device::Device;
@@ -14,13 +21,46 @@ use super::event::Event;
 use crate::api::icd::{Base, ClObject, Kind};
 use crate::api::util::CLResult;
 
-/// The body of a command, run on the queue's thread once its wait list is complete.
+/// The body of a command, run once its wait list is complete.
 pub type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
 
 struct Submission {
     event: Arc<Event>,
     wait_for: Vec<Arc<Event>>,
     work: Work,
+}
+
+#[derive(Default)]
+struct State {
+    pending: VecDeque<Submission>,
+    /// A thread is executing a command of this queue.
+    busy: bool,
+    /// The queue object is gone: the thread exits once nothing is pending.
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Commands {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Commands {
+    /// Takes the next command if no other thread is executing one.
+    fn take(&self, st: &mut State) -> Option<Submission> {
+        if st.busy {
+            return None;
+        }
+        let s = st.pending.pop_front()?;
+        st.busy = true;
+        Some(s)
+    }
+
+    fn run(&self, s: Submission) {
+        execute(s);
+        self.state.lock().busy = false;
+        self.changed.notify_all();
+    }
 }
 
 #[repr(C)]
@@ -31,8 +71,7 @@ pub struct Queue {
     pub properties: cl_command_queue_properties,
     /// The property list as given, for `CL_QUEUE_PROPERTIES_ARRAY`.
     pub properties_array: Vec<cl_queue_properties>,
-    /// Closing the channel (dropping the queue) lets the thread drain and exit.
-    commands: mpsc::Sender<Submission>,
+    commands: Arc<Commands>,
 }
 
 impl ClObject for Queue {
@@ -50,10 +89,11 @@ impl Queue {
         properties: cl_command_queue_properties,
         properties_array: Vec<cl_queue_properties>,
     ) -> CLResult<Arc<Queue>> {
-        let (commands, pending) = mpsc::channel();
+        let commands = Arc::new(Commands::default());
+        let theirs = commands.clone();
         thread::Builder::new()
             .name("ferrocl-queue".into())
-            .spawn(move || run_commands(pending))
+            .spawn(move || queue_thread(&theirs))
             .map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
         Ok(Arc::new(Queue { base: Base::new(), context, device, properties, properties_array, commands }))
     }
@@ -68,37 +108,67 @@ impl Queue {
     ) -> Arc<Event> {
         let event = Event::new_command(self, command_type);
         event.set_status(CL_SUBMITTED);
-        let sub = Submission { event: event.clone(), wait_for, work };
-        if let Err(mpsc::SendError(sub)) = self.commands.send(sub) {
-            // The thread only goes away with the queue, which `self` keeps alive.
-            sub.event.set_status(CL_OUT_OF_RESOURCES);
-        }
+        self.commands.state.lock().pending.push_back(Submission { event: event.clone(), wait_for, work });
+        self.commands.changed.notify_all();
         event
     }
 
-    /// Blocks until every command enqueued so far has finished.
-    pub fn finish(self: &Arc<Self>) {
-        self.enqueue(CL_COMMAND_MARKER, Vec::new(), Box::new(|| Ok(()))).wait();
+    /// Blocks until every command enqueued so far has finished, running pending
+    /// commands on this thread rather than waiting for the queue's thread to.
+    pub fn finish(&self) {
+        let c = &self.commands;
+        let mut st = c.state.lock();
+        loop {
+            if let Some(s) = c.take(&mut st) {
+                drop(st);
+                c.run(s);
+                st = c.state.lock();
+            } else if st.pending.is_empty() && !st.busy {
+                return;
+            } else {
+                c.changed.wait(&mut st);
+            }
+        }
     }
 }
 
-fn run_commands(pending: mpsc::Receiver<Submission>) {
-    for Submission { event, wait_for, work } in pending {
-        // "If the execution of a command is terminated, the command-queue associated
-        // with this terminated command, and the associated context (and all other
-        // command-queue associated with this context) may no longer be available."
-        // We keep the queue usable and fail only commands that depend on the failure.
-        if wait_for.iter().map(|e| e.wait()).any(|s| s < 0) {
-            event.set_status(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-            continue;
-        }
-        drop(wait_for);
-        event.set_status(CL_RUNNING);
-        let status = match catch_unwind(AssertUnwindSafe(work)) {
-            Ok(Ok(())) => CL_COMPLETE,
-            Ok(Err(code)) => code,
-            Err(_) => CL_OUT_OF_RESOURCES,
-        };
-        event.set_status(status);
+impl Drop for Queue {
+    fn drop(&mut self) {
+        self.commands.state.lock().closed = true;
+        self.commands.changed.notify_all();
     }
+}
+
+fn queue_thread(c: &Commands) {
+    let mut st = c.state.lock();
+    loop {
+        if let Some(s) = c.take(&mut st) {
+            drop(st);
+            c.run(s);
+            st = c.state.lock();
+        } else if st.closed && st.pending.is_empty() && !st.busy {
+            return;
+        } else {
+            c.changed.wait(&mut st);
+        }
+    }
+}
+
+fn execute(Submission { event, wait_for, work }: Submission) {
+    // "If the execution of a command is terminated, the command-queue associated
+    // with this terminated command, and the associated context (and all other
+    // command-queue associated with this context) may no longer be available."
+    // We keep the queue usable and fail only commands that depend on the failure.
+    if wait_for.iter().map(|e| e.wait()).any(|s| s < 0) {
+        event.set_status(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        return;
+    }
+    drop(wait_for);
+    event.set_status(CL_RUNNING);
+    let status = match catch_unwind(AssertUnwindSafe(work)) {
+        Ok(Ok(())) => CL_COMPLETE,
+        Ok(Err(code)) => code,
+        Err(_) => CL_OUT_OF_RESOURCES,
+    };
+    event.set_status(status);
 }

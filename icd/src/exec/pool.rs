@@ -23,6 +23,18 @@ pub struct Worker {
     pub fibers: Fibers,
 }
 
+impl Worker {
+    fn new() -> Worker {
+        let local = Device::get().limits.local_mem_size as usize;
+        Worker { arena: vec![0; local / 16 + 8], args: Vec::new(), fibers: Fibers::default() }
+    }
+}
+
+thread_local! {
+    /// Worker state for threads outside the pool that run a group themselves.
+    static CALLER: std::cell::RefCell<Option<Worker>> = const { std::cell::RefCell::new(None) };
+}
+
 type GroupFn = dyn Fn(&mut Worker, usize) + Send + Sync;
 
 pub struct Job {
@@ -57,7 +69,6 @@ impl Pool {
         let workers = Device::get().host.cores as usize;
         let shared = Arc::new(Shared { jobs: Mutex::new(VecDeque::new()), work: Condvar::new() });
         let cores = core_affinity::get_core_ids().unwrap_or_default();
-        let local = Device::get().limits.local_mem_size as usize;
         for i in 0..workers {
             let shared = shared.clone();
             let core = cores.get(i % cores.len().max(1)).copied();
@@ -65,8 +76,7 @@ impl Pool {
                 if let Some(c) = core {
                     core_affinity::set_for_current(c);
                 }
-                let mut w = Worker { arena: vec![0; local / 16 + 8], args: Vec::new(), fibers: Fibers::default() };
-                worker_loop(&shared, &mut w);
+                worker_loop(&shared, &mut Worker::new());
             });
         }
         Pool { shared, workers }
@@ -77,6 +87,14 @@ impl Pool {
     pub fn run(&self, total: usize, run: Box<GroupFn>) -> bool {
         if total == 0 {
             return true;
+        }
+        // One group: waking a worker and waiting for it costs more than the group.
+        if total == 1 {
+            return CALLER.with(|w| {
+                let mut w = w.borrow_mut();
+                let w = w.get_or_insert_with(Worker::new);
+                catch_unwind(AssertUnwindSafe(|| run(w, 0))).is_ok()
+            });
         }
         // Enough chunks per worker to balance uneven groups, few enough that the
         // counter is not contended.
