@@ -103,7 +103,7 @@ fn functions(lines: &[String]) -> Vec<Function> {
 }
 
 /// Every `@name(` in a line, with the byte index of its `(`.
-fn callee_names(line: &str) -> Vec<(String, usize)> {
+pub fn callee_names(line: &str) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(at) = line[from..].find('@') {

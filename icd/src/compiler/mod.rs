@@ -10,6 +10,7 @@ pub mod locate;
 pub mod meta;
 pub mod options;
 
+use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,20 +33,22 @@ const OPENCL_LIBRARY: &[&str] = &[
     "-cl-ext=-all,+cl_khr_fp64,+cl_khr_byte_addressable_store",
     "-Wno-psabi",
 ];
+/// In link order: a part comes before the parts it calls (checked when linking), so
+/// one "link only what is needed" pass per part resolves everything.
 const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
-    ("workitem.c", include_str!("../../../builtins/clc/workitem.c"), &["-x", "c"]),
+    ("convert.cl", include_str!("../../../builtins/clc/convert.cl"), OPENCL_LIBRARY),
+    ("vload.cl", include_str!("../../../builtins/clc/vload.cl"), OPENCL_LIBRARY),
+    ("geometric.cl", include_str!("../../../builtins/clc/geometric.cl"), OPENCL_LIBRARY),
+    ("relational.cl", include_str!("../../../builtins/clc/relational.cl"), OPENCL_LIBRARY),
+    ("common.cl", include_str!("../../../builtins/clc/common.cl"), OPENCL_LIBRARY),
+    ("integer.cl", include_str!("../../../builtins/clc/integer.cl"), OPENCL_LIBRARY),
+    ("math.cl", include_str!("../../../builtins/clc/math.cl"), OPENCL_LIBRARY),
     (
         "atomics.cl",
         include_str!("../../../builtins/clc/atomics.cl"),
         &["-x", "cl", "-cl-std=CL1.2", "-Xclang", "-ffake-address-space-map"],
     ),
-    ("math.cl", include_str!("../../../builtins/clc/math.cl"), OPENCL_LIBRARY),
-    ("common.cl", include_str!("../../../builtins/clc/common.cl"), OPENCL_LIBRARY),
-    ("integer.cl", include_str!("../../../builtins/clc/integer.cl"), OPENCL_LIBRARY),
-    ("geometric.cl", include_str!("../../../builtins/clc/geometric.cl"), OPENCL_LIBRARY),
-    ("relational.cl", include_str!("../../../builtins/clc/relational.cl"), OPENCL_LIBRARY),
-    ("vload.cl", include_str!("../../../builtins/clc/vload.cl"), OPENCL_LIBRARY),
-    ("convert.cl", include_str!("../../../builtins/clc/convert.cl"), OPENCL_LIBRARY),
+    ("workitem.c", include_str!("../../../builtins/clc/workitem.c"), &["-x", "c"]),
 ];
 
 /// The macros the OpenCL C libraries share.
@@ -112,7 +115,11 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        // FERROCL_KEEP_TEMPS=1 keeps the intermediate files (source, IR before and after
+        // the rewrite, object) for looking into a build.
+        if std::env::var_os("FERROCL_KEEP_TEMPS").is_none() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 
@@ -127,82 +134,127 @@ fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
-/// The kernel-side libraries as one bitcode file for this clang and CPU: one file,
-/// because libraries call each other and a "link only what is needed" pass over
-/// several files cannot go back to an earlier one. Missing parts are compiled on
-/// first use, in parallel (the conversions alone take seconds).
-fn library_bitcode(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<PathBuf, String> {
+/// One compiled library part: its bitcode and the functions it defines and calls.
+struct Part {
+    bitcode: PathBuf,
+    defines: HashSet<String>,
+    calls: HashSet<String>,
+}
+
+/// The library parts for this clang and CPU, compiled on first use (in parallel, under
+/// a lock so concurrent first builds wait for one; the conversions alone take seconds).
+fn library_parts(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<Vec<Part>, String> {
     let key = cache::key(&[
         PIPELINE.as_bytes(),
         clang.identity.as_bytes(),
         libraries_text().as_bytes(),
         cpu_identity().as_bytes(),
     ]);
-    let merged = cache.join(format!("libclc-{key}.bc"));
-    if merged.is_file() {
-        return Ok(merged);
-    }
-    // One process compiles; others (parallel builds in a fresh cache) wait for it.
-    let _lock = cache::Lock::acquire(&cache.join(format!("libclc-{key}.lock")));
-    if merged.is_file() {
-        return Ok(merged);
-    }
-    let parts = library_parts(clang, cache, scratch)?;
-    let tmp = scratch.join("libclc.bc");
-    let (first, rest) = parts.split_first().ok_or("no libraries")?;
-    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
-    args.extend([os("-c"), os("-emit-llvm"), os("-O0"), first.as_os_str()]);
-    for p in rest {
-        args.extend([os("-Xclang"), os("-mlink-bitcode-file"), os("-Xclang"), p.as_os_str()]);
-    }
-    args.extend([os("-Wno-override-module"), os("-o"), tmp.as_os_str()]);
-    clang::run(clang, &args).map_err(|e| format!("FerroCL could not link its libraries:\n{e}"))?;
-    std::fs::rename(&tmp, &merged).map_err(|e| e.to_string())?;
-    Ok(merged)
-}
-
-fn library_parts(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<Vec<PathBuf>, String> {
-    std::fs::write(scratch.join("clc.h"), LIBRARY_HEADER).map_err(|e| e.to_string())?;
-    let jobs: Vec<(PathBuf, &str, &str, &[&str])> = BITCODE_LIBRARIES
+    let paths: Vec<(PathBuf, PathBuf)> = BITCODE_LIBRARIES
         .iter()
-        .map(|&(name, source, lang)| {
-            let key = cache::key(&[
-                PIPELINE.as_bytes(),
-                clang.identity.as_bytes(),
-                source.as_bytes(),
-                LIBRARY_HEADER.as_bytes(),
-                cpu_identity().as_bytes(),
-            ]);
-            (cache.join(format!("{name}-{key}.bc")), name, source, lang)
-        })
+        .map(|(name, ..)| (cache.join(format!("{name}-{key}.bc")), cache.join(format!("{name}-{key}.symbols"))))
         .collect();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .iter()
-            .filter(|(bc, ..)| !bc.is_file())
-            .map(|(bc, name, source, lang)| s.spawn(move || compile_library(clang, scratch, bc, name, source, lang)))
-            .collect();
-        handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err("library compile panicked".into())))
-    })?;
-    Ok(jobs.into_iter().map(|(bc, ..)| bc).collect())
+    if !paths.iter().all(|(bc, idx)| bc.is_file() && idx.is_file()) {
+        let _lock = cache::Lock::acquire(&cache.join(format!("libclc-{key}.lock")));
+        std::fs::write(scratch.join("clc.h"), LIBRARY_HEADER).map_err(|e| e.to_string())?;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = BITCODE_LIBRARIES
+                .iter()
+                .zip(&paths)
+                .filter(|(_, (bc, idx))| !(bc.is_file() && idx.is_file()))
+                .map(|(&(name, source, lang), (bc, idx))| {
+                    s.spawn(move || compile_library(clang, scratch, bc, idx, name, source, lang))
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err("library compile panicked".into())))
+        })?;
+    }
+    paths
+        .into_iter()
+        .map(|(bitcode, idx)| {
+            let text = std::fs::read_to_string(&idx).map_err(|e| e.to_string())?;
+            let (mut defines, mut calls) = (HashSet::new(), HashSet::new());
+            for line in text.lines() {
+                match line.split_once(' ') {
+                    Some(("D", n)) => defines.insert(n.to_string()),
+                    Some(("U", n)) => calls.insert(n.to_string()),
+                    _ => false,
+                };
+            }
+            Ok(Part { bitcode, defines, calls })
+        })
+        .collect()
 }
 
+/// Compiles one part to IR text (read for its symbols) and then to bitcode.
 fn compile_library(
     clang: &clang::Clang,
     scratch: &Path,
     bc: &Path,
+    idx: &Path,
     name: &str,
     source: &str,
     lang: &[&str],
 ) -> Result<(), String> {
     let src = scratch.join(name);
     std::fs::write(&src, source).map_err(|e| e.to_string())?;
-    let tmp = scratch.join(format!("{name}.bc"));
+    let (ll, tmp) = (scratch.join(format!("{name}.ll")), scratch.join(format!("{name}.bc")));
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend(lang.iter().map(|s| os(s)));
-    args.extend([os("-O2"), os("-emit-llvm"), os("-c"), src.as_os_str(), os("-o"), tmp.as_os_str()]);
+    args.extend([os("-O2"), os("-emit-llvm"), os("-S"), src.as_os_str(), os("-o"), ll.as_os_str()]);
     clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its {name} library:\n{e}"))?;
+    let text = std::fs::read_to_string(&ll).map_err(|e| e.to_string())?;
+    let mut symbols = String::new();
+    for line in text.lines() {
+        let tag = if line.starts_with("define ") {
+            "D"
+        } else if line.starts_with("declare ") {
+            "U"
+        } else {
+            continue;
+        };
+        if let Some((n, _)) = ir::callee_names(line).into_iter().next() {
+            symbols += &format!("{tag} {n}\n");
+        }
+    }
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend([os("-c"), os("-emit-llvm"), ll.as_os_str(), os("-o"), tmp.as_os_str()]);
+    clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its {name} library:\n{e}"))?;
+    std::fs::write(idx, symbols).map_err(|e| e.to_string())?;
     std::fs::rename(&tmp, bc).map_err(|e| e.to_string())
+}
+
+/// The parts a module needs, in link order: those defining a function it declares,
+/// and, transitively, what those parts call.
+fn needed_parts<'a>(parts: &'a [Part], module: &str) -> Result<Vec<&'a Part>, String> {
+    let mut wanted: HashSet<String> = module
+        .lines()
+        .filter(|l| l.starts_with("declare "))
+        .filter_map(|l| ir::callee_names(l).into_iter().next().map(|(n, _)| n))
+        .collect();
+    let mut used = vec![false; parts.len()];
+    loop {
+        let before = wanted.len();
+        for (i, p) in parts.iter().enumerate() {
+            if !used[i] && p.defines.iter().any(|d| wanted.contains(d)) {
+                used[i] = true;
+                wanted.extend(p.calls.iter().cloned());
+            }
+        }
+        if wanted.len() == before {
+            break;
+        }
+    }
+    // A part must not call into one linked before it: that reference would stay open.
+    for (i, p) in parts.iter().enumerate().filter(|&(i, _)| used[i]) {
+        if let Some(c) = p.calls.iter().find(|c| parts[..i].iter().any(|q| q.defines.contains(*c))) {
+            return Err(format!(
+                "FerroCL bug: library part {} calls {c} from a part linked before it\n",
+                p.bitcode.display()
+            ));
+        }
+    }
+    Ok(parts.iter().zip(used).filter(|(_, u)| *u).map(|(p, _)| p).collect())
 }
 
 /// The cache entry for a key: the library, its description and its build log.
@@ -378,13 +430,16 @@ fn backend(
         (dir.join("program.ferrocl.ll"), dir.join("program.o"), dir.join("program.so"), dir.join("exports.map"));
     let rewritten = ir::rewrite(ir_text)?;
     std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
-    let bitcode = library_bitcode(clang, &cache::dir(), dir)?;
+    let parts = library_parts(clang, &cache::dir(), dir)?;
+    let needed = needed_parts(&parts, &rewritten.module)?;
 
     // IR -> object, with the work-item library linked in so queries and the group loop
     // are optimised together with the kernels.
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
-    args.extend([os("-Xclang"), os("-mlink-builtin-bitcode"), os("-Xclang"), bitcode.as_os_str()]);
+    for p in &needed {
+        args.extend([os("-Xclang"), os("-mlink-builtin-bitcode"), os("-Xclang"), p.bitcode.as_os_str()]);
+    }
     args.extend([os("-Wno-override-module"), os("-o"), obj.as_os_str()]);
     let mut log = clang::run(clang, &args)?;
 
