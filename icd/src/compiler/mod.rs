@@ -426,41 +426,28 @@ fn backend(
     archive: &Path,
     dir: &Path,
 ) -> Result<(PathBuf, Vec<ir::Kernel>, String), String> {
-    let (opt_ll, obj, lib, map) =
-        (dir.join("program.ferrocl.ll"), dir.join("program.o"), dir.join("program.so"), dir.join("exports.map"));
+    let (opt_ll, lib, map) = (dir.join("program.ferrocl.ll"), dir.join("program.so"), dir.join("exports.map"));
     let rewritten = ir::rewrite(ir_text)?;
     std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
     let parts = library_parts(clang, &cache::dir(), dir)?;
     let needed = needed_parts(&parts, &rewritten.module)?;
 
-    // IR -> object, with the work-item library linked in so queries and the group loop
-    // are optimised together with the kernels.
-    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
-    args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
-    for p in &needed {
-        args.extend([os("-Xclang"), os("-mlink-builtin-bitcode"), os("-Xclang"), p.bitcode.as_os_str()]);
-    }
-    args.extend([os("-Wno-override-module"), os("-o"), obj.as_os_str()]);
-    let mut log = clang::run(clang, &args)?;
-
-    // Object -> shared object exporting only the entry points.
+    // IR -> shared object in one clang run (cc1 runs in-process; only ld is spawned),
+    // with the needed library parts linked in as bitcode so builtins inline into the
+    // kernels and the group loop is optimised together with the kernel body. The
+    // version script exports only the entry points (else printf and friends would bind
+    // to libc's and library symbols would leak).
     std::fs::write(&map, "{ global: __ferrocl_launch_*; __ferrocl_item_*; local: *; };\n")
         .map_err(|e| e.to_string())?;
     let script = format!("-Wl,--version-script={}", map.display());
-    let args: Vec<&OsStr> = vec![
-        os("-shared"),
-        os("-o"),
-        lib.as_os_str(),
-        obj.as_os_str(),
-        archive.as_os_str(),
-        os(&script),
-        os("-Wl,--no-undefined"),
-        os("-Wl,--gc-sections"),
-        os("-lm"),
-        os("-lpthread"),
-        os("-ldl"),
-    ];
-    log += &clang::run(clang, &args)
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-shared"), opt_ll.as_os_str()]);
+    for p in &needed {
+        args.extend([os("-Xclang"), os("-mlink-builtin-bitcode"), os("-Xclang"), p.bitcode.as_os_str()]);
+    }
+    args.extend([os("-Wno-override-module"), os("-o"), lib.as_os_str(), archive.as_os_str(), os(&script)]);
+    args.extend(["-Wl,--no-undefined", "-Wl,--gc-sections", "-lm", "-lpthread", "-ldl"].map(os));
+    let log = clang::run(clang, &args)
         .map_err(|e| format!("{e}(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n"))?;
     let keep = dir.with_extension("so");
     std::fs::rename(&lib, &keep).map_err(|e| e.to_string())?;
