@@ -38,13 +38,11 @@ typedef struct {
     size_t gsz[3];
     size_t ngr[3];
     unsigned dim;
+    const ferrocl_group *group;
 } ferrocl_ctx;
 
 #define INLINE static inline __attribute__((always_inline))
 #define QUERY __attribute__((always_inline, used))
-
-/* The group running on this thread, for builtins that reach the driver (barriers). */
-static __thread const ferrocl_group *current_group;
 
 INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
     for (int d = 0; d < 3; d++) {
@@ -56,6 +54,7 @@ INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
         c->ngr[d] = g->num_groups[d];
     }
     c->dim = g->work_dim;
+    c->group = g;
 }
 
 /* Queries: the OpenCL functions with the context as a trailing argument. Out-of-range
@@ -85,7 +84,6 @@ QUERY void __ferrocl_run_group(const ferrocl_group *g, const char *args,
                               void (*item)(const char *, ferrocl_ctx *)) {
     ferrocl_ctx c;
     ctx_init(&c, g);
-    current_group = g;
     for (size_t z = 0; z < c.lsz[2]; z++)
         for (size_t y = 0; y < c.lsz[1]; y++)
             for (size_t x = 0; x < c.lsz[0]; x++) {
@@ -101,31 +99,21 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
                              void (*item)(const char *, ferrocl_ctx *)) {
     ferrocl_ctx c;
     ctx_init(&c, g);
-    current_group = g;
     c.lid[0] = lid[0];
     c.lid[1] = lid[1];
     c.lid[2] = lid[2];
     item(args, &c);
 }
 
-/* barrier(flags) and work_group_barrier(flags[, scope]): every work-item of the group
- * must arrive before any continues. Fibers share one OS thread, so memory is coherent
- * between them; the driver switches to the next work-item. */
-__attribute__((overloadable)) void barrier(unsigned flags) {
+/* barrier(flags), work_group_barrier(flags[, scope]) (the IR rewrite passes the
+ * context): every work-item of the group must arrive before any continues. Fibers
+ * share one OS thread, so memory is coherent between them; the driver switches to the
+ * next work-item. */
+QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
     (void)flags;
-    current_group->services->barrier(current_group);
+    c->group->services->barrier(c->group);
 }
-__attribute__((overloadable)) void work_group_barrier(unsigned flags) { barrier(flags); }
-
-/* Mangles as the OpenCL C enum `memory_scope` (the values are the spec's). */
-typedef enum memory_scope {
-    memory_scope_work_item = 0,
-    memory_scope_work_group = 1,
-    memory_scope_device = 2,
-    memory_scope_all_svm_devices = 3,
-    memory_scope_sub_group = 4
-} memory_scope;
-__attribute__((overloadable)) void work_group_barrier(unsigned flags, memory_scope scope) {
+QUERY void __ferrocl_barrier_scope(unsigned flags, int scope, const ferrocl_ctx *c) {
     (void)scope;
-    barrier(flags);
+    __ferrocl_barrier(flags, c);
 }

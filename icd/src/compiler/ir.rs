@@ -18,20 +18,24 @@ use super::ir_type::{self, IrType, TypeTable};
 
 const CTX: &str = "%__ferrocl_ctx";
 
-/// Work-item queries: clang's mangled name, our implementation, whether it takes a
-/// dimension argument.
+/// Builtins that read the work-item context: clang's mangled name, our implementation
+/// (which takes the context as an extra last argument), and its IR declaration.
 const QUERIES: &[(&str, &str, &str)] = &[
-    ("_Z12get_work_dimv", "__ferrocl_get_work_dim", "i32"),
-    ("_Z15get_global_sizej", "__ferrocl_get_global_size", "i64"),
-    ("_Z13get_global_idj", "__ferrocl_get_global_id", "i64"),
-    ("_Z14get_local_sizej", "__ferrocl_get_local_size", "i64"),
-    ("_Z23get_enqueued_local_sizej", "__ferrocl_get_enqueued_local_size", "i64"),
-    ("_Z12get_local_idj", "__ferrocl_get_local_id", "i64"),
-    ("_Z14get_num_groupsj", "__ferrocl_get_num_groups", "i64"),
-    ("_Z12get_group_idj", "__ferrocl_get_group_id", "i64"),
-    ("_Z17get_global_offsetj", "__ferrocl_get_global_offset", "i64"),
-    ("_Z20get_global_linear_idv", "__ferrocl_get_global_linear_id", "i64"),
-    ("_Z19get_local_linear_idv", "__ferrocl_get_local_linear_id", "i64"),
+    ("_Z12get_work_dimv", "__ferrocl_get_work_dim", "i32 (ptr)"),
+    ("_Z15get_global_sizej", "__ferrocl_get_global_size", "i64 (i32, ptr)"),
+    ("_Z13get_global_idj", "__ferrocl_get_global_id", "i64 (i32, ptr)"),
+    ("_Z14get_local_sizej", "__ferrocl_get_local_size", "i64 (i32, ptr)"),
+    ("_Z23get_enqueued_local_sizej", "__ferrocl_get_enqueued_local_size", "i64 (i32, ptr)"),
+    ("_Z12get_local_idj", "__ferrocl_get_local_id", "i64 (i32, ptr)"),
+    ("_Z14get_num_groupsj", "__ferrocl_get_num_groups", "i64 (i32, ptr)"),
+    ("_Z12get_group_idj", "__ferrocl_get_group_id", "i64 (i32, ptr)"),
+    ("_Z17get_global_offsetj", "__ferrocl_get_global_offset", "i64 (i32, ptr)"),
+    ("_Z20get_global_linear_idv", "__ferrocl_get_global_linear_id", "i64 (ptr)"),
+    ("_Z19get_local_linear_idv", "__ferrocl_get_local_linear_id", "i64 (ptr)"),
+    // Barriers reach the driver through the group in the context, with no TLS lookup.
+    ("_Z7barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
+    ("_Z18work_group_barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
+    ("_Z18work_group_barrierj12memory_scope", "__ferrocl_barrier_scope", "void (i32, i32, ptr)"),
 ];
 
 /// Builtins that make work-items of a group wait for each other: kernels reaching one
@@ -333,9 +337,10 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
     }
     let mut module = lines.join("\n");
     module.push('\n');
-    for (_, (ours, ret)) in queries.iter().collect::<std::collections::BTreeMap<_, _>>() {
-        let dim = if ours.ends_with("_dim") || ours.ends_with("linear_id") { "" } else { "i32, " };
-        let _ = writeln!(module, "declare {ret} @{ours}({dim}ptr)");
+    let declared: BTreeSet<(&str, &str)> = queries.values().map(|&(ours, sig)| (ours, sig)).collect();
+    for (ours, sig) in declared {
+        let (ret, params) = sig.split_once(' ').unwrap_or((sig, "()"));
+        let _ = writeln!(module, "declare {ret} @{ours}{params}");
     }
     module.push_str("declare void @__ferrocl_run_group(ptr, ptr, ptr)\n");
     module.push_str("declare void @__ferrocl_run_item(ptr, ptr, ptr, ptr)\n");
@@ -570,8 +575,9 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(m.contains("call float @helper(float %1, ptr %__ferrocl_ctx)"));
         assert!(m.contains("define internal float @helper(float %0, ptr %__ferrocl_ctx)"));
         assert!(m.contains("call i32 @__ferrocl_get_work_dim(ptr %__ferrocl_ctx)"));
-        // tiled uses no query: its signature is untouched.
-        assert!(m.contains("@tiled(ptr addrspace(3) noundef align 4 %0, <4 x float> noundef %1, ptr nocapture noundef readonly byval(%struct.S) align 4 %2) #3"));
+        // tiled's barrier takes the context too.
+        assert!(m.contains("call void @__ferrocl_barrier(i32 noundef 1, ptr %__ferrocl_ctx)"));
+        assert!(m.contains("declare void @__ferrocl_barrier(i32, ptr)"));
     }
 
     #[test]
@@ -586,9 +592,9 @@ declare i64 @_Z13get_global_idj(i32 noundef)
     fn launchers_unpack_the_block() {
         let m = rewrite(SAMPLE).unwrap().module;
         assert!(m.contains("call spir_kernel void @saxpy(ptr addrspace(1) %a0, float %a1, i8 signext %a2, ptr %ctx)"));
-        assert!(
-            m.contains("call spir_kernel void @tiled(ptr addrspace(3) %a0, <4 x float> %a1, ptr byval(%struct.S) %p2)")
-        );
+        assert!(m.contains(
+            "call spir_kernel void @tiled(ptr addrspace(3) %a0, <4 x float> %a1, ptr byval(%struct.S) %p2, ptr %ctx)"
+        ));
         assert!(m.contains("define void @__ferrocl_launch_tiled("));
         assert!(m.contains("define void @__ferrocl_item_tiled("));
     }

@@ -14,21 +14,28 @@ use ferrocl_kernel_abi::{Group, ItemFn, Services};
 /// as pages are touched.
 pub const STACK_SIZE: usize = 128 << 10;
 
-thread_local! {
-    /// The fiber running on this thread, so `barrier` can suspend it.
-    static CURRENT: Cell<*const Yielder<(), ()>> = const { Cell::new(std::ptr::null()) };
+/// What `barrier` needs to suspend the running fiber; the group's `runtime` points at
+/// it while its work-items run as fibers (and is null otherwise).
+#[derive(Default)]
+struct Running {
+    current: Cell<*const Yielder<(), ()>>,
 }
 
-unsafe extern "C" fn barrier(_group: *const Group) {
-    let y = CURRENT.get();
-    if y.is_null() {
+unsafe extern "C" fn barrier(group: *const Group) {
+    // SAFETY: the group is the one the calling work-item runs in.
+    let running = unsafe { (*group).runtime as *const Running };
+    if running.is_null() {
         // Not on a fiber: a group of one work-item run directly; nothing to wait for.
         return;
     }
-    // SAFETY: CURRENT points at the yielder of the fiber executing this call, which
-    // lives as long as the fiber.
-    unsafe { (*y).suspend(()) };
-    CURRENT.set(y);
+    // SAFETY: `runtime` points at the worker's `Running` for the whole group, and
+    // `current` at the yielder of the fiber executing this call.
+    unsafe {
+        let y = (*running).current.get();
+        (*y).suspend(());
+        // Other fibers ran meanwhile and set their own yielder.
+        (*running).current.set(y);
+    }
 }
 
 pub static SERVICES: Services = Services { barrier };
@@ -37,6 +44,7 @@ pub static SERVICES: Services = Services { barrier };
 #[derive(Default)]
 pub struct Fibers {
     stacks: Vec<DefaultStack>,
+    running: Box<Running>,
 }
 
 impl Fibers {
@@ -47,7 +55,12 @@ impl Fibers {
     /// `item`, `group` and `args` must be valid for the whole call (the kernel library
     /// and the launch outlive it).
     pub unsafe fn run_group(&mut self, item: ItemFn, group: *const Group, args: *const u8) -> Result<(), String> {
-        let g = &*group;
+        // The fibers see a copy of the group whose `runtime` lets `barrier` find them.
+        let mut own = *group;
+        own.runtime = &*self.running as *const Running as *mut _;
+        let group = &own as *const Group;
+        let running = &*self.running as *const Running as usize;
+        let g = &own;
         let ids: Vec<[usize; 3]> = (0..g.local_size[2])
             .flat_map(|z| (0..g.local_size[1]).flat_map(move |y| (0..g.local_size[0]).map(move |x| [x, y, z])))
             .collect();
@@ -59,7 +72,8 @@ impl Fibers {
             };
             let (group, args) = (group as usize, args as usize);
             fibers.push(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
-                CURRENT.set(y);
+                // SAFETY: the worker's `Running` outlives its fibers.
+                unsafe { (*(running as *const Running)).current.set(y) };
                 // SAFETY: the caller keeps group, args and the library alive.
                 unsafe { item(group as *const Group, args as *const u8, lid.as_ptr()) };
             }));
@@ -73,7 +87,6 @@ impl Fibers {
                 }
             }
         }
-        CURRENT.set(std::ptr::null());
         self.stacks.extend(fibers.into_iter().map(Coroutine::into_stack));
         Ok(())
     }
