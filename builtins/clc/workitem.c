@@ -117,3 +117,26 @@ QUERY void __ferrocl_barrier_scope(unsigned flags, int scope, const ferrocl_ctx 
     (void)scope;
     __ferrocl_barrier(flags, c);
 }
+
+/* atomic_work_item_fence(flags, order, scope) (OpenCL C 2.0+): as mem_fence. The enums
+ * carry OpenCL C's names so the function mangles as the kernels' calls do. */
+typedef enum memory_scope {
+    memory_scope_work_item = 0,
+    memory_scope_work_group = 1,
+    memory_scope_device = 2,
+    memory_scope_all_svm_devices = 3,
+    memory_scope_sub_group = 4
+} memory_scope;
+typedef enum memory_order {
+    memory_order_relaxed = 0,
+    memory_order_acquire = 2,
+    memory_order_release = 3,
+    memory_order_acq_rel = 4,
+    memory_order_seq_cst = 5
+} memory_order;
+__attribute__((overloadable)) void atomic_work_item_fence(unsigned flags, memory_order order, memory_scope scope) {
+    (void)flags;
+    (void)order;
+    (void)scope;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}

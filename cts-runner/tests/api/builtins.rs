@@ -51,6 +51,22 @@ kernel void conversions(global const float *f, global int *i, global uchar *c, g
     c[k] = convert_uchar_sat(v);
     back[k] = convert_float(convert_short_sat(v));
 }
+
+kernel void misc(global const float *in, global int *out, global half *h) {
+    int4 a = (int4)(10, 20, 30, 40), b = (int4)(50, 60, 70, 80);
+    int8 s = shuffle(a, (uint8)(3, 2, 1, 0, 7, 6, 5, 4));
+    int4 t = shuffle2(a, b, (uint4)(7, 0, 5, 2));
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    vstore8(s, 0, out);
+    vstore4(t, 2, out);
+    for (int i = 0; i < 4; i++) {
+        vstore_half_rte(in[i], i * 4 + 0, h);
+        vstore_half_rtz(in[i], i * 4 + 1, h);
+        vstore_half_rtp(in[i], i * 4 + 2, h);
+        vstore_half_rtn(in[i], i * 4 + 3, h);
+    }
+    out[12] = (int)(vload_half(0, h) * 1000.0f);
+}
 "#;
 
 fn env_and_program() -> (Env, cl_program) {
@@ -215,6 +231,53 @@ fn conversions_round_and_saturate() {
         assert_eq!(back[j], sh, "convert_float(convert_short_sat({v}))");
     }
     for m in [bf, bi, bc, bb] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+/// IEEE half bits of `x` rounded as asked (0 nearest, 1 toward zero, 2 up, 3 down),
+/// for normal values in half's range.
+fn to_half_bits(x: f32, mode: u8) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32 - 127 + 15;
+    let mant = bits & 0x7f_ffff;
+    let (mut h, rest) = ((exp as u32) << 10 | (mant >> 13), mant & 0x1fff);
+    let up = match mode {
+        0 => rest > 0x1000 || (rest == 0x1000 && h & 1 == 1),
+        1 => false,
+        2 => rest != 0 && sign == 0,
+        _ => rest != 0 && sign != 0,
+    };
+    if up {
+        h += 1;
+    }
+    sign | h as u16
+}
+
+#[test]
+fn shuffles_fences_and_half_stores() {
+    let (env, p) = env_and_program();
+    let k = kernel(p, "misc");
+    let input = [1.0001f32, -2.3456, 3.14159, -0.33333];
+    let (bi, bo, bh) = (buffer_of(&env, &input), env.buffer(0, 13 * 4, null_mut()), env.buffer(0, 16 * 2, null_mut()));
+    set_arg(k, 0, &bi);
+    set_arg(k, 1, &bo);
+    set_arg(k, 2, &bh);
+    run(&env, k, &[1], None);
+    let o: Vec<i32> = read_as(&env, bo, 13);
+    assert_eq!(&o[..8], &[40, 30, 20, 10, 40, 30, 20, 10]);
+    assert_eq!(&o[8..12], &[80, 10, 60, 30]);
+    let h: Vec<u16> = read_as(&env, bh, 16);
+    for (i, &x) in input.iter().enumerate() {
+        for mode in 0..4u8 {
+            assert_eq!(h[i * 4 + mode as usize], to_half_bits(x, mode), "vstore_half of {x}, mode {mode}");
+        }
+    }
+    assert_eq!(o[12], 1000, "vload_half(1.0001 rounded to half) * 1000");
+    for m in [bi, bo, bh] {
         ok!(cl!(clReleaseMemObject(m)));
     }
     ok!(cl!(clReleaseKernel(k)));

@@ -30,7 +30,7 @@ const OPENCL_LIBRARY: &[&str] = &[
     "-Xclang",
     "-finclude-default-header",
     "-Xclang",
-    "-cl-ext=-all,+cl_khr_fp64,+cl_khr_byte_addressable_store",
+    "-cl-ext=-all,+cl_khr_fp64,+cl_khr_fp16,+cl_khr_byte_addressable_store",
     "-Wno-psabi",
 ];
 /// In link order: a part comes before the parts it calls (checked when linking), so
@@ -38,6 +38,7 @@ const OPENCL_LIBRARY: &[&str] = &[
 const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
     ("convert.cl", include_str!("../../../builtins/clc/convert.cl"), OPENCL_LIBRARY),
     ("vload.cl", include_str!("../../../builtins/clc/vload.cl"), OPENCL_LIBRARY),
+    ("misc.cl", include_str!("../../../builtins/clc/misc.cl"), OPENCL_LIBRARY),
     ("geometric.cl", include_str!("../../../builtins/clc/geometric.cl"), OPENCL_LIBRARY),
     ("relational.cl", include_str!("../../../builtins/clc/relational.cl"), OPENCL_LIBRARY),
     ("common.cl", include_str!("../../../builtins/clc/common.cl"), OPENCL_LIBRARY),
