@@ -88,6 +88,13 @@ kernel void sizes(global uint *out) {
     out[i * 2] = get_local_size(0); out[i * 2 + 1] = get_enqueued_local_size(0);
 }
 
+kernel void wide(local double16 *scratch, double16 v, global double16 *out) {
+    size_t l = get_local_id(0);
+    scratch[l] = v + (double16)(l);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = scratch[get_local_size(0) - 1 - l];
+}
+
 __attribute__((reqd_work_group_size(8, 1, 1)))
 kernel void fixed(global int *out) { out[get_global_id(0)] = get_local_size(0); }
 "#;
@@ -427,4 +434,30 @@ fn bad_launches() {
     for q in [p, old] {
         ok!(cl!(clReleaseProgram(q)));
     }
+}
+
+/// 128-byte vectors by value and in __local memory: clang uses aligned vector moves,
+/// so argument blocks and local arenas must be 128-byte aligned (the CTS crashed here).
+#[test]
+fn widest_vectors_by_value_and_in_local_memory() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "wide");
+    let n = 64;
+    let out = env.buffer(0, n * 128, null_mut());
+    let v: [f64; 16] = std::array::from_fn(|i| i as f64 * 0.5);
+    ok!(cl!(clSetKernelArg(k, 0, 16 * 128, null())));
+    set_arg(k, 1, &v);
+    set_arg(k, 2, &out);
+    run(&env, k, &[n], Some(&[16]));
+    let got: Vec<f64> = read_as(&env, out, n * 16);
+    for g in 0..n {
+        let l = 15 - g % 16;
+        for c in 0..16 {
+            assert_eq!(got[g * 16 + c], v[c] + l as f64, "item {g} component {c}");
+        }
+    }
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
 }

@@ -422,9 +422,9 @@ fn enqueue_ndrange(
     if values.iter().any(Option::is_none) {
         return Err(CL_INVALID_KERNEL_ARGS);
     }
-    let mut block = vec![0u128; k.info.args_size.div_ceil(16).max(1)];
-    // SAFETY: u128 storage viewed as bytes.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), block.len() * 16) };
+    let mut block = crate::exec::aligned_zeroed(k.info.args_size);
+    // SAFETY: plain byte storage viewed as bytes.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), block.len() * 128) };
     let mut keep: Vec<Arc<dyn Any + Send + Sync>> = vec![k.clone()];
     let mut local_args = Vec::new();
     for (a, v) in k.info.args.iter().zip(values.into_iter().flatten()) {

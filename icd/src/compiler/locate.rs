@@ -7,6 +7,11 @@ use std::path::PathBuf;
 /// The directory holding the loaded `libferrocl.so` (or the executable, for tests that
 /// link the driver's code directly).
 pub fn driver_dir() -> Option<PathBuf> {
+    driver_file()?.parent().map(|p| p.to_path_buf())
+}
+
+/// The loaded `libferrocl.so` itself (or the executable that links the driver's code).
+pub fn driver_file() -> Option<PathBuf> {
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the address and fills `info`.
     let ok = unsafe { libc::dladdr(driver_dir as *const libc::c_void, &mut info) };
@@ -15,7 +20,7 @@ pub fn driver_dir() -> Option<PathBuf> {
     }
     // SAFETY: dladdr returned a NUL-terminated path.
     let path = PathBuf::from(unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned());
-    std::fs::canonicalize(&path).unwrap_or(path).parent().map(|p| p.to_path_buf())
+    Some(std::fs::canonicalize(&path).unwrap_or(path))
 }
 
 const ARCHIVE: &str = "libferrocl_builtins.a";

@@ -296,9 +296,16 @@ impl Entry {
     }
 }
 
-/// What every cache key includes besides the program itself.
+/// What every cache key includes besides the program itself: the tools, the CPU, and
+/// this driver's own binary (a rebuilt or upgraded driver may compile differently, so
+/// it never reuses an older driver's kernels).
 fn environment(clang: &clang::Clang, archive: &Path) -> String {
-    format!("{PIPELINE}|{}|{}|{}", clang.identity, cpu_identity(), archive_identity(archive))
+    format!("{PIPELINE}|{}|{}|{}|{}", clang.identity, cpu_identity(), archive_identity(archive), driver_identity())
+}
+
+fn driver_identity() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| locate::driver_file().map(|p| archive_identity(&p)).unwrap_or_default())
 }
 
 fn tools() -> Result<(&'static clang::Clang, PathBuf), BuildError> {
@@ -384,6 +391,8 @@ fn frontend(
     args.extend(["-x", "cl", "-emit-llvm", "-S", "-O2"].map(os));
     args.extend(["-Xclang", "-disable-llvm-passes", "-Xclang", "-ffake-address-space-map"].map(os));
     args.extend(["-Xclang", "-fdeclare-opencl-builtins", "-Xclang", "-finclude-default-header", "-Wno-psabi"].map(os));
+    // The device's OpenCL version (clang defines it only for SPIR targets).
+    args.push(os("-D__OPENCL_VERSION__=300"));
     // Only what the device claims: x86 clang enables vendor extensions by default.
     let ext = extension_flag();
     args.extend([os("-Xclang"), os(&ext)]);

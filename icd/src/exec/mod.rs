@@ -5,3 +5,15 @@
 pub mod fibers;
 pub mod ndrange;
 pub mod pool;
+
+/// Storage aligned for any OpenCL type: the largest (`double16`, `long16`) needs 128
+/// bytes, which is also `CL_DEVICE_MEM_BASE_ADDR_ALIGN`. Argument blocks and local
+/// arenas are made of these so that clang's aligned vector moves are valid.
+#[repr(C, align(128))]
+#[derive(Clone, Copy)]
+pub struct Aligned(pub [u8; 128]);
+
+/// `bytes` of zeroed, 128-byte aligned storage.
+pub fn aligned_zeroed(bytes: usize) -> Vec<Aligned> {
+    vec![Aligned([0; 128]); bytes.div_ceil(128).max(1)]
+}

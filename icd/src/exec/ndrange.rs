@@ -9,15 +9,16 @@ use ferrocl_kernel_abi::{Group, ItemFn, LaunchFn};
 use super::fibers::SERVICES;
 use super::pool::{Pool, Worker};
 
-/// Alignment of each `__local` argument inside the worker's arena.
-const LOCAL_ALIGN: usize = 64;
+/// Alignment of each `__local` argument inside the worker's (128-byte aligned) arena:
+/// enough for any OpenCL type.
+const LOCAL_ALIGN: usize = 128;
 
 pub struct Launch {
     pub launch: LaunchFn,
     pub item: ItemFn,
     pub uses_barrier: bool,
-    /// The packed argument block (16-byte aligned storage).
-    pub args: Vec<u128>,
+    /// The packed argument block.
+    pub args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
     pub local_args: Vec<(usize, usize)>,
     pub work_dim: u32,

@@ -16,17 +16,17 @@ use crate::core::device::Device;
 pub struct Worker {
     /// `__local` kernel arguments of the running group (static `__local` variables
     /// are thread-local to the worker instead).
-    pub arena: Vec<u128>,
+    pub arena: Vec<super::Aligned>,
     /// A private copy of the argument block, for kernels whose `__local` arguments
     /// point into this worker's arena.
-    pub args: Vec<u128>,
+    pub args: Vec<super::Aligned>,
     pub fibers: Fibers,
 }
 
 impl Worker {
     fn new() -> Worker {
         let local = Device::get().limits.local_mem_size as usize;
-        Worker { arena: vec![0; local / 16 + 8], args: Vec::new(), fibers: Fibers::default() }
+        Worker { arena: super::aligned_zeroed(local), args: Vec::new(), fibers: Fibers::default() }
     }
 }
 
