@@ -242,3 +242,32 @@ fn warm_build_in_another_process_hits_the_cache() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&file);
 }
+
+/// Program-scope __global variables keep their values across launches, and each
+/// program object has its own, even when built from the same source.
+#[test]
+fn program_scope_global_variables() {
+    let env = Env::new();
+    let src = "global int counter = 5;\nglobal float table[16];\n\
+               kernel void bump(global int *out) { counter += 1; table[3] = 2.5f; out[0] = counter; }\n";
+    let (p1, p2) = (build(&env, src, "-cl-std=CL3.0"), build(&env, src, "-cl-std=CL3.0"));
+    let size: usize = info(|s, v, r| {
+        cl!(clGetProgramBuildInfo(p1, env.device, CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE, s, v, r))
+    });
+    assert_eq!(size, 4 + 16 * 4);
+    let out = env.buffer(0, 4, null_mut());
+    let run_once = |p: cl_program| {
+        let k = kernel(p, "bump");
+        set_arg(k, 0, &out);
+        run(&env, k, &[1], None);
+        ok!(cl!(clReleaseKernel(k)));
+        read_as::<i32>(&env, out, 1)[0]
+    };
+    assert_eq!(run_once(p1), 6);
+    assert_eq!(run_once(p1), 7, "the value persists across launches");
+    assert_eq!(run_once(p2), 6, "another program object has its own variables");
+    ok!(cl!(clReleaseMemObject(out)));
+    for p in [p1, p2] {
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}

@@ -178,9 +178,10 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         | CL_DEVICE_IMAGE3D_MAX_HEIGHT
         | CL_DEVICE_IMAGE3D_MAX_DEPTH
         | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
-        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE
-        | CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE
-        | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => Info::of(&none_usize),
+        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => Info::of(&none_usize),
+        CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
+            Info::of(&device::MAX_GLOBAL_VARIABLE_SIZE)
+        }
         CL_DEVICE_SVM_CAPABILITIES | CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => Info::of(&none_u64),
         CL_DEVICE_PIPE_SUPPORT => Info::of(&false),
         CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => Info::of(&none_u64),

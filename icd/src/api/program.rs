@@ -366,7 +366,9 @@ pub(super) unsafe extern "C" fn clGetProgramBuildInfo(
             CL_PROGRAM_BUILD_OPTIONS => Info::of(&build.options),
             CL_PROGRAM_BUILD_LOG => Info::of(&build.log),
             CL_PROGRAM_BINARY_TYPE => Info::of(&build.binary_type),
-            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => Info::of(&0usize),
+            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => {
+                Info::of(&(build.library.as_ref().map_or(0, |l| l.info.global_variable_size) as usize))
+            }
             _ => Err(CL_INVALID_VALUE),
         }?;
         info.write(param_value_size, param_value, param_value_size_ret)

@@ -266,6 +266,20 @@ fn attached<'a>(define: &str, key: &str, md: &'a HashMap<String, Vec<String>>) -
 pub struct Rewritten {
     pub module: String,
     pub kernels: Vec<Kernel>,
+    /// Bytes of program-scope `__global` variables.
+    pub global_variable_size: u64,
+}
+
+/// Bytes of the program-scope `__global` variables a module defines.
+fn global_variables(lines: &[String], types: &TypeTable) -> u64 {
+    lines
+        .iter()
+        .filter(|l| l.starts_with('@') && l.contains(" addrspace(1) global ") && !l.contains(" external "))
+        .filter_map(|l| {
+            let t = &l[l.find(" addrspace(1) global ")? + " addrspace(1) global ".len()..];
+            ir_type::parse(t)?.0.layout(types).map(|(size, _)| size)
+        })
+        .sum()
 }
 
 pub fn rewrite(text: &str) -> Result<Rewritten, String> {
@@ -273,6 +287,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
     let types = type_table_of(&lines);
     let md = metadata(&lines);
     let locals = thread_local_locals(&mut lines, &types)?;
+    let global_variable_size = global_variables(&lines, &types);
     let funcs = functions(&lines);
     let defined: HashSet<&str> = funcs.iter().map(|f| f.name.as_str()).collect();
 
@@ -345,7 +360,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
     module.push_str("declare void @__ferrocl_run_group(ptr, ptr, ptr)\n");
     module.push_str("declare void @__ferrocl_run_item(ptr, ptr, ptr, ptr)\n");
     module.push_str(&extra);
-    Ok(Rewritten { module, kernels })
+    Ok(Rewritten { module, kernels, global_variable_size })
 }
 
 fn type_table_of(lines: &[String]) -> TypeTable {

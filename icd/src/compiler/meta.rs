@@ -3,8 +3,8 @@
 
 use super::ir::{Arg, ArgKind, Kernel};
 
-pub fn to_text(kernels: &[Kernel]) -> String {
-    let mut s = String::new();
+pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
+    let mut s = format!("globals\t{global_variable_size}\n");
     for k in kernels {
         let reqd = k.reqd_work_group_size.map_or("-".to_string(), |r| format!("{},{},{}", r[0], r[1], r[2]));
         s += &format!(
@@ -32,11 +32,14 @@ pub fn to_text(kernels: &[Kernel]) -> String {
     s
 }
 
-pub fn from_text(s: &str) -> Option<Vec<Kernel>> {
+/// The kernels and the size of the program-scope variables.
+pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
     let mut out: Vec<Kernel> = Vec::new();
+    let mut globals = 0;
     for line in s.lines().filter(|l| !l.is_empty()) {
         let f: Vec<&str> = line.split('\t').collect();
         match f[0] {
+            "globals" if f.len() == 2 => globals = f[1].parse().ok()?,
             "kernel" if f.len() == 6 => out.push(Kernel {
                 name: f[1].into(),
                 args: Vec::new(),
@@ -68,7 +71,7 @@ pub fn from_text(s: &str) -> Option<Vec<Kernel>> {
             _ => return None,
         }
     }
-    Some(out)
+    Some((out, globals))
 }
 
 #[cfg(test)]
@@ -94,7 +97,7 @@ mod tests {
             uses_barrier: true,
             reqd_work_group_size: Some([8, 4, 1]),
         };
-        assert_eq!(from_text(&to_text(std::slice::from_ref(&k))), Some(vec![k]));
+        assert_eq!(from_text(&to_text(std::slice::from_ref(&k), 24)), Some((vec![k], 24)));
         assert_eq!(from_text("garbage"), None);
     }
 }

@@ -68,6 +68,8 @@ const PIPELINE: &str = "ferrocl-pipeline-1";
 pub struct Library {
     pub path: PathBuf,
     pub kernels: Vec<ir::Kernel>,
+    /// Bytes of program-scope `__global` variables (each program object gets its own).
+    pub global_variable_size: u64,
 }
 
 #[derive(Debug)]
@@ -276,23 +278,23 @@ impl Entry {
     }
 
     fn load(&self) -> Option<Built> {
-        let kernels = meta::from_text(&std::fs::read_to_string(&self.meta).ok()?)?;
+        let (kernels, global_variable_size) = meta::from_text(&std::fs::read_to_string(&self.meta).ok()?)?;
         if !self.so.is_file() {
             return None;
         }
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        Some(Built { library: Library { path: self.so.clone(), kernels }, log })
+        Some(Built { library: Library { path: self.so.clone(), kernels, global_variable_size }, log })
     }
 
     /// Moves a freshly built library into place; the description is written last.
-    fn store(&self, file: &Path, kernels: Vec<ir::Kernel>, log: String) -> Result<Built, BuildError> {
+    fn store(&self, file: &Path, kernels: Vec<ir::Kernel>, globals: u64, log: String) -> Result<Built, BuildError> {
         std::fs::rename(file, &self.so)
             .and_then(|_| cache::write_atomic(&self.log, log.as_bytes()))
-            .and_then(|_| cache::write_atomic(&self.meta, meta::to_text(&kernels).as_bytes()))
+            .and_then(|_| cache::write_atomic(&self.meta, meta::to_text(&kernels, globals).as_bytes()))
             .map_err(|e| {
                 BuildError::Failed(format!("cannot write the program cache in {}: {e}\n", cache::dir().display()))
             })?;
-        Ok(Built { library: Library { path: self.so.clone(), kernels }, log })
+        Ok(Built { library: Library { path: self.so.clone(), kernels, global_variable_size: globals }, log })
     }
 }
 
@@ -330,9 +332,9 @@ pub fn build(source: &str, options: &str, headers: &[(String, String)]) -> Resul
     }
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
     let (ir_text, mut log) = frontend(clang, &opts, source, headers, &scratch.0).map_err(BuildError::Failed)?;
-    let (file, kernels, more) = backend(clang, &opts, &ir_text, &archive, &scratch.0).map_err(BuildError::Failed)?;
+    let (file, rewritten, more) = backend(clang, &opts, &ir_text, &archive, &scratch.0).map_err(BuildError::Failed)?;
     log += &more;
-    entry.store(&file, kernels, log)
+    entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log)
 }
 
 /// `clCompileProgram`: OpenCL C to LLVM IR (text), with clang's diagnostics.
@@ -358,8 +360,8 @@ pub fn link(modules: &[String], options: &str) -> Result<Linked, BuildError> {
     if let Some(built) = entry.load() {
         return Ok(Linked::Executable(built));
     }
-    let (file, kernels, log) = backend(clang, &opts, &merged, &archive, &scratch.0).map_err(BuildError::Failed)?;
-    entry.store(&file, kernels, log).map(Linked::Executable)
+    let (file, rewritten, log) = backend(clang, &opts, &merged, &archive, &scratch.0).map_err(BuildError::Failed)?;
+    entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log).map(Linked::Executable)
 }
 
 pub enum Linked {
@@ -435,7 +437,7 @@ fn backend(
     ir_text: &str,
     archive: &Path,
     dir: &Path,
-) -> Result<(PathBuf, Vec<ir::Kernel>, String), String> {
+) -> Result<(PathBuf, ir::Rewritten, String), String> {
     let (opt_ll, lib, map) = (dir.join("program.ferrocl.ll"), dir.join("program.so"), dir.join("exports.map"));
     let rewritten = ir::rewrite(ir_text)?;
     std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
@@ -461,7 +463,7 @@ fn backend(
         .map_err(|e| format!("{e}(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n"))?;
     let keep = dir.with_extension("so");
     std::fs::rename(&lib, &keep).map_err(|e| e.to_string())?;
-    Ok((keep, rewritten.kernels, log))
+    Ok((keep, rewritten, log))
 }
 
 #[cfg(test)]

@@ -88,8 +88,15 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
 ];
 
 /// OpenCL C 3.0 optional features the device supports.
-pub const OPENCL_C_FEATURES: &[(&str, u32)] =
-    &[("__opencl_c_int64", cl_version(3, 0, 0)), ("__opencl_c_fp64", cl_version(3, 0, 0))];
+pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[
+    ("__opencl_c_int64", cl_version(3, 0, 0)),
+    ("__opencl_c_fp64", cl_version(3, 0, 0)),
+    ("__opencl_c_program_scope_global_variables", cl_version(3, 0, 0)),
+];
+
+/// Largest program-scope `__global` variable (the OpenCL minimum when supported);
+/// the variables live in the kernel library's data.
+pub const MAX_GLOBAL_VARIABLE_SIZE: usize = 64 << 10;
 
 impl Device {
     pub fn get() -> &'static Arc<Device> {

@@ -21,9 +21,25 @@ pub struct KernelLibrary {
 
 impl KernelLibrary {
     pub fn load(info: compiler::Library) -> Result<Arc<KernelLibrary>, String> {
+        // dlopen returns the same instance for the same path, so programs built from
+        // the same source would share their program-scope variables: each program with
+        // such variables loads a private copy (unlinked once loaded).
+        let private = if info.global_variable_size > 0 {
+            static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let p = cache::dir().join(format!("instance-{}-{n}.so", std::process::id()));
+            std::fs::copy(&info.path, &p).map_err(|e| format!("cannot copy {}: {e}\n", info.path.display()))?;
+            Some(p)
+        } else {
+            None
+        };
+        let path = private.as_ref().unwrap_or(&info.path);
         // SAFETY: a library produced by our pipeline: no initialisers beyond libc's.
-        let lib = unsafe { libloading::Library::new(&info.path) }
-            .map_err(|e| format!("cannot load kernel library {}: {e}\n", info.path.display()))?;
+        let lib = unsafe { libloading::Library::new(path) };
+        if let Some(p) = &private {
+            let _ = std::fs::remove_file(p);
+        }
+        let lib = lib.map_err(|e| format!("cannot load kernel library {}: {e}\n", info.path.display()))?;
         let mut entries = HashMap::new();
         for k in &info.kernels {
             // SAFETY: the pipeline exports these symbols with exactly these types.
@@ -47,7 +63,11 @@ impl KernelLibrary {
 
     /// `CL_PROGRAM_BINARIES`: our container of the kernel descriptions and the library.
     pub fn binary(&self) -> Vec<u8> {
-        let mut out = format!("{BINARY_MAGIC}\n{}{BINARY_END}\n", meta::to_text(&self.info.kernels)).into_bytes();
+        let mut out = format!(
+            "{BINARY_MAGIC}\n{}{BINARY_END}\n",
+            meta::to_text(&self.info.kernels, self.info.global_variable_size)
+        )
+        .into_bytes();
         out.extend(std::fs::read(&self.info.path).unwrap_or_default());
         out
     }
@@ -61,7 +81,7 @@ pub fn library_from_binary(bytes: &[u8]) -> Option<compiler::Library> {
     let text_end = bytes.windows(BINARY_END.len() + 2).position(|w| w == format!("\n{BINARY_END}\n").as_bytes())?;
     let head = std::str::from_utf8(&bytes[..text_end + 1]).ok()?;
     let meta_text = head.strip_prefix(BINARY_MAGIC)?.strip_prefix('\n')?;
-    let kernels = meta::from_text(meta_text)?;
+    let (kernels, global_variable_size) = meta::from_text(meta_text)?;
     let so = &bytes[text_end + BINARY_END.len() + 2..];
     if !so.starts_with(b"\x7fELF") {
         return None;
@@ -70,7 +90,7 @@ pub fn library_from_binary(bytes: &[u8]) -> Option<compiler::Library> {
     if !path.is_file() {
         cache::write_atomic(&path, so).ok()?;
     }
-    Some(compiler::Library { path, kernels })
+    Some(compiler::Library { path, kernels, global_variable_size })
 }
 
 pub struct BuildState {
