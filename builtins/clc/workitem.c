@@ -29,7 +29,7 @@ struct ferrocl_group {
 };
 
 /* One work-item's view: a private copy of the group geometry plus its local id. */
-typedef struct {
+typedef struct ferrocl_ctx_s {
     size_t lid[3];
     size_t gid[3];
     size_t lsz[3];
@@ -42,6 +42,11 @@ typedef struct {
 } ferrocl_ctx;
 
 #define INLINE static inline __attribute__((always_inline))
+
+/* The work-item running on this thread, for builtins that kernels call without the
+ * context (async copies): set when a work-item starts and again when a fiber resumes
+ * after a barrier. */
+static __thread const struct ferrocl_ctx_s *current;
 #define QUERY __attribute__((always_inline, used))
 
 INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
@@ -84,6 +89,7 @@ QUERY void __ferrocl_run_group(const ferrocl_group *g, const char *args,
                               void (*item)(const char *, ferrocl_ctx *)) {
     ferrocl_ctx c;
     ctx_init(&c, g);
+    current = &c;
     for (size_t z = 0; z < c.lsz[2]; z++)
         for (size_t y = 0; y < c.lsz[1]; y++)
             for (size_t x = 0; x < c.lsz[0]; x++) {
@@ -99,6 +105,7 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
                              void (*item)(const char *, ferrocl_ctx *)) {
     ferrocl_ctx c;
     ctx_init(&c, g);
+    current = &c;
     c.lid[0] = lid[0];
     c.lid[1] = lid[1];
     c.lid[2] = lid[2];
@@ -112,7 +119,17 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
 QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
     (void)flags;
     c->group->services->barrier(c->group);
+    current = c;
 }
+
+/* For the async-copy library: the running work-item's linear local id, and a barrier
+ * for it. */
+size_t __ferrocl_current_local_linear_id(void) { return __ferrocl_get_local_linear_id(current); }
+void __ferrocl_current_barrier(void) { __ferrocl_barrier(0, current); }
+
+/* An event handle for a copy: the one passed in, else a non-null token. */
+struct ocl_event;
+struct ocl_event *__ferrocl_event(struct ocl_event *e) { return e ? e : (struct ocl_event *)1; }
 QUERY void __ferrocl_barrier_scope(unsigned flags, int scope, const ferrocl_ctx *c) {
     (void)scope;
     __ferrocl_barrier(flags, c);

@@ -383,7 +383,8 @@ fn bad_launches() {
     let max: usize = device_info(env.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     let too_big = [max * 2, 1, 1];
     err!(CL_INVALID_WORK_ITEM_SIZE, enqueue(1, too_big.as_ptr(), too_big.as_ptr()));
-    let square = [64usize, 64, 1];
+    // Each dimension within its limit, the product over the group limit.
+    let square = [64usize, max / 32, 1];
     err!(CL_INVALID_WORK_GROUP_SIZE, enqueue(2, square.as_ptr(), square.as_ptr()));
     let zero = [0usize; 3];
     err!(CL_INVALID_WORK_GROUP_SIZE, enqueue(1, g.as_ptr(), zero.as_ptr()));

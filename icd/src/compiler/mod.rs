@@ -33,9 +33,25 @@ const OPENCL_LIBRARY: &[&str] = &[
     "-cl-ext=-all,+cl_khr_fp64,+cl_khr_fp16,+cl_khr_byte_addressable_store",
     "-Wno-psabi",
 ];
+/// Async copies need OpenCL C 2.0: clang declares wait_group_events with a generic
+/// event pointer whatever the kernel's version.
+const OPENCL_20_LIBRARY: &[&str] = &[
+    "-x",
+    "cl",
+    "-cl-std=CL2.0",
+    "-Xclang",
+    "-ffake-address-space-map",
+    "-Xclang",
+    "-finclude-default-header",
+    "-Xclang",
+    "-cl-ext=-all,+cl_khr_fp64,+cl_khr_byte_addressable_store",
+    "-Wno-psabi",
+];
+
 /// In link order: a part comes before the parts it calls (checked when linking), so
 /// one "link only what is needed" pass per part resolves everything.
 const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
+    ("async.cl", include_str!("../../../builtins/clc/async.cl"), OPENCL_20_LIBRARY),
     ("convert.cl", include_str!("../../../builtins/clc/convert.cl"), OPENCL_LIBRARY),
     ("vload.cl", include_str!("../../../builtins/clc/vload.cl"), OPENCL_LIBRARY),
     ("misc.cl", include_str!("../../../builtins/clc/misc.cl"), OPENCL_LIBRARY),
@@ -55,9 +71,12 @@ const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
 /// The macros the OpenCL C libraries share.
 const LIBRARY_HEADER: &str = include_str!("../../../builtins/clc/clc.h");
 
+/// Declarations of our extensions' builtins (clang has none), included into kernels.
+const EXTENSIONS_HEADER: &str = include_str!("../../../builtins/clc/ferrocl-extensions.h");
+
 /// All library sources, for cache keys.
 fn libraries_text() -> String {
-    BITCODE_LIBRARIES.iter().map(|(_, src, _)| *src).chain([LIBRARY_HEADER]).collect()
+    BITCODE_LIBRARIES.iter().map(|(_, src, _)| *src).chain([LIBRARY_HEADER, EXTENSIONS_HEADER]).collect()
 }
 
 /// Bumped whenever the pipeline's output for the same input changes.
@@ -387,14 +406,16 @@ fn frontend(
         }
         std::fs::write(&p, text).map_err(|e| e.to_string())?;
     }
-    let (cl, ll) = (dir.join("program.cl"), dir.join("program.ll"));
+    let (cl, ll, ext) = (dir.join("program.cl"), dir.join("program.ll"), dir.join("ferrocl-extensions.h"));
     std::fs::write(&cl, source).map_err(|e| e.to_string())?;
+    std::fs::write(&ext, EXTENSIONS_HEADER).map_err(|e| e.to_string())?;
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend(["-x", "cl", "-emit-llvm", "-S", "-O2"].map(os));
     args.extend(["-Xclang", "-disable-llvm-passes", "-Xclang", "-ffake-address-space-map"].map(os));
     args.extend(["-Xclang", "-fdeclare-opencl-builtins", "-Xclang", "-finclude-default-header", "-Wno-psabi"].map(os));
     // The device's OpenCL version (clang defines it only for SPIR targets).
     args.push(os("-D__OPENCL_VERSION__=300"));
+    args.extend([os("-include"), ext.as_os_str()]);
     // Only what the device claims: x86 clang enables vendor extensions by default.
     let ext = extension_flag();
     args.extend([os("-Xclang"), os(&ext)]);

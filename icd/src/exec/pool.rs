@@ -115,6 +115,10 @@ impl Pool {
         while !*finished {
             job.wake.wait(&mut finished);
         }
+        drop(finished);
+        // Workers drop exhausted jobs only when they look for the next one; remove it
+        // now so the launch (and the buffers it keeps alive) goes away with this call.
+        self.shared.jobs.lock().retain(|j| !Arc::ptr_eq(j, &job));
         !job.failed.load(Ordering::Acquire)
     }
 }

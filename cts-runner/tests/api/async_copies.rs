@@ -1,0 +1,128 @@
+//! Work-group async copies (1D, strided, 2D/3D from cl_khr_extended_async_copies, the
+//! cl_khr_async_work_group_copy_fence fence, prefetch) through the loader, checked
+//! against host references. Semantics only: whether copies overlap compute is the
+//! benchmark's business.
+
+use crate::common::*;
+
+const SOURCE: &str = r#"
+kernel void roundtrip(global const float4 *in, global float4 *out, local float4 *tile) {
+    size_t n = get_local_size(0), g = get_group_id(0);
+    event_t e = async_work_group_copy(tile, in + g * n, n, 0);
+    wait_group_events(1, &e);
+    size_t l = get_local_id(0);
+    float4 v = tile[n - 1 - l] * 2.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    tile[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    e = async_work_group_copy(out + g * n, tile, n, 0);
+    wait_group_events(1, &e);
+}
+
+kernel void strided(global const int *in, global int *out, local int *tile, int stride) {
+    size_t n = get_local_size(0), g = get_group_id(0);
+    event_t e = async_work_group_strided_copy(tile, in + g * n * stride, n, stride, 0);
+    e = async_work_group_strided_copy(out + g * n * stride, tile, n, stride, e);
+    wait_group_events(1, &e);
+}
+
+kernel void planes(global const uchar *in, global uchar *out, local uchar *tile) {
+    /* A 4x3 block of 5-byte elements out of rows 9 elements apart, through a tight
+       local copy, back into rows 7 apart; then 2 planes of that. */
+    event_t e = async_work_group_copy_2D2D(tile, 0, in, 2, 5, 4, 3, 9, 4, 0);
+    wait_group_events(1, &e);
+    async_work_group_copy_fence(CLK_LOCAL_MEM_FENCE);
+    e = async_work_group_copy_2D2D(out, 1, tile, 0, 5, 4, 3, 4, 7, 0);
+    e = async_work_group_copy_3D3D(out + 200, 0, tile, 0, 5, 4, 3, 1, 4, 12, 4, 12, e);
+    prefetch(in, 64);
+    wait_group_events(1, &e);
+}
+"#;
+
+#[test]
+fn roundtrip_through_local_memory() {
+    let env = Env::new();
+    let p = build(&env, SOURCE, "-cl-std=CL3.0");
+    let k = kernel(p, "roundtrip");
+    let n = 64 * 16;
+    let input: Vec<f32> = (0..n * 4).map(|i| i as f32).collect();
+    let (bi, bo) = (buffer_of(&env, &input), env.buffer(0, n * 16, null_mut()));
+    set_arg(k, 0, &bi);
+    set_arg(k, 1, &bo);
+    ok!(cl!(clSetKernelArg(k, 2, 64 * 16, null())));
+    run(&env, k, &[n], Some(&[64]));
+    let out: Vec<f32> = read_as(&env, bo, n * 4);
+    for g in 0..16 {
+        for l in 0..64 {
+            for c in 0..4 {
+                let src = (g * 64 + 63 - l) * 4 + c;
+                assert_eq!(out[(g * 64 + l) * 4 + c], input[src] * 2.0, "group {g} item {l}");
+            }
+        }
+    }
+    for m in [bi, bo] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn strided_gather_and_scatter() {
+    let env = Env::new();
+    let p = build(&env, SOURCE, "");
+    let k = kernel(p, "strided");
+    for stride in [1i32, 3, 4, 5] {
+        let n = 32 * 4 * stride as usize;
+        let input: Vec<i32> = (0..n as i32).collect();
+        let (bi, bo) = (buffer_of(&env, &input), buffer_of(&env, &vec![-1i32; n]));
+        set_arg(k, 0, &bi);
+        set_arg(k, 1, &bo);
+        ok!(cl!(clSetKernelArg(k, 2, 32 * 4, null())));
+        set_arg(k, 3, &stride);
+        run(&env, k, &[128], Some(&[32]));
+        let out: Vec<i32> = read_as(&env, bo, n);
+        for (i, &v) in out.iter().enumerate() {
+            let want = if i % stride as usize == 0 { i as i32 } else { -1 };
+            assert_eq!(v, want, "stride {stride}, element {i}: untouched bytes must stay");
+        }
+        for m in [bi, bo] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn two_and_three_dimensional_copies() {
+    let env = Env::new();
+    let devext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    assert!(devext.contains("cl_khr_extended_async_copies") && devext.contains("cl_khr_async_work_group_copy_fence"));
+    let p = build(&env, SOURCE, "");
+    let k = kernel(p, "planes");
+    let input: Vec<u8> = (0..=255).collect();
+    let (bi, bo) = (buffer_of(&env, &input), buffer_of(&env, &vec![0xEEu8; 512]));
+    set_arg(k, 0, &bi);
+    set_arg(k, 1, &bo);
+    ok!(cl!(clSetKernelArg(k, 2, 256, null())));
+    run(&env, k, &[8], Some(&[8]));
+    let out: Vec<u8> = read_as(&env, bo, 512);
+    let mut want = vec![0xEEu8; 512];
+    // tile[line][e] = in[(2 + line * 9 + e) * 5 ..]; out[(1 + line * 7 + e) * 5 ..] = tile.
+    for line in 0..3 {
+        for e in 0..4 {
+            for b in 0..5 {
+                let v = input[(2 + line * 9 + e) * 5 + b];
+                want[(1 + line * 7 + e) * 5 + b] = v;
+                want[200 + (line * 4 + e) * 5 + b] = v;
+            }
+        }
+    }
+    assert_eq!(out, want);
+    for m in [bi, bo] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
