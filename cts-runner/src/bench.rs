@@ -42,7 +42,7 @@ kernel void sgemm(global const float *a, global const float *b, global float *c,
     c[row * n + col] = acc;
 }
 kernel void barriers(global int *out, int count) {
-    local int x[1024];
+    local int x[4096];
     int l = get_local_id(0);
     int acc = 0;
     for (int i = 0; i < count; i++) { x[l] = i; barrier(CLK_LOCAL_MEM_FENCE); acc += x[(l + 1) % get_local_size(0)]; }
@@ -266,7 +266,7 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
     // Peak memory: barrier groups at the device's largest work-group size.
     let mut max_wg = 0usize;
     cl!(clGetDeviceInfo(s.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 8, (&mut max_wg as *mut usize).cast(), null_mut()));
-    let wg = max_wg.min(1024);
+    let wg = max_wg;
     let pout = s.buffer(wg * 8 * 4, None)?;
     arg(bk, 0, &pout)?;
     arg(bk, 1, &4i32)?;
