@@ -178,11 +178,13 @@ fn device_values_are_truthful() {
     assert!(!conformance.is_empty());
     let all = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_ALL_VERSIONS, s, v, r)));
     assert!(all.len() / std::mem::size_of::<cl_name_version>() >= 3);
-    // Global memory is the machine's memory.
+    // Global memory is half the machine's memory (host copies of buffers live in the
+    // same RAM); allocations may take the spec's minimum share of it.
     let phys = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) as u64 * libc::sysconf(libc::_SC_PAGESIZE) as u64 };
-    assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE), phys);
+    let global: cl_ulong = device_info(d, CL_DEVICE_GLOBAL_MEM_SIZE);
+    assert_eq!(global, phys / 2);
     let max_alloc: cl_ulong = device_info(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
-    assert!(max_alloc >= (phys / 4).max(128 << 20));
+    assert!(max_alloc >= (global / 4).max(128 << 20));
     assert!(device_info::<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE) >= 32 << 10);
     let wg: usize = device_info(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     let sizes: [usize; 3] = device_info(d, CL_DEVICE_MAX_WORK_ITEM_SIZES);
