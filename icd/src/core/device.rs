@@ -42,6 +42,9 @@ pub struct Limits {
 /// committed only as stacks are touched), so the two are chosen together.
 pub const MAX_WORK_GROUP_SIZE: usize = 4096;
 
+/// See the global memory comment in `DEVICE`.
+const MAX_GLOBAL_MEM: u64 = 6 << 30;
+
 /// 32 KiB of local memory per work-group, the full-profile minimum. The Khronos CTS
 /// 2D/3D async-copy tests skip every configuration when local memory exceeds about 8x
 /// the maximum work-group size (their buffers are sized from local memory and checked
@@ -51,15 +54,17 @@ pub const LOCAL_MEM_SIZE: u64 = 32 << 10;
 static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
     let host = HostFacts::probe();
     // Device memory is host memory, and programs keep host copies of their buffers:
-    // half the RAM is what a program can realistically give the device. (The Khronos
-    // CTS sizes buffers from these figures and holds several copies of each; with all
-    // of RAM reported its 2D/3D async-copy tests exhaust a 24 GB machine.)
-    let global_mem = host.memory_bytes / 2;
+    // half the RAM is what a program can realistically give the device. It is capped so
+    // one allocation (a quarter, the spec's minimum) stays under 2 GiB: the Khronos CTS
+    // sizes its 2D/3D async-copy buffers from these figures, holds several copies of
+    // each (all of RAM exhausted a 24 GB machine), and verifies them with 32-bit byte
+    // offsets (buffers over 2 GiB fail whatever the driver does).
+    let global_mem = (host.memory_bytes / 2).min(MAX_GLOBAL_MEM);
     let limits = Limits {
         max_work_group_size: MAX_WORK_GROUP_SIZE,
         max_work_item_sizes: [MAX_WORK_GROUP_SIZE; 3],
         local_mem_size: LOCAL_MEM_SIZE,
-        // The spec's minimum is max(1/4 of global memory, 128 MiB).
+        // The spec's minimum: max(1/4 of global memory, 128 MiB).
         max_mem_alloc: (global_mem / 4).max(128 << 20),
         global_mem,
         max_constant_buffer: 1 << 20,
