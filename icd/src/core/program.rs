@@ -168,16 +168,27 @@ impl Program {
             result.and_then(|(lib, log)| KernelLibrary::load(lib).map(|l| (l, log)).map_err(BuildError::Failed));
         match loaded {
             Ok((lib, log)) => {
-                let mut st = self.build.lock();
-                st.status = CL_BUILD_SUCCESS;
-                st.log = log;
-                st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-                st.library = Some(lib);
-                st.ir = None;
+                self.succeed(CL_PROGRAM_BINARY_TYPE_EXECUTABLE, log, Some(lib), None);
                 Ok(())
             }
             Err(e) => Err(self.fail(e)),
         }
+    }
+
+    /// Records a successful build step.
+    fn succeed(
+        &self,
+        binary_type: cl_program_binary_type,
+        log: String,
+        library: Option<Arc<KernelLibrary>>,
+        ir: Option<String>,
+    ) {
+        let mut st = self.build.lock();
+        st.status = CL_BUILD_SUCCESS;
+        st.log = log;
+        st.binary_type = binary_type;
+        st.library = library;
+        st.ir = ir;
     }
 
     /// Records a failed build step and returns its error code.
@@ -199,12 +210,7 @@ impl Program {
         self.build.lock().options = options.to_string();
         match compiler::compile(&self.source, options, headers) {
             Ok((ir, log)) => {
-                let mut st = self.build.lock();
-                st.status = CL_BUILD_SUCCESS;
-                st.log = log;
-                st.binary_type = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
-                st.ir = Some(ir);
-                st.library = None;
+                self.succeed(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, log, None, Some(ir));
                 Ok(())
             }
             Err(e) => Err(self.fail(e)),
@@ -222,19 +228,12 @@ impl Program {
         let modules: Vec<String> = inputs.iter().filter_map(|i| i.build.lock().ir.clone()).collect();
         let result = match compiler::link(&modules, options) {
             Ok(compiler::Linked::Library(ir)) => {
-                let mut st = p.build.lock();
-                st.status = CL_BUILD_SUCCESS;
-                st.binary_type = CL_PROGRAM_BINARY_TYPE_LIBRARY;
-                st.ir = Some(ir);
+                p.succeed(CL_PROGRAM_BINARY_TYPE_LIBRARY, String::new(), None, Some(ir));
                 Ok(())
             }
             Ok(compiler::Linked::Executable(built)) => match KernelLibrary::load(built.library) {
                 Ok(lib) => {
-                    let mut st = p.build.lock();
-                    st.status = CL_BUILD_SUCCESS;
-                    st.log = built.log;
-                    st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-                    st.library = Some(lib);
+                    p.succeed(CL_PROGRAM_BINARY_TYPE_EXECUTABLE, built.log, Some(lib), None);
                     Ok(())
                 }
                 Err(e) => Err(p.fail(BuildError::Failed(e))),

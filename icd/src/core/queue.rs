@@ -61,6 +61,23 @@ impl Commands {
         self.state.lock().busy = false;
         self.changed.notify_all();
     }
+
+    /// Runs pending commands on the calling thread (waiting while another thread runs
+    /// one) until `done` holds.
+    fn drain(&self, done: impl Fn(&State) -> bool) {
+        let mut st = self.state.lock();
+        loop {
+            if let Some(s) = self.take(&mut st) {
+                drop(st);
+                self.run(s);
+                st = self.state.lock();
+            } else if done(&st) {
+                return;
+            } else {
+                self.changed.wait(&mut st);
+            }
+        }
+    }
 }
 
 #[repr(C)]
@@ -116,19 +133,7 @@ impl Queue {
     /// Blocks until every command enqueued so far has finished, running pending
     /// commands on this thread rather than waiting for the queue's thread to.
     pub fn finish(&self) {
-        let c = &self.commands;
-        let mut st = c.state.lock();
-        loop {
-            if let Some(s) = c.take(&mut st) {
-                drop(st);
-                c.run(s);
-                st = c.state.lock();
-            } else if st.pending.is_empty() && !st.busy {
-                return;
-            } else {
-                c.changed.wait(&mut st);
-            }
-        }
+        self.commands.drain(|st| st.pending.is_empty() && !st.busy);
     }
 }
 
@@ -140,18 +145,7 @@ impl Drop for Queue {
 }
 
 fn queue_thread(c: &Commands) {
-    let mut st = c.state.lock();
-    loop {
-        if let Some(s) = c.take(&mut st) {
-            drop(st);
-            c.run(s);
-            st = c.state.lock();
-        } else if st.closed && st.pending.is_empty() && !st.busy {
-            return;
-        } else {
-            c.changed.wait(&mut st);
-        }
-    }
+    c.drain(|st| st.closed && st.pending.is_empty() && !st.busy);
 }
 
 fn execute(Submission { event, wait_for, work }: Submission) {
