@@ -1,11 +1,11 @@
-/* Work-item functions and the work-group loops, compiled by the driver to LLVM bitcode
- * with the same clang and target flags as the kernels and linked into each kernel's
- * module, so that queries inline into the kernel and the loop over work-items can be
- * optimised together with the kernel body.
+/* Work-item functions and helpers of the work-group loops, compiled by the driver to
+ * LLVM bitcode with the same clang and target flags as the kernels and linked into each
+ * kernel's module, so that queries inline into the kernel and the loop over work-items
+ * (generated per kernel, icd/src/compiler/launcher.rs) is optimised with its body.
  *
  * The driver rewrites every kernel-module function that calls a work-item query to
- * take a hidden trailing `ferrocl_ctx *` parameter; queries read it, so in the loop
- * below they become the loop's induction variables instead of memory loads. */
+ * take a hidden trailing `ferrocl_ctx *` parameter; queries read it, so in the item
+ * loop they become the loop's induction variables instead of memory loads. */
 
 #include <stddef.h>
 
@@ -26,6 +26,7 @@ struct ferrocl_group {
     unsigned pad;
     const ferrocl_services *services;
     void *runtime;
+    void *frames;
 };
 
 /* One work-item's view: a private copy of the group geometry plus its local id. */
@@ -84,21 +85,25 @@ QUERY size_t __ferrocl_get_local_linear_id(const ferrocl_ctx *c) {
     return (c->lid[2] * c->lsz[1] + c->lid[1]) * c->lsz[0] + c->lid[0];
 }
 
-/* Runs all work-items of a group in order; only used for kernels without barriers. */
-QUERY void __ferrocl_run_group(const ferrocl_group *g, const char *args,
-                              void (*item)(const char *, ferrocl_ctx *)) {
-    ferrocl_ctx c;
-    ctx_init(&c, g);
-    current = &c;
-    for (size_t z = 0; z < c.lsz[2]; z++)
-        for (size_t y = 0; y < c.lsz[1]; y++)
-            for (size_t x = 0; x < c.lsz[0]; x++) {
-                c.lid[0] = x;
-                c.lid[1] = y;
-                c.lid[2] = z;
-                item(args, &c);
-            }
+/* For the item loops the driver generates per kernel (icd/src/compiler/launcher.rs):
+ * the context of a group, the loop bounds, the running work-item's id, and the frame
+ * memory of kernels run as barrier regions. The loop keeps the context in an alloca of
+ * 256 bytes. */
+_Static_assert(sizeof(ferrocl_ctx) <= 256, "the launcher reserves 256 bytes for the context");
+QUERY void __ferrocl_ctx_init(ferrocl_ctx *c, const ferrocl_group *g, int track) {
+    ctx_init(c, g);
+    if (track) current = c;
 }
+/* A group has at most 4096 work-items per dimension; the mask tells the optimiser the
+ * 32-bit induction variables cannot overflow. */
+QUERY unsigned __ferrocl_ctx_bound(const ferrocl_ctx *c, unsigned d) { return c->lsz[d] & 8191; }
+QUERY void __ferrocl_ctx_set(ferrocl_ctx *c, size_t x, size_t y, size_t z) {
+    c->lid[0] = x;
+    c->lid[1] = y;
+    c->lid[2] = z;
+}
+QUERY void *__ferrocl_group_frames(const ferrocl_group *g) { return g->frames; }
+QUERY size_t __ferrocl_group_items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->lsz[2]; }
 
 /* Runs one work-item (a fiber of a kernel with barriers). */
 QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const size_t *lid,

@@ -27,6 +27,9 @@ pub struct Group {
     pub services: *const Services,
     /// Opaque driver state for the services (the executing worker).
     pub runtime: *mut c_void,
+    /// Frame memory of a kernel run as barrier regions: the variables its work-items
+    /// keep across barriers (128-byte aligned; null for other kernels).
+    pub frames: *mut c_void,
 }
 
 impl Default for Group {
@@ -42,6 +45,7 @@ impl Default for Group {
             _pad: 0,
             services: core::ptr::null(),
             runtime: core::ptr::null_mut(),
+            frames: core::ptr::null_mut(),
         }
     }
 }

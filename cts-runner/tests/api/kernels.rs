@@ -462,3 +462,65 @@ fn widest_vectors_by_value_and_in_local_memory() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// The same kernel three ways: barriers in its body (run as barrier regions, its private
+/// array and a conditionally set variable kept in frame memory), barriers inside a
+/// called function (run as fibers), and the first built without optimisation.
+const PRIVATE_STATE: &str = r#"
+void sync_in_helper(void) { barrier(CLK_LOCAL_MEM_FENCE); }
+
+#define BODY(SYNC) \
+    local int ring[64]; \
+    int l = get_local_linear_id(); \
+    int n = get_local_size(0) * get_local_size(1) * get_local_size(2); \
+    int priv[5]; \
+    int cond_set = -1; \
+    for (int i = 0; i < 5; i++) priv[i] = l * 10 + i; \
+    if (l % 3 == 0) cond_set = l; \
+    for (int r = 0; r < 3; r++) { \
+        ring[l] = priv[r] + r; \
+        SYNC; \
+        priv[r + 2] += ring[(l + 1) % n]; \
+        SYNC; \
+    } \
+    out[get_global_linear_id()] = priv[0] + priv[1] + priv[2] + priv[3] + priv[4] + cond_set;
+
+kernel void in_body(global int *out) { BODY(barrier(CLK_LOCAL_MEM_FENCE)) }
+kernel void in_helper(global int *out) { BODY(sync_in_helper()) }
+"#;
+
+fn private_state_reference(items: usize) -> Vec<i32> {
+    let mut priv_: Vec<[i32; 5]> = (0..items as i32).map(|l| [0, 1, 2, 3, 4].map(|i| l * 10 + i)).collect();
+    for r in 0..3 {
+        let ring: Vec<i32> = priv_.iter().map(|p| p[r] + r as i32).collect();
+        for (l, p) in priv_.iter_mut().enumerate() {
+            p[r + 2] += ring[(l + 1) % items];
+        }
+    }
+    priv_.iter().enumerate().map(|(l, p)| p.iter().sum::<i32>() + if l % 3 == 0 { l as i32 } else { -1 }).collect()
+}
+
+#[test]
+fn private_state_survives_barriers_in_three_dimensions() {
+    let env = Env::new();
+    let (global, local) = ([8usize, 4, 4], [4usize, 2, 2]);
+    let group = private_state_reference(16);
+    for (options, name) in
+        [("-cl-std=CL3.0", "in_body"), ("-cl-std=CL3.0", "in_helper"), ("-cl-std=CL3.0 -cl-opt-disable", "in_body")]
+    {
+        let p = build(&env, PRIVATE_STATE, options);
+        let k = kernel(p, name);
+        let out = env.buffer(0, 128 * 4, null_mut());
+        set_arg(k, 0, &out);
+        run(&env, k, &global, Some(&local));
+        let got: Vec<i32> = read_as(&env, out, 128);
+        for (g, &v) in got.iter().enumerate() {
+            let id = [g % 8, (g / 8) % 4, g / 32];
+            let lid = (id[2] % 2 * 2 + id[1] % 2) * 4 + id[0] % 4;
+            assert_eq!(v, group[lid], "{name} {options}: global id {id:?}");
+        }
+        ok!(cl!(clReleaseMemObject(out)));
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}

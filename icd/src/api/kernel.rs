@@ -448,7 +448,7 @@ fn enqueue_ndrange(
     let launch = Arc::new(Launch {
         launch: k.launch,
         item: k.item,
-        uses_barrier: k.info.uses_barrier,
+        frame_size: k.info.frame_size as usize,
         args: block,
         local_args,
         work_dim,

@@ -7,16 +7,19 @@
 //! - `__local` variables (`addrspace(3)` globals) become thread-local, so each worker
 //!   thread (which runs one work-group at a time) has its own copy, and get `hidden`
 //!   linkage so alias analysis cannot assume a barrier leaves them unchanged;
-//! - each kernel gets `__ferrocl_launch_<k>` (all work-items of a group, in a loop the
-//!   optimiser sees together with the kernel) and `__ferrocl_item_<k>` (one work-item,
-//!   for fibers), both taking the kernel's arguments from one packed block.
+//! - kernels with barriers in their own body become resumable (`regions`); others
+//!   with barriers run as fibers;
+//! - each kernel gets entry points that run a group or one work-item (`launcher`),
+//!   taking the kernel's arguments from one packed block.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 use super::ir_type::{self, IrType, TypeTable};
+use super::launcher;
+use super::regions::{self, Sync};
 
-const CTX: &str = "%__ferrocl_ctx";
+pub(super) const CTX: &str = "%__ferrocl_ctx";
 
 /// Builtins that read the work-item context: clang's mangled name, our implementation
 /// (which takes the context as an extra last argument), and its IR declaration.
@@ -76,7 +79,11 @@ pub struct Kernel {
     pub args_size: usize,
     /// Bytes of `__local` variables declared in the kernel.
     pub static_local_size: u64,
-    pub uses_barrier: bool,
+    /// Work-items wait for each other in a way only fibers can run (barriers inside
+    /// called functions, collectives); other kernels with barriers run as regions.
+    pub fibers: bool,
+    /// Bytes of frame memory each work-item needs for variables live across barriers.
+    pub frame_size: u64,
     pub reqd_work_group_size: Option<[usize; 3]>,
 }
 
@@ -123,7 +130,7 @@ pub fn callee_names(line: &str) -> Vec<(String, usize)> {
 }
 
 /// Index of the `)` matching the `(` at `open`.
-fn matching_paren(s: &str, open: usize) -> Option<usize> {
+pub(super) fn matching_paren(s: &str, open: usize) -> Option<usize> {
     let mut depth = 0;
     for (i, c) in s[open..].char_indices() {
         match c {
@@ -149,7 +156,7 @@ fn append_arg(line: &mut String, open: usize, arg: &str) -> Option<()> {
 }
 
 /// Splits a parameter or argument list at top-level commas.
-fn split_top(s: &str) -> Vec<&str> {
+pub(super) fn split_top(s: &str) -> Vec<&str> {
     let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
     for (i, c) in s.char_indices() {
         match c {
@@ -170,15 +177,15 @@ fn split_top(s: &str) -> Vec<&str> {
 
 /// A parameter of a kernel's `define` line.
 #[derive(Debug)]
-struct Param {
-    ty: IrType,
-    byval: Option<IrType>,
-    align: Option<u64>,
+pub(super) struct Param {
+    pub ty: IrType,
+    pub byval: Option<IrType>,
+    pub align: Option<u64>,
     /// Attributes that must be repeated at the call site (ABI-relevant).
-    call_attrs: String,
+    pub call_attrs: String,
 }
 
-fn parse_param(p: &str) -> Option<Param> {
+pub(super) fn parse_param(p: &str) -> Option<Param> {
     let (ty, rest) = ir_type::parse(p)?;
     let mut byval = None;
     let mut align = None;
@@ -344,10 +351,27 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
 
     let mut kernels = Vec::new();
     let mut extra = String::new();
+    // Unnamed types would collide with the renaming of unnamed values.
+    let unnamed_types = lines.iter().any(|l| l.starts_with('%') && l[1..].starts_with(|c: char| c.is_ascii_digit()));
     for f in funcs.iter().filter(|f| f.kernel) {
         let define = lines[f.define].clone();
-        let k = kernel_info(f, &define, &types, &md, &locals, &callees)?;
-        launchers(&mut extra, &define, &k, needs.contains(&f.name), &types)?;
+        let mut k = kernel_info(f, &define, &types, &md, &locals, &callees)?;
+        let called = callees.values().any(|cs| cs.contains(&f.name));
+        let mut barriers = None;
+        if k.fibers && !called && !unnamed_types {
+            let sync = |c: &str| sync_kind(c, &defined, &callees);
+            // A refusal is not an error: the kernel then runs as fibers.
+            if let Ok(r) = regions::make_resumable(&define, &lines[f.define + 1..f.end], &types, CTX, &sync) {
+                lines[f.define] = r.text;
+                lines[f.define + 1..=f.end].iter_mut().for_each(String::clear);
+                k.fibers = false;
+                k.frame_size = r.frame_size;
+                barriers = Some(r.barriers);
+            }
+        }
+        let entry =
+            launcher::Entry { ctx: needs.contains(&f.name), barriers, tracks: reaches_async(&f.name, &callees) };
+        launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);
     }
     let mut module = lines.join("\n");
@@ -357,8 +381,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         let (ret, params) = sig.split_once(' ').unwrap_or((sig, "()"));
         let _ = writeln!(module, "declare {ret} @{ours}{params}");
     }
-    module.push_str("declare void @__ferrocl_run_group(ptr, ptr, ptr)\n");
-    module.push_str("declare void @__ferrocl_run_item(ptr, ptr, ptr, ptr)\n");
+    module.push_str(launcher::DECLARATIONS);
     module.push_str(&extra);
     Ok(Rewritten { module, kernels, global_variable_size })
 }
@@ -459,20 +482,31 @@ fn kernel_info(
         args,
         args_size: offset.div_ceil(16) * 16,
         static_local_size,
-        uses_barrier: reaches_sync(&name, callees),
+        fibers: reaches_sync(&name, callees),
+        frame_size: 0,
         reqd_work_group_size: reqd,
     })
 }
 
 /// Whether `f` (transitively) calls a synchronising builtin.
 fn reaches_sync(f: &str, callees: &HashMap<&str, BTreeSet<String>>) -> bool {
+    reaches(f, callees, &|g| SYNC_PREFIXES.iter().any(|p| g.starts_with(p)))
+}
+
+/// Whether `f` (transitively) calls an async-copy builtin, which finds its work-item
+/// through a thread-local pointer to the context rather than a parameter.
+fn reaches_async(f: &str, callees: &HashMap<&str, BTreeSet<String>>) -> bool {
+    reaches(f, callees, &|g| g.contains("async_work_group") || g.contains("wait_group_events"))
+}
+
+fn reaches(f: &str, callees: &HashMap<&str, BTreeSet<String>>, hit: &dyn Fn(&str) -> bool) -> bool {
     let mut seen = HashSet::new();
     let mut todo = vec![f.to_string()];
     while let Some(g) = todo.pop() {
         if !seen.insert(g.clone()) {
             continue;
         }
-        if SYNC_PREFIXES.iter().any(|p| g.starts_with(p)) {
+        if hit(&g) {
             return true;
         }
         if let Some(cs) = callees.get(g.as_str()) {
@@ -482,48 +516,19 @@ fn reaches_sync(f: &str, callees: &HashMap<&str, BTreeSet<String>>) -> bool {
     false
 }
 
-/// Appends the per-kernel entry points the runtime calls.
-fn launchers(out: &mut String, define: &str, k: &Kernel, ctx: bool, types: &TypeTable) -> Result<(), String> {
-    let name = &k.name;
-    let open = define.find(&format!("@{name}(")).ok_or("malformed kernel")? + name.len() + 1;
-    let close = matching_paren(define, open).ok_or("malformed kernel")?;
-    let params: Vec<Param> =
-        split_top(&define[open + 1..close]).into_iter().filter(|p| !p.ends_with(CTX)).filter_map(parse_param).collect();
-    let _ = writeln!(
-        out,
-        "\ndefine internal void @__ferrocl_body_{name}(ptr noalias nocapture readonly %args, ptr %ctx) alwaysinline {{"
-    );
-    let mut call_args = Vec::new();
-    for (i, (p, a)) in params.iter().zip(&k.args).enumerate() {
-        let _ = writeln!(out, "  %p{i} = getelementptr inbounds i8, ptr %args, i64 {}", a.offset);
-        let ty = type_text(&define[open + 1..close], i)?;
-        if p.byval.is_some() {
-            call_args.push(format!("{ty} {}%p{i}", p.call_attrs));
-        } else {
-            let align = p.ty.layout(types).map_or(1, |(_, a)| a);
-            let _ = writeln!(out, "  %a{i} = load {ty}, ptr %p{i}, align {align}");
-            call_args.push(format!("{ty} {}%a{i}", p.call_attrs));
-        }
+/// How a call synchronises the work-items of a group, for the region transform.
+fn sync_kind(callee: &str, defined: &HashSet<&str>, callees: &HashMap<&str, BTreeSet<String>>) -> Sync {
+    match callee {
+        "__ferrocl_barrier" | "__ferrocl_barrier_scope" => Sync::Barrier,
+        c if c.starts_with("_Z17wait_group_events") => Sync::ThenBarrier,
+        c if defined.contains(c) && reaches_sync(c, callees) => Sync::Unsupported,
+        c if SYNC_PREFIXES.iter().any(|p| c.starts_with(p)) => Sync::Unsupported,
+        _ => Sync::None,
     }
-    if ctx {
-        call_args.push("ptr %ctx".into());
-    }
-    let _ = writeln!(out, "  call spir_kernel void @{name}({})\n  ret void\n}}", call_args.join(", "));
-    let _ = writeln!(
-        out,
-        "define void @__ferrocl_launch_{name}(ptr %group, ptr noalias nocapture readonly %args) {{\n  \
-         call void @__ferrocl_run_group(ptr %group, ptr %args, ptr @__ferrocl_body_{name})\n  ret void\n}}"
-    );
-    let _ = writeln!(
-        out,
-        "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) {{\n  \
-         call void @__ferrocl_run_item(ptr %group, ptr %args, ptr %lid, ptr @__ferrocl_body_{name})\n  ret void\n}}"
-    );
-    Ok(())
 }
 
 /// The textual type of parameter `i` (as written, e.g. `ptr addrspace(1)`).
-fn type_text(params: &str, i: usize) -> Result<String, String> {
+pub(super) fn type_text(params: &str, i: usize) -> Result<String, String> {
     let p = split_top(params).into_iter().nth(i).ok_or("parameter count")?;
     let (_, rest) = ir_type::parse(p).ok_or("parameter type")?;
     Ok(p[..p.len() - rest.len()].trim().to_string())
@@ -571,14 +576,15 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert_eq!(offs, vec![(0, 8), (8, 4), (12, 1)]);
         assert_eq!(saxpy.args[0].kind, ArgKind::Buffer);
         assert_eq!(saxpy.args[0].type_qual, "const");
-        assert!(!saxpy.uses_barrier);
+        assert!(!saxpy.fibers);
         let tiled = &r.kernels[1];
         assert_eq!(tiled.args[0].kind, ArgKind::Local);
         assert_eq!((tiled.args[1].offset, tiled.args[1].size), (16, 16));
         assert_eq!((tiled.args[2].offset, tiled.args[2].size), (32, 16));
         assert_eq!(tiled.args[2].name.as_deref(), Some("s"));
         assert_eq!(tiled.static_local_size, 256);
-        assert!(tiled.uses_barrier);
+        assert!(!tiled.fibers);
+        assert_eq!(tiled.frame_size, 0);
         assert_eq!(tiled.reqd_work_group_size, Some([64, 1, 1]));
     }
 
@@ -590,9 +596,10 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(m.contains("call float @helper(float %1, ptr %__ferrocl_ctx)"));
         assert!(m.contains("define internal float @helper(float %0, ptr %__ferrocl_ctx)"));
         assert!(m.contains("call i32 @__ferrocl_get_work_dim(ptr %__ferrocl_ctx)"));
-        // tiled's barrier takes the context too.
-        assert!(m.contains("call void @__ferrocl_barrier(i32 noundef 1, ptr %__ferrocl_ctx)"));
-        assert!(m.contains("declare void @__ferrocl_barrier(i32, ptr)"));
+        // tiled's barrier became the end of its first region.
+        assert!(!m.contains("call void @__ferrocl_barrier("));
+        assert!(m.contains("define dso_local spir_kernel i32 @tiled("));
+        assert!(m.contains("  ret i32 1\n__fcl_r1:\n  ret i32 0"));
     }
 
     #[test]
@@ -608,10 +615,13 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         let m = rewrite(SAMPLE).unwrap().module;
         assert!(m.contains("call spir_kernel void @saxpy(ptr addrspace(1) %a0, float %a1, i8 signext %a2, ptr %ctx)"));
         assert!(m.contains(
-            "call spir_kernel void @tiled(ptr addrspace(3) %a0, <4 x float> %a1, ptr byval(%struct.S) %p2, ptr %ctx)"
+            "call spir_kernel i32 @tiled(ptr addrspace(3) %a0, <4 x float> %a1, ptr byval(%struct.S) %p2, ptr %ctx, \
+             ptr %frames, i32 %resume)"
         ));
         assert!(m.contains("define void @__ferrocl_launch_tiled("));
-        assert!(m.contains("define void @__ferrocl_item_tiled("));
+        assert!(m.contains("call i32 @__ferrocl_items_tiled(ptr %group, ptr %args, ptr %frames, i32 1)"));
+        assert!(!m.contains("define void @__ferrocl_item_tiled("));
+        assert!(m.contains("define void @__ferrocl_item_saxpy("));
     }
 
     #[test]

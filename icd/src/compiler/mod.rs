@@ -6,9 +6,11 @@ pub mod cache;
 pub mod clang;
 pub mod ir;
 pub mod ir_type;
+pub mod launcher;
 pub mod locate;
 pub mod meta;
 pub mod options;
+pub mod regions;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;

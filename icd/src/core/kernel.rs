@@ -27,7 +27,7 @@ pub struct Kernel {
     pub library: Arc<KernelLibrary>,
     pub info: ir::Kernel,
     pub launch: LaunchFn,
-    pub item: ItemFn,
+    pub item: Option<ItemFn>,
     pub args: Mutex<Vec<Option<ArgValue>>>,
 }
 

@@ -15,7 +15,7 @@ use crate::compiler::{self, cache, meta, BuildError};
 /// A kernel library loaded into the process, with its entry points resolved.
 pub struct KernelLibrary {
     pub info: compiler::Library,
-    entries: HashMap<String, (LaunchFn, ItemFn)>,
+    entries: HashMap<String, (LaunchFn, Option<ItemFn>)>,
     _lib: libloading::Library,
 }
 
@@ -45,15 +45,22 @@ impl KernelLibrary {
             // SAFETY: the pipeline exports these symbols with exactly these types.
             let entry = unsafe {
                 let launch = lib.get::<LaunchFn>(format!("__ferrocl_launch_{}\0", k.name).as_bytes());
-                let item = lib.get::<ItemFn>(format!("__ferrocl_item_{}\0", k.name).as_bytes());
-                (*launch.map_err(|e| e.to_string())?, *item.map_err(|e| e.to_string())?)
+                // Only kernels that run as fibers have a per-work-item entry point.
+                let item = match k.fibers {
+                    true => Some(
+                        *lib.get::<ItemFn>(format!("__ferrocl_item_{}\0", k.name).as_bytes())
+                            .map_err(|e| e.to_string())?,
+                    ),
+                    false => None,
+                };
+                (*launch.map_err(|e| e.to_string())?, item)
             };
             entries.insert(k.name.clone(), entry);
         }
         Ok(Arc::new(KernelLibrary { info, entries, _lib: lib }))
     }
 
-    pub fn entry(&self, name: &str) -> Option<(LaunchFn, ItemFn)> {
+    pub fn entry(&self, name: &str) -> Option<(LaunchFn, Option<ItemFn>)> {
         self.entries.get(name).copied()
     }
 

@@ -15,8 +15,10 @@ const LOCAL_ALIGN: usize = 128;
 
 pub struct Launch {
     pub launch: LaunchFn,
-    pub item: ItemFn,
-    pub uses_barrier: bool,
+    /// Set for kernels that run their work-items as fibers.
+    pub item: Option<ItemFn>,
+    /// Frame memory per work-item of a kernel run as barrier regions.
+    pub frame_size: usize,
     /// The packed argument block.
     pub args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
@@ -59,6 +61,7 @@ impl Launch {
             _pad: 0,
             services: &SERVICES,
             runtime: std::ptr::null_mut(),
+            frames: std::ptr::null_mut(),
         }
     }
 
@@ -83,18 +86,26 @@ impl Launch {
     }
 
     fn run_group(&self, w: &mut Worker, index: usize) {
-        let group = self.group(index);
+        let mut group = self.group(index);
         let args = self.args_for(w);
         let items: usize = group.local_size.iter().product();
+        if self.frame_size > 0 {
+            let bytes = self.frame_size * items;
+            if w.frames.len() * 128 < bytes {
+                w.frames = super::aligned_zeroed(bytes);
+            }
+            group.frames = w.frames.as_mut_ptr().cast();
+        }
         // SAFETY: the launcher and item functions come from the kernel library that
         // `keep` holds, and take exactly these arguments.
         unsafe {
-            if self.uses_barrier && items > 1 {
-                if let Err(e) = w.fibers.run_group(self.item, &group, args) {
-                    panic!("{e}");
+            match self.item {
+                Some(item) if items > 1 => {
+                    if let Err(e) = w.fibers.run_group(item, &group, args) {
+                        panic!("{e}");
+                    }
                 }
-            } else {
-                (self.launch)(&group, args);
+                _ => (self.launch)(&group, args),
             }
         }
     }

@@ -20,13 +20,15 @@ pub struct Worker {
     /// A private copy of the argument block, for kernels whose `__local` arguments
     /// point into this worker's arena.
     pub args: Vec<super::Aligned>,
+    /// Frame memory of kernels run as barrier regions (grown as launches need).
+    pub frames: Vec<super::Aligned>,
     pub fibers: Fibers,
 }
 
 impl Worker {
     fn new() -> Worker {
         let local = Device::get().limits.local_mem_size as usize;
-        Worker { arena: super::aligned_zeroed(local), args: Vec::new(), fibers: Fibers::default() }
+        Worker { arena: super::aligned_zeroed(local), args: Vec::new(), frames: Vec::new(), fibers: Fibers::default() }
     }
 }
 

@@ -1,0 +1,169 @@
+//! The entry points the runtime calls for each kernel, appended to the rewritten module
+//! as IR so they are optimised together with the kernel:
+//!
+//! - `__ferrocl_body_<k>` unpacks the argument block and calls the kernel;
+//! - `__ferrocl_items_<k>` loops over the work-items of a group, calling the body;
+//! - `__ferrocl_launch_<k>` runs a whole group: one item loop, or for a kernel made
+//!   resumable (`regions`) one item loop per barrier region, following the barrier
+//!   numbers the regions return;
+//! - `__ferrocl_item_<k>` runs one work-item, for kernels that run as fibers.
+//!
+//! The item loop is IR rather than C with a function pointer so that the body call is
+//! direct: the inliner then sees the whole loop when it inlines `__ferrocl_items_<k>`,
+//! and its `noalias` frame parameter covers every iteration (a C loop calling through a
+//! pointer only got per-iteration scopes, and the vectoriser then could not separate
+//! frame memory from `__local` arrays). The induction variables are 32-bit, as OpenCL C
+//! code stores ids in `int`: a 64-bit one truncated and sign-extended back is not an
+//! affine index to the vectoriser.
+
+use std::fmt::Write;
+
+use super::ir::{matching_paren, parse_param, split_top, type_text, Kernel, Param, CTX};
+use super::ir_type::TypeTable;
+
+/// Helpers from builtins/clc/workitem.c the entry points call.
+pub const DECLARATIONS: &str = "declare void @__ferrocl_ctx_init(ptr, ptr, i32)
+declare i32 @__ferrocl_ctx_bound(ptr, i32)
+declare void @__ferrocl_ctx_set(ptr, i64, i64, i64)
+declare ptr @__ferrocl_group_frames(ptr)
+declare i64 @__ferrocl_group_items(ptr)
+declare void @__ferrocl_run_item(ptr, ptr, ptr, ptr)
+";
+
+/// How a kernel's entry points call it.
+pub struct Entry {
+    /// The kernel takes the work-item context (it calls work-item queries).
+    pub ctx: bool,
+    /// Set for kernels made resumable: their number of barriers.
+    pub barriers: Option<u32>,
+    /// The kernel calls async-copy builtins, which find the running work-item through
+    /// a thread-local pointer to the context (kept out of other kernels: it makes the
+    /// context escape, which keeps it in memory).
+    pub tracks: bool,
+}
+
+pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
+    let name = &k.name;
+    let open = define.find(&format!("@{name}(")).ok_or("malformed kernel")? + name.len() + 1;
+    let close = matching_paren(define, open).ok_or("malformed kernel")?;
+    let params: Vec<Param> =
+        split_top(&define[open + 1..close]).into_iter().filter(|p| !p.ends_with(CTX)).filter_map(parse_param).collect();
+
+    // The body: unpacks the block and calls the kernel.
+    let resumable = e.barriers.is_some();
+    let (ret, extra) = if resumable { ("i32", ", ptr %frames, i32 %resume") } else { ("void", "") };
+    let _ = writeln!(
+        out,
+        "\ndefine internal {ret} @__ferrocl_body_{name}(ptr noalias nocapture readonly %args, ptr %ctx{extra}) \
+         alwaysinline {{"
+    );
+    let mut args = Vec::new();
+    for (i, (p, a)) in params.iter().zip(&k.args).enumerate() {
+        let _ = writeln!(out, "  %p{i} = getelementptr inbounds i8, ptr %args, i64 {}", a.offset);
+        let ty = type_text(&define[open + 1..close], i)?;
+        if p.byval.is_some() {
+            args.push(format!("{ty} {}%p{i}", p.call_attrs));
+        } else {
+            let align = p.ty.layout(types).map_or(1, |(_, a)| a);
+            let _ = writeln!(out, "  %a{i} = load {ty}, ptr %p{i}, align {align}");
+            args.push(format!("{ty} {}%a{i}", p.call_attrs));
+        }
+    }
+    if e.ctx {
+        args.push("ptr %ctx".into());
+    }
+    let args = args.join(", ");
+    if resumable {
+        // Inlined once per region with the region's number constant, so each copy keeps
+        // only that region's code.
+        let _ = writeln!(
+            out,
+            "  %r = call spir_kernel i32 @{name}({args}, ptr %frames, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
+        );
+    } else {
+        let _ = writeln!(out, "  call spir_kernel void @{name}({args})\n  ret void\n}}");
+    }
+
+    // The loop over the group's work-items, x fastest.
+    let body_call = if resumable {
+        format!("%r = call i32 @__ferrocl_body_{name}(ptr %args, ptr %c, ptr %frames, i32 %resume)")
+    } else {
+        format!("call void @__ferrocl_body_{name}(ptr %args, ptr %c)\n  %r = add i32 0, 0")
+    };
+    let _ = writeln!(
+        out,
+        "define internal i32 @__ferrocl_items_{name}(ptr %group, ptr noalias nocapture readonly %args, \
+         ptr noalias %frames, i32 %resume) alwaysinline {{
+entry:
+  %c = alloca [32 x i64], align 16
+  call void @__ferrocl_ctx_init(ptr %c, ptr %group, i32 {tracks})
+  %nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
+  %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
+  %nz = call i32 @__ferrocl_ctx_bound(ptr %c, i32 2)
+  %ex = icmp eq i32 %nx, 0
+  %ey = icmp eq i32 %ny, 0
+  %ez = icmp eq i32 %nz, 0
+  %exy = or i1 %ex, %ey
+  %empty = or i1 %exy, %ez
+  br i1 %empty, label %none, label %z
+z:
+  %zi = phi i32 [ 0, %entry ], [ %zn, %znext ]
+  %z64 = zext nneg i32 %zi to i64
+  br label %y
+y:
+  %yi = phi i32 [ 0, %z ], [ %yn, %ynext ]
+  %y64 = zext nneg i32 %yi to i64
+  br label %x
+x:
+  %xi = phi i32 [ 0, %y ], [ %xn, %x ]
+  %x64 = zext nneg i32 %xi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
+  {body_call}
+  %xn = add nuw nsw i32 %xi, 1
+  %xd = icmp eq i32 %xn, %nx
+  br i1 %xd, label %ynext, label %x
+ynext:
+  %yn = add nuw nsw i32 %yi, 1
+  %yd = icmp eq i32 %yn, %ny
+  br i1 %yd, label %znext, label %y
+znext:
+  %zn = add nuw nsw i32 %zi, 1
+  %zd = icmp eq i32 %zn, %nz
+  br i1 %zd, label %done, label %z
+done:
+  ret i32 %r
+none:
+  ret i32 0
+}}",
+        tracks = e.tracks as u32
+    );
+
+    let _ = writeln!(out, "define void @__ferrocl_launch_{name}(ptr %group, ptr noalias nocapture readonly %args) {{");
+    match e.barriers {
+        Some(barriers) => {
+            let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %r{n}")).collect();
+            let _ = writeln!(out, "  %frames = call ptr @__ferrocl_group_frames(ptr %group)\n  br label %r0");
+            for n in 0..=barriers {
+                let _ = writeln!(
+                    out,
+                    "r{n}:\n  %next{n} = call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr %frames, i32 {n})\n  \
+                     switch i32 %next{n}, label %done [{cases} ]"
+                );
+            }
+            let _ = writeln!(out, "done:\n  ret void\n}}");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  %r = call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr null, i32 0)\n  ret void\n}}"
+            );
+            let _ = writeln!(
+                out,
+                "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) {{\n  \
+                 call void @__ferrocl_run_item(ptr %group, ptr %args, ptr %lid, ptr @__ferrocl_body_{name})\n  \
+                 ret void\n}}"
+            );
+        }
+    }
+    Ok(())
+}

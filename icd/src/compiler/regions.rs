@@ -1,0 +1,852 @@
+//! Barrier regions: turns a kernel whose barriers sit directly in its body into a
+//! resumable function, so a work-group runs as one plain loop over work-items per
+//! barrier-free region instead of one fiber per work-item.
+//!
+//! The kernel `void K(args)` becomes `i32 K(args, ctx, frames, resume)`: it starts at
+//! the code after barrier number `resume` (0: the kernel's entry), runs to the next
+//! barrier and returns that barrier's number (0 at the kernel's end). The launcher
+//! calls it for every work-item with resume 0, then with the number they returned, and
+//! so on: every work-item has reached barrier `n` before any runs the code after it,
+//! which is what a barrier means. `wait_group_events` is a wait followed by a barrier.
+//!
+//! A work-item's private variables that are live across a barrier move from the stack
+//! into the work-group's frame memory (`frames`), one array per variable indexed by the
+//! work-item's linear local id, so neighbouring work-items' copies are adjacent and the
+//! loop over work-items vectorises. Variables not live across any barrier stay allocas.
+//!
+//! This works on clang's output before optimisation, where every C variable is an
+//! alloca and SSA values only live within an expression. A kernel whose SSA values
+//! cross a barrier anyway, or whose barriers are inside other functions, is refused
+//! (the caller then runs it as fibers).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use super::ir_type::{self, TypeTable};
+
+/// A kernel rewritten into a resumable function.
+#[derive(Debug)]
+pub struct Resumable {
+    /// The new `define` line, the body and the closing brace.
+    pub text: String,
+    /// Bytes of frame memory per work-item.
+    pub frame_size: u64,
+    /// Number of barriers (resume points 1..=barriers).
+    pub barriers: u32,
+}
+
+/// What a call does to a work-group.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Sync {
+    /// Not a synchronising call.
+    None,
+    /// A barrier: removed, the region ends here.
+    Barrier,
+    /// Work that every work-item does and then a barrier (`wait_group_events`).
+    ThenBarrier,
+    /// Synchronises in a way this transform cannot split (collectives, functions that
+    /// contain barriers).
+    Unsupported,
+}
+
+/// Frame-memory alignment the driver guarantees.
+pub const FRAME_ALIGN: u64 = 128;
+
+struct Piece {
+    label: String,
+    lines: Vec<String>,
+    /// The barrier number this piece ends at (it then ends with `ret i32 n`).
+    barrier: Option<u32>,
+}
+
+/// Makes `define` + `body` (a kernel's lines between `define` and `}`) resumable.
+/// `sync` classifies a callee name; `ctx` is the name of the context parameter.
+pub fn make_resumable(
+    define: &str,
+    body: &[String],
+    types: &TypeTable,
+    ctx: &str,
+    sync: &dyn Fn(&str) -> Sync,
+) -> Result<Resumable, String> {
+    if body.iter().any(|l| l.contains("%\"")) || define.contains("%\"") {
+        return Err("quoted local names".into());
+    }
+    let define = rename_numbered(define);
+    let body: Vec<String> = body.iter().map(|l| rename_numbered(l)).collect();
+    let entry_label = match body.first() {
+        Some(l) if label_of(l).is_some() => label_of(l).unwrap().to_string(),
+        // The implicit entry block takes the number after the unnamed parameters.
+        _ => format!("__v{}", define.matches("%__v").count()),
+    };
+    let dbg = body
+        .iter()
+        .find_map(|l| l.find("!dbg !").map(|at| l[at..].split([',', ' ']).take(2).collect::<Vec<_>>().join(" ")));
+
+    let pieces = split(&body, &entry_label, sync)?;
+    let barriers = pieces.iter().filter(|p| p.barrier.is_some()).count() as u32;
+    let index: HashMap<&str, usize> = pieces.iter().enumerate().map(|(i, p)| (p.label.as_str(), i)).collect();
+    let succs: Vec<Vec<usize>> = pieces
+        .iter()
+        .map(|p| p.lines.iter().flat_map(|l| labels_in(l)).filter_map(|t| index.get(t).copied()).collect())
+        .collect();
+    let resume_of = |n: u32| index[resume_label(n).as_str()];
+
+    // Allocas, all in the entry piece in clang's output.
+    let mut allocas: Vec<(String, String, u64, u64)> = Vec::new();
+    for (pi, p) in pieces.iter().enumerate() {
+        for l in &p.lines {
+            if let Some((name, rhs)) = def_of(l) {
+                if let Some(rest) = rhs.strip_prefix("alloca ") {
+                    if pi != 0 {
+                        return Err("alloca outside the entry block".into());
+                    }
+                    let (ty, after) = ir_type::parse(rest).ok_or("alloca type")?;
+                    let ty_text = rest[..rest.len() - after.len()].trim().to_string();
+                    let after = after.trim_start();
+                    let align = match after.strip_prefix(", align ") {
+                        Some(a) => a.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("").parse().ok(),
+                        None if after.is_empty() => Some(1),
+                        None => None,
+                    }
+                    .ok_or("alloca with an element count")?;
+                    let (size, abi) = ty.layout(types).ok_or("alloca of unknown size")?;
+                    allocas.push((name.to_string(), ty_text, size, abi.max(align)));
+                }
+            }
+        }
+    }
+    let remat = rematerializable(&pieces, &allocas);
+    let (escaped, live_at_resume) = live_across_barriers(&pieces, &succs, &allocas, &resume_of);
+    let framed: Vec<bool> = (0..allocas.len())
+        .map(|a| remat[a].is_none() && (escaped[a] || live_at_resume.iter().any(|live| live[a])))
+        .collect();
+
+    check_dominance(&pieces, &succs, &index)?;
+
+    // Frame layout: variable v of work-item i at frames + items * offset(v) + i * size(v).
+    let mut layout = Vec::new();
+    let mut frame_size = 0u64;
+    for (i, (name, _, size, align)) in allocas.iter().enumerate() {
+        if framed[i] {
+            if *align > FRAME_ALIGN {
+                return Err("over-aligned private variable".into());
+            }
+            frame_size = frame_size.div_ceil(*align) * align;
+            let slot = size.div_ceil(*align) * align;
+            layout.push((name.clone(), frame_size, slot));
+            frame_size += slot;
+        }
+    }
+    let framed_names: HashSet<&str> = layout.iter().map(|(n, _, _)| n.as_str()).collect();
+
+    let mut out = String::new();
+    let open = define.find(" void @").ok_or("kernel does not return void")?;
+    let mut define = format!("{} i32 @{}", &define[..open], &define[open + " void @".len()..]);
+    let close = define.rfind(&format!("ptr {ctx})")).ok_or("kernel without a context parameter")? + ctx.len() + 4;
+    // Not `noalias` here: the item loop's frame parameter is, for all iterations; the
+    // kernel's would only hold within one.
+    define.insert_str(close, ", ptr %__fcl_frames, i32 %__fcl_resume");
+    let _ = writeln!(out, "{define}");
+    let call_dbg = dbg.as_deref().map(|d| format!(", {d}")).unwrap_or_default();
+    out.push_str("__fcl_entry:\n");
+    for (name, ..) in allocas.iter().filter(|a| !framed_names.contains(a.0.as_str())) {
+        let line = pieces[0].lines.iter().find(|l| def_of(l).is_some_and(|(n, _)| n == name)).unwrap();
+        let _ = writeln!(out, "{line}");
+    }
+    if !layout.is_empty() {
+        let _ = writeln!(out, "  %__fcl_item = call i64 @__ferrocl_get_local_linear_id(ptr {ctx}){call_dbg}");
+        let _ = writeln!(out, "  %__fcl_items = call i64 @__ferrocl_group_items(ptr {ctx}){call_dbg}");
+    }
+    for (name, offset, slot) in &layout {
+        let n = &name[1..];
+        let _ = writeln!(out, "  %__fcl_b.{n} = mul i64 %__fcl_items, {offset}");
+        let _ = writeln!(out, "  %__fcl_i.{n} = mul i64 %__fcl_item, {slot}");
+        let _ = writeln!(out, "  %__fcl_o.{n} = add i64 %__fcl_b.{n}, %__fcl_i.{n}");
+        let _ = writeln!(out, "  {name} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.{n}");
+    }
+    let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %{}", resume_label(n))).collect();
+    let _ = writeln!(out, "  switch i32 %__fcl_resume, label %{entry_label} [{cases} ]");
+    for p in &pieces {
+        let _ = writeln!(out, "{}:", p.label);
+        if let Some(n) = p.label.strip_prefix("__fcl_r").and_then(|n| n.parse::<usize>().ok()) {
+            // Variables the work-item can recompute are recomputed after each barrier
+            // instead of being kept in frame memory (see `rematerializable`).
+            for (i, lines) in remat.iter().enumerate().filter(|&(i, _)| live_at_resume[n - 1][i]) {
+                for l in lines.iter().flatten() {
+                    let _ = writeln!(out, "{}", l.replace("%__fcl_m.", &format!("%__fcl_m.{}.{i}.", p.label)));
+                }
+            }
+        }
+        for l in &p.lines {
+            if def_of(l).is_some_and(|(_, rhs)| rhs.starts_with("alloca ")) {
+                continue;
+            }
+            if l.trim_start() == "ret void" || l.trim_start().starts_with("ret void,") {
+                let _ = writeln!(out, "{}", l.replacen("ret void", "ret i32 0", 1));
+            } else {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+        if let Some(n) = p.barrier {
+            let _ = writeln!(out, "  ret i32 {n}");
+        }
+    }
+    out.push_str("}\n");
+    Ok(Resumable { text: out, frame_size, barriers })
+}
+
+fn resume_label(n: u32) -> String {
+    format!("__fcl_r{n}")
+}
+
+/// `%5` -> `%__v5` and a `5:` label -> `__v5:`, so that instructions can be moved and
+/// inserted without renumbering (unnamed values must be numbered in textual order).
+fn rename_numbered(line: &str) -> String {
+    // Non-ASCII bytes only occur in strings and comments; leave such lines alone.
+    if !line.is_ascii() {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    let b = line.as_bytes();
+    let mut i = 0;
+    if b.first().is_some_and(u8::is_ascii_digit) {
+        out.push_str("__v");
+    }
+    while i < b.len() {
+        out.push(b[i] as char);
+        if b[i] == b'%' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            let end = b[i + 1..].iter().position(|c| !c.is_ascii_digit()).map_or(b.len(), |p| i + 1 + p);
+            let ident_follows = b.get(end).is_some_and(|&c| c.is_ascii_alphabetic() || b"._$-".contains(&c));
+            if !ident_follows {
+                out.push_str("__v");
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The label a line defines (`name:` at the start, optionally followed by a comment).
+fn label_of(line: &str) -> Option<&str> {
+    if line.starts_with([' ', '\t', ';', '}']) {
+        return None;
+    }
+    let colon = line.find(':')?;
+    let name = &line[..colon];
+    (!name.is_empty() && !name.contains(' ')).then_some(name)
+}
+
+/// `%name = rhs` -> (`%name`, `rhs`).
+fn def_of(line: &str) -> Option<(&str, &str)> {
+    let t = line.trim_start();
+    if !t.starts_with('%') {
+        return None;
+    }
+    let (name, rest) = t.split_once(" = ")?;
+    (!name.contains(' ')).then_some((name, rest))
+}
+
+/// Every `%name` a line mentions (including types such as `%struct.S`).
+fn locals_in(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let code = match line.find(';') {
+        Some(at) if !line.contains('"') => &line[..at],
+        _ => line,
+    };
+    let mut from = 0;
+    while let Some(at) = code[from..].find('%') {
+        let start = from + at;
+        let (name, _) = ir_type::ident(&code[start + 1..]);
+        if !name.is_empty() {
+            out.push(&code[start..start + 1 + name.len()]);
+        }
+        from = start + 1 + name.len();
+    }
+    out
+}
+
+/// Labels a terminator branches to (`label %x`).
+fn labels_in(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = line[from..].find("label %") {
+        let start = from + at + "label %".len();
+        let (name, _) = ir_type::ident(&line[start..]);
+        out.push(name);
+        from = start + name.len();
+    }
+    out
+}
+
+fn callees_in(line: &str) -> Vec<String> {
+    if !line.contains("call ") {
+        return Vec::new();
+    }
+    super::ir::callee_names(line).into_iter().map(|(n, _)| n).collect()
+}
+
+/// Splits the body into basic blocks, and blocks at synchronising calls.
+fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Result<Vec<Piece>, String> {
+    let mut pieces = vec![Piece { label: entry_label.to_string(), lines: Vec::new(), barrier: None }];
+    // Original block label -> the piece holding its terminator.
+    let mut moved: Vec<(String, String)> = Vec::new();
+    let mut block = entry_label.to_string();
+    let mut barriers = 0;
+    for (i, line) in body.iter().enumerate() {
+        if let Some(l) = label_of(line) {
+            if i == 0 {
+                continue;
+            }
+            let last = &pieces.last().unwrap().label;
+            if *last != block {
+                moved.push((block.clone(), last.clone()));
+            }
+            block = l.to_string();
+            pieces.push(Piece { label: block.clone(), lines: Vec::new(), barrier: None });
+            continue;
+        }
+        if line.contains("@llvm.lifetime.") {
+            // Lifetimes would be wrong once a variable outlives the call (frames) or
+            // starts in another region; the optimiser does not need them here.
+            continue;
+        }
+        let kind = callees_in(line).iter().map(|c| sync(c)).find(|s| *s != Sync::None).unwrap_or(Sync::None);
+        match kind {
+            Sync::None => pieces.last_mut().unwrap().lines.push(line.clone()),
+            Sync::Unsupported => return Err(format!("unsupported synchronisation in '{}'", line.trim())),
+            Sync::Barrier | Sync::ThenBarrier => {
+                let p = pieces.last_mut().unwrap();
+                if kind == Sync::ThenBarrier {
+                    p.lines.push(line.clone());
+                }
+                barriers += 1;
+                p.barrier = Some(barriers);
+                pieces.push(Piece { label: resume_label(barriers), lines: Vec::new(), barrier: None });
+            }
+        }
+    }
+    let last = &pieces.last().unwrap().label;
+    if *last != block {
+        moved.push((block, last.clone()));
+    }
+    // Phis name the block their value comes from: now the piece with the terminator.
+    for p in &mut pieces {
+        for l in p.lines.iter_mut().filter(|l| l.contains(" phi ")) {
+            for (from, to) in &moved {
+                *l = l.replace(&format!(", %{from} ]"), &format!(", %{to} ]"));
+            }
+        }
+    }
+    Ok(pieces)
+}
+
+type Bits = Vec<u64>;
+
+fn bit(b: &Bits, i: usize) -> bool {
+    b[i / 64] >> (i % 64) & 1 == 1
+}
+
+fn set(b: &mut Bits, i: usize) {
+    b[i / 64] |= 1 << (i % 64);
+}
+
+/// Which allocas have their address stored in memory (so they may be used anywhere
+/// later), and, for each barrier, which are live at the start of the region after it.
+fn live_across_barriers(
+    pieces: &[Piece],
+    succs: &[Vec<usize>],
+    allocas: &[(String, String, u64, u64)],
+    resume_of: &dyn Fn(u32) -> usize,
+) -> (Vec<bool>, Vec<Vec<bool>>) {
+    let words = allocas.len().div_ceil(64).max(1);
+    let root: HashMap<&str, usize> = allocas.iter().enumerate().map(|(i, a)| (a.0.as_str(), i)).collect();
+    // Values derived from an alloca's address (geps, casts, selects, calls) stand for it.
+    let mut derived: HashMap<String, Vec<usize>> = root.iter().map(|(n, &i)| (n.to_string(), vec![i])).collect();
+    let mut escaped = vec![false; allocas.len()];
+    for _ in 0..2 {
+        for l in pieces.iter().flat_map(|p| &p.lines) {
+            let Some((name, rhs)) = def_of(l) else { continue };
+            if rhs.starts_with("load ") || rhs.starts_with("alloca ") {
+                continue;
+            }
+            let mut from: Vec<usize> =
+                locals_in(rhs).iter().filter_map(|n| derived.get(*n)).flatten().copied().collect();
+            if !from.is_empty() {
+                from.sort_unstable();
+                from.dedup();
+                derived.insert(name.to_string(), from);
+            }
+        }
+    }
+    let mut gen = vec![vec![0u64; words]; pieces.len()];
+    let mut kill = vec![vec![0u64; words]; pieces.len()];
+    for (pi, p) in pieces.iter().enumerate() {
+        for l in &p.lines {
+            let t = l.trim_start();
+            let store = t.strip_prefix("store ").map(|s| split_operands(s));
+            if let Some(ops) = &store {
+                // Storing an address lets it be used anywhere later.
+                for n in locals_in(ops.first().map_or("", |s| s)) {
+                    for &a in derived.get(n).into_iter().flatten() {
+                        escaped[a] = true;
+                    }
+                }
+                if let (Some(val), Some(ptr)) = (ops.first(), ops.get(1)) {
+                    if let Some(&a) = ptr.strip_prefix("ptr ").and_then(|n| root.get(n.trim())) {
+                        if val.starts_with(&format!("{} ", allocas[a].1)) && !bit(&gen[pi], a) {
+                            set(&mut kill[pi], a);
+                            continue;
+                        }
+                    }
+                }
+            }
+            for n in locals_in(t) {
+                for &a in derived.get(n).into_iter().flatten() {
+                    if def_of(l).is_some_and(|(d, _)| d == n) {
+                        continue;
+                    }
+                    if !bit(&kill[pi], a) {
+                        set(&mut gen[pi], a);
+                    }
+                }
+            }
+        }
+    }
+    // Backward liveness; a barrier piece flows into the piece after the barrier.
+    let flow: Vec<Vec<usize>> = pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut s = succs[i].clone();
+            if let Some(n) = p.barrier {
+                s.push(resume_of(n));
+            }
+            s
+        })
+        .collect();
+    let mut live_in = vec![vec![0u64; words]; pieces.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in (0..pieces.len()).rev() {
+            let mut out = vec![0u64; words];
+            for &s in &flow[i] {
+                for w in 0..words {
+                    out[w] |= live_in[s][w];
+                }
+            }
+            for w in 0..words {
+                let v = gen[i][w] | (out[w] & !kill[i][w]);
+                if v != live_in[i][w] {
+                    live_in[i][w] = v;
+                    changed = true;
+                }
+            }
+        }
+    }
+    let barriers = pieces.iter().filter(|p| p.barrier.is_some()).count() as u32;
+    let live = (1..=barriers).map(|n| (0..allocas.len()).map(|a| bit(&live_in[resume_of(n)], a)).collect()).collect();
+    (escaped, live)
+}
+
+/// Instructions without side effects or traps, whose result depends only on operands.
+const PURE: &[&str] = &[
+    "add",
+    "sub",
+    "mul",
+    "shl",
+    "lshr",
+    "ashr",
+    "and",
+    "or",
+    "xor",
+    "trunc",
+    "zext",
+    "sext",
+    "fptrunc",
+    "fpext",
+    "sitofp",
+    "uitofp",
+    "fptosi",
+    "fptoui",
+    "bitcast",
+    "ptrtoint",
+    "inttoptr",
+    "addrspacecast",
+    "getelementptr",
+    "icmp",
+    "fcmp",
+    "select",
+    "fadd",
+    "fsub",
+    "fmul",
+    "fdiv",
+    "fneg",
+    "extractelement",
+    "insertelement",
+    "shufflevector",
+    "freeze",
+];
+
+/// Allocas written once with a value computed only from kernel arguments, work-item
+/// queries and other such allocas (`int lx = get_local_id(0);`, the argument copies
+/// clang makes): each is the same whenever the work-item evaluates it, so rather than
+/// keeping it in frame memory (a load the optimiser cannot see through, which stops
+/// vectorisation over work-items), it is recomputed at the start of each region.
+/// Returns, per alloca, the lines that recompute and store it, with defined names
+/// prefixed `%__fcl_m.` (the caller makes them unique per region).
+fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) -> Vec<Option<Vec<String>>> {
+    let lines: Vec<&String> = pieces.iter().flat_map(|p| &p.lines).collect();
+    let defs: HashMap<&str, usize> = lines.iter().enumerate().filter_map(|(i, l)| Some((def_of(l)?.0, i))).collect();
+    let index: HashMap<&str, usize> = allocas.iter().enumerate().map(|(i, a)| (a.0.as_str(), i)).collect();
+    // Where each alloca is mentioned: its only store, and whether anything else than
+    // direct loads and that store uses it.
+    let mut store: Vec<Option<usize>> = vec![None; allocas.len()];
+    let mut ok = vec![true; allocas.len()];
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if def_of(l).is_some_and(|(_, rhs)| rhs.starts_with("alloca ")) {
+            continue;
+        }
+        for n in locals_in(t) {
+            let Some(&a) = index.get(n) else { continue };
+            let ops = t.strip_prefix("store ").map(split_operands);
+            let is_ptr_of =
+                |ops: &Vec<&str>| ops.get(1).is_some_and(|p| p.strip_prefix("ptr ").map(str::trim) == Some(n));
+            match &ops {
+                Some(ops) if is_ptr_of(ops) && !locals_in(ops[0]).contains(&n) => {
+                    ok[a] &= store[a].is_none();
+                    store[a] = Some(i);
+                }
+                None if def_of(l).is_some_and(|(_, rhs)| {
+                    rhs.strip_prefix("load ").and_then(|r| split_operands(r).get(1).copied())
+                        == Some(&format!("ptr {n}"))
+                }) => {}
+                _ => ok[a] = false,
+            }
+        }
+    }
+    // Which values can be recomputed, and the definitions they need, in text order.
+    fn need<'a>(
+        v: &'a str,
+        lines: &[&'a String],
+        defs: &HashMap<&str, usize>,
+        index: &HashMap<&str, usize>,
+        usable: &dyn Fn(usize, usize) -> bool,
+        at: usize,
+        out: &mut Vec<usize>,
+    ) -> bool {
+        let Some(&d) = defs.get(v) else { return true };
+        if out.contains(&d) {
+            return true;
+        }
+        let (_, rhs) = def_of(lines[d]).unwrap();
+        let rhs = rhs.trim_start_matches("tail ");
+        let op = rhs.split_whitespace().next().unwrap_or("");
+        let fine = if op == "load" {
+            split_operands(&rhs[5..])
+                .get(1)
+                .and_then(|p| p.strip_prefix("ptr "))
+                .and_then(|p| index.get(p.trim()))
+                .is_some_and(|&a| usable(a, at))
+        } else if op == "call" {
+            rhs.contains(" @__ferrocl_get_")
+        } else {
+            PURE.contains(&op)
+        };
+        if !fine {
+            return false;
+        }
+        if op != "load" {
+            for n in locals_in(rhs) {
+                if n != v && !need(n, lines, defs, index, usable, at, out) {
+                    return false;
+                }
+            }
+        }
+        out.push(d);
+        true
+    }
+    let mut chains: Vec<Option<Vec<usize>>> = vec![None; allocas.len()];
+    // Allocas in the order of their stores, so that a chain only reads allocas
+    // recomputed before it.
+    let mut order: Vec<usize> = (0..allocas.len()).filter(|&a| ok[a] && store[a].is_some()).collect();
+    order.sort_by_key(|&a| store[a]);
+    for a in order {
+        let s = store[a].unwrap();
+        let known: Vec<bool> = chains.iter().map(Option::is_some).collect();
+        let usable = |b: usize, at: usize| known[b] && store[b].is_some_and(|sb| sb < at);
+        let value = split_operands(&lines[s].trim_start()["store ".len()..])[0];
+        let mut out = Vec::new();
+        if locals_in(value).iter().all(|n| need(n, &lines, &defs, &index, &usable, s, &mut out)) {
+            out.sort_unstable();
+            out.push(s);
+            chains[a] = Some(out);
+        }
+    }
+    chains
+        .into_iter()
+        .map(|c| {
+            let c = c?;
+            let renamed: Vec<&str> = c.iter().filter_map(|&i| def_of(lines[i]).map(|(d, _)| d)).collect();
+            Some(
+                c.iter()
+                    .map(|&i| {
+                        let mut l = lines[i].clone();
+                        // Longest names first, so %__v1 does not rewrite part of %__v12.
+                        let mut names = renamed.clone();
+                        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+                        for n in names {
+                            l = replace_local(&l, n, &format!("%__fcl_m.{}", &n[1..]));
+                        }
+                        l
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Replaces every mention of the local `name` (a whole `%ident`) in `line`.
+fn replace_local(line: &str, name: &str, with: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(name) {
+        let after = &rest[at + name.len()..];
+        let whole = !after.starts_with(|c: char| c.is_alphanumeric() || "._$-".contains(c));
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { with } else { name });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Operands of an instruction's argument text at top-level commas.
+fn split_operands(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '{' | '[' | '<' => depth += 1,
+            ')' | '}' | ']' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(s[start..].trim());
+    out
+}
+
+/// Refuses the transform when an SSA value would be used where its definition no longer
+/// dominates: the value lived across a barrier.
+fn check_dominance(pieces: &[Piece], succs: &[Vec<usize>], index: &HashMap<&str, usize>) -> Result<(), String> {
+    let n = pieces.len();
+    // The new entry (index n) branches to the old entry and to every resume point.
+    let mut preds = vec![Vec::new(); n + 1];
+    for (i, ss) in succs.iter().enumerate() {
+        for &s in ss {
+            preds[s].push(i);
+        }
+    }
+    preds[0].push(n);
+    for (i, p) in pieces.iter().enumerate() {
+        if p.label.starts_with("__fcl_r") {
+            preds[i].push(n);
+        }
+    }
+    let words = (n + 1).div_ceil(64);
+    let all = vec![u64::MAX; words];
+    let mut dom = vec![all.clone(); n + 1];
+    dom[n] = vec![0; words];
+    set(&mut dom[n], n);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 0..n {
+            let mut d = all.clone();
+            for &p in &preds[i] {
+                for w in 0..words {
+                    d[w] &= dom[p][w];
+                }
+            }
+            if preds[i].is_empty() {
+                d = vec![0; words];
+            }
+            set(&mut d, i);
+            if d != dom[i] {
+                dom[i] = d;
+                changed = true;
+            }
+        }
+    }
+    let reachable = |i: usize| !preds[i].is_empty() && !dom[i].iter().all(|&w| w == u64::MAX);
+    let mut def_piece: HashMap<&str, usize> = HashMap::new();
+    for (i, p) in pieces.iter().enumerate() {
+        for l in &p.lines {
+            if let Some((name, rhs)) = def_of(l) {
+                if !rhs.starts_with("alloca ") {
+                    def_piece.insert(name, i);
+                }
+            }
+        }
+    }
+    for (i, p) in pieces.iter().enumerate() {
+        if !reachable(i) {
+            continue;
+        }
+        for l in &p.lines {
+            let own = def_of(l).map(|(d, _)| d);
+            let is_phi = def_of(l).is_some_and(|(_, rhs)| rhs.starts_with("phi "));
+            if is_phi {
+                // [ value, %block ]: the value must dominate the incoming block.
+                for pair in l.split('[').skip(1) {
+                    let pair = pair.split(']').next().unwrap_or("");
+                    let ops = split_operands(pair);
+                    let (Some(v), Some(b)) = (ops.first(), ops.get(1)) else { continue };
+                    let Some(&bi) = b.strip_prefix('%').and_then(|b| index.get(b)) else { continue };
+                    for name in locals_in(v) {
+                        if let Some(&d) = def_piece.get(name) {
+                            if !bit(&dom[bi], d) {
+                                return Err(format!("{name} lives across a barrier"));
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            for name in locals_in(l) {
+                if Some(name) == own {
+                    continue;
+                }
+                if let Some(&d) = def_piece.get(name) {
+                    if !bit(&dom[i], d) {
+                        return Err(format!("{name} lives across a barrier"));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sync(name: &str) -> Sync {
+        match name {
+            "__ferrocl_barrier" => Sync::Barrier,
+            n if n.starts_with("_Z17wait_group_events") => Sync::ThenBarrier,
+            n if n.starts_with("_Z21work_group_") => Sync::Unsupported,
+            _ => Sync::None,
+        }
+    }
+
+    fn lines(s: &str) -> Vec<String> {
+        s.lines().map(str::to_string).collect()
+    }
+
+    const DEFINE: &str =
+        "define dso_local spir_kernel void @k(ptr addrspace(1) noundef %0, i32 noundef %1, ptr %__ferrocl_ctx) #0 {";
+
+    #[test]
+    fn numbered_names_become_named() {
+        assert_eq!(rename_numbered("  %5 = add i32 %4, %struct.S"), "  %__v5 = add i32 %__v4, %struct.S");
+        assert_eq!(rename_numbered("25:       ; preds = %3"), "__v25:       ; preds = %__v3");
+        assert_eq!(rename_numbered("  %5x = add"), "  %5x = add");
+    }
+
+    #[test]
+    fn counter_across_barrier_moves_to_frame_and_temporary_stays() {
+        let body = lines(
+            "  %3 = alloca i32, align 4
+  %4 = alloca float, align 4
+  store i32 0, ptr %3, align 4
+  br label %5
+5:
+  %6 = load i32, ptr %3, align 4
+  %7 = icmp slt i32 %6, %1
+  br i1 %7, label %8, label %12
+8:
+  store float 1.0, ptr %4, align 4
+  %9 = load float, ptr %4, align 4
+  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  %10 = load i32, ptr %3, align 4
+  %11 = add i32 %10, 1
+  store i32 %11, ptr %3, align 4
+  br label %5
+12:
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert_eq!(r.barriers, 1);
+        assert_eq!(r.frame_size, 4);
+        assert!(r.text.starts_with("define dso_local spir_kernel i32 @k(ptr addrspace(1) noundef %__v0, i32 noundef %__v1, ptr %__ferrocl_ctx, ptr %__fcl_frames, i32 %__fcl_resume) #0 {"));
+        assert!(r.text.contains("%__v3 = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.__v3"));
+        assert!(r.text.contains("  %__v4 = alloca float, align 4"));
+        assert!(r.text.contains("switch i32 %__fcl_resume, label %__v2 [ i32 1, label %__fcl_r1 ]"));
+        assert!(r.text.contains("  ret i32 1\n__fcl_r1:\n  %__v10 = load i32"));
+        assert!(r.text.contains("ret i32 0"));
+        assert!(!r.text.contains("__ferrocl_barrier"));
+    }
+
+    #[test]
+    fn value_across_barrier_is_refused() {
+        let body = lines(
+            "  %3 = add i32 %1, 1
+  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  %4 = add i32 %3, 1
+  ret void",
+        );
+        let e = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap_err();
+        assert!(e.contains("%__v3 lives across a barrier"), "{e}");
+    }
+
+    #[test]
+    fn collectives_are_refused_and_waits_are_kept() {
+        let body = lines("  %3 = call i32 @_Z21work_group_reduce_addi(i32 %1)\n  ret void");
+        assert!(make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).is_err());
+        let body = lines("  call void @_Z17wait_group_eventsiP9ocl_event(i32 1, ptr null)\n  ret void");
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert!(r.text.contains("wait_group_events"));
+        assert!(r.text.contains("ret i32 1\n__fcl_r1:\n  ret i32 0"));
+    }
+
+    #[test]
+    fn ids_are_recomputed_after_barriers_instead_of_framed() {
+        let body = lines(
+            "  %3 = alloca i32, align 4
+  %4 = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %5 = trunc i64 %4 to i32
+  store i32 %5, ptr %3, align 4
+  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  %6 = load i32, ptr %3, align 4
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert_eq!(r.frame_size, 0);
+        assert!(r.text.contains(
+            "__fcl_r1:\n  %__fcl_m.__fcl_r1.0.__v4 = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)\n  \
+             %__fcl_m.__fcl_r1.0.__v5 = trunc i64 %__fcl_m.__fcl_r1.0.__v4 to i32\n  \
+             store i32 %__fcl_m.__fcl_r1.0.__v5, ptr %__v3, align 4\n  %__v6 = load"
+        ), "{}", r.text);
+    }
+
+    #[test]
+    fn phis_follow_the_split_block() {
+        let body = lines(
+            "  br label %3
+3:
+  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  br label %4
+4:
+  %5 = phi i1 [ false, %3 ]
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert!(r.text.contains("phi i1 [ false, %__fcl_r1 ]"), "{}", r.text);
+    }
+}
