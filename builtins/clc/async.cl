@@ -1,37 +1,34 @@
 /* Async work-group copies (6.15.11), cl_khr_extended_async_copies (2D2D, 3D3D) and
  * cl_khr_async_work_group_copy_fence, for every gentype.
  *
- * This version copies synchronously: the first work-item of the group performs the
- * whole copy when it reaches the call, and wait_group_events is a barrier, so every
- * work-item sees the data afterwards. Compiled as OpenCL C 2.0 with the generic address
- * space because clang declares wait_group_events with a generic event pointer. */
+ * Every builtin describes its copy as one shape (planes x lines x elements, strides in
+ * elements) and hands it to the driver's copy engine through workitem.c; see
+ * icd/src/exec/copies for what happens to it. Compiled as OpenCL C 2.0 with the generic
+ * address space because clang declares wait_group_events with a generic event pointer. */
 
 #include "clc.h"
 
-size_t __ferrocl_current_local_linear_id(void);
-void __ferrocl_current_barrier(void);
-event_t __ferrocl_event(event_t e);
+event_t __ferrocl_async_copy(size_t dst, size_t src, size_t elem, size_t per_line, size_t lines, size_t planes,
+                             size_t src_line, size_t src_plane, size_t dst_line, size_t dst_plane, uint to_local,
+                             event_t e);
+void __ferrocl_async_wait(int count, size_t events);
+void __ferrocl_async_fence(uint flags);
 
-#define FIRST (__ferrocl_current_local_linear_id() == 0)
+#define A(p) ((size_t)(p))
 
-/* One element copy; 3-component vectors move as 4 components, as the spec says they
- * occupy 4 in memory. */
+/* 3-component vectors occupy 4 components in memory, so they copy as E = 4-component. */
 #define COPIES(T, E) \
     OVL event_t async_work_group_copy(__local T *dst, const __global T *src, size_t n, event_t e) { \
-        if (FIRST) for (size_t i = 0; i < n; i++) ((__local E *)dst)[i] = ((const __global E *)src)[i]; \
-        return __ferrocl_event(e); \
+        return __ferrocl_async_copy(A(dst), A(src), sizeof(E), n, 1, 1, 0, 0, 0, 0, 1, e); \
     } \
     OVL event_t async_work_group_copy(__global T *dst, const __local T *src, size_t n, event_t e) { \
-        if (FIRST) for (size_t i = 0; i < n; i++) ((__global E *)dst)[i] = ((const __local E *)src)[i]; \
-        return __ferrocl_event(e); \
+        return __ferrocl_async_copy(A(dst), A(src), sizeof(E), n, 1, 1, 0, 0, 0, 0, 0, e); \
     } \
     OVL event_t async_work_group_strided_copy(__local T *dst, const __global T *src, size_t n, size_t stride, event_t e) { \
-        if (FIRST) for (size_t i = 0; i < n; i++) ((__local E *)dst)[i] = ((const __global E *)src)[i * stride]; \
-        return __ferrocl_event(e); \
+        return __ferrocl_async_copy(A(dst), A(src), sizeof(E), 1, n, 1, stride, 0, 1, 0, 1, e); \
     } \
     OVL event_t async_work_group_strided_copy(__global T *dst, const __local T *src, size_t n, size_t stride, event_t e) { \
-        if (FIRST) for (size_t i = 0; i < n; i++) ((__global E *)dst)[i * stride] = ((const __local E *)src)[i]; \
-        return __ferrocl_event(e); \
+        return __ferrocl_async_copy(A(dst), A(src), sizeof(E), 1, n, 1, 1, 0, stride, 0, 0, e); \
     } \
     OVL void prefetch(const __global T *p, size_t n) { \
         /* One prefetch per 64-byte line; elements can be larger than a line. */ \
@@ -43,38 +40,26 @@ event_t __ferrocl_event(event_t e);
 FOR_INTEGERS(WIDTHS)
 FOR_FLOATS(WIDTHS)
 
-OVL void wait_group_events(int n, event_t *events) { __ferrocl_current_barrier(); }
+OVL void wait_group_events(int n, event_t *events) { __ferrocl_async_wait(n, A(events)); }
 
 /* Element-size-generic copies between 2D and 3D regions; offsets and strides count
  * elements of num_bytes_per_element bytes. */
-#define COPY_2D(DS, SS) \
+#define COPY_ND(DS, SS, TO_LOCAL) \
     OVL event_t async_work_group_copy_2D2D(DS void *dst, size_t dst_offset, const SS void *src, size_t src_offset, \
                                           size_t elem, size_t per_line, size_t lines, size_t src_line_stride, \
                                           size_t dst_line_stride, event_t e) { \
-        if (FIRST) \
-            for (size_t l = 0; l < lines; l++) { \
-                DS uchar *d = (DS uchar *)dst + (dst_offset + l * dst_line_stride) * elem; \
-                const SS uchar *s = (const SS uchar *)src + (src_offset + l * src_line_stride) * elem; \
-                for (size_t b = 0; b < per_line * elem; b++) d[b] = s[b]; \
-            } \
-        return __ferrocl_event(e); \
+        return __ferrocl_async_copy(A(dst) + dst_offset * elem, A(src) + src_offset * elem, elem, per_line, lines, 1, \
+                                    src_line_stride, 0, dst_line_stride, 0, TO_LOCAL, e); \
     } \
     OVL event_t async_work_group_copy_3D3D(DS void *dst, size_t dst_offset, const SS void *src, size_t src_offset, \
                                           size_t elem, size_t per_line, size_t lines, size_t planes, \
                                           size_t src_line_stride, size_t src_plane_stride, size_t dst_line_stride, \
                                           size_t dst_plane_stride, event_t e) { \
-        if (FIRST) \
-            for (size_t p = 0; p < planes; p++) \
-                for (size_t l = 0; l < lines; l++) { \
-                    DS uchar *d = (DS uchar *)dst + (dst_offset + p * dst_plane_stride + l * dst_line_stride) * elem; \
-                    const SS uchar *s = \
-                        (const SS uchar *)src + (src_offset + p * src_plane_stride + l * src_line_stride) * elem; \
-                    for (size_t b = 0; b < per_line * elem; b++) d[b] = s[b]; \
-                } \
-        return __ferrocl_event(e); \
+        return __ferrocl_async_copy(A(dst) + dst_offset * elem, A(src) + src_offset * elem, elem, per_line, lines, \
+                                    planes, src_line_stride, src_plane_stride, dst_line_stride, dst_plane_stride, \
+                                    TO_LOCAL, e); \
     }
-COPY_2D(__local, __global)
-COPY_2D(__global, __local)
+COPY_ND(__local, __global, 1)
+COPY_ND(__global, __local, 0)
 
-/* Copies complete before their call returns, so they are already ordered. */
-OVL void async_work_group_copy_fence(cl_mem_fence_flags flags) {}
+OVL void async_work_group_copy_fence(cl_mem_fence_flags flags) { __ferrocl_async_fence(flags); }

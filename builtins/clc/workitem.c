@@ -9,10 +9,19 @@
 
 #include <stddef.h>
 
-/* Mirrors kernel-abi's `Group` (checked by a driver test). */
+/* Mirrors kernel-abi's `Group`, `Services` and `AsyncCopy` (the offsets asserted below are
+ * asserted there too). */
 typedef struct ferrocl_group ferrocl_group;
 typedef struct {
+    size_t dst, src, elem, per_line, lines, planes, src_line, src_plane, dst_line, dst_plane;
+    unsigned to_local, pad;
+} ferrocl_copy;
+typedef struct {
     void (*barrier)(const ferrocl_group *);
+    size_t (*copy)(const ferrocl_group *, size_t item, const ferrocl_copy *, size_t event);
+    void (*wait)(const ferrocl_group *, size_t item, unsigned count, const size_t *events);
+    void (*fence)(const ferrocl_group *, size_t item, unsigned flags);
+    void (*settle)(const ferrocl_group *);
 } ferrocl_services;
 
 struct ferrocl_group {
@@ -27,7 +36,11 @@ struct ferrocl_group {
     const ferrocl_services *services;
     void *runtime;
     void *frames;
+    void *copies;
 };
+_Static_assert(__builtin_offsetof(struct ferrocl_group, copies) == 176, "Group layout");
+_Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
+_Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
 
 /* One work-item's view: a private copy of the group geometry plus its local id. */
 typedef struct ferrocl_ctx_s {
@@ -127,14 +140,33 @@ QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
     current = c;
 }
 
-/* For the async-copy library: the running work-item's linear local id, and a barrier
- * for it. */
-size_t __ferrocl_current_local_linear_id(void) { return __ferrocl_get_local_linear_id(current); }
-void __ferrocl_current_barrier(void) { __ferrocl_barrier(0, current); }
+/* For the async-copy library (async.cl): every builtin becomes one copy shape handed to
+ * the driver's copy engine with the calling work-item's id. Addresses come as integers
+ * so that the OpenCL C side need not match address spaces. */
+void *__ferrocl_async_copy(size_t dst, size_t src, size_t elem, size_t per_line, size_t lines, size_t planes,
+                           size_t src_line, size_t src_plane, size_t dst_line, size_t dst_plane, unsigned to_local,
+                           void *event) {
+    const ferrocl_ctx *c = current;
+    ferrocl_copy job = {dst, src, elem, per_line, lines, planes, src_line, src_plane, dst_line, dst_plane, to_local, 0};
+    return (void *)c->group->services->copy(c->group, __ferrocl_get_local_linear_id(c), &job, (size_t)event);
+}
 
-/* An event handle for a copy: the one passed in, else a non-null token. */
-struct ocl_event;
-struct ocl_event *__ferrocl_event(struct ocl_event *e) { return e ? e : (struct ocl_event *)1; }
+/* wait_group_events: the wait, then the barrier the wait implies (a no-op outside fibers:
+ * kernels run as regions end their region after the call). */
+void __ferrocl_async_wait(int count, size_t events) {
+    const ferrocl_ctx *c = current;
+    if (count > 0)
+        c->group->services->wait(c->group, __ferrocl_get_local_linear_id(c), (unsigned)count, (const size_t *)events);
+    __ferrocl_barrier(0, c);
+}
+
+void __ferrocl_async_fence(unsigned flags) {
+    const ferrocl_ctx *c = current;
+    c->group->services->fence(c->group, __ferrocl_get_local_linear_id(c), flags);
+}
+
+/* Called by the launcher of a kernel run as regions after each region. */
+QUERY void __ferrocl_group_settle(const ferrocl_group *g) { g->services->settle(g); }
 QUERY void __ferrocl_barrier_scope(unsigned flags, int scope, const ferrocl_ctx *c) {
     (void)scope;
     __ferrocl_barrier(flags, c);

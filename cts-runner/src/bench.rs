@@ -50,13 +50,13 @@ kernel void barriers(global int *out, int count) {
 }
 "#;
 
-struct Session {
+pub(crate) struct Session {
     device: cl_device_id,
     context: cl_context,
     queue: cl_command_queue,
 }
 
-fn check(code: cl_int, what: &str) -> Result<(), String> {
+pub(crate) fn check(code: cl_int, what: &str) -> Result<(), String> {
     if code == CL_SUCCESS {
         Ok(())
     } else {
@@ -95,7 +95,7 @@ impl Session {
         Ok(Session { device, context, queue })
     }
 
-    fn build(&self, source: &str) -> Result<cl_program, String> {
+    pub(crate) fn build(&self, source: &str) -> Result<cl_program, String> {
         let src = CString::new(source).unwrap_or_default();
         let ptr = src.as_ptr();
         let mut e = 0;
@@ -105,7 +105,7 @@ impl Session {
         Ok(p)
     }
 
-    fn kernel(&self, p: cl_program, name: &str) -> Result<cl_kernel, String> {
+    pub(crate) fn kernel(&self, p: cl_program, name: &str) -> Result<cl_kernel, String> {
         let n = CString::new(name).unwrap_or_default();
         let mut e = 0;
         let k = cl!(clCreateKernel(p, n.as_ptr(), &mut e));
@@ -113,7 +113,7 @@ impl Session {
         Ok(k)
     }
 
-    fn buffer(&self, bytes: usize, init: Option<&[f32]>) -> Result<cl_mem, String> {
+    pub(crate) fn buffer(&self, bytes: usize, init: Option<&[f32]>) -> Result<cl_mem, String> {
         let mut e = 0;
         let (flags, host) = match init {
             Some(d) => (CL_MEM_COPY_HOST_PTR, d.as_ptr() as *mut std::ffi::c_void),
@@ -125,7 +125,7 @@ impl Session {
     }
 
     /// Runs a kernel and waits; returns the wall time in seconds.
-    fn run(&self, k: cl_kernel, global: &[usize], local: Option<&[usize]>) -> Result<f64, String> {
+    pub(crate) fn run(&self, k: cl_kernel, global: &[usize], local: Option<&[usize]>) -> Result<f64, String> {
         let t = Instant::now();
         let l = local.map_or(null(), |l| l.as_ptr());
         let dims = global.len() as cl_uint;
@@ -138,7 +138,7 @@ impl Session {
     }
 }
 
-fn arg<T>(k: cl_kernel, i: cl_uint, v: &T) -> Result<(), String> {
+pub(crate) fn arg<T>(k: cl_kernel, i: cl_uint, v: &T) -> Result<(), String> {
     check(cl!(clSetKernelArg(k, i, std::mem::size_of::<T>(), (v as *const T).cast())), "clSetKernelArg")
 }
 
@@ -152,7 +152,7 @@ fn status_kib(field: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-fn best(times: impl Iterator<Item = Result<f64, String>>) -> Result<f64, String> {
+pub(crate) fn best(times: impl Iterator<Item = Result<f64, String>>) -> Result<f64, String> {
     times.collect::<Result<Vec<f64>, String>>().map(|v| v.into_iter().fold(f64::INFINITY, f64::min))
 }
 
@@ -272,6 +272,7 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
     arg(bk, 1, &4i32)?;
     s.run(bk, &[wg * 8], Some(&[wg]))?;
     out.push(("peak_rss_mb".into(), status_kib("VmHWM:") / 1024.0));
+    out.extend(crate::bench_async::measure(&s)?);
     Ok(out)
 }
 

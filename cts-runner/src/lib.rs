@@ -6,5 +6,6 @@
 #![allow(clippy::macro_metavars_in_unsafe)]
 
 pub mod bench;
+pub mod bench_async;
 pub mod cl;
 pub mod icd_env;

@@ -141,6 +141,8 @@ fn bench_one(args: &[String]) -> i32 {
 /// source so the measuring one finds it in the platform's cache.
 fn bench(args: &[String]) -> i32 {
     use cts_runner::bench::{host_saxpy_gbs, METRICS, SOURCE};
+    use cts_runner::bench_async::{host_memcpy_gbs, METRICS as ASYNC_METRICS};
+    let metrics: Vec<&(&str, &str, bool)> = METRICS.iter().chain(ASYNC_METRICS).collect();
     let mut platforms = flag_values(args, "--platform");
     if platforms.is_empty() {
         platforms = vec!["FerroCL".into(), "Portable Computing Language".into()];
@@ -173,6 +175,7 @@ fn bench(args: &[String]) -> i32 {
         return 1;
     }
     let host = host_saxpy_gbs();
+    let memcpy = host_memcpy_gbs();
     let names: Vec<String> = results.iter().map(|(n, _)| n.chars().take(22).collect()).collect();
     print!("{:<58}", "metric");
     for n in &names {
@@ -182,7 +185,7 @@ fn bench(args: &[String]) -> i32 {
         print!("{:>16}", format!("{}/{}", &names[0][..names[0].len().min(7)], &n[..n.len().min(7)]));
     }
     println!();
-    for (key, label, _) in METRICS {
+    for (key, label, _) in metrics.iter().copied() {
         print!("{label:<58}");
         for (_, v) in &results {
             print!("{:>24}", v.get(*key).map_or("-".into(), |x| format!("{x:.3}")));
@@ -198,9 +201,15 @@ fn bench(args: &[String]) -> i32 {
         println!();
     }
     println!("{:<58}{:>24.3}", "host saxpy, all cores, GB/s (reference)", host);
+    println!("{:<58}{:>24.3}", "host memcpy, all cores, read+write GB/s (reference)", memcpy);
     for (n, v) in &results {
         if let Some(s) = v.get("saxpy_gbs") {
             println!("{:<58}{:>23.1}%", format!("{n} saxpy / host saxpy"), 100.0 * s / host);
+        }
+        for (key, what) in [("async_copy_gbs", "async copy"), ("copy2d_gbs", "2D tile copies")] {
+            if let Some(s) = v.get(key) {
+                println!("{:<58}{:>23.1}%", format!("{n} {what} / host memcpy"), 100.0 * s / memcpy);
+            }
         }
     }
     if let Some(path) = flag_values(args, "--json").pop() {
@@ -208,11 +217,12 @@ fn bench(args: &[String]) -> i32 {
             .iter()
             .map(|(n, v)| {
                 let fields: Vec<String> =
-                    METRICS.iter().filter_map(|(k, ..)| v.get(*k).map(|x| format!("\"{k}\": {x}"))).collect();
+                    metrics.iter().filter_map(|(k, ..)| v.get(*k).map(|x| format!("\"{k}\": {x}"))).collect();
                 format!("  \"{n}\": {{ {} }}", fields.join(", "))
             })
             .collect();
-        let json = format!("{{\n  \"host_saxpy_gbs\": {host},\n{}\n}}\n", body.join(",\n"));
+        let json =
+            format!("{{\n  \"host_saxpy_gbs\": {host},\n  \"host_memcpy_gbs\": {memcpy},\n{}\n}}\n", body.join(",\n"));
         if let Err(e) = std::fs::write(&path, json) {
             eprintln!("cts-runner: {path}: {e}");
             return 1;

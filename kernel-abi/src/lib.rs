@@ -30,6 +30,8 @@ pub struct Group {
     /// Frame memory of a kernel run as barrier regions: the variables its work-items
     /// keep across barriers (128-byte aligned; null for other kernels).
     pub frames: *mut c_void,
+    /// The driver's async-copy state of this group (opaque to kernel code).
+    pub copies: *mut c_void,
 }
 
 impl Default for Group {
@@ -46,6 +48,7 @@ impl Default for Group {
             services: core::ptr::null(),
             runtime: core::ptr::null_mut(),
             frames: core::ptr::null_mut(),
+            copies: core::ptr::null_mut(),
         }
     }
 }
@@ -57,7 +60,44 @@ impl Default for Group {
 pub struct Services {
     /// Suspends the calling work-item until every work-item of the group has arrived.
     pub barrier: unsafe extern "C" fn(group: *const Group),
+    /// Work-item `item` (linear local id) reached an async copy: the first arrival
+    /// issues it, every work-item gets the same event back. `event` is the event
+    /// argument (0 for none): the copy joins it.
+    pub copy: unsafe extern "C" fn(group: *const Group, item: usize, copy: *const AsyncCopy, event: usize) -> usize,
+    /// `wait_group_events` by work-item `item`.
+    pub wait: unsafe extern "C" fn(group: *const Group, item: usize, count: u32, events: *const usize),
+    /// `async_work_group_copy_fence` by work-item `item`.
+    pub fence: unsafe extern "C" fn(group: *const Group, item: usize, flags: u32),
+    /// End of a barrier region: the waits of the region take effect (kernels run as
+    /// barrier regions wait at the region's end, so all work-items compute meanwhile).
+    pub settle: unsafe extern "C" fn(group: *const Group),
 }
+
+/// One async copy: `planes` x `lines` x `per_line` elements of `elem` bytes, strides in
+/// elements. Every builtin maps to this shape: a contiguous copy is one line, a strided
+/// one is lines of one element.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AsyncCopy {
+    pub dst: usize,
+    pub src: usize,
+    pub elem: usize,
+    pub per_line: usize,
+    pub lines: usize,
+    pub planes: usize,
+    pub src_line: usize,
+    pub src_plane: usize,
+    pub dst_line: usize,
+    pub dst_plane: usize,
+    /// 1: global to local, 0: local to global.
+    pub to_local: u32,
+    pub _pad: u32,
+}
+
+// The same offsets are asserted in builtins/clc/workitem.c.
+const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
+const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
+const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
 
 /// `__ferrocl_launch_<kernel>`: runs every work-item of one group (no barriers).
 pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);

@@ -22,6 +22,7 @@ kernel void roundtrip(global const float4 *in, global float4 *out, local float4 
 kernel void strided(global const int *in, global int *out, local int *tile, int stride) {
     size_t n = get_local_size(0), g = get_group_id(0);
     event_t e = async_work_group_strided_copy(tile, in + g * n * stride, n, stride, 0);
+    async_work_group_copy_fence(CLK_LOCAL_MEM_FENCE);
     e = async_work_group_strided_copy(out + g * n * stride, tile, n, stride, e);
     wait_group_events(1, &e);
 }
@@ -122,6 +123,114 @@ fn two_and_three_dimensional_copies() {
     assert_eq!(out, want);
     for m in [bi, bo] {
         ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+const ENGINE: &str = r#"
+kernel void joined(global const int *in, global int *out, local int *a, local int *b) {
+    size_t n = get_local_size(0), g = get_group_id(0), l = get_local_id(0);
+    event_t e = async_work_group_copy(a, in + g * 2 * n, n, 0);
+    event_t e2 = async_work_group_copy(b, in + g * 2 * n + n, n, e);
+    event_t junk;
+    wait_group_events(1, &junk);
+    wait_group_events(1, &e2);
+    out[g * 2 * n + l] = a[l] + 1;
+    out[g * 2 * n + n + l] = b[l] + 1;
+}
+
+kernel void fenced(global int *buf, global int *out, local int *tile, local int *back) {
+    size_t n = get_local_size(0), g = get_group_id(0), l = get_local_id(0);
+    tile[l] = (int)(l * 3 + g);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    event_t e = async_work_group_copy(buf + g * n, tile, n, 0);
+    async_work_group_copy_fence(CLK_GLOBAL_MEM_FENCE);
+    /* Waiting for the import first: without the fence it could read stale memory. */
+    event_t both[2] = { async_work_group_copy(back, buf + g * n, n, 0), e };
+    wait_group_events(2, both);
+    out[g * n + l] = back[l];
+}
+
+kernel void unwaited(global int *out, local int *tile) {
+    size_t n = get_local_size(0), g = get_group_id(0), l = get_local_id(0);
+    tile[l] = (int)(g * 1000 + l);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    async_work_group_copy(out + g * n, tile, n, 0);
+}
+"#;
+
+/// Group sizes whose copies take each path of the engine: run when issued (64 ints),
+/// deferred to the wait (256), offered to the background workers (1024).
+const GROUPS: [usize; 3] = [64, 256, 1024];
+
+#[test]
+fn joined_events_cover_both_copies_and_unknown_events_are_ignored() {
+    let env = Env::new();
+    let p = build(&env, ENGINE, "-cl-std=CL3.0");
+    let k = kernel(p, "joined");
+    for group in GROUPS {
+        let n = group * 8;
+        let input: Vec<i32> = (0..n as i32 * 2).map(|i| i * 7 - 3).collect();
+        let (bi, bo) = (buffer_of(&env, &input), env.buffer(0, n * 8, null_mut()));
+        set_arg(k, 0, &bi);
+        set_arg(k, 1, &bo);
+        ok!(cl!(clSetKernelArg(k, 2, group * 4, null())));
+        ok!(cl!(clSetKernelArg(k, 3, group * 4, null())));
+        run(&env, k, &[n], Some(&[group]));
+        let out: Vec<i32> = read_as(&env, bo, n * 2);
+        for (i, (&o, &x)) in out.iter().zip(&input).enumerate() {
+            assert_eq!(o, x + 1, "group size {group}, element {i}");
+        }
+        for m in [bi, bo] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn a_fence_orders_an_export_before_an_import_of_the_same_memory() {
+    let env = Env::new();
+    let p = build(&env, ENGINE, "-cl-std=CL3.0");
+    let k = kernel(p, "fenced");
+    for group in GROUPS {
+        let n = group * 8;
+        let (buf, bo) = (buffer_of(&env, &vec![-1i32; n]), env.buffer(0, n * 4, null_mut()));
+        set_arg(k, 0, &buf);
+        set_arg(k, 1, &bo);
+        ok!(cl!(clSetKernelArg(k, 2, group * 4, null())));
+        ok!(cl!(clSetKernelArg(k, 3, group * 4, null())));
+        run(&env, k, &[n], Some(&[group]));
+        let out: Vec<i32> = read_as(&env, bo, n);
+        for (i, &o) in out.iter().enumerate() {
+            assert_eq!(o, ((i % group) * 3 + i / group) as i32, "group size {group}, element {i}");
+        }
+        for m in [buf, bo] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn copies_nobody_waits_for_finish_with_their_group() {
+    let env = Env::new();
+    let p = build(&env, ENGINE, "-cl-std=CL3.0");
+    let k = kernel(p, "unwaited");
+    for group in GROUPS {
+        let n = group * 8;
+        let bo = env.buffer(0, n * 4, null_mut());
+        set_arg(k, 0, &bo);
+        ok!(cl!(clSetKernelArg(k, 1, group * 4, null())));
+        run(&env, k, &[n], Some(&[group]));
+        let out: Vec<i32> = read_as(&env, bo, n);
+        for (i, &o) in out.iter().enumerate() {
+            assert_eq!(o, ((i / group) * 1000 + i % group) as i32, "group size {group}, element {i}");
+        }
+        ok!(cl!(clReleaseMemObject(bo)));
     }
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));

@@ -449,6 +449,7 @@ fn enqueue_ndrange(
         launch: k.launch,
         item: k.item,
         frame_size: k.info.frame_size as usize,
+        regions: k.info.regions,
         args: block,
         local_args,
         work_dim,

@@ -84,6 +84,8 @@ pub struct Kernel {
     pub fibers: bool,
     /// Bytes of frame memory each work-item needs for variables live across barriers.
     pub frame_size: u64,
+    /// The kernel was made resumable: it runs as barrier regions.
+    pub regions: bool,
     pub reqd_work_group_size: Option<[usize; 3]>,
 }
 
@@ -366,6 +368,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
                 lines[f.define + 1..=f.end].iter_mut().for_each(String::clear);
                 k.fibers = false;
                 k.frame_size = r.frame_size;
+                k.regions = true;
                 barriers = Some(r.barriers);
             }
         }
@@ -484,6 +487,7 @@ fn kernel_info(
         static_local_size,
         fibers: reaches_sync(&name, callees),
         frame_size: 0,
+        regions: false,
         reqd_work_group_size: reqd,
     })
 }

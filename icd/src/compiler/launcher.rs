@@ -28,6 +28,7 @@ declare void @__ferrocl_ctx_set(ptr, i64, i64, i64)
 declare ptr @__ferrocl_group_frames(ptr)
 declare i64 @__ferrocl_group_items(ptr)
 declare void @__ferrocl_run_item(ptr, ptr, ptr, ptr)
+declare void @__ferrocl_group_settle(ptr)
 ";
 
 /// How a kernel's entry points call it.
@@ -143,11 +144,13 @@ none:
         Some(barriers) => {
             let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %r{n}")).collect();
             let _ = writeln!(out, "  %frames = call ptr @__ferrocl_group_frames(ptr %group)\n  br label %r0");
+            // Waits for async copies take effect at the end of the region.
+            let settle = if e.tracks { "\n  call void @__ferrocl_group_settle(ptr %group)" } else { "" };
             for n in 0..=barriers {
                 let _ = writeln!(
                     out,
-                    "r{n}:\n  %next{n} = call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr %frames, i32 {n})\n  \
-                     switch i32 %next{n}, label %done [{cases} ]"
+                    "r{n}:\n  %next{n} = call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr %frames, i32 {n})\
+                     {settle}\n  switch i32 %next{n}, label %done [{cases} ]"
                 );
             }
             let _ = writeln!(out, "done:\n  ret void\n}}");

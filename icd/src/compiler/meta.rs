@@ -8,8 +8,8 @@ pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
     for k in kernels {
         let reqd = k.reqd_work_group_size.map_or("-".to_string(), |r| format!("{},{},{}", r[0], r[1], r[2]));
         s += &format!(
-            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\n",
-            k.name, k.args_size, k.static_local_size, k.fibers as u8, k.frame_size, reqd
+            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            k.name, k.args_size, k.static_local_size, k.fibers as u8, k.frame_size, k.regions as u8, reqd
         );
         for a in &k.args {
             let kind = match a.kind {
@@ -40,14 +40,15 @@ pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
         let f: Vec<&str> = line.split('\t').collect();
         match f[0] {
             "globals" if f.len() == 2 => globals = f[1].parse().ok()?,
-            "kernel" if f.len() == 7 => out.push(Kernel {
+            "kernel" if f.len() == 8 => out.push(Kernel {
                 name: f[1].into(),
                 args: Vec::new(),
                 args_size: f[2].parse().ok()?,
                 static_local_size: f[3].parse().ok()?,
                 fibers: f[4] == "1",
                 frame_size: f[5].parse().ok()?,
-                reqd_work_group_size: match f[6] {
+                regions: f[6] == "1",
+                reqd_work_group_size: match f[7] {
                     "-" => None,
                     r => {
                         let v: Vec<usize> = r.split(',').filter_map(|x| x.parse().ok()).collect();
@@ -97,6 +98,7 @@ mod tests {
             static_local_size: 256,
             fibers: true,
             frame_size: 96,
+            regions: false,
             reqd_work_group_size: Some([8, 4, 1]),
         };
         assert_eq!(from_text(&to_text(std::slice::from_ref(&k), 24)), Some((vec![k], 24)));

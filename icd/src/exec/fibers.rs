@@ -7,7 +7,7 @@ use std::cell::Cell;
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use ferrocl_kernel_abi::{Group, ItemFn, Services};
+use ferrocl_kernel_abi::{Group, ItemFn};
 
 /// Stack per work-item. Kernels keep private arrays on it; the device's maximum
 /// work-group size times this is the worst-case reservation per worker, committed only
@@ -21,7 +21,9 @@ struct Running {
     current: Cell<*const Yielder<(), ()>>,
 }
 
-unsafe extern "C" fn barrier(group: *const Group) {
+/// # Safety
+/// Called by kernel code with its own group.
+pub unsafe extern "C" fn barrier(group: *const Group) {
     // SAFETY: the group is the one the calling work-item runs in.
     let running = unsafe { (*group).runtime as *const Running };
     if running.is_null() {
@@ -37,8 +39,6 @@ unsafe extern "C" fn barrier(group: *const Group) {
         (*running).current.set(y);
     }
 }
-
-pub static SERVICES: Services = Services { barrier };
 
 /// A worker's reusable fiber stacks.
 #[derive(Default)]

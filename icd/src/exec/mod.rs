@@ -2,9 +2,21 @@
 //! (`pool`), each group runs as a loop over work-items or, when the kernel has
 //! barriers, as fibers (`fibers`); `ndrange` ties them to a launch.
 
+pub mod copies;
 pub mod fibers;
 pub mod ndrange;
 pub mod pool;
+
+use ferrocl_kernel_abi::Services;
+
+/// What kernel code calls in the driver.
+pub static SERVICES: Services = Services {
+    barrier: fibers::barrier,
+    copy: copies::group::copy,
+    wait: copies::group::wait,
+    fence: copies::group::fence,
+    settle: copies::group::settle,
+};
 
 /// Storage aligned for any OpenCL type: the largest (`double16`, `long16`) needs 128
 /// bytes, which is also `CL_DEVICE_MEM_BASE_ADDR_ALIGN`. Argument blocks and local

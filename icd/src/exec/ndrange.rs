@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use ferrocl_kernel_abi::{Group, ItemFn, LaunchFn};
 
-use super::fibers::SERVICES;
 use super::pool::{Pool, Worker};
+use super::SERVICES;
 
 /// Alignment of each `__local` argument inside the worker's (128-byte aligned) arena:
 /// enough for any OpenCL type.
@@ -19,6 +19,8 @@ pub struct Launch {
     pub item: Option<ItemFn>,
     /// Frame memory per work-item of a kernel run as barrier regions.
     pub frame_size: usize,
+    /// The kernel runs as barrier regions.
+    pub regions: bool,
     /// The packed argument block.
     pub args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
@@ -62,6 +64,7 @@ impl Launch {
             services: &SERVICES,
             runtime: std::ptr::null_mut(),
             frames: std::ptr::null_mut(),
+            copies: std::ptr::null_mut(),
         }
     }
 
@@ -96,6 +99,8 @@ impl Launch {
             }
             group.frames = w.frames.as_mut_ptr().cast();
         }
+        w.copies.begin(items, self.regions);
+        group.copies = (&mut w.copies as *mut super::copies::group::GroupCopies).cast();
         // SAFETY: the launcher and item functions come from the kernel library that
         // `keep` holds, and take exactly these arguments.
         unsafe {
@@ -108,6 +113,7 @@ impl Launch {
                 _ => (self.launch)(&group, args),
             }
         }
+        w.copies.finish();
     }
 
     /// Runs every group on the worker pool; returns when all are done.

@@ -23,12 +23,19 @@ pub struct Worker {
     /// Frame memory of kernels run as barrier regions (grown as launches need).
     pub frames: Vec<super::Aligned>,
     pub fibers: Fibers,
+    pub copies: super::copies::group::GroupCopies,
 }
 
 impl Worker {
     fn new() -> Worker {
         let local = Device::get().limits.local_mem_size as usize;
-        Worker { arena: super::aligned_zeroed(local), args: Vec::new(), frames: Vec::new(), fibers: Fibers::default() }
+        Worker {
+            arena: super::aligned_zeroed(local),
+            args: Vec::new(),
+            frames: Vec::new(),
+            fibers: Fibers::default(),
+            copies: Default::default(),
+        }
     }
 }
 

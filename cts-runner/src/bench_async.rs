@@ -1,0 +1,171 @@
+//! The async-copy benchmarks of `cts-runner bench`: copy bandwidth through local memory,
+//! a strided gather, 2D tile copies, and a double-buffered kernel against its
+//! synchronous twin. Platforms without `cl_khr_extended_async_copies` get no 2D figure.
+
+use std::time::Instant;
+
+use crate::bench::{arg, best, Session};
+use crate::cl;
+use crate::cl::*;
+
+pub const METRICS: &[(&str, &str, bool)] = &[
+    ("async_copy_gbs", "async copy global->local->global, GB/s", true),
+    ("strided_gather_gbs", "async strided gather (stride 4) + copy out, GB/s", true),
+    ("copy2d_gbs", "async 2D tile copies (64x64 floats) in and out, GB/s", true),
+    ("dbuf_light", "double-buffered vs synchronous twin, copy-bound", true),
+    ("dbuf_balanced", "double-buffered vs synchronous twin, balanced", true),
+    ("dbuf_heavy", "double-buffered vs synchronous twin, compute-bound", true),
+];
+
+pub const SOURCE: &str = r#"
+kernel void roundtrip(global const float4 *in, global float4 *out, local float4 *tile, int n) {
+    size_t base = get_group_id(0) * (size_t)n;
+    event_t e = async_work_group_copy(tile, in + base, n, 0);
+    wait_group_events(1, &e);
+    e = async_work_group_copy(out + base, tile, n, 0);
+    wait_group_events(1, &e);
+}
+
+kernel void gather(global const float *in, global float *out, local float *tile, int n, int stride) {
+    event_t e = async_work_group_strided_copy(tile, in + get_group_id(0) * (size_t)n * stride, n, stride, 0);
+    wait_group_events(1, &e);
+    e = async_work_group_copy(out + get_group_id(0) * (size_t)n, tile, n, 0);
+    wait_group_events(1, &e);
+}
+
+/* mode 0: copy each tile, wait, compute it (synchronous twin); 1: copy tile i+1 while
+   computing tile i (double-buffered); 2: compute only (calibration). */
+kernel void tiles(global const float *in, global float *out, local float *t0, local float *t1,
+                  int tiles, int tile, int work, int mode) {
+    int lid = get_local_id(0), lsz = get_local_size(0);
+    global const float *src = in + get_group_id(0) * (size_t)tiles * tile;
+    for (int j = lid; j < tile; j += lsz) { t0[j] = 1.0f; t1[j] = 1.0f; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float acc = 0;
+    event_t e = 0;
+    if (mode == 1) e = async_work_group_copy(t0, src, tile, 0);
+    for (int i = 0; i < tiles; i++) {
+        local float *cur = (i & 1) ? t1 : t0;
+        local float *nxt = (i & 1) ? t0 : t1;
+        if (mode == 0) e = async_work_group_copy(cur, src + (size_t)i * tile, tile, 0);
+        if (mode != 2) wait_group_events(1, &e);
+        if (mode == 1 && i + 1 < tiles) e = async_work_group_copy(nxt, src + (size_t)(i + 1) * tile, tile, 0);
+        for (int j = lid; j < tile; j += lsz) {
+            float v = cur[j];
+            for (int k = 0; k < work; k++) v = v * 0.999f + 0.5f;
+            acc += v;
+        }
+    }
+    out[get_global_id(0)] = acc;
+}
+"#;
+
+pub const SOURCE_2D: &str = r#"
+kernel void tiles2d(global const float *in, global float *out, local float *tile, int width) {
+    size_t off = get_group_id(1) * 64 * (size_t)width + get_group_id(0) * 64;
+    event_t e = async_work_group_copy_2D2D(tile, 0, in, off, sizeof(float), 64, 64, width, 64, 0);
+    wait_group_events(1, &e);
+    e = async_work_group_copy_2D2D(out, off, tile, 0, sizeof(float), 64, 64, 64, width, 0);
+    wait_group_events(1, &e);
+}
+"#;
+
+/// Bytes of each benchmark's input: well beyond the caches.
+const BYTES: usize = 64 << 20;
+
+fn local(k: cl_kernel, i: cl_uint, bytes: usize) -> Result<(), String> {
+    crate::bench::check(cl!(clSetKernelArg(k, i, bytes, std::ptr::null())), "clSetKernelArg")
+}
+
+pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
+    let mut out = Vec::new();
+    let prog = s.build(SOURCE)?;
+    let (a, b) = (s.buffer(BYTES, Some(&vec![1.0; BYTES / 4]))?, s.buffer(BYTES, None)?);
+
+    // Round trip: 16 KiB tiles in and out; bytes read plus bytes written.
+    let k = s.kernel(prog, "roundtrip")?;
+    let n = 1024usize;
+    arg(k, 0, &a)?;
+    arg(k, 1, &b)?;
+    local(k, 2, n * 16)?;
+    arg(k, 3, &(n as i32))?;
+    let groups = BYTES / (n * 16);
+    s.run(k, &[groups * 64], Some(&[64]))?;
+    let t = best((0..5).map(|_| s.run(k, &[groups * 64], Some(&[64]))))?;
+    out.push(("async_copy_gbs".into(), 2.0 * BYTES as f64 / t / 1e9));
+
+    // Strided gather of every 4th float into 16 KiB tiles, then copied out.
+    let k = s.kernel(prog, "gather")?;
+    let (n, stride) = (4096usize, 4usize);
+    arg(k, 0, &a)?;
+    arg(k, 1, &b)?;
+    local(k, 2, n * 4)?;
+    arg(k, 3, &(n as i32))?;
+    arg(k, 4, &(stride as i32))?;
+    let groups = BYTES / (n * 4 * stride);
+    s.run(k, &[groups * 64], Some(&[64]))?;
+    let t = best((0..5).map(|_| s.run(k, &[groups * 64], Some(&[64]))))?;
+    out.push(("strided_gather_gbs".into(), 2.0 * (groups * n * 4) as f64 / t / 1e9));
+
+    // 2D tiles of a 4096 x 4096 float image, where the extension exists.
+    if let Ok(p2) = s.build(SOURCE_2D) {
+        let k = s.kernel(p2, "tiles2d")?;
+        let width = 4096usize;
+        arg(k, 0, &a)?;
+        arg(k, 1, &b)?;
+        local(k, 2, 64 * 64 * 4)?;
+        arg(k, 3, &(width as i32))?;
+        let g = [width / 64 * 16, width / 64 * 4];
+        s.run(k, &g, Some(&[16, 4]))?;
+        let t = best((0..5).map(|_| s.run(k, &g, Some(&[16, 4]))))?;
+        out.push(("copy2d_gbs".into(), 2.0 * BYTES as f64 / t / 1e9));
+    }
+
+    // Double buffering: 16 groups of 64 work-items, each streaming 512 tiles of 8 KiB.
+    let k = s.kernel(prog, "tiles")?;
+    let (tile, groups) = (2048usize, 16usize);
+    let tiles = BYTES / (tile * 4 * groups);
+    arg(k, 0, &a)?;
+    arg(k, 1, &b)?;
+    local(k, 2, tile * 4)?;
+    local(k, 3, tile * 4)?;
+    arg(k, 4, &(tiles as i32))?;
+    arg(k, 5, &(tile as i32))?;
+    let time = |work: i32, mode: i32| -> Result<f64, String> {
+        arg(k, 6, &work)?;
+        arg(k, 7, &mode)?;
+        s.run(k, &[groups * 64], Some(&[64]))?;
+        best((0..3).map(|_| s.run(k, &[groups * 64], Some(&[64]))))
+    };
+    // Balanced: the least compute that takes as long as the copies alone.
+    let copy_only = time(0, 0)? - time(0, 2)?;
+    let mut work = 1;
+    while work < 1 << 14 && time(work, 2)? < copy_only {
+        work *= 2;
+    }
+    for (key, w) in [("dbuf_light", 0), ("dbuf_balanced", work), ("dbuf_heavy", work * 4)] {
+        let (sync, dbuf) = (time(w, 0)?, time(w, 1)?);
+        out.push((key.into(), sync / dbuf));
+    }
+    out.push(("dbuf_balanced_work".into(), work as f64));
+    Ok(out)
+}
+
+/// Host memcpy over `BYTES` with one thread per core, counting bytes read plus
+/// written: the reference for copy bandwidth.
+pub fn host_memcpy_gbs() -> f64 {
+    let (src, mut dst) = (vec![1u8; BYTES], vec![0u8; BYTES]);
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let mut best_t = f64::INFINITY;
+    for _ in 0..6 {
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for (d, c) in dst.chunks_mut(BYTES.div_ceil(threads)).zip(src.chunks(BYTES.div_ceil(threads))) {
+                s.spawn(move || d.copy_from_slice(c));
+            }
+        });
+        best_t = best_t.min(t.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&dst);
+    2.0 * BYTES as f64 / best_t / 1e9
+}

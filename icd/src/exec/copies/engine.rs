@@ -1,0 +1,177 @@
+//! Copy jobs and the background copy workers.
+//!
+//! A job is claimed exactly once, by a background worker or by the first work-group
+//! code that needs it done (a wait, a fence, the end of the group), whichever comes
+//! first; later arrivals wait for it to finish.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use ferrocl_kernel_abi::AsyncCopy;
+use parking_lot::{Condvar, Mutex};
+
+use super::shape;
+
+/// Copies up to this size run when issued: the bookkeeping of a deferred copy costs
+/// about as much as moving this many bytes from cache.
+pub const INLINE_BYTES: usize = 256;
+/// Copies from this size on are offered to the background workers; smaller ones are
+/// cheaper to run at the wait than to hand over.
+pub const BACKGROUND_BYTES: usize = 4 << 10;
+/// Jobs waiting for a background worker; beyond this the waiters run them.
+const QUEUE_LIMIT: usize = 256;
+/// How long an idle background worker keeps looking for jobs before it sleeps: waking
+/// a sleeping thread costs more than most copies.
+const SPIN: Duration = Duration::from_micros(200);
+
+const QUEUED: u8 = 0;
+const RUNNING: u8 = 1;
+const DONE: u8 = 2;
+
+pub struct Job {
+    copy: AsyncCopy,
+    state: AtomicU8,
+}
+
+// SAFETY: the shape's addresses stay valid until the job is done: the issuing group
+// completes every job before it ends (and the launch keeps the buffers alive).
+unsafe impl Send for Job {}
+unsafe impl Sync for Job {}
+
+impl Job {
+    fn try_run(&self) -> bool {
+        if self.state.compare_exchange(QUEUED, RUNNING, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            return false;
+        }
+        // SAFETY: see the `Send` impl.
+        unsafe { shape::run(&self.copy) };
+        self.state.store(DONE, Ordering::Release);
+        true
+    }
+
+    /// Returns once the copy is done, running it here if nobody has started it.
+    pub fn complete(&self) {
+        if self.try_run() {
+            return;
+        }
+        let mut spins = 0u32;
+        while self.state.load(Ordering::Acquire) != DONE {
+            spins += 1;
+            if spins < 1000 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.state.load(Ordering::Acquire) == DONE
+    }
+}
+
+struct Engine {
+    queue: Mutex<VecDeque<Arc<Job>>>,
+    work: Condvar,
+    /// Jobs in `queue`, readable without the lock by spinning workers.
+    queued: AtomicUsize,
+    /// Workers looking for jobs without sleeping.
+    awake: AtomicUsize,
+    workers: usize,
+}
+
+static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
+    let workers = crate::core::device::Device::get().host.cores as usize;
+    for i in 0..workers {
+        let _ = std::thread::Builder::new().name(format!("ferrocl-copy-{i}")).spawn(worker);
+    }
+    Engine {
+        queue: Mutex::new(VecDeque::new()),
+        work: Condvar::new(),
+        queued: AtomicUsize::new(0),
+        awake: AtomicUsize::new(0),
+        workers,
+    }
+});
+
+/// Starts a copy: runs a small one now (returning `None`), else prefetches its source
+/// and returns the job, offered to the background workers when it is big enough.
+pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
+    let bytes = shape::bytes(copy);
+    if bytes <= INLINE_BYTES {
+        // SAFETY: the kernel's copy; the issuing group is running, so its memory is live.
+        unsafe { shape::run(copy) };
+        return None;
+    }
+    shape::prefetch(copy);
+    let job = Arc::new(Job { copy: *copy, state: AtomicU8::new(QUEUED) });
+    if bytes >= BACKGROUND_BYTES {
+        offer(&job);
+    }
+    Some(job)
+}
+
+fn offer(job: &Arc<Job>) {
+    let e = &*ENGINE;
+    if e.workers == 0 {
+        return;
+    }
+    let mut q = e.queue.lock();
+    // Jobs their waiters already ran are only dropped here or by a worker.
+    while q.front().is_some_and(|j| j.state.load(Ordering::Relaxed) != QUEUED) {
+        q.pop_front();
+    }
+    e.queued.store(q.len(), Ordering::Release);
+    if q.len() >= QUEUE_LIMIT {
+        return;
+    }
+    q.push_back(job.clone());
+    e.queued.store(q.len(), Ordering::Release);
+    drop(q);
+    if e.awake.load(Ordering::Acquire) == 0 {
+        e.work.notify_one();
+    }
+}
+
+fn worker() {
+    // Idle priority: a copy worker only gets a core that no compute worker (or anything
+    // else) wants, which is the only way a thread adds copy bandwidth without taking it
+    // from the group that waits for the copy.
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscall on the calling thread with a valid parameter block.
+    unsafe {
+        let param = libc::sched_param { sched_priority: 0 };
+        libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+    }
+    let e = &*ENGINE;
+    loop {
+        e.awake.fetch_add(1, Ordering::AcqRel);
+        let mut since = Instant::now();
+        loop {
+            let job = match e.queued.load(Ordering::Acquire) {
+                0 => None,
+                _ => {
+                    let mut q = e.queue.lock();
+                    let j = q.pop_front();
+                    e.queued.store(q.len(), Ordering::Release);
+                    j
+                }
+            };
+            match job {
+                Some(j) => {
+                    j.try_run();
+                    since = Instant::now();
+                }
+                None if since.elapsed() < SPIN => std::hint::spin_loop(),
+                None => break,
+            }
+        }
+        let mut q = e.queue.lock();
+        e.awake.fetch_sub(1, Ordering::AcqRel);
+        if q.is_empty() {
+            e.work.wait(&mut q);
+        }
+    }
+}

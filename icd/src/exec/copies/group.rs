@@ -1,0 +1,183 @@
+//! One work-group's async copies: every work-item calls each copy with the same
+//! arguments; the first to arrive issues it and all get the same event. Work-items
+//! reach copies (and fences) in the same order, so a per-work-item count of the copy
+//! operations it has passed names the operation it is at.
+//!
+//! Events are small integers (1, 2, ...) valid within the group; anything else a kernel
+//! passes (the Khronos CTS fence tests pass an uninitialised `event_t`) is an event the
+//! group never created, treated as complete and never dereferenced.
+
+use std::sync::Arc;
+
+use ferrocl_kernel_abi::{AsyncCopy, Group};
+
+use super::engine::{self, Job};
+use super::shape;
+
+enum Op {
+    Copy { event: usize, job: Option<Arc<Job>> },
+    Fence,
+}
+
+/// A worker's async-copy state for the group it runs.
+#[derive(Default)]
+pub struct GroupCopies {
+    /// Copy operations (copies and fences) each work-item has passed.
+    reached: Vec<u32>,
+    ops: Vec<Op>,
+    /// Events handed out so far (events are 1..=events).
+    events: usize,
+    /// Kernels run as barrier regions wait at the end of the region (`settle`): the
+    /// events their work-items waited for in it.
+    pending: Vec<usize>,
+    defer: bool,
+}
+
+impl GroupCopies {
+    /// Prepares for a group of `items` work-items; `regions`: the kernel runs as barrier
+    /// regions (waits settle at the region's end).
+    pub fn begin(&mut self, items: usize, regions: bool) {
+        self.reached.clear();
+        self.reached.resize(items, 0);
+        self.defer = regions;
+    }
+
+    /// The group has ended: completes whatever it left in flight (a group must not end
+    /// with copies still writing its local memory) and forgets its events.
+    pub fn finish(&mut self) {
+        for op in self.ops.drain(..) {
+            if let Op::Copy { job: Some(j), .. } = op {
+                j.complete();
+            }
+        }
+        self.events = 0;
+        self.pending.clear();
+    }
+
+    /// The operation index work-item `item` is at, and whether it is the first there.
+    fn arrive(&mut self, item: usize) -> (usize, bool) {
+        let Some(r) = self.reached.get_mut(item) else { return (usize::MAX, false) };
+        let k = *r as usize;
+        *r += 1;
+        (k, k == self.ops.len())
+    }
+
+    fn copy(&mut self, item: usize, c: &AsyncCopy, event: usize) -> usize {
+        let (k, first) = self.arrive(item);
+        if !first {
+            return match self.ops.get(k) {
+                Some(Op::Copy { event, .. }) => *event,
+                _ => 0,
+            };
+        }
+        let event = if (1..=self.events).contains(&event) {
+            event
+        } else {
+            self.events += 1;
+            self.events
+        };
+        let job = engine::issue(c);
+        self.ops.push(Op::Copy { event, job });
+        event
+    }
+
+    fn complete_event(&self, event: usize) {
+        for op in &self.ops {
+            if let Op::Copy { event: e, job: Some(j) } = op {
+                if *e == event && !j.is_done() {
+                    j.complete();
+                }
+            }
+        }
+    }
+
+    fn wait(&mut self, events: &[usize]) {
+        for &e in events.iter().filter(|&&e| (1..=self.events).contains(&e)) {
+            if self.defer {
+                if !self.pending.contains(&e) {
+                    self.pending.push(e);
+                }
+            } else {
+                self.complete_event(e);
+            }
+        }
+    }
+
+    fn fence(&mut self, item: usize) {
+        let (_, first) = self.arrive(item);
+        if first {
+            // Copies before the fence complete before any after it starts.
+            for op in &self.ops {
+                if let Op::Copy { job: Some(j), .. } = op {
+                    j.complete();
+                }
+            }
+            self.ops.push(Op::Fence);
+        }
+    }
+
+    fn settle(&mut self) {
+        for e in std::mem::take(&mut self.pending) {
+            self.complete_event(e);
+        }
+    }
+}
+
+/// The group's copy state, if the driver gave it one.
+///
+/// # Safety
+/// `group` is the group of the calling work-item, whose `copies` is null or points at
+/// the running worker's state, used by this thread only while the group runs.
+unsafe fn state<'a>(group: *const Group) -> Option<&'a mut GroupCopies> {
+    // SAFETY: the caller's contract.
+    unsafe { group.as_ref().and_then(|g| (g.copies as *mut GroupCopies).as_mut()) }
+}
+
+/// # Safety
+/// Called by kernel code with its own group (and, for `copy`, a shape it built; for
+/// `wait`, its array of `count` events).
+pub unsafe extern "C" fn copy(group: *const Group, item: usize, c: *const AsyncCopy, event: usize) -> usize {
+    // SAFETY: kernel code passes its group and a shape on its stack.
+    let (st, c) = unsafe { (state(group), &*c) };
+    match st {
+        Some(st) => st.copy(item, c, event),
+        None => {
+            // SAFETY: the kernel's copy, while its group runs.
+            unsafe { shape::run(c) };
+            1
+        }
+    }
+}
+
+/// # Safety
+/// Called by kernel code with its own group (and, for `copy`, a shape it built; for
+/// `wait`, its array of `count` events).
+pub unsafe extern "C" fn wait(group: *const Group, _item: usize, count: u32, events: *const usize) {
+    // SAFETY: as for `copy`; `events` is the kernel's array of `count` events.
+    if let Some(st) = unsafe { state(group) } {
+        if !events.is_null() {
+            let events = unsafe { std::slice::from_raw_parts(events, count as usize) };
+            st.wait(events);
+        }
+    }
+}
+
+/// # Safety
+/// Called by kernel code with its own group (and, for `copy`, a shape it built; for
+/// `wait`, its array of `count` events).
+pub unsafe extern "C" fn fence(group: *const Group, item: usize, _flags: u32) {
+    // SAFETY: as for `copy`.
+    if let Some(st) = unsafe { state(group) } {
+        st.fence(item);
+    }
+}
+
+/// # Safety
+/// Called by kernel code with its own group (and, for `copy`, a shape it built; for
+/// `wait`, its array of `count` events).
+pub unsafe extern "C" fn settle(group: *const Group) {
+    // SAFETY: as for `copy`.
+    if let Some(st) = unsafe { state(group) } {
+        st.settle();
+    }
+}

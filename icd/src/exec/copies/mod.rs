@@ -1,0 +1,19 @@
+//! The async-copy engine: what `async_work_group_copy` and its relatives do.
+//!
+//! A CPU has no DMA engine, so "asynchronous" has to come from hardware the computing
+//! work-group leaves idle (see DESIGN.md, "Copy engine"):
+//!
+//! - the memory system: when a copy is issued, the source lines are prefetched, so they
+//!   arrive while the group computes and the copy itself later runs from cache;
+//! - idle cores: copies big enough to be worth a hand-off are offered to background copy
+//!   workers, which run at idle priority and so only take cores no compute worker uses;
+//! - whoever waits first for a copy that nobody has started runs it itself, so an async
+//!   copy never costs more than a synchronous one.
+//!
+//! `shape` moves the bytes, `engine` holds the jobs and the background workers, `group`
+//! is one work-group's view (which work-item reached which copy, its events, waits and
+//! fences) and the entry points kernels reach through the services table.
+
+pub mod engine;
+pub mod group;
+pub mod shape;

@@ -1,0 +1,156 @@
+//! Moving the bytes of one copy shape, and prefetching its source.
+
+use ferrocl_kernel_abi::AsyncCopy;
+
+/// Source bytes prefetched when a copy is issued: about what the core's L2 holds for
+/// it alongside the group's working set.
+const PREFETCH_LIMIT: usize = 256 << 10;
+
+pub fn bytes(c: &AsyncCopy) -> usize {
+    c.elem.saturating_mul(c.per_line).saturating_mul(c.lines).saturating_mul(c.planes)
+}
+
+/// Byte offsets of line `l` of plane `p` in the source and the destination.
+fn line_offsets(c: &AsyncCopy, p: usize, l: usize) -> (usize, usize) {
+    let src = (p.wrapping_mul(c.src_plane)).wrapping_add(l.wrapping_mul(c.src_line)).wrapping_mul(c.elem);
+    let dst = (p.wrapping_mul(c.dst_plane)).wrapping_add(l.wrapping_mul(c.dst_line)).wrapping_mul(c.elem);
+    (src, dst)
+}
+
+/// Performs the copy.
+///
+/// # Safety
+/// The shape must describe readable source and writable destination memory, not
+/// overlapping (the kernel's promise; validation mode checks it).
+pub unsafe fn run(c: &AsyncCopy) {
+    let line = c.per_line * c.elem;
+    if line == 0 {
+        return;
+    }
+    // Lines of one element (strided copies) move with a fixed-size copy per element;
+    // longer lines are one memcpy each.
+    if c.per_line == 1 {
+        match c.elem {
+            1 => return unsafe { elements::<1>(c) },
+            2 => return unsafe { elements::<2>(c) },
+            4 => return unsafe { elements::<4>(c) },
+            8 => return unsafe { elements::<8>(c) },
+            16 => return unsafe { elements::<16>(c) },
+            32 => return unsafe { elements::<32>(c) },
+            64 => return unsafe { elements::<64>(c) },
+            128 => return unsafe { elements::<128>(c) },
+            _ => {}
+        }
+    }
+    let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
+    for p in 0..c.planes {
+        for l in 0..c.lines {
+            let (s, d) = line_offsets(c, p, l);
+            // SAFETY: the caller's contract covers every line of the shape.
+            unsafe { std::ptr::copy_nonoverlapping(src.wrapping_add(s), dst.wrapping_add(d), line) };
+        }
+    }
+}
+
+unsafe fn elements<const N: usize>(c: &AsyncCopy) {
+    let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
+    for p in 0..c.planes {
+        for l in 0..c.lines {
+            let (s, d) = line_offsets(c, p, l);
+            // SAFETY: as for `run`; elements need not be aligned.
+            unsafe {
+                let v = src.wrapping_add(s).cast::<[u8; N]>().read_unaligned();
+                dst.wrapping_add(d).cast::<[u8; N]>().write_unaligned(v);
+            }
+        }
+    }
+}
+
+/// Asks the memory system for the source's cache lines (up to `PREFETCH_LIMIT` bytes).
+/// Prefetches never fault, so this is safe whatever the shape.
+pub fn prefetch(c: &AsyncCopy) {
+    let line = c.per_line.saturating_mul(c.elem);
+    let mut budget = PREFETCH_LIMIT;
+    'all: for p in 0..c.planes {
+        for l in 0..c.lines {
+            let (s, _) = line_offsets(c, p, l);
+            let start = c.src.wrapping_add(s);
+            let mut at = start & !63;
+            while at < start.wrapping_add(line) {
+                touch(at);
+                at += 64;
+                budget = budget.saturating_sub(64);
+            }
+            if budget == 0 {
+                break 'all;
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn touch(addr: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it does not fault on any address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(src: &[u8], dst: &mut [u8]) -> AsyncCopy {
+        AsyncCopy {
+            src: src.as_ptr() as usize,
+            dst: dst.as_mut_ptr() as usize,
+            planes: 1,
+            lines: 1,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn strided_gather_of_each_element_size() {
+        for elem in [1usize, 2, 3, 4, 8, 13, 16, 64] {
+            let src: Vec<u8> = (0..elem * 3 * 10).map(|i| i as u8).collect();
+            let mut dst = vec![0u8; elem * 10 + 5];
+            let c = AsyncCopy { elem, per_line: 1, lines: 10, src_line: 3, dst_line: 1, ..shape(&src, &mut dst) };
+            unsafe { run(&c) };
+            for i in 0..10 {
+                assert_eq!(&dst[i * elem..(i + 1) * elem], &src[i * 3 * elem..(i * 3 + 1) * elem], "elem {elem}");
+            }
+            assert!(dst[elem * 10..].iter().all(|&b| b == 0), "bytes past the copy");
+        }
+    }
+
+    #[test]
+    fn planes_of_lines() {
+        // 2 planes x 3 lines x 4 elements of 2 bytes, from a 5-element-wide source.
+        let src: Vec<u8> = (0..200).collect();
+        let mut dst = vec![0u8; 2 * 3 * 4 * 2];
+        let c = AsyncCopy {
+            elem: 2,
+            per_line: 4,
+            lines: 3,
+            planes: 2,
+            src_line: 5,
+            src_plane: 20,
+            dst_line: 4,
+            dst_plane: 12,
+            ..shape(&src, &mut dst)
+        };
+        unsafe { run(&c) };
+        for p in 0..2 {
+            for l in 0..3 {
+                let s = (p * 20 + l * 5) * 2;
+                let d = (p * 12 + l * 4) * 2;
+                assert_eq!(&dst[d..d + 8], &src[s..s + 8]);
+            }
+        }
+        assert_eq!(bytes(&c), 48);
+    }
+}
