@@ -2,6 +2,7 @@
 //! installed driver.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 const DRIVER: &str = "libferrocl.so";
 
@@ -27,7 +28,21 @@ pub fn use_only(driver: &Path) -> Result<PathBuf, String> {
     std::fs::write(&icd, format!("{}\n", driver.display())).map_err(|e| format!("{}: {e}", icd.display()))?;
     // SAFETY (of the environment write): done before any thread of ours reads it.
     std::env::set_var("OCL_ICD_VENDORS", &dir);
+    // The loader has read the directory by the time the process ends; leave nothing
+    // behind in the temporary directory.
+    if VENDORS.set(dir.clone()).is_ok() {
+        // SAFETY: registers a plain function without arguments.
+        unsafe { libc::atexit(remove_vendors) };
+    }
     Ok(dir)
+}
+
+static VENDORS: OnceLock<PathBuf> = OnceLock::new();
+
+extern "C" fn remove_vendors() {
+    if let Some(dir) = VENDORS.get() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// Like [`use_only`], but keeps every other platform registered on the system, so a
