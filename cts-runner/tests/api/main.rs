@@ -14,3 +14,4 @@ mod platform;
 mod programs;
 mod queues;
 mod transfers;
+mod validation;

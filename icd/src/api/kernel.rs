@@ -427,17 +427,25 @@ fn enqueue_ndrange(
     let bytes = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), block.len() * 128) };
     let mut keep: Vec<Arc<dyn Any + Send + Sync>> = vec![k.clone()];
     let mut local_args = Vec::new();
+    let mut buffers = Vec::new();
     for (a, v) in k.info.args.iter().zip(values.into_iter().flatten()) {
         match v {
             ArgValue::Bytes(b) => bytes[a.offset..a.offset + b.len()].copy_from_slice(&b),
             ArgValue::Buffer(Some(m)) => {
                 bytes[a.offset..a.offset + 8].copy_from_slice(&(m.data() as usize).to_ne_bytes());
+                buffers.push((m.data() as usize, m.data() as usize + m.size));
                 keep.push(m);
             }
             ArgValue::Buffer(None) => {}
             ArgValue::Local(size) => local_args.push((a.offset, size)),
         }
     }
+    let validation = (*crate::exec::copies::validate::MODE != crate::exec::copies::validate::Mode::Off).then(|| {
+        Arc::new(crate::exec::copies::validate::Launch {
+            kernel: k.info.name.as_str().into(),
+            buffers: buffers.clone(),
+        })
+    });
     // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of
     // kernel on the command-queue because of insufficient resources needed to execute
     // the kernel": __local memory over the device's size.
@@ -450,6 +458,8 @@ fn enqueue_ndrange(
         item: k.item,
         frame_size: k.info.frame_size as usize,
         regions: k.info.regions,
+        validation,
+        static_locals: k.info.static_local_size > 0,
         args: block,
         local_args,
         work_dim,

@@ -21,6 +21,10 @@ pub struct Launch {
     pub frame_size: usize,
     /// The kernel runs as barrier regions.
     pub regions: bool,
+    /// Set in async-copy validation mode.
+    pub validation: Option<Arc<super::copies::validate::Launch>>,
+    /// The kernel declares `__local` variables (which do not live in the arena).
+    pub static_locals: bool,
     /// The packed argument block.
     pub args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
@@ -100,6 +104,12 @@ impl Launch {
             group.frames = w.frames.as_mut_ptr().cast();
         }
         w.copies.begin(items, self.regions);
+        if let (Some(l), Some(v)) = (&self.validation, w.copies.validator()) {
+            let arena = w.arena.as_ptr() as usize;
+            let local = (!self.static_locals)
+                .then(|| (arena, arena + local_arg_bytes(self.local_args.iter().map(|&(_, s)| s))));
+            v.begin(l.clone(), group.group_id, group.local_size, local);
+        }
         group.copies = (&mut w.copies as *mut super::copies::group::GroupCopies).cast();
         // SAFETY: the launcher and item functions come from the kernel library that
         // `keep` holds, and take exactly these arguments.

@@ -113,6 +113,11 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
     Some(job)
 }
 
+/// A job that runs only when something waits for it (validation's delay mode).
+pub fn deferred(copy: &AsyncCopy) -> Arc<Job> {
+    Arc::new(Job { copy: *copy, state: AtomicU8::new(QUEUED) })
+}
+
 fn offer(job: &Arc<Job>) {
     let e = &*ENGINE;
     if e.workers == 0 {

@@ -13,9 +13,10 @@ use ferrocl_kernel_abi::{AsyncCopy, Group};
 
 use super::engine::{self, Job};
 use super::shape;
+use super::validate::{Mode, Validator, MODE};
 
 enum Op {
-    Copy { event: usize, job: Option<Arc<Job>> },
+    Copy { event: usize, job: Option<Arc<Job>>, copy: AsyncCopy },
     Fence,
 }
 
@@ -31,6 +32,8 @@ pub struct GroupCopies {
     /// events their work-items waited for in it.
     pending: Vec<usize>,
     defer: bool,
+    /// Set in validation mode.
+    check: Option<Box<Validator>>,
 }
 
 impl GroupCopies {
@@ -42,9 +45,20 @@ impl GroupCopies {
         self.defer = regions;
     }
 
+    /// The validator for this group, in validation mode.
+    pub fn validator(&mut self) -> Option<&mut Validator> {
+        if *MODE == Mode::Off {
+            return None;
+        }
+        Some(self.check.get_or_insert_with(Default::default))
+    }
+
     /// The group has ended: completes whatever it left in flight (a group must not end
     /// with copies still writing its local memory) and forgets its events.
     pub fn finish(&mut self) {
+        if let Some(v) = self.check.as_mut().filter(|_| *MODE != Mode::Off) {
+            v.finish(&self.reached, self.ops.len(), &(1..=self.events).collect::<Vec<_>>());
+        }
         for op in self.ops.drain(..) {
             if let Op::Copy { job: Some(j), .. } = op {
                 j.complete();
@@ -66,8 +80,20 @@ impl GroupCopies {
         let (k, first) = self.arrive(item);
         if !first {
             return match self.ops.get(k) {
-                Some(Op::Copy { event, .. }) => *event,
-                _ => 0,
+                Some(Op::Copy { event, copy, .. }) => {
+                    if copy != c {
+                        if let Some(v) = self.check.as_mut() {
+                            v.divergent(item, k);
+                        }
+                    }
+                    *event
+                }
+                _ => {
+                    if let Some(v) = self.check.as_mut() {
+                        v.divergent(item, k);
+                    }
+                    0
+                }
             };
         }
         let event = if (1..=self.events).contains(&event) {
@@ -76,14 +102,24 @@ impl GroupCopies {
             self.events += 1;
             self.events
         };
-        let job = engine::issue(c);
-        self.ops.push(Op::Copy { event, job });
+        let job = match self.check.as_mut() {
+            Some(v) => {
+                v.issued(item, c);
+                if *MODE == Mode::Delay {
+                    Some(engine::deferred(c))
+                } else {
+                    engine::issue(c)
+                }
+            }
+            None => engine::issue(c),
+        };
+        self.ops.push(Op::Copy { event, job, copy: *c });
         event
     }
 
     fn complete_event(&self, event: usize) {
         for op in &self.ops {
-            if let Op::Copy { event: e, job: Some(j) } = op {
+            if let Op::Copy { event: e, job: Some(j), .. } = op {
                 if *e == event && !j.is_done() {
                     j.complete();
                 }
@@ -91,7 +127,16 @@ impl GroupCopies {
         }
     }
 
-    fn wait(&mut self, events: &[usize]) {
+    fn wait(&mut self, item: usize, events: &[usize]) {
+        if let Some(v) = self.check.as_mut() {
+            for &e in events {
+                if (1..=self.events).contains(&e) {
+                    v.waited(item, e);
+                } else {
+                    v.unknown_event(item, e);
+                }
+            }
+        }
         for &e in events.iter().filter(|&&e| (1..=self.events).contains(&e)) {
             if self.defer {
                 if !self.pending.contains(&e) {
@@ -152,12 +197,12 @@ pub unsafe extern "C" fn copy(group: *const Group, item: usize, c: *const AsyncC
 /// # Safety
 /// Called by kernel code with its own group (and, for `copy`, a shape it built; for
 /// `wait`, its array of `count` events).
-pub unsafe extern "C" fn wait(group: *const Group, _item: usize, count: u32, events: *const usize) {
+pub unsafe extern "C" fn wait(group: *const Group, item: usize, count: u32, events: *const usize) {
     // SAFETY: as for `copy`; `events` is the kernel's array of `count` events.
     if let Some(st) = unsafe { state(group) } {
         if !events.is_null() {
             let events = unsafe { std::slice::from_raw_parts(events, count as usize) };
-            st.wait(events);
+            st.wait(item, events);
         }
     }
 }

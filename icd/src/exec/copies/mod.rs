@@ -12,8 +12,10 @@
 //!
 //! `shape` moves the bytes, `engine` holds the jobs and the background workers, `group`
 //! is one work-group's view (which work-item reached which copy, its events, waits and
-//! fences) and the entry points kernels reach through the services table.
+//! fences) and the entry points kernels reach through the services table, `validate`
+//! the optional checks of how kernels use them.
 
 pub mod engine;
 pub mod group;
 pub mod shape;
+pub mod validate;
