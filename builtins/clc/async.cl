@@ -39,6 +39,7 @@ void __ferrocl_async_fence(uint flags);
 #define WIDTHS(T) COPIES(T, T) COPIES(T##2, T##2) COPIES(T##3, T##4) COPIES(T##4, T##4) COPIES(T##8, T##8) COPIES(T##16, T##16)
 FOR_INTEGERS(WIDTHS)
 FOR_FLOATS(WIDTHS)
+WIDTHS(half)
 
 OVL void wait_group_events(int n, event_t *events) { __ferrocl_async_wait(n, A(events)); }
 

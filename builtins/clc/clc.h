@@ -5,6 +5,7 @@
  * scalar operation has a vector instruction. */
 
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
 
 #define OVL __attribute__((overloadable))
 

@@ -235,3 +235,53 @@ fn copies_nobody_waits_for_finish_with_their_group() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const HALVES: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void halves(global const half *a, global half *out, local half8 *t) {
+    size_t g = get_group_id(0), l = get_local_id(0), n = get_local_size(0);
+    event_t e = async_work_group_copy(t, (global const half8 *)a + g * n, n, 0);
+    wait_group_events(1, &e);
+    half8 v = t[n - 1 - l] * (half)2.0f + (half)0.5f;
+    vstore8(v, g * n + l, out);
+}
+"#;
+
+/// IEEE binary16 bits of `x`, for values exact in half precision.
+fn half_bits(x: f32) -> u16 {
+    if x == 0.0 {
+        return 0;
+    }
+    let b = x.to_bits();
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    (((b >> 16) & 0x8000) | ((exp as u32) << 10) | ((b >> 13) & 0x3ff)) as u16
+}
+
+#[test]
+fn half_copies_and_arithmetic() {
+    let env = Env::new();
+    let p = build(&env, HALVES, "");
+    let k = kernel(p, "halves");
+    let (groups, n) = (4, 32);
+    let values: Vec<f32> = (0..groups * n * 8).map(|i| (i % 256) as f32).collect();
+    let input: Vec<u16> = values.iter().map(|&v| half_bits(v)).collect();
+    let (bi, bo) = (buffer_of(&env, &input), env.buffer(0, input.len() * 2, null_mut()));
+    set_arg(k, 0, &bi);
+    set_arg(k, 1, &bo);
+    ok!(cl!(clSetKernelArg(k, 2, n * 16, null())));
+    run(&env, k, &[groups * n], Some(&[n]));
+    let out: Vec<u16> = read_as(&env, bo, input.len());
+    for g in 0..groups {
+        for l in 0..n {
+            for c in 0..8 {
+                let src = values[(g * n + n - 1 - l) * 8 + c];
+                assert_eq!(out[(g * n + l) * 8 + c], half_bits(src * 2.0 + 0.5), "group {g} item {l} lane {c}");
+            }
+        }
+    }
+    for m in [bi, bo] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -98,7 +98,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => Info::of(&(l.base_addr_align as u32)),
         CL_DEVICE_SINGLE_FP_CONFIG => Info::of(&d.single_fp_config()),
         CL_DEVICE_DOUBLE_FP_CONFIG => Info::of(&d.double_fp_config()),
-        CL_DEVICE_HALF_FP_CONFIG => Info::of(&none_u64),
+        CL_DEVICE_HALF_FP_CONFIG => Info::of(&d.half_fp_config()),
         CL_DEVICE_ERROR_CORRECTION_SUPPORT => Info::of(&false),
         CL_DEVICE_HOST_UNIFIED_MEMORY => Info::of(&true),
         CL_DEVICE_PROFILING_TIMER_RESOLUTION => Info::of(&1usize),

@@ -46,7 +46,7 @@ const OPENCL_20_LIBRARY: &[&str] = &[
     "-Xclang",
     "-finclude-default-header",
     "-Xclang",
-    "-cl-ext=-all,+cl_khr_fp64,+cl_khr_byte_addressable_store",
+    "-cl-ext=-all,+cl_khr_fp64,+cl_khr_fp16,+cl_khr_byte_addressable_store",
     "-Wno-psabi",
 ];
 

@@ -89,6 +89,7 @@ pub const OPENCL_C_VERSIONS: &[(&str, u32)] = &[
 /// the same change that makes it work.
 pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_byte_addressable_store", cl_version(1, 0, 0)),
+    ("cl_khr_fp16", cl_version(1, 0, 0)),
     ("cl_khr_fp64", cl_version(1, 0, 0)),
     ("cl_khr_global_int32_base_atomics", cl_version(1, 0, 0)),
     ("cl_khr_global_int32_extended_atomics", cl_version(1, 0, 0)),
@@ -130,7 +131,7 @@ impl Device {
         } else {
             16
         };
-        // No fp64 or fp16 kernels yet: their widths are 0 until those extensions work.
+        // 0 for a floating-point type whose extension is not supported.
         let has = |e: &str| EXTENSIONS.iter().any(|(n, _)| *n == e);
         let dbl = if has("cl_khr_fp64") { bytes / 8 } else { 0 };
         let half = if has("cl_khr_fp16") { bytes / 2 } else { 0 };
@@ -141,6 +142,12 @@ impl Device {
     /// or in libm.
     pub fn double_fp_config(&self) -> cl_device_fp_config {
         CL_FP_FMA | CL_FP_ROUND_TO_NEAREST | CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_INF_NAN | CL_FP_DENORM
+    }
+
+    /// cl_khr_fp16: half arithmetic is done in float and rounded to nearest (LLVM's
+    /// promotion), which keeps denormals, infinities and NaNs.
+    pub fn half_fp_config(&self) -> cl_device_fp_config {
+        CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST
     }
 
     pub fn single_fp_config(&self) -> cl_device_fp_config {
