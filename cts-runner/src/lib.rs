@@ -9,3 +9,4 @@ pub mod bench;
 pub mod bench_async;
 pub mod cl;
 pub mod icd_env;
+pub mod khronos;

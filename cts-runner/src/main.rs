@@ -1,6 +1,8 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--json FILE]` compares platforms side by side.
+//! `bench [--platform NAME ...] [--json FILE]` compares platforms side by side;
+//! `khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N]
+//! [--timeout SECS]` runs Khronos CTS tests (default: the async-copy ones).
 //! `--ferrocl-build` makes the loader use this build tree's FerroCL (alone for
 //! `build`, next to the system's other platforms for `bench`).
 
@@ -48,6 +50,7 @@ fn main() {
         Some("build") => std::process::exit(build_file(&args[1..])),
         Some("bench") => std::process::exit(bench(&args[1..])),
         Some("bench-one") => std::process::exit(bench_one(&args[1..])),
+        Some("khronos") => std::process::exit(khronos(&args[1..], code == CL_SUCCESS && n > 0)),
         _ => {}
     }
     if code != CL_SUCCESS || n == 0 {
@@ -108,6 +111,99 @@ fn build_file(args: &[String]) -> i32 {
         0
     } else {
         1
+    }
+}
+
+/// `khronos`: see the module documentation of `cts_runner::khronos`.
+fn khronos(args: &[String], have_platforms: bool) -> i32 {
+    use cts_runner::khronos::{self, Verdict, ASYNC_TESTS};
+    let Some(path) = flag_values(args, "--test-basic").pop().map(std::path::PathBuf::from) else {
+        eprintln!("usage: cts-runner khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N] [--timeout SECS]");
+        return 2;
+    };
+    if !path.is_file() {
+        eprintln!(
+            "cts-runner: {} is not a file: build the Khronos CTS (KhronosGroup/OpenCL-CTS) and pass its test_basic",
+            path.display()
+        );
+        return 2;
+    }
+    if !have_platforms {
+        eprintln!("cts-runner: no OpenCL platform found (install one, e.g. FerroCL's .deb, or pass --ferrocl-build)");
+        return 2;
+    }
+    let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
+    let mut n = 0;
+    cl!(clGetPlatformIDs(0, null_mut(), &mut n));
+    let mut ps = vec![null_mut(); n as usize];
+    cl!(clGetPlatformIDs(n, ps.as_mut_ptr(), null_mut()));
+    let names: Vec<String> = ps.iter().map(|&p| platform_name(p)).collect();
+    let Some(index) = names.iter().position(|p| p.to_lowercase().contains(&wanted.to_lowercase())) else {
+        eprintln!("cts-runner: no platform named '{wanted}' (found: {})", names.join(", "));
+        return 2;
+    };
+    let available = match khronos::available(&path) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("cts-runner: {e}");
+            return 2;
+        }
+    };
+    let filters = flag_values(args, "--filter");
+    let tests: Vec<String> = available
+        .into_iter()
+        .filter(|t| match filters.is_empty() {
+            true => ASYNC_TESTS.contains(&t.as_str()),
+            false => filters.iter().any(|f| khronos::glob(f, t)),
+        })
+        .collect();
+    if tests.is_empty() {
+        eprintln!("cts-runner: no test of {} matches", path.display());
+        return 2;
+    }
+    let jobs = flag_values(args, "--jobs").pop().and_then(|j| j.parse().ok()).unwrap_or(2);
+    let timeout = flag_values(args, "--timeout").pop().and_then(|t| t.parse().ok()).unwrap_or(1200);
+    println!("running {} tests of {} on '{}' ({jobs} at a time)", tests.len(), path.display(), names[index]);
+    let env = vec![("CL_PLATFORM_INDEX".to_string(), index.to_string())];
+    let start = std::time::Instant::now();
+    let outcomes = khronos::run(&path, &tests, &env, jobs, std::time::Duration::from_secs(timeout), &|o| {
+        println!("  {:<72} {:>8.1} s  {}", o.test, o.seconds, verdict_text(&o.verdict));
+    });
+    let count = |f: &dyn Fn(&Verdict) -> bool| outcomes.iter().filter(|o| f(&o.verdict)).count();
+    let (passed, skipped, failed) = (
+        count(&|v| *v == Verdict::Passed),
+        count(&|v| matches!(v, Verdict::Skipped(_))),
+        count(&|v| matches!(v, Verdict::Failed(_))),
+    );
+    println!("\n{:<72} {:>10} {:>9} {:>10}", "test", "result", "time, s", "configs");
+    for o in &outcomes {
+        let configs = match o.configs {
+            0 => String::new(),
+            c => format!("{}/{c}", c - o.skipped_configs),
+        };
+        let result = match &o.verdict {
+            Verdict::Passed => "passed",
+            Verdict::Skipped(_) => "skipped",
+            Verdict::Failed(_) => "FAILED",
+        };
+        println!("{:<72} {result:>10} {:>9.1} {configs:>10}", o.test, o.seconds);
+    }
+    println!(
+        "\n{passed} passed, {skipped} skipped, {failed} failed in {:.0} s (configs: run/tried by the test)",
+        start.elapsed().as_secs_f64()
+    );
+    for o in outcomes.iter().filter(|o| !matches!(o.verdict, Verdict::Passed)) {
+        println!("  {}: {}", o.test, verdict_text(&o.verdict));
+    }
+    i32::from(failed > 0)
+}
+
+fn verdict_text(v: &cts_runner::khronos::Verdict) -> String {
+    use cts_runner::khronos::Verdict;
+    match v {
+        Verdict::Passed => "passed".into(),
+        Verdict::Skipped(why) => format!("skipped: {why}"),
+        Verdict::Failed(why) => format!("FAILED: {why}"),
     }
 }
 

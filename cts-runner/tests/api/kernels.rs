@@ -486,6 +486,13 @@ void sync_in_helper(void) { barrier(CLK_LOCAL_MEM_FENCE); }
     out[get_global_linear_id()] = priv[0] + priv[1] + priv[2] + priv[3] + priv[4] + cond_set;
 
 kernel void in_body(global int *out) { BODY(barrier(CLK_LOCAL_MEM_FENCE)) }
+/* Only d is live after the barrier; recomputing it reads x and y. */
+kernel void chained(global int *out, int a, int b) {
+    int x = a, y = b;
+    int d = x - y;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = d;
+}
 kernel void in_helper(global int *out) { BODY(sync_in_helper()) }
 "#;
 
@@ -523,4 +530,21 @@ fn private_state_survives_barriers_in_three_dimensions() {
         ok!(cl!(clReleaseKernel(k)));
         ok!(cl!(clReleaseProgram(p)));
     }
+}
+
+#[test]
+fn values_recomputed_after_a_barrier_from_other_recomputed_values() {
+    let env = Env::new();
+    let p = build(&env, PRIVATE_STATE, "-cl-std=CL3.0");
+    let k = kernel(p, "chained");
+    let out = env.buffer(0, 64 * 4, null_mut());
+    set_arg(k, 0, &out);
+    set_arg(k, 1, &50i32);
+    set_arg(k, 2, &8i32);
+    run(&env, k, &[64], Some(&[16]));
+    let got: Vec<i32> = read_as(&env, out, 64);
+    assert!(got.iter().all(|&v| v == 42), "{got:?}");
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
 }

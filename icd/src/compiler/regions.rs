@@ -171,8 +171,8 @@ pub fn make_resumable(
         if let Some(n) = p.label.strip_prefix("__fcl_r").and_then(|n| n.parse::<usize>().ok()) {
             // Variables the work-item can recompute are recomputed after each barrier
             // instead of being kept in frame memory (see `rematerializable`).
-            for (i, lines) in remat.iter().enumerate().filter(|&(i, _)| live_at_resume[n - 1][i]) {
-                for l in lines.iter().flatten() {
+            for i in remat_order(&remat, &live_at_resume[n - 1]) {
+                for l in remat[i].iter().flat_map(|r| &r.lines) {
                     let _ = writeln!(out, "{}", l.replace("%__fcl_m.", &format!("%__fcl_m.{}.{i}.", p.label)));
                 }
             }
@@ -493,9 +493,8 @@ const PURE: &[&str] = &[
 /// clang makes): each is the same whenever the work-item evaluates it, so rather than
 /// keeping it in frame memory (a load the optimiser cannot see through, which stops
 /// vectorisation over work-items), it is recomputed at the start of each region.
-/// Returns, per alloca, the lines that recompute and store it, with defined names
-/// prefixed `%__fcl_m.` (the caller makes them unique per region).
-fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) -> Vec<Option<Vec<String>>> {
+/// Returns, per alloca, how to recompute it.
+fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) -> Vec<Option<Remat>> {
     let lines: Vec<&String> = pieces.iter().flat_map(|p| &p.lines).collect();
     let defs: HashMap<&str, usize> = lines.iter().enumerate().filter_map(|(i, l)| Some((def_of(l)?.0, i))).collect();
     let index: HashMap<&str, usize> = allocas.iter().enumerate().map(|(i, a)| (a.0.as_str(), i)).collect();
@@ -527,28 +526,29 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
         }
     }
     // Which values can be recomputed, and the definitions they need, in text order.
-    fn need<'a>(
-        v: &'a str,
-        lines: &[&'a String],
-        defs: &HashMap<&str, usize>,
-        index: &HashMap<&str, usize>,
-        usable: &dyn Fn(usize, usize) -> bool,
+    struct Scope<'a, 'b> {
+        lines: &'b [&'a String],
+        defs: &'b HashMap<&'a str, usize>,
+        index: &'b HashMap<&'a str, usize>,
+        /// Whether an alloca may be read by a chain stored at the given line.
+        usable: &'b dyn Fn(usize, usize) -> bool,
         at: usize,
-        out: &mut Vec<usize>,
-    ) -> bool {
-        let Some(&d) = defs.get(v) else { return true };
+    }
+    fn need<'a>(v: &'a str, s: &Scope<'a, '_>, out: &mut Vec<usize>, deps: &mut Vec<usize>) -> bool {
+        let Some(&d) = s.defs.get(v) else { return true };
         if out.contains(&d) {
             return true;
         }
-        let (_, rhs) = def_of(lines[d]).unwrap();
+        let (_, rhs) = def_of(s.lines[d]).unwrap();
         let rhs = rhs.trim_start_matches("tail ");
         let op = rhs.split_whitespace().next().unwrap_or("");
         let fine = if op == "load" {
-            split_operands(&rhs[5..])
+            let from = split_operands(&rhs[5..])
                 .get(1)
                 .and_then(|p| p.strip_prefix("ptr "))
-                .and_then(|p| index.get(p.trim()))
-                .is_some_and(|&a| usable(a, at))
+                .and_then(|p| s.index.get(p.trim()));
+            deps.extend(from);
+            from.is_some_and(|&a| (s.usable)(a, s.at))
         } else if op == "call" {
             rhs.contains(" @__ferrocl_get_")
         } else {
@@ -559,7 +559,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
         }
         if op != "load" {
             for n in locals_in(rhs) {
-                if n != v && !need(n, lines, defs, index, usable, at, out) {
+                if n != v && !need(n, s, out, deps) {
                     return false;
                 }
             }
@@ -567,7 +567,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
         out.push(d);
         true
     }
-    let mut chains: Vec<Option<Vec<usize>>> = vec![None; allocas.len()];
+    let mut chains: Vec<Option<(Vec<usize>, Vec<usize>)>> = vec![None; allocas.len()];
     // Allocas in the order of their stores, so that a chain only reads allocas
     // recomputed before it.
     let mut order: Vec<usize> = (0..allocas.len()).filter(|&a| ok[a] && store[a].is_some()).collect();
@@ -577,34 +577,66 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
         let known: Vec<bool> = chains.iter().map(Option::is_some).collect();
         let usable = |b: usize, at: usize| known[b] && store[b].is_some_and(|sb| sb < at);
         let value = split_operands(&lines[s].trim_start()["store ".len()..])[0];
-        let mut out = Vec::new();
-        if locals_in(value).iter().all(|n| need(n, &lines, &defs, &index, &usable, s, &mut out)) {
+        let (mut out, mut deps) = (Vec::new(), Vec::new());
+        let scope = Scope { lines: &lines, defs: &defs, index: &index, usable: &usable, at: s };
+        if locals_in(value).iter().all(|n| need(n, &scope, &mut out, &mut deps)) {
             out.sort_unstable();
             out.push(s);
-            chains[a] = Some(out);
+            deps.sort_unstable();
+            deps.dedup();
+            chains[a] = Some((out, deps));
         }
     }
     chains
         .into_iter()
         .map(|c| {
-            let c = c?;
+            let (c, deps) = c?;
             let renamed: Vec<&str> = c.iter().filter_map(|&i| def_of(lines[i]).map(|(d, _)| d)).collect();
-            Some(
-                c.iter()
-                    .map(|&i| {
-                        let mut l = lines[i].clone();
-                        // Longest names first, so %__v1 does not rewrite part of %__v12.
-                        let mut names = renamed.clone();
-                        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
-                        for n in names {
-                            l = replace_local(&l, n, &format!("%__fcl_m.{}", &n[1..]));
-                        }
-                        l
-                    })
-                    .collect(),
-            )
+            let lines = c
+                .iter()
+                .map(|&i| {
+                    let mut l = lines[i].clone();
+                    // Longest names first, so %__v1 does not rewrite part of %__v12.
+                    let mut names = renamed.clone();
+                    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+                    for n in names {
+                        l = replace_local(&l, n, &format!("%__fcl_m.{}", &n[1..]));
+                    }
+                    l
+                })
+                .collect();
+            Some(Remat { store: *c.last()?, lines, deps })
         })
         .collect()
+}
+
+/// How to recompute an alloca (see `rematerializable`).
+#[derive(Clone, Debug)]
+struct Remat {
+    /// Position of its store among the body's lines: recomputations run in this order.
+    store: usize,
+    /// The lines that recompute and store it, defined names prefixed `%__fcl_m.` (the
+    /// caller makes them unique per region).
+    lines: Vec<String>,
+    /// Allocas the lines load: recomputed first wherever this one is.
+    deps: Vec<usize>,
+}
+
+/// The recomputable allocas to recompute where `live` ones are live: those and what
+/// they load, transitively, in the order of their stores.
+fn remat_order(remat: &[Option<Remat>], live: &[bool]) -> Vec<usize> {
+    let mut want: Vec<usize> = (0..remat.len()).filter(|&a| live[a] && remat[a].is_some()).collect();
+    let mut i = 0;
+    while i < want.len() {
+        for &d in remat[want[i]].iter().flat_map(|r| &r.deps) {
+            if remat[d].is_some() && !want.contains(&d) {
+                want.push(d);
+            }
+        }
+        i += 1;
+    }
+    want.sort_by_key(|&a| remat[a].as_ref().map(|r| r.store));
+    want
 }
 
 /// Replaces every mention of the local `name` (a whole `%ident`) in `line`.
@@ -833,6 +865,28 @@ mod tests {
              %__fcl_m.__fcl_r1.0.__v5 = trunc i64 %__fcl_m.__fcl_r1.0.__v4 to i32\n  \
              store i32 %__fcl_m.__fcl_r1.0.__v5, ptr %__v3, align 4\n  %__v6 = load"
         ), "{}", r.text);
+    }
+
+    #[test]
+    fn recomputing_a_variable_recomputes_what_it_reads_first() {
+        // int x = arg; int d = x - 1; barrier(); use(d): only d is live after the
+        // barrier, but recomputing it reads x, which must be stored again before.
+        let body = lines(
+            "  %3 = alloca i32, align 4
+  %4 = alloca i32, align 4
+  store i32 %1, ptr %3, align 4
+  %5 = load i32, ptr %3, align 4
+  %6 = sub i32 %5, 1
+  store i32 %6, ptr %4, align 4
+  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  %7 = load i32, ptr %4, align 4
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert_eq!(r.frame_size, 0);
+        let after = &r.text[r.text.find("__fcl_r1:").unwrap()..];
+        let (x, d) = (after.find("store i32 %__v1, ptr %__v3").unwrap(), after.find("ptr %__v4").unwrap());
+        assert!(x < d, "{after}");
     }
 
     #[test]

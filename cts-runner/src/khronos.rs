@@ -1,0 +1,203 @@
+//! `cts-runner khronos`: runs tests of a Khronos CTS `test_basic` binary (built by the
+//! user; this project ships none of the CTS) against one platform, one process per test
+//! with a timeout, and judges each result from its exit status and log: a test that
+//! reports its feature unsupported, or skips every configuration it tried, counts as
+//! skipped, not passed.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The async-copy and prefetch tests: the default selection.
+pub const ASYNC_TESTS: &[&str] = &[
+    "async_copy_global_to_local",
+    "async_copy_local_to_global",
+    "async_strided_copy_global_to_local",
+    "async_strided_copy_local_to_global",
+    "async_copy_global_to_local2D",
+    "async_copy_local_to_global2D",
+    "async_copy_global_to_local3D",
+    "async_copy_local_to_global3D",
+    "async_work_group_copy_fence_import_after_export_aliased_local",
+    "async_work_group_copy_fence_import_after_export_aliased_global",
+    "async_work_group_copy_fence_import_after_export_aliased_global_and_local",
+    "async_work_group_copy_fence_export_after_import_aliased_local",
+    "async_work_group_copy_fence_export_after_import_aliased_global",
+    "async_work_group_copy_fence_export_after_import_aliased_global_and_local",
+    "prefetch",
+];
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Passed,
+    Skipped(String),
+    Failed(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub test: String,
+    pub verdict: Verdict,
+    pub seconds: f64,
+    /// Configurations the test tried, and how many of them it skipped itself.
+    pub configs: usize,
+    pub skipped_configs: usize,
+}
+
+/// Judges one test from its exit status (None: killed at the timeout) and its log.
+pub fn judge(test: &str, status: Option<i32>, log: &str, seconds: f64) -> Outcome {
+    let configs = log.lines().filter(|l| l.starts_with("Testing ")).count();
+    let skipped_configs = log.lines().filter(|l| l.starts_with("Skipping due to")).count();
+    let unsupported = log
+        .lines()
+        .find(|l| l.contains("not supported") || l.contains("Skipping test") || l.contains("skipping test"))
+        .map(|l| l.trim().to_string());
+    let verdict = match status {
+        None => Verdict::Failed(format!("timed out after {seconds:.0} s")),
+        Some(0) if !log.contains("PASSED test.") => Verdict::Failed("exited 0 without 'PASSED test.'".into()),
+        Some(0) => match unsupported {
+            Some(why) => Verdict::Skipped(why),
+            None if configs > 0 && skipped_configs >= configs => {
+                Verdict::Skipped(format!("all {configs} configurations skipped by the test"))
+            }
+            None => Verdict::Passed,
+        },
+        Some(code) => {
+            let why = log.lines().rev().find(|l| l.contains("FAIL") || l.contains("ERROR")).unwrap_or("").trim();
+            Verdict::Failed(format!("exit status {code}: {why}"))
+        }
+    };
+    Outcome { test: test.to_string(), verdict, seconds, configs, skipped_configs }
+}
+
+/// `*` and `?` globs.
+pub fn glob(pattern: &str, s: &str) -> bool {
+    fn m(p: &[u8], s: &[u8]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => m(&p[1..], s) || (!s.is_empty() && m(p, &s[1..])),
+            (Some(b'?'), Some(_)) => m(&p[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => m(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    m(pattern.as_bytes(), s.as_bytes())
+}
+
+/// The tests `test_basic` offers (from its `--list` listing).
+pub fn available(test_basic: &Path) -> Result<Vec<String>, String> {
+    let out = Command::new(test_basic)
+        .arg("--list")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e} (pass the path of a built test_basic)", test_basic.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let names: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .map(str::to_string)
+        .collect();
+    if names.is_empty() {
+        return Err(format!("{} --list listed no tests: is it a CTS test_basic binary?", test_basic.display()));
+    }
+    Ok(names)
+}
+
+/// Runs `tests` with `jobs` at a time; `env` is added to each child's environment.
+pub fn run(
+    test_basic: &Path,
+    tests: &[String],
+    env: &[(String, String)],
+    jobs: usize,
+    timeout: Duration,
+    progress: &(dyn Fn(&Outcome) + Sync),
+) -> Vec<Outcome> {
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(test) = tests.get(i) else { break };
+                let o = run_one(test_basic, test, env, timeout);
+                progress(&o);
+                results.lock().unwrap().push((i, o));
+            });
+        }
+    });
+    let mut r = results.into_inner().unwrap();
+    r.sort_by_key(|(i, _)| *i);
+    r.into_iter().map(|(_, o)| o).collect()
+}
+
+fn run_one(test_basic: &Path, test: &str, env: &[(String, String)], timeout: Duration) -> Outcome {
+    let start = Instant::now();
+    let child = Command::new(test_basic)
+        .arg(test)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return judge(test, Some(-1), &format!("ERROR: cannot start: {e}"), 0.0),
+    };
+    // Read the pipes while waiting, so a chatty test cannot block on a full pipe.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st.code().or(Some(-1)),
+            Ok(None) if start.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(_) => break Some(-1),
+        }
+    };
+    let log = reader.join().unwrap_or_default() + &err_reader.join().unwrap_or_default();
+    judge(test, status, &log, start.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(judge("t", Some(0), "Testing a\nPASSED test.\n", 1.0).verdict, Verdict::Passed);
+        let vacuous = "hostptr...\n\tNote: device does not support images. Skipping test...\nPASSED test.\n";
+        assert!(matches!(judge("t", Some(0), vacuous, 1.0).verdict, Verdict::Skipped(_)));
+        let all_skipped = "Testing 1\nSkipping due to resource requirements\nPASSED test.\n";
+        assert!(matches!(judge("t", Some(0), all_skipped, 1.0).verdict, Verdict::Skipped(_)));
+        let some = judge("t", Some(0), "Testing 1\nSkipping due to x\nTesting 2\nPASSED test.\n", 1.0);
+        assert_eq!((some.verdict, some.configs, some.skipped_configs), (Verdict::Passed, 2, 1));
+        assert!(matches!(judge("t", Some(1), "FAILED test.\n", 1.0).verdict, Verdict::Failed(_)));
+        assert!(matches!(judge("t", None, "", 300.0).verdict, Verdict::Failed(_)));
+        assert!(matches!(judge("t", Some(0), "crashed?", 1.0).verdict, Verdict::Failed(_)));
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob("async_*", "async_copy_global_to_local"));
+        assert!(glob("*2D", "async_copy_local_to_global2D"));
+        assert!(!glob("async_*", "prefetch"));
+        assert!(glob("pre?etch", "prefetch"));
+    }
+}
