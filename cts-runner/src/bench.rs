@@ -50,8 +50,8 @@ kernel void barriers(global int *out, int count) {
 }
 "#;
 
-pub(crate) struct Session {
-    device: cl_device_id,
+pub struct Session {
+    pub(crate) device: cl_device_id,
     context: cl_context,
     queue: cl_command_queue,
 }
@@ -64,7 +64,7 @@ pub(crate) fn check(code: cl_int, what: &str) -> Result<(), String> {
     }
 }
 
-fn platform_named(name: &str) -> Result<(cl_platform_id, String), String> {
+pub(crate) fn platform_named(name: &str) -> Result<(cl_platform_id, String), String> {
     let mut n = 0;
     cl!(clGetPlatformIDs(0, null_mut(), &mut n));
     let mut ps = vec![null_mut(); n as usize];
@@ -84,7 +84,14 @@ fn platform_named(name: &str) -> Result<(cl_platform_id, String), String> {
 }
 
 impl Session {
-    fn new(platform: cl_platform_id) -> Result<Session, String> {
+    /// A session on the first device of the platform whose name contains `name`, and
+    /// the platform's full name.
+    pub fn named(name: &str) -> Result<(Session, String), String> {
+        let (p, full) = platform_named(name)?;
+        Ok((Session::new(p)?, full))
+    }
+
+    pub(crate) fn new(platform: cl_platform_id) -> Result<Session, String> {
         let mut device = null_mut();
         check(cl!(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &mut device, null_mut())), "clGetDeviceIDs")?;
         let mut e = 0;
@@ -96,13 +103,51 @@ impl Session {
     }
 
     pub(crate) fn build(&self, source: &str) -> Result<cl_program, String> {
+        self.build_with(source, "")
+    }
+
+    /// Builds with options; a failure carries the build log.
+    pub(crate) fn build_with(&self, source: &str, options: &str) -> Result<cl_program, String> {
         let src = CString::new(source).unwrap_or_default();
+        let opts = CString::new(options).unwrap_or_default();
         let ptr = src.as_ptr();
         let mut e = 0;
         let p = cl!(clCreateProgramWithSource(self.context, 1, &ptr as *const _ as *mut _, null(), &mut e));
         check(e, "clCreateProgramWithSource")?;
-        check(cl!(clBuildProgram(p, 1, &self.device, null(), None, null_mut())), "clBuildProgram")?;
+        let code = cl!(clBuildProgram(p, 1, &self.device, opts.as_ptr(), None, null_mut()));
+        if code != CL_SUCCESS {
+            let mut log = vec![0u8; 1 << 16];
+            let mut len = 0;
+            cl!(clGetProgramBuildInfo(
+                p,
+                self.device,
+                CL_PROGRAM_BUILD_LOG,
+                log.len(),
+                log.as_mut_ptr().cast(),
+                &mut len
+            ));
+            log.truncate(len.saturating_sub(1));
+            return Err(format!("clBuildProgram failed: {code}\n{}", String::from_utf8_lossy(&log)));
+        }
         Ok(p)
+    }
+
+    /// A buffer holding `data`.
+    pub(crate) fn buffer_of(&self, data: &[u8]) -> Result<cl_mem, String> {
+        let mut e = 0;
+        let flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
+        let m = cl!(clCreateBuffer(self.context, flags, data.len(), data.as_ptr() as *mut _, &mut e));
+        check(e, "clCreateBuffer")?;
+        Ok(m)
+    }
+
+    pub(crate) fn read(&self, m: cl_mem, len: usize) -> Result<Vec<u8>, String> {
+        let mut out = vec![0u8; len];
+        check(
+            cl!(clEnqueueReadBuffer(self.queue, m, CL_TRUE, 0, len, out.as_mut_ptr().cast(), 0, null(), null_mut())),
+            "clEnqueueReadBuffer",
+        )?;
+        Ok(out)
     }
 
     pub(crate) fn kernel(&self, p: cl_program, name: &str) -> Result<cl_kernel, String> {

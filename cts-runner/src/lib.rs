@@ -10,3 +10,5 @@ pub mod bench_async;
 pub mod cl;
 pub mod icd_env;
 pub mod khronos;
+pub mod suite;
+pub mod suite_async;

@@ -2,7 +2,9 @@
 //! OpenCL C file on the first platform and prints the status, build log and time;
 //! `bench [--platform NAME ...] [--json FILE]` compares platforms side by side;
 //! `khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N]
-//! [--timeout SECS]` runs Khronos CTS tests (default: the async-copy ones).
+//! [--timeout SECS]` runs Khronos CTS tests (default: the async-copy ones);
+//! `suite [--platform NAME] [--filter GLOB]... [--junit FILE] [--json FILE]
+//! [--selftest-failure]` runs our own conformance suites.
 //! `--ferrocl-build` makes the loader use this build tree's FerroCL (alone for
 //! `build`, next to the system's other platforms for `bench`).
 
@@ -50,6 +52,7 @@ fn main() {
         Some("build") => std::process::exit(build_file(&args[1..])),
         Some("bench") => std::process::exit(bench(&args[1..])),
         Some("bench-one") => std::process::exit(bench_one(&args[1..])),
+        Some("suite") => std::process::exit(suite(&args[1..])),
         Some("khronos") => std::process::exit(khronos(&args[1..], code == CL_SUCCESS && n > 0)),
         _ => {}
     }
@@ -112,6 +115,38 @@ fn build_file(args: &[String]) -> i32 {
     } else {
         1
     }
+}
+
+/// `suite`: see `cts_runner::suite`.
+fn suite(args: &[String]) -> i32 {
+    use cts_runner::{bench, suite, suite_async};
+    let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
+    let (session, name) = match bench::Session::named(&wanted) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cts-runner: {e}");
+            return 2;
+        }
+    };
+    let programs = suite_async::Programs::default();
+    let start = std::time::Instant::now();
+    let mut cases = suite_async::cases(&programs);
+    if args.iter().any(|a| a == "--selftest-failure") {
+        cases.push(suite::failing_case());
+    }
+    let outcomes = suite::run(&session, cases, &flag_values(args, "--filter"));
+    if outcomes.is_empty() {
+        eprintln!("cts-runner: no case matches the filters");
+        return 2;
+    }
+    println!("suite on '{name}', {:.1} s\n{}", start.elapsed().as_secs_f64(), suite::summary(&outcomes));
+    if let Some(f) = flag_values(args, "--junit").pop() {
+        suite::write(&f, &suite::junit(&name, &outcomes));
+    }
+    if let Some(f) = flag_values(args, "--json").pop() {
+        suite::write(&f, &suite::to_json(&name, &outcomes));
+    }
+    i32::from(outcomes.iter().any(|o| matches!(o.verdict, suite::Verdict::Failed(_))))
 }
 
 /// `khronos`: see the module documentation of `cts_runner::khronos`.

@@ -1,0 +1,485 @@
+//! The async-copy conformance suite: every gentype and width in both directions, plain
+//! and strided (strides 1, 3, 4, 5) at a size each copy path of an engine may take
+//! (tiny, and tens of KiB); the 2D/3D copies of cl_khr_extended_async_copies for
+//! element sizes 1 to 64 with line and plane margins; and fence orderings of
+//! cl_khr_async_work_group_copy_fence. Every destination byte is checked, and so are
+//! the bytes around the copied ones (they must keep the fill pattern).
+
+use std::ptr::null;
+
+use crate::bench::{check, Session};
+use crate::cl;
+use crate::cl::*;
+use crate::suite::{Case, Verdict};
+
+const TYPES: &[(&str, usize)] = &[
+    ("char", 1),
+    ("uchar", 1),
+    ("short", 2),
+    ("ushort", 2),
+    ("int", 4),
+    ("uint", 4),
+    ("long", 8),
+    ("ulong", 8),
+    ("float", 4),
+    ("double", 8),
+    ("half", 2),
+];
+const WIDTHS: &[usize] = &[1, 2, 3, 4, 8, 16];
+const STRIDES: &[usize] = &[0, 1, 3, 4, 5];
+const ELEMENT_SIZES: &[usize] = &[1, 2, 3, 4, 5, 6, 7, 8, 13, 16, 32, 47, 64];
+const FILL: u8 = 0xA5;
+const GROUP: usize = 64;
+const MARGIN: usize = 3;
+
+enum Arg {
+    Mem(cl_mem),
+    Local(usize),
+    Int(i32),
+}
+
+fn launch(s: &Session, k: cl_kernel, args: &[Arg], groups: usize) -> Result<(), String> {
+    for (i, a) in args.iter().enumerate() {
+        let i = i as cl_uint;
+        let code = match a {
+            Arg::Mem(m) => cl!(clSetKernelArg(k, i, 8, (m as *const cl_mem).cast())),
+            Arg::Local(n) => cl!(clSetKernelArg(k, i, *n, null())),
+            Arg::Int(v) => cl!(clSetKernelArg(k, i, 4, (v as *const i32).cast())),
+        };
+        check(code, "clSetKernelArg")?;
+    }
+    s.run(k, &[groups * GROUP], Some(&[GROUP])).map(|_| ())
+}
+
+/// Deterministic bytes.
+fn bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn compare(got: &[u8], want: &[u8]) -> Verdict {
+    match got.iter().zip(want).position(|(a, b)| a != b) {
+        None if got.len() == want.len() => Verdict::Passed,
+        None => Verdict::Failed(format!("{} bytes read, {} expected", got.len(), want.len())),
+        Some(i) => {
+            let bad = got.iter().zip(want).filter(|(a, b)| a != b).count();
+            Verdict::Failed(format!("byte {i}: {:#04x}, expected {:#04x} ({bad} bytes differ)", got[i], want[i]))
+        }
+    }
+}
+
+fn pragmas(t: &str) -> &'static str {
+    match t {
+        "half" => "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
+        "double" => "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+        _ => "",
+    }
+}
+
+/// Kernels copying `n` elements per group between global and local memory, plain
+/// (`stride` 0) or strided, with `margin` elements of the fill pattern around them.
+fn vector_source(t: &str) -> String {
+    let mut s = pragmas(t).to_string();
+    for &w in WIDTHS {
+        let tn = if w == 1 { t.to_string() } else { format!("{t}{w}") };
+        s += &format!(
+            r#"
+kernel void g2l_{tn}(global const {tn} *src, global uchar *dst, local {tn} *tile, int n, int stride, int margin) {{
+    size_t lid = get_local_id(0), lsz = get_local_size(0), g = get_group_id(0);
+    size_t total = (size_t)(n + 2 * margin) * sizeof({tn});
+    local uchar *b = (local uchar *)tile;
+    for (size_t i = lid; i < total; i += lsz) b[i] = {FILL};
+    barrier(CLK_LOCAL_MEM_FENCE);
+    event_t e;
+    if (stride == 0) e = async_work_group_copy(tile + margin, src + g * n, n, 0);
+    else e = async_work_group_strided_copy(tile + margin, src + g * n * stride, n, stride, 0);
+    wait_group_events(1, &e);
+    for (size_t i = lid; i < total; i += lsz) dst[g * total + i] = b[i];
+}}
+kernel void l2g_{tn}(global const uchar *src, global {tn} *dst, local {tn} *tile, int n, int stride, int margin) {{
+    size_t lid = get_local_id(0), lsz = get_local_size(0), g = get_group_id(0);
+    size_t bytes = (size_t)n * sizeof({tn});
+    local uchar *b = (local uchar *)tile;
+    for (size_t i = lid; i < bytes; i += lsz) b[i] = src[g * bytes + i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    size_t span = stride == 0 ? n : (size_t)(n - 1) * stride + 1;
+    global {tn} *d = dst + g * (span + margin);
+    event_t e;
+    if (stride == 0) e = async_work_group_copy(d, tile, n, 0);
+    else e = async_work_group_strided_copy(d, tile, n, stride, 0);
+    wait_group_events(1, &e);
+}}
+"#
+        );
+    }
+    s
+}
+
+fn vector_case(
+    s: &Session,
+    p: cl_program,
+    tn: &str,
+    elem: usize,
+    to_local: bool,
+    stride: usize,
+    n: usize,
+) -> Result<Verdict, String> {
+    let groups = 3;
+    let k = s.kernel(p, &format!("{}_{tn}", if to_local { "g2l" } else { "l2g" }))?;
+    let step = stride.max(1);
+    let span = if stride == 0 { n } else { (n - 1) * stride + 1 };
+    let verdict = if to_local {
+        let src = bytes(groups * n * step * elem, (elem * 31 + stride) as u64);
+        let per_group = (n + 2 * MARGIN) * elem;
+        let (a, d) = (s.buffer_of(&src)?, s.buffer_of(&vec![0; groups * per_group])?);
+        let args = [
+            Arg::Mem(a),
+            Arg::Mem(d),
+            Arg::Local(per_group),
+            Arg::Int(n as i32),
+            Arg::Int(stride as i32),
+            Arg::Int(MARGIN as i32),
+        ];
+        launch(s, k, &args, groups)?;
+        let got = s.read(d, groups * per_group)?;
+        let mut want = vec![FILL; groups * per_group];
+        for g in 0..groups {
+            for i in 0..n {
+                let from = (g * n * step + i * step) * elem;
+                let to = g * per_group + (MARGIN + i) * elem;
+                want[to..to + elem].copy_from_slice(&src[from..from + elem]);
+            }
+        }
+        release(&[a, d]);
+        compare(&got, &want)
+    } else {
+        let src = bytes(groups * n * elem, (elem * 37 + stride) as u64);
+        let per_group = (span + MARGIN) * elem;
+        let (a, d) = (s.buffer_of(&src)?, s.buffer_of(&vec![FILL; groups * per_group])?);
+        let args = [
+            Arg::Mem(a),
+            Arg::Mem(d),
+            Arg::Local(n * elem),
+            Arg::Int(n as i32),
+            Arg::Int(stride as i32),
+            Arg::Int(MARGIN as i32),
+        ];
+        launch(s, k, &args, groups)?;
+        let got = s.read(d, groups * per_group)?;
+        let mut want = vec![FILL; groups * per_group];
+        for g in 0..groups {
+            for i in 0..n {
+                let from = (g * n + i) * elem;
+                let to = g * per_group + i * step * elem;
+                want[to..to + elem].copy_from_slice(&src[from..from + elem]);
+            }
+        }
+        release(&[a, d]);
+        compare(&got, &want)
+    };
+    cl!(clReleaseKernel(k));
+    Ok(verdict)
+}
+
+fn release(ms: &[cl_mem]) {
+    for &m in ms {
+        cl!(clReleaseMemObject(m));
+    }
+}
+
+const ND_SOURCE: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_extended_async_copies : enable
+event_t copy_in(local uchar *tile, global const uchar *src, int elem, int per_line, int lines, int planes,
+                int sl, int sp, int dl, int dp) {
+    if (planes == 0) return async_work_group_copy_2D2D(tile, 1, src, 2, elem, per_line, lines, sl, dl, 0);
+    return async_work_group_copy_3D3D(tile, 1, src, 2, elem, per_line, lines, planes, sl, sp, dl, dp, 0);
+}
+kernel void g2l(global const uchar *src, global uchar *dst, local uchar *tile, int tile_bytes, int elem,
+                int per_line, int lines, int planes, int sl, int sp, int dl, int dp) {
+    size_t lid = get_local_id(0), lsz = get_local_size(0);
+    for (size_t i = lid; i < tile_bytes; i += lsz) tile[i] = 0xA5;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    event_t e = copy_in(tile, src, elem, per_line, lines, planes, sl, sp, dl, dp);
+    wait_group_events(1, &e);
+    for (size_t i = lid; i < tile_bytes; i += lsz) dst[i] = tile[i];
+}
+kernel void l2g(global const uchar *src, global uchar *dst, local uchar *tile, int tile_bytes, int elem,
+                int per_line, int lines, int planes, int sl, int sp, int dl, int dp) {
+    size_t lid = get_local_id(0), lsz = get_local_size(0);
+    for (size_t i = lid; i < tile_bytes; i += lsz) tile[i] = src[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    event_t e;
+    if (planes == 0) e = async_work_group_copy_2D2D(dst, 1, tile, 2, elem, per_line, lines, sl, dl, 0);
+    else e = async_work_group_copy_3D3D(dst, 1, tile, 2, elem, per_line, lines, planes, sl, sp, dl, dp, 0);
+    wait_group_events(1, &e);
+}
+"#;
+
+/// One 2D (`planes` 0) or 3D copy of `elem`-byte elements with margins between lines
+/// and planes on both sides; offsets: 2 elements in the source, 1 in the destination.
+fn nd_case(s: &Session, p: cl_program, to_local: bool, elem: usize, planes: usize) -> Result<Verdict, String> {
+    let (per_line, lines) = (5, 4);
+    let (sl, dl) = (per_line + 3, per_line + 2);
+    let (sp, dp) = (lines * sl + 2, lines * dl + 1);
+    let np = planes.max(1);
+    let src_bytes = (2 + (np - 1) * sp + (lines - 1) * sl + per_line) * elem;
+    let dst_bytes = (1 + (np - 1) * dp + (lines - 1) * dl + per_line) * elem + 2 * elem;
+    let src = bytes(src_bytes, elem as u64 * 7 + planes as u64);
+    let mut want = if to_local { vec![0xA5; dst_bytes] } else { vec![FILL; dst_bytes] };
+    for pl in 0..np {
+        for l in 0..lines {
+            let from = (2 + pl * sp + l * sl) * elem;
+            let to = (1 + pl * dp + l * dl) * elem;
+            want[to..to + per_line * elem].copy_from_slice(&src[from..from + per_line * elem]);
+        }
+    }
+    let k = s.kernel(p, if to_local { "g2l" } else { "l2g" })?;
+    let (a, d) = (s.buffer_of(&src)?, s.buffer_of(&vec![FILL; dst_bytes])?);
+    let tile = if to_local { dst_bytes } else { src_bytes };
+    let ints = [tile, elem, per_line, lines, planes, sl, sp, dl, dp].map(|v| Arg::Int(v as i32));
+    let mut args = vec![Arg::Mem(a), Arg::Mem(d), Arg::Local(tile)];
+    args.extend(ints);
+    launch(s, k, &args, 1)?;
+    let got = s.read(d, dst_bytes)?;
+    release(&[a, d]);
+    cl!(clReleaseKernel(k));
+    Ok(compare(&got, &want))
+}
+
+/// Fence orderings (cl_khr_async_work_group_copy_fence): one copy, a fence, and a
+/// second copy that reads what the first wrote or writes what it read.
+const FENCE_SOURCE: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_async_work_group_copy_fence : enable
+#define FILL_LOCAL(l, from) for (size_t i = get_local_id(0); i < n; i += get_local_size(0)) l[i] = from[g * n + i]; \
+    barrier(CLK_LOCAL_MEM_FENCE)
+#define DUMP(l, to) for (size_t i = get_local_id(0); i < n; i += get_local_size(0)) to[g * n + i] = l[i]
+/* export local -> global, then import into the same local memory */
+kernel void import_after_export_aliased_local(global const int *a, global const int *b, global int *g1,
+        global int *out, local int *l1, local int *l2, int n) {
+    size_t g = get_group_id(0);
+    FILL_LOCAL(l1, a);
+    event_t e = async_work_group_copy(g1 + g * n, l1, n, 0);
+    async_work_group_copy_fence(CLK_LOCAL_MEM_FENCE);
+    event_t f = async_work_group_copy(l1, b + g * n, n, 0);
+    event_t both[2] = { f, e };
+    wait_group_events(2, both);
+    DUMP(l1, out);
+}
+/* export to global memory, then import that global memory */
+kernel void import_after_export_aliased_global(global const int *a, global const int *b, global int *g1,
+        global int *out, local int *l1, local int *l2, int n) {
+    size_t g = get_group_id(0);
+    FILL_LOCAL(l1, a);
+    event_t e = async_work_group_copy(g1 + g * n, l1, n, 0);
+    async_work_group_copy_fence(CLK_GLOBAL_MEM_FENCE);
+    event_t f = async_work_group_copy(l2, g1 + g * n, n, 0);
+    event_t both[2] = { f, e };
+    wait_group_events(2, both);
+    DUMP(l2, out);
+}
+/* import into local memory, then export that local memory */
+kernel void export_after_import_aliased_local(global const int *a, global const int *b, global int *g1,
+        global int *out, local int *l1, local int *l2, int n) {
+    size_t g = get_group_id(0);
+    event_t e = async_work_group_copy(l1, a + g * n, n, 0);
+    async_work_group_copy_fence(CLK_LOCAL_MEM_FENCE);
+    event_t f = async_work_group_copy(out + g * n, l1, n, 0);
+    event_t both[2] = { f, e };
+    wait_group_events(2, both);
+}
+/* import from global memory, then export over that global memory */
+kernel void export_after_import_aliased_global(global const int *a, global const int *b, global int *g1,
+        global int *out, local int *l1, local int *l2, int n) {
+    size_t g = get_group_id(0);
+    FILL_LOCAL(l2, b);
+    event_t e = async_work_group_copy(l1, g1 + g * n, n, 0);
+    async_work_group_copy_fence(CLK_GLOBAL_MEM_FENCE);
+    event_t f = async_work_group_copy(g1 + g * n, l2, n, 0);
+    event_t both[2] = { f, e };
+    wait_group_events(2, both);
+    DUMP(l1, out);
+}
+/* both memories aliased: export local to global, then import it back into the same local memory */
+kernel void import_after_export_aliased_global_and_local(global const int *a, global const int *b,
+        global int *g1, global int *out, local int *l1, local int *l2, int n) {
+    size_t g = get_group_id(0);
+    FILL_LOCAL(l1, a);
+    event_t e = async_work_group_copy(g1 + g * n, l1, n, 0);
+    async_work_group_copy_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    event_t f = async_work_group_copy(l1, g1 + g * n, n, 0);
+    event_t both[2] = { f, e };
+    wait_group_events(2, both);
+    DUMP(l1, out);
+}
+/* both aliased: import global into local, then export that local memory over the same global memory */
+kernel void export_after_import_aliased_global_and_local(global const int *a, global const int *b,
+        global int *g1, global int *out, local int *l1, local int *l2, int n) {
+    size_t g = get_group_id(0);
+    event_t e = async_work_group_copy(l1, g1 + g * n, n, 0);
+    async_work_group_copy_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    event_t f = async_work_group_copy(g1 + g * n, l1, n, 0);
+    event_t both[2] = { f, e };
+    wait_group_events(2, both);
+    DUMP(l1, out);
+}
+"#;
+
+const FENCES: &[&str] = &[
+    "import_after_export_aliased_local",
+    "import_after_export_aliased_global",
+    "import_after_export_aliased_global_and_local",
+    "export_after_import_aliased_local",
+    "export_after_import_aliased_global",
+    "export_after_import_aliased_global_and_local",
+];
+
+fn fence_case(s: &Session, p: cl_program, name: &str, n: usize) -> Result<Verdict, String> {
+    let groups = 3;
+    let ints = |seed: u64| bytes(groups * n * 4, seed);
+    let (a, b, g) = (ints(1), ints(2), ints(3));
+    let (ba, bb, bg, bo) =
+        (s.buffer_of(&a)?, s.buffer_of(&b)?, s.buffer_of(&g)?, s.buffer_of(&vec![0; groups * n * 4])?);
+    let k = s.kernel(p, name)?;
+    let args = [
+        Arg::Mem(ba),
+        Arg::Mem(bb),
+        Arg::Mem(bg),
+        Arg::Mem(bo),
+        Arg::Local(n * 4),
+        Arg::Local(n * 4),
+        Arg::Int(n as i32),
+    ];
+    launch(s, k, &args, groups)?;
+    let (out, g1) = (s.read(bo, groups * n * 4)?, s.read(bg, groups * n * 4)?);
+    release(&[ba, bb, bg, bo]);
+    cl!(clReleaseKernel(k));
+    // (expected out, expected g1)
+    let (want_out, want_g1) = match name {
+        "import_after_export_aliased_local" => (&b, &a),
+        "import_after_export_aliased_global" => (&a, &a),
+        "import_after_export_aliased_global_and_local" => (&a, &a),
+        "export_after_import_aliased_local" => (&a, &g),
+        "export_after_import_aliased_global" => (&g, &b),
+        _ => (&g, &g),
+    };
+    Ok(match compare(&out, want_out) {
+        Verdict::Passed => match compare(&g1, want_g1) {
+            Verdict::Failed(w) => Verdict::Failed(format!("global memory after the copies: {w}")),
+            v => v,
+        },
+        Verdict::Failed(w) => Verdict::Failed(format!("copied data: {w}")),
+        v => v,
+    })
+}
+
+/// Whether the device has an extension.
+fn has_extension(s: &Session, name: &str) -> bool {
+    let mut buf = vec![0u8; 8192];
+    let mut len = 0;
+    cl!(clGetDeviceInfo(s.device, CL_DEVICE_EXTENSIONS, buf.len(), buf.as_mut_ptr().cast(), &mut len));
+    String::from_utf8_lossy(&buf[..len]).trim_end_matches('\0').split_whitespace().any(|e| e == name)
+}
+
+/// Runs `f` on a program built once for all cases that share it; a build failure
+/// fails (or, with `missing`, skips) each of them.
+fn with_program<'a>(
+    programs: &'a std::cell::RefCell<std::collections::HashMap<String, Result<usize, String>>>,
+    key: &'a str,
+    source: impl Fn() -> String + 'a,
+    missing: Option<&'a str>,
+    f: impl Fn(&Session, cl_program) -> Result<Verdict, String> + 'a,
+) -> Box<dyn Fn(&Session) -> Verdict + 'a> {
+    Box::new(move |s: &Session| {
+        if let Some(ext) = missing {
+            if !has_extension(s, ext) {
+                return Verdict::Skipped(format!("the device lacks {ext}"));
+            }
+        }
+        let p = programs
+            .borrow_mut()
+            .entry(key.to_string())
+            .or_insert_with(|| s.build_with(&source(), "-cl-std=CL3.0").map(|p| p as usize))
+            .clone();
+        match p {
+            Ok(p) => f(s, p as cl_program).unwrap_or_else(Verdict::Failed),
+            Err(e) => Verdict::Failed(e),
+        }
+    })
+}
+
+pub type Programs = std::cell::RefCell<std::collections::HashMap<String, Result<usize, String>>>;
+
+pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
+    let mut out = Vec::new();
+    for &(t, size) in TYPES {
+        let ext = match t {
+            "half" => Some("cl_khr_fp16"),
+            "double" => Some("cl_khr_fp64"),
+            _ => None,
+        };
+        for &w in WIDTHS {
+            let tn = if w == 1 { t.to_string() } else { format!("{t}{w}") };
+            let elem = size * if w == 3 { 4 } else { w };
+            for to_local in [true, false] {
+                for &stride in STRIDES {
+                    // A copy small enough to run when issued, and one of ~12 KiB.
+                    for n in [5, (12 << 10) / elem] {
+                        let kind = if stride == 0 { "copy".to_string() } else { format!("strided{stride}") };
+                        let dir = if to_local { "global_to_local" } else { "local_to_global" };
+                        let tn2 = tn.clone();
+                        out.push(Case {
+                            name: format!("async/{kind}/{dir}/{tn}/n{n}"),
+                            run: with_program(
+                                programs,
+                                t,
+                                move || vector_source(t),
+                                ext,
+                                move |s, p| vector_case(s, p, &tn2, elem, to_local, stride, n),
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    for planes in [0, 3] {
+        for &elem in ELEMENT_SIZES {
+            for to_local in [true, false] {
+                let dims = if planes == 0 { "2D" } else { "3D" };
+                let dir = if to_local { "global_to_local" } else { "local_to_global" };
+                out.push(Case {
+                    name: format!("async/{dims}/{dir}/elem{elem}"),
+                    run: with_program(
+                        programs,
+                        "nd",
+                        || ND_SOURCE.to_string(),
+                        Some("cl_khr_extended_async_copies"),
+                        move |s, p| nd_case(s, p, to_local, elem, planes),
+                    ),
+                });
+            }
+        }
+    }
+    for &f in FENCES {
+        for n in [48, 2048] {
+            out.push(Case {
+                name: format!("async/fence/{f}/n{n}"),
+                run: with_program(
+                    programs,
+                    "fence",
+                    || FENCE_SOURCE.to_string(),
+                    Some("cl_khr_async_work_group_copy_fence"),
+                    move |s, p| fence_case(s, p, f, n),
+                ),
+            });
+        }
+    }
+    out
+}

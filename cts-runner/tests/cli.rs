@@ -1,0 +1,69 @@
+//! The `cts-runner` command as users run it: the async-copy suite against the build
+//! tree's FerroCL with its reports, a failing case failing the run, and clear errors.
+
+use std::process::{Command, Output};
+
+fn cts_runner(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cts-runner")).args(args).output().expect("cts-runner runs")
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
+
+#[test]
+fn suite_passes_and_writes_junit_and_json() {
+    let dir = std::env::temp_dir().join(format!("ferrocl-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (junit, json) = (dir.join("s.xml"), dir.join("s.json"));
+    let o = cts_runner(&[
+        "suite",
+        "--ferrocl-build",
+        "--filter",
+        "async/2D/*",
+        "--filter",
+        "async/fence/*",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("total                                                  38        0        0"), "{t}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<testsuite name=\"FerroCL\" tests=\"38\" failures=\"0\" skipped=\"0\""), "{xml}");
+    assert!(xml.contains("<testcase classname=\"async/2D/global_to_local\" name=\"elem47\""), "{xml}");
+    let js = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        js.contains("{\"name\": \"async/fence/import_after_export_aliased_local/n2048\", \"result\": \"passed\""),
+        "{js}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failing_case_is_reported_and_fails_the_run() {
+    let o = cts_runner(&["suite", "--ferrocl-build", "--filter", "selftest/*", "--selftest-failure"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("FAILED selftest/wrong_result/kernel: expected 2 in every element"), "{t}");
+}
+
+#[test]
+fn clear_errors_for_what_is_missing() {
+    let o = cts_runner(&["khronos", "--ferrocl-build", "--test-basic", "/nonexistent/test_basic"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("is not a file: build the Khronos CTS"), "{}", text(&o));
+    let o = cts_runner(&["suite", "--ferrocl-build", "--platform", "NoSuchPlatform"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("no OpenCL platform named 'NoSuchPlatform' (found: FerroCL)"), "{}", text(&o));
+}
+
+#[test]
+fn the_whole_async_copy_suite_passes() {
+    let o = cts_runner(&["suite", "--ferrocl-build"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("total                                                1384        0        0"), "{t}");
+}
