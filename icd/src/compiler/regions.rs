@@ -22,6 +22,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
+use super::ir::split_top;
 use super::ir_type::{self, TypeTable};
 
 /// A kernel rewritten into a resumable function.
@@ -383,7 +384,7 @@ fn live_across_barriers(
     for (pi, p) in pieces.iter().enumerate() {
         for l in &p.lines {
             let t = l.trim_start();
-            let store = t.strip_prefix("store ").map(|s| split_operands(s));
+            let store = t.strip_prefix("store ").map(|s| split_top(s));
             if let Some(ops) = &store {
                 // Storing an address lets it be used anywhere later.
                 for n in locals_in(ops.first().map_or("", |s| s)) {
@@ -509,7 +510,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
         }
         for n in locals_in(t) {
             let Some(&a) = index.get(n) else { continue };
-            let ops = t.strip_prefix("store ").map(split_operands);
+            let ops = t.strip_prefix("store ").map(split_top);
             let is_ptr_of =
                 |ops: &Vec<&str>| ops.get(1).is_some_and(|p| p.strip_prefix("ptr ").map(str::trim) == Some(n));
             match &ops {
@@ -518,7 +519,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
                     store[a] = Some(i);
                 }
                 None if def_of(l).is_some_and(|(_, rhs)| {
-                    rhs.strip_prefix("load ").and_then(|r| split_operands(r).get(1).copied())
+                    rhs.strip_prefix("load ").and_then(|r| split_top(r).get(1).copied())
                         == Some(&format!("ptr {n}"))
                 }) => {}
                 _ => ok[a] = false,
@@ -543,7 +544,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
         let rhs = rhs.trim_start_matches("tail ");
         let op = rhs.split_whitespace().next().unwrap_or("");
         let fine = if op == "load" {
-            let from = split_operands(&rhs[5..])
+            let from = split_top(&rhs[5..])
                 .get(1)
                 .and_then(|p| p.strip_prefix("ptr "))
                 .and_then(|p| s.index.get(p.trim()));
@@ -576,7 +577,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
         let s = store[a].unwrap();
         let known: Vec<bool> = chains.iter().map(Option::is_some).collect();
         let usable = |b: usize, at: usize| known[b] && store[b].is_some_and(|sb| sb < at);
-        let value = split_operands(&lines[s].trim_start()["store ".len()..])[0];
+        let value = split_top(&lines[s].trim_start()["store ".len()..])[0];
         let (mut out, mut deps) = (Vec::new(), Vec::new());
         let scope = Scope { lines: &lines, defs: &defs, index: &index, usable: &usable, at: s };
         if locals_in(value).iter().all(|n| need(n, &scope, &mut out, &mut deps)) {
@@ -654,24 +655,6 @@ fn replace_local(line: &str, name: &str, with: &str) -> String {
     out
 }
 
-/// Operands of an instruction's argument text at top-level commas.
-fn split_operands(s: &str) -> Vec<&str> {
-    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' | '{' | '[' | '<' => depth += 1,
-            ')' | '}' | ']' | '>' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(s[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(s[start..].trim());
-    out
-}
-
 /// Refuses the transform when an SSA value would be used where its definition no longer
 /// dominates: the value lived across a barrier.
 fn check_dominance(pieces: &[Piece], succs: &[Vec<usize>], index: &HashMap<&str, usize>) -> Result<(), String> {
@@ -736,7 +719,7 @@ fn check_dominance(pieces: &[Piece], succs: &[Vec<usize>], index: &HashMap<&str,
                 // [ value, %block ]: the value must dominate the incoming block.
                 for pair in l.split('[').skip(1) {
                     let pair = pair.split(']').next().unwrap_or("");
-                    let ops = split_operands(pair);
+                    let ops = split_top(pair);
                     let (Some(v), Some(b)) = (ops.first(), ops.get(1)) else { continue };
                     let Some(&bi) = b.strip_prefix('%').and_then(|b| index.get(b)) else { continue };
                     for name in locals_in(v) {
