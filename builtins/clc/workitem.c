@@ -39,6 +39,29 @@ struct ferrocl_group {
     void *copies;
 };
 _Static_assert(__builtin_offsetof(struct ferrocl_group, copies) == 176, "Group layout");
+
+/* Mirrors kernel-abi's `CopyLog`: what the async-copy fast paths below read and write. */
+typedef struct {
+    unsigned *reached;
+    size_t items;
+    const size_t *events;
+    size_t ops;
+    size_t issued;
+    unsigned long waited;
+    unsigned defer, slow;
+    const size_t *prefetch_from;
+    const size_t *prefetch_lines;
+} ferrocl_copy_log;
+_Static_assert(sizeof(ferrocl_copy_log) == 72, "CopyLog layout");
+
+/* Work-item `item`'s share of the source lines of copy operation k. */
+static inline __attribute__((always_inline)) void prefetch_share(const ferrocl_copy_log *log, size_t k, size_t item) {
+    size_t n = log->prefetch_lines[k];
+    if (n == 0) return;
+    size_t share = (n + log->items - 1) / log->items;
+    size_t lo = item * share, hi = lo + share < n ? lo + share : n;
+    for (size_t i = lo; i < hi; i++) __builtin_prefetch((const char *)log->prefetch_from[k] + i * 64);
+}
 _Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
 
@@ -147,16 +170,41 @@ void *__ferrocl_async_copy(size_t dst, size_t src, size_t elem, size_t per_line,
                            size_t src_line, size_t src_plane, size_t dst_line, size_t dst_plane, unsigned to_local,
                            void *event) {
     const ferrocl_ctx *c = current;
+    size_t item = __ferrocl_get_local_linear_id(c);
+    ferrocl_copy_log *log = c->group->copies;
+    /* Every work-item after the first: the copy is issued, take its event. */
+    if (log && !log->slow && item < log->items) {
+        unsigned k = log->reached[item];
+        if (k < log->ops) {
+            log->reached[item] = k + 1;
+            prefetch_share(log, k, item);
+            return (void *)log->events[k];
+        }
+    }
     ferrocl_copy job = {dst, src, elem, per_line, lines, planes, src_line, src_plane, dst_line, dst_plane, to_local, 0};
-    return (void *)c->group->services->copy(c->group, __ferrocl_get_local_linear_id(c), &job, (size_t)event);
+    return (void *)c->group->services->copy(c->group, item, &job, (size_t)event);
 }
 
 /* wait_group_events: the wait, then the barrier the wait implies (a no-op outside fibers:
  * kernels run as regions end their region after the call). */
 void __ferrocl_async_wait(int count, size_t events) {
     const ferrocl_ctx *c = current;
-    if (count > 0)
-        c->group->services->wait(c->group, __ferrocl_get_local_linear_id(c), (unsigned)count, (const size_t *)events);
+    ferrocl_copy_log *log = c->group->copies;
+    const size_t *ev = (const size_t *)events;
+    /* Regions: note the events; the region's end completes them. Unknown events are
+     * ignored; events past 64 go to the driver. */
+    if (log && !log->slow && log->defer) {
+        int i = 0;
+        for (; i < count; i++) {
+            size_t e = ev[i];
+            if (e - 1 < log->issued) {
+                if (e > 64) break;
+                log->waited |= 1ul << (e - 1);
+            }
+        }
+        if (i == count) return;
+    }
+    if (count > 0) c->group->services->wait(c->group, __ferrocl_get_local_linear_id(c), (unsigned)count, ev);
     __ferrocl_barrier(0, c);
 }
 

@@ -94,7 +94,37 @@ pub struct AsyncCopy {
     pub _pad: u32,
 }
 
+/// The part of a group's async-copy state kernel code reads and writes itself, so that
+/// the calls every work-item but the first makes (a copy already issued, a wait in a
+/// kernel run as regions) cost a few loads instead of a call into the driver.
+/// `Group::copies` points at it.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CopyLog {
+    /// Copy operations (copies and fences) each work-item has passed, by linear id.
+    pub reached: *mut u32,
+    pub items: usize,
+    /// The event of each operation issued so far (0 for fences).
+    pub events: *const usize,
+    pub ops: usize,
+    /// Events handed out so far: valid events are 1..=issued.
+    pub issued: usize,
+    /// Kernels run as regions: events 1 to 64 waited for in the current region, as bits
+    /// (event 1 is bit 0); the region's end completes them.
+    pub waited: u64,
+    /// 1: waits are deferred to the end of the region.
+    pub defer: u32,
+    /// 1: every call goes to the driver (validation mode).
+    pub slow: u32,
+    /// For operation `k`, the first source cache line to prefetch and how many (0 when
+    /// not worth it): each work-item reaching the operation prefetches its share, so the
+    /// lines are requested while the group computes rather than in one burst.
+    pub prefetch_from: *const usize,
+    pub prefetch_lines: *const usize,
+}
+
 // The same offsets are asserted in builtins/clc/workitem.c.
+const _: () = assert!(core::mem::size_of::<CopyLog>() == 72);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);

@@ -519,8 +519,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
                     store[a] = Some(i);
                 }
                 None if def_of(l).is_some_and(|(_, rhs)| {
-                    rhs.strip_prefix("load ").and_then(|r| split_top(r).get(1).copied())
-                        == Some(&format!("ptr {n}"))
+                    rhs.strip_prefix("load ").and_then(|r| split_top(r).get(1).copied()) == Some(&format!("ptr {n}"))
                 }) => {}
                 _ => ok[a] = false,
             }
@@ -544,10 +543,8 @@ fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) ->
         let rhs = rhs.trim_start_matches("tail ");
         let op = rhs.split_whitespace().next().unwrap_or("");
         let fine = if op == "load" {
-            let from = split_top(&rhs[5..])
-                .get(1)
-                .and_then(|p| p.strip_prefix("ptr "))
-                .and_then(|p| s.index.get(p.trim()));
+            let from =
+                split_top(&rhs[5..]).get(1).and_then(|p| p.strip_prefix("ptr ")).and_then(|p| s.index.get(p.trim()));
             deps.extend(from);
             from.is_some_and(|&a| (s.usable)(a, s.at))
         } else if op == "call" {

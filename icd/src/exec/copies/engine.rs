@@ -5,7 +5,7 @@
 //! first; later arrivals wait for it to finish.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
@@ -79,6 +79,9 @@ struct Engine {
     queued: AtomicUsize,
     /// Workers looking for jobs without sleeping.
     awake: AtomicUsize,
+    /// A sleeping worker was woken and has not run yet: at idle priority it may not get
+    /// a core for a long time, and waking it again would only cost another syscall.
+    waking: AtomicBool,
     workers: usize,
 }
 
@@ -92,12 +95,13 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
         work: Condvar::new(),
         queued: AtomicUsize::new(0),
         awake: AtomicUsize::new(0),
+        waking: AtomicBool::new(false),
         workers,
     }
 });
 
-/// Starts a copy: runs a small one now (returning `None`), else prefetches its source
-/// and returns the job, offered to the background workers when it is big enough.
+/// Starts a copy: runs a small one now (returning `None`), else returns the job,
+/// offered to the background workers when it is big enough.
 pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
     let bytes = shape::bytes(copy);
     if bytes <= INLINE_BYTES {
@@ -105,7 +109,6 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
         unsafe { shape::run(copy) };
         return None;
     }
-    shape::prefetch(copy);
     let job = Arc::new(Job { copy: *copy, state: AtomicU8::new(QUEUED) });
     if bytes >= BACKGROUND_BYTES {
         offer(&job);
@@ -135,7 +138,7 @@ fn offer(job: &Arc<Job>) {
     q.push_back(job.clone());
     e.queued.store(q.len(), Ordering::Release);
     drop(q);
-    if e.awake.load(Ordering::Acquire) == 0 {
+    if e.awake.load(Ordering::Acquire) == 0 && !e.waking.swap(true, Ordering::AcqRel) {
         e.work.notify_one();
     }
 }
@@ -153,6 +156,7 @@ fn worker() {
     let e = &*ENGINE;
     loop {
         e.awake.fetch_add(1, Ordering::AcqRel);
+        e.waking.store(false, Ordering::Release);
         let mut since = Instant::now();
         loop {
             let job = match e.queued.load(Ordering::Acquire) {

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use ferrocl_kernel_abi::{AsyncCopy, Group};
+use ferrocl_kernel_abi::{AsyncCopy, CopyLog, Group};
 
 use super::engine::{self, Job};
 use super::shape;
@@ -20,20 +20,59 @@ enum Op {
     Fence,
 }
 
-/// A worker's async-copy state for the group it runs.
-#[derive(Default)]
+/// A worker's async-copy state for the group it runs. Kernel code sees `log` (the
+/// group's `copies` points at this struct, whose first field it is).
+#[repr(C)]
 pub struct GroupCopies {
+    log: CopyLog,
     /// Copy operations (copies and fences) each work-item has passed.
     reached: Vec<u32>,
     ops: Vec<Op>,
+    /// The event of each operation (0 for fences), for `log`.
+    op_events: Vec<usize>,
     /// Events handed out so far (events are 1..=events).
     events: usize,
+    /// Events waited for and complete, to hand out again: waiting releases an event,
+    /// and small numbers keep waits on the kernel-side fast path (events 1 to 64).
+    free: Vec<usize>,
     /// Kernels run as barrier regions wait at the end of the region (`settle`): the
-    /// events their work-items waited for in it.
+    /// events past 64 their work-items waited for in it (the others are bits in `log`).
     pending: Vec<usize>,
     defer: bool,
     /// Set in validation mode.
     check: Option<Box<Validator>>,
+    /// Per operation, the first source line to prefetch and the count (see `CopyLog`).
+    prefetch_from: Vec<usize>,
+    prefetch_lines: Vec<usize>,
+}
+
+impl Default for GroupCopies {
+    fn default() -> GroupCopies {
+        GroupCopies {
+            log: CopyLog {
+                reached: std::ptr::null_mut(),
+                items: 0,
+                events: std::ptr::null(),
+                ops: 0,
+                issued: 0,
+                waited: 0,
+                defer: 0,
+                slow: 0,
+                prefetch_from: std::ptr::null(),
+                prefetch_lines: std::ptr::null(),
+            },
+            reached: Vec::new(),
+            ops: Vec::new(),
+            op_events: Vec::new(),
+            events: 0,
+            free: Vec::new(),
+            pending: Vec::new(),
+            defer: false,
+            check: None,
+            prefetch_from: Vec::new(),
+            prefetch_lines: Vec::new(),
+        }
+    }
 }
 
 impl GroupCopies {
@@ -43,6 +82,31 @@ impl GroupCopies {
         self.reached.clear();
         self.reached.resize(items, 0);
         self.defer = regions;
+        self.sync_log();
+    }
+
+    /// Points `log` at the current state (after anything that may move the vectors).
+    fn sync_log(&mut self) {
+        self.log.reached = self.reached.as_mut_ptr();
+        self.log.items = self.reached.len();
+        self.log.events = self.op_events.as_ptr();
+        self.log.ops = self.op_events.len();
+        self.log.issued = self.events;
+        self.log.defer = self.defer as u32;
+        self.log.slow = (*MODE != Mode::Off) as u32;
+        self.log.prefetch_from = self.prefetch_from.as_ptr();
+        self.log.prefetch_lines = self.prefetch_lines.as_ptr();
+    }
+
+    /// Work-item `item`'s share of operation `k`'s source lines: spread over the
+    /// work-items, the requests go out while the group computes instead of in one
+    /// burst that would stall the issuing work-item until the memory system caught up.
+    fn prefetch_share(&self, k: usize, item: usize) {
+        let n = self.prefetch_lines[k];
+        let share = n.div_ceil(self.reached.len().max(1));
+        for i in (item * share).min(n)..(item * share + share).min(n) {
+            shape::touch(self.prefetch_from[k] + i * 64);
+        }
     }
 
     /// The validator for this group, in validation mode.
@@ -64,8 +128,14 @@ impl GroupCopies {
                 j.complete();
             }
         }
+        self.op_events.clear();
+        self.prefetch_from.clear();
+        self.prefetch_lines.clear();
         self.events = 0;
+        self.free.clear();
         self.pending.clear();
+        self.log.waited = 0;
+        self.sync_log();
     }
 
     /// The operation index work-item `item` is at, and whether it is the first there.
@@ -86,7 +156,9 @@ impl GroupCopies {
                             v.divergent(item, k);
                         }
                     }
-                    *event
+                    let event = *event;
+                    self.prefetch_share(k, item);
+                    event
                 }
                 _ => {
                     if let Some(v) = self.check.as_mut() {
@@ -98,6 +170,8 @@ impl GroupCopies {
         }
         let event = if (1..=self.events).contains(&event) {
             event
+        } else if let Some(e) = self.free.pop() {
+            e
         } else {
             self.events += 1;
             self.events
@@ -113,7 +187,16 @@ impl GroupCopies {
             }
             None => engine::issue(c),
         };
+        let (from, lines) = match job.is_some() {
+            true => shape::contiguous_source_lines(c),
+            false => (0, 0),
+        };
+        self.prefetch_from.push(from);
+        self.prefetch_lines.push(lines);
         self.ops.push(Op::Copy { event, job, copy: *c });
+        self.op_events.push(event);
+        self.sync_log();
+        self.prefetch_share(k, item);
         event
     }
 
@@ -139,7 +222,9 @@ impl GroupCopies {
         }
         for &e in events.iter().filter(|&&e| (1..=self.events).contains(&e)) {
             if self.defer {
-                if !self.pending.contains(&e) {
+                if e <= 64 {
+                    self.log.waited |= 1 << (e - 1);
+                } else if !self.pending.contains(&e) {
                     self.pending.push(e);
                 }
             } else {
@@ -158,12 +243,34 @@ impl GroupCopies {
                 }
             }
             self.ops.push(Op::Fence);
+            self.op_events.push(0);
+            self.prefetch_from.push(0);
+            self.prefetch_lines.push(0);
+            self.sync_log();
         }
     }
 
+    /// The end of a region: completes the events waited for in it, which every
+    /// work-item has now passed, so they are released for reuse. (Outside regions,
+    /// events are not reused: a work-item may still be about to wait for one.)
     fn settle(&mut self) {
-        for e in std::mem::take(&mut self.pending) {
+        let mut bits = std::mem::take(&mut self.log.waited);
+        let mut waited = std::mem::take(&mut self.pending);
+        while bits != 0 {
+            waited.push(bits.trailing_zeros() as usize + 1);
+            bits &= bits - 1;
+        }
+        for &e in &waited {
             self.complete_event(e);
+        }
+        // Released events keep their (completed) operations: a kernel waiting again
+        // on a released event (an error) waits for nothing, or for its new copy.
+        if self.check.is_none() {
+            for e in waited {
+                if !self.free.contains(&e) {
+                    self.free.push(e);
+                }
+            }
         }
     }
 }

@@ -66,30 +66,22 @@ unsafe fn elements<const N: usize>(c: &AsyncCopy) {
     }
 }
 
-/// Asks the memory system for the source's cache lines (up to `PREFETCH_LIMIT` bytes).
-/// Prefetches never fault, so this is safe whatever the shape.
-pub fn prefetch(c: &AsyncCopy) {
-    let line = c.per_line.saturating_mul(c.elem);
-    let mut budget = PREFETCH_LIMIT;
-    'all: for p in 0..c.planes {
-        for l in 0..c.lines {
-            let (s, _) = line_offsets(c, p, l);
-            let start = c.src.wrapping_add(s);
-            let mut at = start & !63;
-            while at < start.wrapping_add(line) {
-                touch(at);
-                at += 64;
-                budget = budget.saturating_sub(64);
-            }
-            if budget == 0 {
-                break 'all;
-            }
-        }
+/// The first source cache line and the number of lines (up to `PREFETCH_LIMIT` bytes)
+/// of a copy whose source is one contiguous run; (0, 0) for other shapes, whose lines
+/// the hardware fetches as the copy walks them.
+pub fn contiguous_source_lines(c: &AsyncCopy) -> (usize, usize) {
+    let contiguous = c.planes == 1 && (c.lines == 1 || c.src_line == c.per_line);
+    if !contiguous {
+        return (0, 0);
     }
+    let (start, end) = (c.src & !63, c.src.saturating_add(bytes(c)));
+    (start, (end - start).min(PREFETCH_LIMIT).div_ceil(64))
 }
 
+/// Asks the memory system for the cache line at `addr`. Prefetches never fault, so any
+/// address is safe.
 #[inline(always)]
-fn touch(addr: usize) {
+pub fn touch(addr: usize) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch is a hint; it does not fault on any address.
     unsafe {
