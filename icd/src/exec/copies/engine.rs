@@ -1,18 +1,19 @@
 //! Copy jobs and the background copy workers.
 //!
-//! A job is claimed exactly once, by a background worker or by the first work-group
-//! code that needs it done (a wait, a fence, the end of the group), whichever comes
-//! first; later arrivals wait for it to finish.
+//! A job is cut into chunks of a few KiB; background workers and the work-group code
+//! that needs it done (a wait, a fence, the end of the group) claim chunks until none
+//! is left, then wait for the ones others hold. A copy worker runs at idle priority
+//! and may be stopped half-way for long; chunks bound what it can hold up to one.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use ferrocl_kernel_abi::AsyncCopy;
 use parking_lot::{Condvar, Mutex};
 
-use super::shape;
+use super::shape::{self, Chunks};
 
 /// Copies up to this size run when issued: the bookkeeping of a deferred copy costs
 /// about as much as moving this many bytes from cache.
@@ -26,13 +27,13 @@ const QUEUE_LIMIT: usize = 256;
 /// a sleeping thread costs more than most copies.
 const SPIN: Duration = Duration::from_micros(200);
 
-const QUEUED: u8 = 0;
-const RUNNING: u8 = 1;
-const DONE: u8 = 2;
-
 pub struct Job {
     copy: AsyncCopy,
-    state: AtomicU8,
+    chunks: Chunks,
+    /// The next chunk to claim; chunks claimed by whoever increments past them.
+    next: AtomicUsize,
+    /// Chunks finished.
+    done: AtomicUsize,
 }
 
 // SAFETY: the shape's addresses stay valid until the job is done: the issuing group
@@ -41,34 +42,44 @@ unsafe impl Send for Job {}
 unsafe impl Sync for Job {}
 
 impl Job {
-    fn try_run(&self) -> bool {
-        if self.state.compare_exchange(QUEUED, RUNNING, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            return false;
-        }
-        // SAFETY: see the `Send` impl.
-        unsafe { shape::run(&self.copy) };
-        self.state.store(DONE, Ordering::Release);
-        true
+    fn new(copy: &AsyncCopy) -> Arc<Job> {
+        Arc::new(Job { copy: *copy, chunks: Chunks::of(copy), next: AtomicUsize::new(0), done: AtomicUsize::new(0) })
     }
 
-    /// Returns once the copy is done, running it here if nobody has started it.
-    pub fn complete(&self) {
-        if self.try_run() {
-            return;
+    /// Runs chunks until none is left to claim.
+    fn help(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::AcqRel);
+            if i >= self.chunks.count {
+                return;
+            }
+            // SAFETY: see the `Send` impl; each chunk is claimed once.
+            unsafe { self.chunks.run(&self.copy, i) };
+            self.done.fetch_add(1, Ordering::AcqRel);
         }
+    }
+
+    /// Returns once the copy is done, running every chunk nobody has claimed.
+    pub fn complete(&self) {
+        self.help();
         let mut spins = 0u32;
-        while self.state.load(Ordering::Acquire) != DONE {
+        while !self.is_done() {
             spins += 1;
-            if spins < 1000 {
+            if spins < 2000 {
                 std::hint::spin_loop();
             } else {
-                std::thread::yield_now();
+                // A copy worker (at idle priority) holds a chunk: give it the core.
+                std::thread::sleep(Duration::from_micros(10));
             }
         }
     }
 
     pub fn is_done(&self) -> bool {
-        self.state.load(Ordering::Acquire) == DONE
+        self.done.load(Ordering::Acquire) >= self.chunks.count
+    }
+
+    fn started(&self) -> bool {
+        self.next.load(Ordering::Relaxed) > 0
     }
 }
 
@@ -109,7 +120,7 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
         unsafe { shape::run(copy) };
         return None;
     }
-    let job = Arc::new(Job { copy: *copy, state: AtomicU8::new(QUEUED) });
+    let job = Job::new(copy);
     if bytes >= BACKGROUND_BYTES {
         offer(&job);
     }
@@ -118,7 +129,7 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
 
 /// A job that runs only when something waits for it (validation's delay mode).
 pub fn deferred(copy: &AsyncCopy) -> Arc<Job> {
-    Arc::new(Job { copy: *copy, state: AtomicU8::new(QUEUED) })
+    Job::new(copy)
 }
 
 fn offer(job: &Arc<Job>) {
@@ -128,7 +139,7 @@ fn offer(job: &Arc<Job>) {
     }
     let mut q = e.queue.lock();
     // Jobs their waiters already ran are only dropped here or by a worker.
-    while q.front().is_some_and(|j| j.state.load(Ordering::Relaxed) != QUEUED) {
+    while q.front().is_some_and(|j| j.started()) {
         q.pop_front();
     }
     e.queued.store(q.len(), Ordering::Release);
@@ -170,7 +181,7 @@ fn worker() {
             };
             match job {
                 Some(j) => {
-                    j.try_run();
+                    j.help();
                     since = Instant::now();
                 }
                 None if since.elapsed() < SPIN => std::hint::spin_loop(),

@@ -23,44 +23,101 @@ fn line_offsets(c: &AsyncCopy, p: usize, l: usize) -> (usize, usize) {
 /// The shape must describe readable source and writable destination memory, not
 /// overlapping (the kernel's promise; validation mode checks it).
 pub unsafe fn run(c: &AsyncCopy) {
-    let line = c.per_line * c.elem;
-    if line == 0 {
-        return;
-    }
+    // SAFETY: the caller's contract.
+    unsafe { run_rows(c, 0..c.planes.saturating_mul(c.lines), 0..c.per_line.saturating_mul(c.elem)) }
+}
+
+/// Copies bytes `part` of each of the shape's `rows` (line `r % lines` of plane
+/// `r / lines`): the unit of work a copy is split into (see `Chunks`).
+///
+/// # Safety
+/// As for `run`, for the rows and bytes given.
+pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::ops::Range<usize>) {
+    let lines = c.lines.max(1);
     // Lines of one element (strided copies) move with a fixed-size copy per element;
     // longer lines are one memcpy each.
-    if c.per_line == 1 {
+    if c.per_line == 1 && part.start == 0 && part.end == c.elem {
+        let r = rows.clone();
+        // SAFETY: the caller's contract.
         match c.elem {
-            1 => return unsafe { elements::<1>(c) },
-            2 => return unsafe { elements::<2>(c) },
-            4 => return unsafe { elements::<4>(c) },
-            8 => return unsafe { elements::<8>(c) },
-            16 => return unsafe { elements::<16>(c) },
-            32 => return unsafe { elements::<32>(c) },
-            64 => return unsafe { elements::<64>(c) },
-            128 => return unsafe { elements::<128>(c) },
+            1 => return unsafe { elements::<1>(c, r) },
+            2 => return unsafe { elements::<2>(c, r) },
+            4 => return unsafe { elements::<4>(c, r) },
+            8 => return unsafe { elements::<8>(c, r) },
+            16 => return unsafe { elements::<16>(c, r) },
+            32 => return unsafe { elements::<32>(c, r) },
+            64 => return unsafe { elements::<64>(c, r) },
+            128 => return unsafe { elements::<128>(c, r) },
             _ => {}
         }
     }
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
-    for p in 0..c.planes {
-        for l in 0..c.lines {
-            let (s, d) = line_offsets(c, p, l);
-            // SAFETY: the caller's contract covers every line of the shape.
-            unsafe { std::ptr::copy_nonoverlapping(src.wrapping_add(s), dst.wrapping_add(d), line) };
+    for r in rows {
+        let (s, d) = line_offsets(c, r / lines, r % lines);
+        // SAFETY: the caller's contract covers every line of the shape.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                src.wrapping_add(s + part.start),
+                dst.wrapping_add(d + part.start),
+                part.end - part.start,
+            )
+        };
+    }
+}
+
+unsafe fn elements<const N: usize>(c: &AsyncCopy, rows: std::ops::Range<usize>) {
+    let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
+    let lines = c.lines.max(1);
+    for r in rows {
+        let (s, d) = line_offsets(c, r / lines, r % lines);
+        // SAFETY: as for `run`; elements need not be aligned.
+        unsafe {
+            let v = src.wrapping_add(s).cast::<[u8; N]>().read_unaligned();
+            dst.wrapping_add(d).cast::<[u8; N]>().write_unaligned(v);
         }
     }
 }
 
-unsafe fn elements<const N: usize>(c: &AsyncCopy) {
-    let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
-    for p in 0..c.planes {
-        for l in 0..c.lines {
-            let (s, d) = line_offsets(c, p, l);
-            // SAFETY: as for `run`; elements need not be aligned.
-            unsafe {
-                let v = src.wrapping_add(s).cast::<[u8; N]>().read_unaligned();
-                dst.wrapping_add(d).cast::<[u8; N]>().write_unaligned(v);
+/// A copy cut into chunks of about `CHUNK` bytes, so that several threads can share it
+/// and a thread that stops half-way holds up at most one chunk.
+#[derive(Clone, Copy, Debug)]
+pub struct Chunks {
+    /// Rows per chunk, or 0 when each row is cut into `pieces` chunks.
+    rows_per_chunk: usize,
+    pieces: usize,
+    pub count: usize,
+}
+
+pub const CHUNK: usize = 4 << 10;
+
+impl Chunks {
+    pub fn of(c: &AsyncCopy) -> Chunks {
+        let rows = c.planes.saturating_mul(c.lines);
+        let line = c.per_line.saturating_mul(c.elem).max(1);
+        if line > CHUNK {
+            let pieces = line.div_ceil(CHUNK);
+            Chunks { rows_per_chunk: 0, pieces, count: rows.saturating_mul(pieces) }
+        } else {
+            let per = (CHUNK / line).max(1);
+            Chunks { rows_per_chunk: per, pieces: 1, count: rows.div_ceil(per) }
+        }
+    }
+
+    /// Copies chunk `i`.
+    ///
+    /// # Safety
+    /// As for `run`.
+    pub unsafe fn run(&self, c: &AsyncCopy, i: usize) {
+        let rows = c.planes * c.lines;
+        let line = c.per_line * c.elem;
+        // SAFETY: the caller's contract.
+        unsafe {
+            if self.rows_per_chunk == 0 {
+                let (row, piece) = (i / self.pieces, i % self.pieces);
+                run_rows(c, row..row + 1, piece * CHUNK..((piece + 1) * CHUNK).min(line));
+            } else {
+                let from = i * self.rows_per_chunk;
+                run_rows(c, from..(from + self.rows_per_chunk).min(rows), 0..line);
             }
         }
     }
@@ -116,6 +173,24 @@ mod tests {
                 assert_eq!(&dst[i * elem..(i + 1) * elem], &src[i * 3 * elem..(i * 3 + 1) * elem], "elem {elem}");
             }
             assert!(dst[elem * 10..].iter().all(|&b| b == 0), "bytes past the copy");
+        }
+    }
+
+    #[test]
+    fn chunks_cover_every_byte_once() {
+        // Long lines cut into pieces, short lines grouped, strided elements grouped.
+        for (per_line, lines, elem, src_line) in [(10000, 3, 1, 10007), (100, 300, 4, 130), (1, 5000, 4, 3)] {
+            let src: Vec<u8> = (0..src_line * lines * elem + per_line * elem).map(|i| (i * 7) as u8).collect();
+            let (mut whole, mut chunked) = (vec![0u8; per_line * lines * elem], vec![0u8; per_line * lines * elem]);
+            let c = AsyncCopy { elem, per_line, lines, src_line, dst_line: per_line, ..shape(&src, &mut whole) };
+            unsafe { run(&c) };
+            let c2 = AsyncCopy { dst: chunked.as_mut_ptr() as usize, ..c };
+            let chunks = Chunks::of(&c2);
+            assert!(chunks.count > 1, "{chunks:?}");
+            for i in (0..chunks.count).rev() {
+                unsafe { chunks.run(&c2, i) };
+            }
+            assert_eq!(whole, chunked, "{per_line} x {lines}");
         }
     }
 
