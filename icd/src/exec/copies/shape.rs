@@ -33,7 +33,6 @@ pub unsafe fn run(c: &AsyncCopy) {
 /// # Safety
 /// As for `run`, for the rows and bytes given.
 pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::ops::Range<usize>) {
-    let lines = c.lines.max(1);
     // Lines of one element (strided copies) move with a fixed-size copy per element;
     // longer lines are one memcpy each.
     if c.per_line == 1 && part.start == 0 && part.end == c.elem {
@@ -52,8 +51,7 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
         }
     }
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
-    for r in rows {
-        let (s, d) = line_offsets(c, r / lines, r % lines);
+    for (s, d) in row_offsets(c, rows) {
         // SAFETY: the caller's contract covers every line of the shape.
         unsafe {
             std::ptr::copy_nonoverlapping(
@@ -65,11 +63,31 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
     }
 }
 
+/// Source and destination byte offsets of `rows`, walking lines and planes without a
+/// division per row (strided copies have a row per element).
+fn row_offsets(c: &AsyncCopy, rows: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let lines = c.lines.max(1);
+    let (mut p, mut l) = (rows.start / lines, rows.start % lines);
+    let (mut s, mut d) = line_offsets(c, p, l);
+    let (sl, dl) = (c.src_line.wrapping_mul(c.elem), c.dst_line.wrapping_mul(c.elem));
+    rows.map(move |_| {
+        let here = (s, d);
+        l += 1;
+        if l == lines {
+            l = 0;
+            p += 1;
+            (s, d) = line_offsets(c, p, 0);
+        } else {
+            s = s.wrapping_add(sl);
+            d = d.wrapping_add(dl);
+        }
+        here
+    })
+}
+
 unsafe fn elements<const N: usize>(c: &AsyncCopy, rows: std::ops::Range<usize>) {
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
-    let lines = c.lines.max(1);
-    for r in rows {
-        let (s, d) = line_offsets(c, r / lines, r % lines);
+    for (s, d) in row_offsets(c, rows) {
         // SAFETY: as for `run`; elements need not be aligned.
         unsafe {
             let v = src.wrapping_add(s).cast::<[u8; N]>().read_unaligned();
