@@ -1,6 +1,6 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--json FILE]` compares platforms side by side;
+//! `bench [--platform NAME ...] [--json FILE] [--svg FILE]` compares platforms side by side;
 //! `khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N]
 //! [--timeout SECS]` runs Khronos CTS tests (default: the async-copy ones);
 //! `suite [--platform NAME] [--filter GLOB]... [--junit FILE] [--json FILE]
@@ -355,6 +355,12 @@ fn bench(args: &[String]) -> i32 {
         let json =
             format!("{{\n  \"host_saxpy_gbs\": {host},\n  \"host_memcpy_gbs\": {memcpy},\n{}\n}}\n", body.join(",\n"));
         if let Err(e) = std::fs::write(&path, json) {
+            eprintln!("cts-runner: {path}: {e}");
+            return 1;
+        }
+    }
+    if let Some(path) = flag_values(args, "--svg").pop() {
+        if let Err(e) = std::fs::write(&path, cts_runner::chart::svg(&metrics, &results)) {
             eprintln!("cts-runner: {path}: {e}");
             return 1;
         }
