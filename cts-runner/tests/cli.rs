@@ -67,3 +67,21 @@ fn the_whole_async_copy_suite_passes() {
     assert!(o.status.success(), "{t}");
     assert!(t.contains("total                                                1384        0        0"), "{t}");
 }
+
+#[test]
+fn the_suite_runs_against_pocl_when_it_is_installed() {
+    let registered = std::fs::read_dir("/etc/OpenCL/vendors")
+        .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().contains("pocl")))
+        .unwrap_or(false);
+    if !registered {
+        eprintln!("PoCL is not installed (apt-get install pocl-opencl-icd): nothing to compare");
+        return;
+    }
+    let o =
+        cts_runner(&["suite", "--platform", "Portable", "--filter", "async/*/int/*", "--filter", "async/2D/*/elem4"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    // 10 plain and strided groups x 2 sizes pass; PoCL lacks the 2D extension.
+    assert!(t.contains("total                                                  20        2        0"), "{t}");
+    assert!(t.contains("skipped async/2D/global_to_local/elem4: the device lacks cl_khr_extended_async_copies"), "{t}");
+}
