@@ -51,10 +51,12 @@ pub struct Outcome {
 pub fn judge(test: &str, status: Option<i32>, log: &str, seconds: f64) -> Outcome {
     let configs = log.lines().filter(|l| l.starts_with("Testing ")).count();
     let skipped_configs = log.lines().filter(|l| l.starts_with("Skipping due to")).count();
-    let unsupported = log
-        .lines()
-        .find(|l| l.contains("not supported") || l.contains("Skipping test") || l.contains("skipping test"))
-        .map(|l| l.trim().to_string());
+    // The harness prints "<test> test not supported" when a test skipped itself; a
+    // test that only skips some of its parts (sizeof without images) still passed.
+    let unsupported = log.lines().any(|l| l.trim() == format!("{test} test not supported")).then(|| {
+        let why = log.lines().find(|l| l.contains("not supported") || l.contains("Skipping")).unwrap_or("");
+        why.trim().to_string()
+    });
     let verdict = match status {
         None => Verdict::Failed(format!("timed out after {seconds:.0} s")),
         Some(0) if !log.contains("PASSED test.") => Verdict::Failed("exited 0 without 'PASSED test.'".into()),
@@ -182,8 +184,10 @@ mod tests {
     #[test]
     fn verdicts() {
         assert_eq!(judge("t", Some(0), "Testing a\nPASSED test.\n", 1.0).verdict, Verdict::Passed);
-        let vacuous = "hostptr...\n\tNote: device does not support images. Skipping test...\nPASSED test.\n";
-        assert!(matches!(judge("t", Some(0), vacuous, 1.0).verdict, Verdict::Skipped(_)));
+        let vacuous = "hostptr...\n\tNote: device does not support images. Skipping test...\nhostptr test not supported\nPASSED test.\n";
+        assert!(matches!(judge("hostptr", Some(0), vacuous, 1.0).verdict, Verdict::Skipped(_)));
+        let partly = "images are not supported by this device. Skipping test.\nsizeof passed\nPASSED test.\n";
+        assert_eq!(judge("sizeof", Some(0), partly, 1.0).verdict, Verdict::Passed);
         let all_skipped = "Testing 1\nSkipping due to resource requirements\nPASSED test.\n";
         assert!(matches!(judge("t", Some(0), all_skipped, 1.0).verdict, Verdict::Skipped(_)));
         let some = judge("t", Some(0), "Testing 1\nSkipping due to x\nTesting 2\nPASSED test.\n", 1.0);
