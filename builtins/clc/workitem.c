@@ -49,19 +49,9 @@ typedef struct {
     size_t issued;
     unsigned long waited;
     unsigned defer, slow;
-    const size_t *prefetch_from;
-    const size_t *prefetch_lines;
 } ferrocl_copy_log;
-_Static_assert(sizeof(ferrocl_copy_log) == 72, "CopyLog layout");
+_Static_assert(sizeof(ferrocl_copy_log) == 56, "CopyLog layout");
 
-/* Work-item `item`'s share of the source lines of copy operation k. */
-static inline __attribute__((always_inline)) void prefetch_share(const ferrocl_copy_log *log, size_t k, size_t item) {
-    size_t n = log->prefetch_lines[k];
-    if (n == 0) return;
-    size_t share = (n + log->items - 1) / log->items;
-    size_t lo = item * share, hi = lo + share < n ? lo + share : n;
-    for (size_t i = lo; i < hi; i++) __builtin_prefetch((const char *)log->prefetch_from[k] + i * 64);
-}
 _Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
 
@@ -177,7 +167,6 @@ void *__ferrocl_async_copy(size_t dst, size_t src, size_t elem, size_t per_line,
         unsigned k = log->reached[item];
         if (k < log->ops) {
             log->reached[item] = k + 1;
-            prefetch_share(log, k, item);
             return (void *)log->events[k];
         }
     }

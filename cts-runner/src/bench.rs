@@ -237,6 +237,10 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
     let (p, _) = platform_named(platform)?;
     let s = Session::new(p)?;
     let mut out = Vec::new();
+    if warm.is_empty() {
+        // `bench --async-only`.
+        return crate::bench_async::measure(&s);
+    }
 
     // Cold: a source no process has seen, built, and each kernel launched once (some
     // platforms compile a kernel only at its first launch).

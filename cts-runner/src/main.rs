@@ -1,6 +1,7 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--json FILE] [--svg FILE]` compares platforms side by side;
+//! `bench [--platform NAME ...] [--async-only] [--json FILE] [--svg FILE]` compares platforms
+//! side by side;
 //! `khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N]
 //! [--timeout SECS]` runs Khronos CTS tests (default: the async-copy ones);
 //! `suite [--platform NAME] [--filter GLOB]... [--junit FILE] [--json FILE]
@@ -249,8 +250,9 @@ fn flag_values(args: &[String], flag: &str) -> Vec<String> {
 /// `bench-one --platform NAME --warm FILE`: measures one platform (run by `bench` in a
 /// child process) and prints `key=value` lines.
 fn bench_one(args: &[String]) -> i32 {
-    let (Some(platform), Some(warm)) = (flag_values(args, "--platform").pop(), flag_values(args, "--warm").pop())
-    else {
+    let warm =
+        if args.iter().any(|a| a == "--async-only") { Some(String::new()) } else { flag_values(args, "--warm").pop() };
+    let (Some(platform), Some(warm)) = (flag_values(args, "--platform").pop(), warm) else {
         eprintln!("usage: cts-runner bench-one --platform NAME --warm FILE");
         return 2;
     };
@@ -283,10 +285,17 @@ fn bench(args: &[String]) -> i32 {
     let mut results: Vec<(String, std::collections::HashMap<String, f64>)> = Vec::new();
     for name in &platforms {
         let _ = std::fs::write(&warm, format!("{SOURCE}\n// warm {}\n", std::process::id()));
-        let prebuild =
-            std::process::Command::new(&exe).args(["bench-one", "--platform", name, "--warm"]).arg(&warm).output();
-        let out =
-            std::process::Command::new(&exe).args(["bench-one", "--platform", name, "--warm"]).arg(&warm).output();
+        let only: &[&str] = if args.iter().any(|a| a == "--async-only") { &["--async-only"] } else { &[] };
+        let prebuild = std::process::Command::new(&exe)
+            .args(["bench-one", "--platform", name, "--warm"])
+            .arg(&warm)
+            .args(only)
+            .output();
+        let out = std::process::Command::new(&exe)
+            .args(["bench-one", "--platform", name, "--warm"])
+            .arg(&warm)
+            .args(only)
+            .output();
         match (prebuild, out) {
             (Ok(_), Ok(o)) if o.status.success() => {
                 let values = String::from_utf8_lossy(&o.stdout)

@@ -116,15 +116,10 @@ pub struct CopyLog {
     pub defer: u32,
     /// 1: every call goes to the driver (validation mode).
     pub slow: u32,
-    /// For operation `k`, the first source cache line to prefetch and how many (0 when
-    /// not worth it): each work-item reaching the operation prefetches its share, so the
-    /// lines are requested while the group computes rather than in one burst.
-    pub prefetch_from: *const usize,
-    pub prefetch_lines: *const usize,
 }
 
 // The same offsets are asserted in builtins/clc/workitem.c.
-const _: () = assert!(core::mem::size_of::<CopyLog>() == 72);
+const _: () = assert!(core::mem::size_of::<CopyLog>() == 56);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);

@@ -35,15 +35,15 @@ pub struct GroupCopies {
     /// Events waited for and complete, to hand out again: waiting releases an event,
     /// and small numbers keep waits on the kernel-side fast path (events 1 to 64).
     free: Vec<usize>,
+    /// The operations joined in each event (index: event), so completing an event does
+    /// not scan every copy the group has made.
+    event_ops: Vec<Vec<usize>>,
     /// Kernels run as barrier regions wait at the end of the region (`settle`): the
     /// events past 64 their work-items waited for in it (the others are bits in `log`).
     pending: Vec<usize>,
     defer: bool,
     /// Set in validation mode.
     check: Option<Box<Validator>>,
-    /// Per operation, the first source line to prefetch and the count (see `CopyLog`).
-    prefetch_from: Vec<usize>,
-    prefetch_lines: Vec<usize>,
 }
 
 impl Default for GroupCopies {
@@ -58,19 +58,16 @@ impl Default for GroupCopies {
                 waited: 0,
                 defer: 0,
                 slow: 0,
-                prefetch_from: std::ptr::null(),
-                prefetch_lines: std::ptr::null(),
             },
             reached: Vec::new(),
             ops: Vec::new(),
             op_events: Vec::new(),
             events: 0,
             free: Vec::new(),
+            event_ops: Vec::new(),
             pending: Vec::new(),
             defer: false,
             check: None,
-            prefetch_from: Vec::new(),
-            prefetch_lines: Vec::new(),
         }
     }
 }
@@ -94,19 +91,6 @@ impl GroupCopies {
         self.log.issued = self.events;
         self.log.defer = self.defer as u32;
         self.log.slow = (*MODE != Mode::Off) as u32;
-        self.log.prefetch_from = self.prefetch_from.as_ptr();
-        self.log.prefetch_lines = self.prefetch_lines.as_ptr();
-    }
-
-    /// Work-item `item`'s share of operation `k`'s source lines: spread over the
-    /// work-items, the requests go out while the group computes instead of in one
-    /// burst that would stall the issuing work-item until the memory system caught up.
-    fn prefetch_share(&self, k: usize, item: usize) {
-        let n = self.prefetch_lines[k];
-        let share = n.div_ceil(self.reached.len().max(1));
-        for i in (item * share).min(n)..(item * share + share).min(n) {
-            shape::touch(self.prefetch_from[k] + i * 64);
-        }
     }
 
     /// The validator for this group, in validation mode.
@@ -129,10 +113,9 @@ impl GroupCopies {
             }
         }
         self.op_events.clear();
-        self.prefetch_from.clear();
-        self.prefetch_lines.clear();
         self.events = 0;
         self.free.clear();
+        self.event_ops.iter_mut().for_each(Vec::clear);
         self.pending.clear();
         self.log.waited = 0;
         self.sync_log();
@@ -156,9 +139,7 @@ impl GroupCopies {
                             v.divergent(item, k);
                         }
                     }
-                    let event = *event;
-                    self.prefetch_share(k, item);
-                    event
+                    *event
                 }
                 _ => {
                     if let Some(v) = self.check.as_mut() {
@@ -171,11 +152,16 @@ impl GroupCopies {
         let event = if (1..=self.events).contains(&event) {
             event
         } else if let Some(e) = self.free.pop() {
+            self.event_ops[e].clear();
             e
         } else {
             self.events += 1;
             self.events
         };
+        if self.event_ops.len() <= event {
+            self.event_ops.resize_with(event + 1, Vec::new);
+        }
+        self.event_ops[event].push(self.ops.len());
         let job = match self.check.as_mut() {
             Some(v) => {
                 v.issued(item, c);
@@ -187,23 +173,16 @@ impl GroupCopies {
             }
             None => engine::issue(c),
         };
-        let (from, lines) = match job.is_some() {
-            true => shape::contiguous_source_lines(c),
-            false => (0, 0),
-        };
-        self.prefetch_from.push(from);
-        self.prefetch_lines.push(lines);
         self.ops.push(Op::Copy { event, job, copy: *c });
         self.op_events.push(event);
         self.sync_log();
-        self.prefetch_share(k, item);
         event
     }
 
     fn complete_event(&self, event: usize) {
-        for op in &self.ops {
-            if let Op::Copy { event: e, job: Some(j), .. } = op {
-                if *e == event && !j.is_done() {
+        for &k in self.event_ops.get(event).into_iter().flatten() {
+            if let Op::Copy { job: Some(j), .. } = &self.ops[k] {
+                if !j.is_done() {
                     j.complete();
                 }
             }
@@ -244,8 +223,6 @@ impl GroupCopies {
             }
             self.ops.push(Op::Fence);
             self.op_events.push(0);
-            self.prefetch_from.push(0);
-            self.prefetch_lines.push(0);
             self.sync_log();
         }
     }

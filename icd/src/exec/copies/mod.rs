@@ -1,12 +1,10 @@
 //! The async-copy engine: what `async_work_group_copy` and its relatives do.
 //!
 //! A CPU has no DMA engine, so "asynchronous" has to come from hardware the computing
-//! work-group leaves idle (see DESIGN.md, "Copy engine"):
+//! work-group leaves idle (see DESIGN.md, "Async copies", for what was measured;
+//! software prefetch of the source, tried twice, stalled the issuing work-item and
+//! was removed):
 //!
-//! - the memory system: the source lines of a contiguous copy are prefetched in shares,
-//!   each work-item reaching the copy requesting its share, so they arrive while the
-//!   group computes (a burst of prefetches at issue stalled the issuing work-item until
-//!   the memory system caught up) and the copy itself later runs from cache;
 //! - idle cores: copies big enough to be worth a hand-off are offered to background copy
 //!   workers, which run at idle priority and so only take cores no compute worker uses;
 //! - whoever waits first for a copy that nobody has started runs it itself, so an async

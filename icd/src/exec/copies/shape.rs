@@ -1,10 +1,6 @@
-//! Moving the bytes of one copy shape, and prefetching its source.
+//! Moving the bytes of one copy shape.
 
 use ferrocl_kernel_abi::AsyncCopy;
-
-/// Source bytes prefetched when a copy is issued: about what the core's L2 holds for
-/// it alongside the group's working set.
-const PREFETCH_LIMIT: usize = 256 << 10;
 
 pub fn bytes(c: &AsyncCopy) -> usize {
     c.elem.saturating_mul(c.per_line).saturating_mul(c.lines).saturating_mul(c.planes)
@@ -51,15 +47,57 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
         }
     }
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
+    let len = part.end - part.start;
+    // Long runs into global memory bypass the cache: nothing reads them back soon, and
+    // ordinary stores would first read every destination line from memory.
+    let stream = c.to_local == 0 && len >= STREAM_BYTES && *HAS_AVX2;
     for (s, d) in row_offsets(c, rows) {
+        let (from, to) = (src.wrapping_add(s + part.start), dst.wrapping_add(d + part.start));
         // SAFETY: the caller's contract covers every line of the shape.
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                src.wrapping_add(s + part.start),
-                dst.wrapping_add(d + part.start),
-                part.end - part.start,
-            )
+            if stream {
+                #[cfg(target_arch = "x86_64")]
+                stream_copy(to, from, len);
+            } else {
+                std::ptr::copy_nonoverlapping(from, to, len)
+            }
         };
+    }
+}
+
+/// Runs at least this long are copied to global memory with non-temporal stores.
+const STREAM_BYTES: usize = 2 << 10;
+
+static HAS_AVX2: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+});
+
+/// memcpy with non-temporal 32-byte stores for the aligned middle.
+///
+/// # Safety
+/// `len` bytes readable at `src` and writable at `dst`, not overlapping; AVX2 present.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
+    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256, _mm_sfence};
+    let head = (dst as usize).wrapping_neg() & 31;
+    let head = head.min(len);
+    // SAFETY: all offsets stay within `len`; the stores are to 32-byte aligned addresses.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, head);
+        let mut i = head;
+        while i + 32 <= len {
+            let v = _mm256_loadu_si256(src.add(i).cast::<__m256i>());
+            _mm256_stream_si256(dst.add(i).cast::<__m256i>(), v);
+            i += 32;
+        }
+        std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+        // Non-temporal stores are weakly ordered: make them visible before the copy
+        // is reported done.
+        _mm_sfence();
     }
 }
 
@@ -139,31 +177,6 @@ impl Chunks {
             }
         }
     }
-}
-
-/// The first source cache line and the number of lines (up to `PREFETCH_LIMIT` bytes)
-/// of a copy whose source is one contiguous run; (0, 0) for other shapes, whose lines
-/// the hardware fetches as the copy walks them.
-pub fn contiguous_source_lines(c: &AsyncCopy) -> (usize, usize) {
-    let contiguous = c.planes == 1 && (c.lines == 1 || c.src_line == c.per_line);
-    if !contiguous {
-        return (0, 0);
-    }
-    let (start, end) = (c.src & !63, c.src.saturating_add(bytes(c)));
-    (start, (end - start).min(PREFETCH_LIMIT).div_ceil(64))
-}
-
-/// Asks the memory system for the cache line at `addr`. Prefetches never fault, so any
-/// address is safe.
-#[inline(always)]
-pub fn touch(addr: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch is a hint; it does not fault on any address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = addr;
 }
 
 #[cfg(test)]
