@@ -124,6 +124,9 @@ const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
 
+/// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_2";
+
 /// `__ferrocl_launch_<kernel>`: runs every work-item of one group (no barriers).
 pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);
 

@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod common;
+mod archive;
 mod async_copies;
 mod buffers;
 mod builtins;

@@ -2,7 +2,7 @@
 //! same binary works from the build tree and when installed.
 
 use std::ffi::CStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The directory holding the loaded `libferrocl.so` (or the executable, for tests that
 /// link the driver's code directly).
@@ -30,14 +30,44 @@ const ARCHIVE: &str = "libferrocl_builtins.a";
 pub fn builtins_archive() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("FERROCL_BUILTINS") {
         let p = PathBuf::from(p);
-        return if p.is_file() { Ok(p) } else { Err(format!("FERROCL_BUILTINS={} does not exist\n", p.display())) };
+        if !p.is_file() {
+            return Err(format!("FERROCL_BUILTINS={} does not exist\n", p.display()));
+        }
+        check_abi(&p)?;
+        return Ok(p);
     }
     let dir = driver_dir().ok_or("cannot tell where the FerroCL driver was loaded from\n")?;
     let candidates = [dir.join(ARCHIVE), dir.join("ferrocl").join(ARCHIVE), dir.join("..").join(ARCHIVE)];
-    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+    let found = candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
         format!(
             "FerroCL's builtins archive ({ARCHIVE}) is missing; looked in:\n{}\nReinstall FerroCL, or build the whole workspace ('cargo build --workspace').\n",
             candidates.iter().map(|p| format!("  {}\n", p.display())).collect::<String>()
         )
-    })
+    })?;
+    check_abi(&found)?;
+    Ok(found)
+}
+
+/// Refuses an archive from another FerroCL version: kernels linked with it would call
+/// builtins with a different contract. Checked once per archive and modification time.
+fn check_abi(archive: &Path) -> Result<(), String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static CHECKED: Mutex<Option<HashMap<(PathBuf, Option<std::time::SystemTime>), bool>>> = Mutex::new(None);
+    let key = (archive.to_path_buf(), std::fs::metadata(archive).and_then(|m| m.modified()).ok());
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    let ok = *checked.get_or_insert_with(HashMap::new).entry(key).or_insert_with(|| {
+        let symbol = ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL.as_bytes();
+        std::fs::read(archive).is_ok_and(|bytes| bytes.windows(symbol.len()).any(|w| w == symbol))
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "FerroCL's builtins archive {} is not from this FerroCL version (it lacks {}): \
+             reinstall FerroCL, or rebuild the whole workspace\n",
+            archive.display(),
+            ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL
+        ))
+    }
 }
