@@ -53,7 +53,8 @@ pub fn builtins_archive() -> Result<PathBuf, String> {
 fn check_abi(archive: &Path) -> Result<(), String> {
     use std::collections::HashMap;
     use std::sync::Mutex;
-    static CHECKED: Mutex<Option<HashMap<(PathBuf, Option<std::time::SystemTime>), bool>>> = Mutex::new(None);
+    type Seen = HashMap<(PathBuf, Option<std::time::SystemTime>), bool>;
+    static CHECKED: Mutex<Option<Seen>> = Mutex::new(None);
     let key = (archive.to_path_buf(), std::fs::metadata(archive).and_then(|m| m.modified()).ok());
     let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
     let ok = *checked.get_or_insert_with(HashMap::new).entry(key).or_insert_with(|| {
