@@ -112,7 +112,7 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
 });
 
 /// Starts a copy: runs a small one now (returning `None`), else returns the job,
-/// offered to the background workers when it is big enough.
+/// offered to the background workers when it is big enough and a core is free.
 pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
     let bytes = shape::bytes(copy);
     if bytes <= INLINE_BYTES {
@@ -121,7 +121,9 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
         return None;
     }
     let job = Job::new(copy);
-    if bytes >= BACKGROUND_BYTES {
+    // With every compute worker busy a copy worker would not get a core; offering
+    // would only cost the queue's lock (measured: 15% of copy bandwidth).
+    if bytes >= BACKGROUND_BYTES && crate::exec::pool::Pool::get().has_idle_worker() {
         offer(&job);
     }
     Some(job)
