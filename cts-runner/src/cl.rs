@@ -26,7 +26,7 @@ macro_rules! host_api {
                     // SAFETY: the ICD loader's initialisers are safe to run.
                     .find_map(|n| unsafe { libloading::Library::new(n) }.ok())
                     .ok_or_else(|| {
-                        "no OpenCL ICD loader (libOpenCL.so.1) found: install it with                          'apt-get install ocl-icd-libopencl1'"
+                        "no OpenCL ICD loader (libOpenCL.so.1) found: install it with 'apt-get install ocl-icd-libopencl1'"
                             .to_string()
                     })?;
                 // SAFETY: each symbol is looked up under its OpenCL name and typed with

@@ -75,6 +75,23 @@ pub fn judge(test: &str, status: Option<i32>, log: &str, seconds: f64) -> Outcom
     Outcome { test: test.to_string(), verdict, seconds, configs, skipped_configs }
 }
 
+/// The outcomes as the suite's, for its JUnit and JSON writers.
+pub fn as_suite(outcomes: &[Outcome]) -> Vec<crate::suite::Outcome> {
+    use crate::suite::Verdict as V;
+    outcomes
+        .iter()
+        .map(|o| crate::suite::Outcome {
+            name: format!("khronos/test_basic/{}", o.test),
+            verdict: match &o.verdict {
+                Verdict::Passed => V::Passed,
+                Verdict::Skipped(w) => V::Skipped(w.clone()),
+                Verdict::Failed(w) => V::Failed(w.clone()),
+            },
+            seconds: o.seconds,
+        })
+        .collect()
+}
+
 /// `*` and `?` globs.
 pub fn glob(pattern: &str, s: &str) -> bool {
     fn m(p: &[u8], s: &[u8]) -> bool {

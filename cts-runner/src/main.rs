@@ -3,7 +3,8 @@
 //! `bench [--platform NAME ...] [--async-only] [--json FILE] [--svg FILE]` compares platforms
 //! side by side;
 //! `khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N]
-//! [--timeout SECS]` runs Khronos CTS tests (default: the async-copy ones);
+//! [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS tests (default: the
+//! async-copy ones);
 //! `suite [--platform NAME] [--filter GLOB]... [--junit FILE] [--json FILE]
 //! [--selftest-failure]` runs our own conformance suites.
 //! `--ferrocl-build` makes the loader use this build tree's FerroCL (alone for
@@ -154,7 +155,10 @@ fn suite(args: &[String]) -> i32 {
 fn khronos(args: &[String], have_platforms: bool) -> i32 {
     use cts_runner::khronos::{self, Verdict, ASYNC_TESTS};
     let Some(path) = flag_values(args, "--test-basic").pop().map(std::path::PathBuf::from) else {
-        eprintln!("usage: cts-runner khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N] [--timeout SECS]");
+        eprintln!(
+            "usage: cts-runner khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N] \
+             [--timeout SECS] [--junit FILE] [--json FILE]"
+        );
         return 2;
     };
     if !path.is_file() {
@@ -230,6 +234,13 @@ fn khronos(args: &[String], have_platforms: bool) -> i32 {
     );
     for o in outcomes.iter().filter(|o| !matches!(o.verdict, Verdict::Passed)) {
         println!("  {}: {}", o.test, verdict_text(&o.verdict));
+    }
+    let as_suite = khronos::as_suite(&outcomes);
+    if let Some(f) = flag_values(args, "--junit").pop() {
+        cts_runner::suite::write(&f, &cts_runner::suite::junit(&names[index], &as_suite));
+    }
+    if let Some(f) = flag_values(args, "--json").pop() {
+        cts_runner::suite::write(&f, &cts_runner::suite::to_json(&names[index], &as_suite));
     }
     i32::from(failed > 0)
 }
