@@ -5,8 +5,10 @@
 //! software prefetch of the source, tried twice, stalled the issuing work-item and
 //! was removed):
 //!
-//! - idle cores: copies big enough to be worth a hand-off are offered to background copy
-//!   workers, which run at idle priority and so only take cores no compute worker uses;
+//! - idle cores: while some compute worker has no group, copies big enough to be worth
+//!   a hand-off are offered to background copy workers, which run at idle priority and
+//!   so only take cores no compute worker uses (with every worker busy, copies run
+//!   when issued: nothing else could run them meanwhile);
 //! - whoever waits first for a copy that nobody has started runs it itself, so an async
 //!   copy never costs more than a synchronous one.
 //!
