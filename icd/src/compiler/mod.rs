@@ -23,32 +23,26 @@ use crate::core::device::Device;
 /// linked into every kernel module, so they inline: (file name, source, language
 /// arguments). The OpenCL C ones use the kernels' address-space mangling and OpenCL's
 /// default header (which declares what they define).
-const OPENCL_LIBRARY: &[&str] = &[
-    "-x",
-    "cl",
-    "-cl-std=CL1.2",
-    "-Xclang",
-    "-ffake-address-space-map",
-    "-Xclang",
-    "-finclude-default-header",
-    "-Xclang",
-    "-cl-ext=-all,+cl_khr_fp64,+cl_khr_fp16,+cl_khr_byte_addressable_store",
-    "-Wno-psabi",
-];
+macro_rules! opencl_library {
+    ($std:literal) => {
+        &[
+            "-x",
+            "cl",
+            $std,
+            "-Xclang",
+            "-ffake-address-space-map",
+            "-Xclang",
+            "-finclude-default-header",
+            "-Xclang",
+            "-cl-ext=-all,+cl_khr_fp64,+cl_khr_fp16,+cl_khr_byte_addressable_store",
+            "-Wno-psabi",
+        ]
+    };
+}
+const OPENCL_LIBRARY: &[&str] = opencl_library!("-cl-std=CL1.2");
 /// Async copies need OpenCL C 2.0: clang declares wait_group_events with a generic
 /// event pointer whatever the kernel's version.
-const OPENCL_20_LIBRARY: &[&str] = &[
-    "-x",
-    "cl",
-    "-cl-std=CL2.0",
-    "-Xclang",
-    "-ffake-address-space-map",
-    "-Xclang",
-    "-finclude-default-header",
-    "-Xclang",
-    "-cl-ext=-all,+cl_khr_fp64,+cl_khr_fp16,+cl_khr_byte_addressable_store",
-    "-Wno-psabi",
-];
+const OPENCL_20_LIBRARY: &[&str] = opencl_library!("-cl-std=CL2.0");
 
 /// In link order: a part comes before the parts it calls (checked when linking), so
 /// one "link only what is needed" pass per part resolves everything.
