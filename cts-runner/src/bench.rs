@@ -183,6 +183,49 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Enqueues an NDRange with an optional global offset and waits; the error code of
+    /// the enqueue (or of `clFinish`) is returned as is, for cases that expect one.
+    pub(crate) fn run_nd(
+        &self,
+        k: cl_kernel,
+        offset: Option<&[usize]>,
+        global: &[usize],
+        local: Option<&[usize]>,
+    ) -> Result<(), cl_int> {
+        let (o, l) = (offset.map_or(null(), |o| o.as_ptr()), local.map_or(null(), |l| l.as_ptr()));
+        let dims = global.len() as cl_uint;
+        match cl!(clEnqueueNDRangeKernel(self.queue, k, dims, o, global.as_ptr(), l, 0, null(), null_mut())) {
+            CL_SUCCESS => match cl!(clFinish(self.queue)) {
+                CL_SUCCESS => Ok(()),
+                e => Err(e),
+            },
+            e => Err(e),
+        }
+    }
+
+    /// `clEnqueueTask` and wait.
+    pub(crate) fn run_task(&self, k: cl_kernel) -> Result<(), String> {
+        check(cl!(clEnqueueTask(self.queue, k, 0, null(), null_mut())), "clEnqueueTask")?;
+        check(cl!(clFinish(self.queue)), "clFinish")
+    }
+
+    /// A `size_t`-sized (or smaller, zero-extended) device property.
+    pub(crate) fn device_info(&self, param: cl_device_info) -> usize {
+        let mut v = 0usize;
+        cl!(clGetDeviceInfo(self.device, param, 8, (&mut v as *mut usize).cast(), null_mut()));
+        v
+    }
+
+    /// The device's extension string contains `name`.
+    pub(crate) fn has_extension(&self, name: &str) -> bool {
+        let mut buf = vec![0u8; 8192];
+        let mut len = 0;
+        cl!(clGetDeviceInfo(self.device, CL_DEVICE_EXTENSIONS, buf.len(), buf.as_mut_ptr().cast(), &mut len));
+        String::from_utf8_lossy(&buf[..len]).trim_end_matches('\0').split_whitespace().any(|e| e == name)
+    }
+}
+
 pub(crate) fn arg<T>(k: cl_kernel, i: cl_uint, v: &T) -> Result<(), String> {
     check(cl!(clSetKernelArg(k, i, std::mem::size_of::<T>(), (v as *const T).cast())), "clSetKernelArg")
 }

@@ -21,7 +21,13 @@ macro_rules! host_api {
 
         impl Api {
             fn open() -> Result<Api, String> {
-                let lib = ["libOpenCL.so.1", "libOpenCL.so"]
+                // CTS_RUNNER_OPENCL_LIBRARY picks one loader (another build of ocl-icd, or
+                // none at all: that is how the message below is tested).
+                let names = match std::env::var("CTS_RUNNER_OPENCL_LIBRARY") {
+                    Ok(path) => vec![path],
+                    Err(_) => vec!["libOpenCL.so.1".to_string(), "libOpenCL.so".to_string()],
+                };
+                let lib = names
                     .iter()
                     // SAFETY: the ICD loader's initialisers are safe to run.
                     .find_map(|n| unsafe { libloading::Library::new(n) }.ok())

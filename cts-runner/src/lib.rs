@@ -13,3 +13,4 @@ pub mod icd_env;
 pub mod khronos;
 pub mod suite;
 pub mod suite_async;
+pub mod suite_kernels;

@@ -121,7 +121,7 @@ fn build_file(args: &[String]) -> i32 {
 
 /// `suite`: see `cts_runner::suite`.
 fn suite(args: &[String]) -> i32 {
-    use cts_runner::{bench, suite, suite_async};
+    use cts_runner::{bench, suite, suite_async, suite_kernels};
     let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
     let (session, name) = match bench::Session::named(&wanted) {
         Ok(s) => s,
@@ -130,9 +130,10 @@ fn suite(args: &[String]) -> i32 {
             return 2;
         }
     };
-    let programs = suite_async::Programs::default();
+    let programs = suite::Programs::default();
     let start = std::time::Instant::now();
-    let mut cases = suite_async::cases(&programs);
+    let mut cases = suite_kernels::cases(&programs);
+    cases.extend(suite_async::cases(&programs));
     if args.iter().any(|a| a == "--selftest-failure") {
         cases.push(suite::failing_case());
     }

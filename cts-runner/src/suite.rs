@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 use crate::bench::Session;
+use crate::cl::cl_program;
 
 /// How one case ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,4 +188,43 @@ pub fn failing_case<'a>() -> Case<'a> {
             run().unwrap_or_else(Verdict::Failed)
         }),
     }
+}
+
+/// Programs built once for all the cases that share them, by key.
+pub type Programs = std::cell::RefCell<std::collections::HashMap<String, Result<usize, String>>>;
+
+/// A skip rule: the reason a device cannot run a case, if it cannot.
+pub type Needs<'a> = Box<dyn Fn(&Session) -> Option<String> + 'a>;
+
+/// Skips where the device lacks `ext`.
+pub fn lacking(ext: Option<&str>) -> Needs<'_> {
+    Box::new(move |s: &Session| match ext {
+        Some(e) if !s.has_extension(e) => Some(format!("the device lacks {e}")),
+        _ => None,
+    })
+}
+
+/// Runs `f` on a program built once (with -cl-std=CL3.0) for all cases sharing `key`;
+/// a build failure fails each of them.
+pub fn with_program<'a>(
+    programs: &'a Programs,
+    key: &'a str,
+    source: impl Fn() -> String + 'a,
+    needs: Needs<'a>,
+    f: impl Fn(&Session, cl_program) -> Result<Verdict, String> + 'a,
+) -> Box<dyn Fn(&Session) -> Verdict + 'a> {
+    Box::new(move |s: &Session| {
+        if let Some(why) = needs(s) {
+            return Verdict::Skipped(why);
+        }
+        let p = programs
+            .borrow_mut()
+            .entry(key.to_string())
+            .or_insert_with(|| s.build_with(&source(), "-cl-std=CL3.0").map(|p| p as usize))
+            .clone();
+        match p {
+            Ok(p) => f(s, p as cl_program).unwrap_or_else(Verdict::Failed),
+            Err(e) => Verdict::Failed(e),
+        }
+    })
 }

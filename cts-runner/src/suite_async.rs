@@ -10,7 +10,7 @@ use std::ptr::null;
 use crate::bench::{check, Session};
 use crate::cl;
 use crate::cl::*;
-use crate::suite::{Case, Verdict};
+use crate::suite::{lacking, with_program, Case, Programs, Verdict};
 
 const TYPES: &[(&str, usize)] = &[
     ("char", 1),
@@ -379,43 +379,6 @@ fn fence_case(s: &Session, p: cl_program, name: &str, n: usize) -> Result<Verdic
     })
 }
 
-/// Whether the device has an extension.
-fn has_extension(s: &Session, name: &str) -> bool {
-    let mut buf = vec![0u8; 8192];
-    let mut len = 0;
-    cl!(clGetDeviceInfo(s.device, CL_DEVICE_EXTENSIONS, buf.len(), buf.as_mut_ptr().cast(), &mut len));
-    String::from_utf8_lossy(&buf[..len]).trim_end_matches('\0').split_whitespace().any(|e| e == name)
-}
-
-/// Runs `f` on a program built once for all cases that share it; a build failure
-/// fails (or, with `missing`, skips) each of them.
-fn with_program<'a>(
-    programs: &'a std::cell::RefCell<std::collections::HashMap<String, Result<usize, String>>>,
-    key: &'a str,
-    source: impl Fn() -> String + 'a,
-    missing: Option<&'a str>,
-    f: impl Fn(&Session, cl_program) -> Result<Verdict, String> + 'a,
-) -> Box<dyn Fn(&Session) -> Verdict + 'a> {
-    Box::new(move |s: &Session| {
-        if let Some(ext) = missing {
-            if !has_extension(s, ext) {
-                return Verdict::Skipped(format!("the device lacks {ext}"));
-            }
-        }
-        let p = programs
-            .borrow_mut()
-            .entry(key.to_string())
-            .or_insert_with(|| s.build_with(&source(), "-cl-std=CL3.0").map(|p| p as usize))
-            .clone();
-        match p {
-            Ok(p) => f(s, p as cl_program).unwrap_or_else(Verdict::Failed),
-            Err(e) => Verdict::Failed(e),
-        }
-    })
-}
-
-pub type Programs = std::cell::RefCell<std::collections::HashMap<String, Result<usize, String>>>;
-
 pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
     let mut out = Vec::new();
     for &(t, size) in TYPES {
@@ -440,7 +403,7 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
                                 programs,
                                 t,
                                 move || vector_source(t),
-                                ext,
+                                lacking(ext),
                                 move |s, p| vector_case(s, p, &tn2, elem, to_local, stride, n),
                             ),
                         });
@@ -460,7 +423,7 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
                         programs,
                         "nd",
                         || ND_SOURCE.to_string(),
-                        Some("cl_khr_extended_async_copies"),
+                        lacking(Some("cl_khr_extended_async_copies")),
                         move |s, p| nd_case(s, p, to_local, elem, planes),
                     ),
                 });
@@ -475,7 +438,7 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
                     programs,
                     "fence",
                     || FENCE_SOURCE.to_string(),
-                    Some("cl_khr_async_work_group_copy_fence"),
+                    lacking(Some("cl_khr_async_work_group_copy_fence")),
                     move |s, p| fence_case(s, p, f, n),
                 ),
             });

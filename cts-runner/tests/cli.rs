@@ -1,5 +1,5 @@
-//! The `cts-runner` command as users run it: the async-copy suite against the build
-//! tree's FerroCL with its reports, a failing case failing the run, and clear errors.
+//! The `cts-runner` command as users run it: the suites against the build tree's
+//! FerroCL with their reports, a failing case failing the run, and clear errors.
 
 use std::process::{Command, Output};
 
@@ -58,14 +58,28 @@ fn clear_errors_for_what_is_missing() {
     let o = cts_runner(&["suite", "--ferrocl-build", "--platform", "NoSuchPlatform"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("no OpenCL platform named 'NoSuchPlatform' (found: FerroCL)"), "{}", text(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_cts-runner"))
+        .args(["suite", "--ferrocl-build"])
+        .env("CTS_RUNNER_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1")
+        .output()
+        .expect("cts-runner runs");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains(
+            "no OpenCL ICD loader (libOpenCL.so.1) found: install it with 'apt-get install ocl-icd-libopencl1'"
+        ),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
-fn the_whole_async_copy_suite_passes() {
+fn the_whole_suite_passes() {
     let o = cts_runner(&["suite", "--ferrocl-build"]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    assert!(t.contains("total                                                1384        0        0"), "{t}");
+    assert!(t.contains("kernels/barrier/reduce                                  5        0        0"), "{t}");
+    assert!(t.contains("total                                                1414        0        0"), "{t}");
 }
 
 #[test]
@@ -77,11 +91,20 @@ fn the_suite_runs_against_pocl_when_it_is_installed() {
         eprintln!("PoCL is not installed (apt-get install pocl-opencl-icd): nothing to compare");
         return;
     }
-    let o =
-        cts_runner(&["suite", "--platform", "Portable", "--filter", "async/*/int/*", "--filter", "async/2D/*/elem4"]);
+    let o = cts_runner(&[
+        "suite",
+        "--platform",
+        "Portable",
+        "--filter",
+        "async/*/int/*",
+        "--filter",
+        "async/2D/*/elem4",
+        "--filter",
+        "kernels/barrier/*",
+    ]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    // 10 plain and strided groups x 2 sizes pass; PoCL lacks the 2D extension.
-    assert!(t.contains("total                                                  20        2        0"), "{t}");
+    // 10 plain and strided groups x 2 sizes and 9 barrier cases pass; PoCL lacks the 2D extension.
+    assert!(t.contains("total                                                  29        2        0"), "{t}");
     assert!(t.contains("skipped async/2D/global_to_local/elem4: the device lacks cl_khr_extended_async_copies"), "{t}");
 }
