@@ -115,6 +115,7 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
 /// free to run it meanwhile, else returns the job, offered to the background workers
 /// when it is big enough.
 pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
+    let copy = &shape::simplified(copy);
     let bytes = shape::bytes(copy);
     // With every compute worker busy, nothing can run the copy while the group
     // computes: deferring it to the wait only adds the job's bookkeeping (measured:
@@ -135,7 +136,7 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
 
 /// A job that runs only when something waits for it (validation's delay mode).
 pub fn deferred(copy: &AsyncCopy) -> Arc<Job> {
-    Job::new(copy)
+    Job::new(&shape::simplified(copy))
 }
 
 fn offer(job: &Arc<Job>) {

@@ -6,6 +6,25 @@ pub fn bytes(c: &AsyncCopy) -> usize {
     c.elem.saturating_mul(c.per_line).saturating_mul(c.lines).saturating_mul(c.planes)
 }
 
+/// The same copy with lines that follow each other in both source and destination
+/// merged into one (and planes likewise): a strided copy of stride 1 becomes one
+/// memcpy instead of a loop over its elements.
+pub fn simplified(c: &AsyncCopy) -> AsyncCopy {
+    let mut c = *c;
+    if c.lines > 1 && c.src_line == c.per_line && c.dst_line == c.per_line {
+        c.per_line = c.per_line.saturating_mul(c.lines);
+        c.lines = 1;
+        (c.src_line, c.dst_line) = (c.per_line, c.per_line);
+    }
+    let plane = c.per_line.saturating_mul(c.lines);
+    if c.planes > 1 && c.lines == 1 && c.src_plane == plane && c.dst_plane == plane {
+        c.per_line = plane.saturating_mul(c.planes);
+        c.planes = 1;
+        (c.src_line, c.dst_line, c.src_plane, c.dst_plane) = (c.per_line, c.per_line, c.per_line, c.per_line);
+    }
+    c
+}
+
 /// Byte offsets of line `l` of plane `p` in the source and the destination.
 fn line_offsets(c: &AsyncCopy, p: usize, l: usize) -> (usize, usize) {
     let src = (p.wrapping_mul(c.src_plane)).wrapping_add(l.wrapping_mul(c.src_line)).wrapping_mul(c.elem);
@@ -123,13 +142,47 @@ fn row_offsets(c: &AsyncCopy, rows: std::ops::Range<usize>) -> impl Iterator<Ite
     })
 }
 
+/// The rows of `rows` as runs within one plane each: (source offset, destination
+/// offset, rows), consecutive rows `src_line` / `dst_line` elements apart.
+fn plane_runs(c: &AsyncCopy, rows: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+    let lines = c.lines.max(1);
+    let mut r = rows.start;
+    std::iter::from_fn(move || {
+        if r >= rows.end {
+            return None;
+        }
+        let (p, l) = (r / lines, r % lines);
+        let n = (lines - l).min(rows.end - r);
+        let (s, d) = line_offsets(c, p, l);
+        r += n;
+        Some((s, d, n))
+    })
+}
+
+/// Copies rows of one `N`-byte element each (strided copies): four at a time, with
+/// the addresses bumped rather than multiplied, so that more source lines are in flight.
 unsafe fn elements<const N: usize>(c: &AsyncCopy, rows: std::ops::Range<usize>) {
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
-    for (s, d) in row_offsets(c, rows) {
-        // SAFETY: as for `run`; elements need not be aligned.
-        unsafe {
-            let v = src.wrapping_add(s).cast::<[u8; N]>().read_unaligned();
-            dst.wrapping_add(d).cast::<[u8; N]>().write_unaligned(v);
+    let (sl, dl) = (c.src_line.wrapping_mul(N), c.dst_line.wrapping_mul(N));
+    let copy = |from: *const u8, to: *mut u8| {
+        // SAFETY: the caller's contract; elements need not be aligned.
+        unsafe { to.cast::<[u8; N]>().write_unaligned(from.cast::<[u8; N]>().read_unaligned()) }
+    };
+    for (s, d, n) in plane_runs(c, rows) {
+        let (mut f0, mut t0) = (src.wrapping_add(s), dst.wrapping_add(d));
+        let (mut f1, mut t1) = (f0.wrapping_add(sl), t0.wrapping_add(dl));
+        let (s4, d4) = (sl.wrapping_mul(4), dl.wrapping_mul(4));
+        let (s2, d2) = (sl.wrapping_mul(2), dl.wrapping_mul(2));
+        for _ in 0..n / 4 {
+            copy(f0, t0);
+            copy(f1, t1);
+            copy(f0.wrapping_add(s2), t0.wrapping_add(d2));
+            copy(f1.wrapping_add(s2), t1.wrapping_add(d2));
+            (f0, t0, f1, t1) = (f0.wrapping_add(s4), t0.wrapping_add(d4), f1.wrapping_add(s4), t1.wrapping_add(d4));
+        }
+        for _ in 0..n % 4 {
+            copy(f0, t0);
+            (f0, t0) = (f0.wrapping_add(sl), t0.wrapping_add(dl));
         }
     }
 }
@@ -141,6 +194,8 @@ pub struct Chunks {
     /// Rows per chunk, or 0 when each row is cut into `pieces` chunks.
     rows_per_chunk: usize,
     pieces: usize,
+    /// Bytes of a piece of a row (rows cut into pieces).
+    piece: usize,
     pub count: usize,
 }
 
@@ -148,17 +203,19 @@ pub const CHUNK: usize = 4 << 10;
 
 impl Chunks {
     pub fn of(c: &AsyncCopy) -> Chunks {
+        let size = CHUNK;
         let rows = c.planes.saturating_mul(c.lines);
         let line = c.per_line.saturating_mul(c.elem).max(1);
-        if line > CHUNK {
-            let pieces = line.div_ceil(CHUNK);
-            Chunks { rows_per_chunk: 0, pieces, count: rows.saturating_mul(pieces) }
+        if line > size {
+            let pieces = line.div_ceil(size);
+            Chunks { rows_per_chunk: 0, pieces, piece: size, count: rows.saturating_mul(pieces) }
         } else {
-            let per = (CHUNK / line).max(1);
-            Chunks { rows_per_chunk: per, pieces: 1, count: rows.div_ceil(per) }
+            let per = (size / line).max(1);
+            Chunks { rows_per_chunk: per, pieces: 1, piece: size, count: rows.div_ceil(per) }
         }
     }
 
+    /// Chunks of about `size` bytes (at least a row, or `size` of a longer row).
     /// Copies chunk `i`.
     ///
     /// # Safety
@@ -170,7 +227,7 @@ impl Chunks {
         unsafe {
             if self.rows_per_chunk == 0 {
                 let (row, piece) = (i / self.pieces, i % self.pieces);
-                run_rows(c, row..row + 1, piece * CHUNK..((piece + 1) * CHUNK).min(line));
+                run_rows(c, row..row + 1, piece * self.piece..((piece + 1) * self.piece).min(line));
             } else {
                 let from = i * self.rows_per_chunk;
                 run_rows(c, from..(from + self.rows_per_chunk).min(rows), 0..line);
@@ -222,6 +279,40 @@ mod tests {
                 unsafe { chunks.run(&c2, i) };
             }
             assert_eq!(whole, chunked, "{per_line} x {lines}");
+        }
+    }
+
+    #[test]
+    fn contiguous_lines_and_planes_merge() {
+        let src: Vec<u8> = (0..=255).collect();
+        let mut dst = vec![0u8; 256];
+        // Stride 1: 10 lines of one 4-byte element -> one line of 10.
+        let c = AsyncCopy { elem: 4, per_line: 1, lines: 10, src_line: 1, dst_line: 1, ..shape(&src, &mut dst) };
+        let m = simplified(&c);
+        assert_eq!((m.per_line, m.lines, m.planes), (10, 1, 1));
+        assert_eq!(bytes(&m), bytes(&c));
+        // 3 planes of 2 contiguous lines of 5 -> one line of 30.
+        let c = AsyncCopy {
+            elem: 1,
+            per_line: 5,
+            lines: 2,
+            planes: 3,
+            src_line: 5,
+            dst_line: 5,
+            src_plane: 10,
+            dst_plane: 10,
+            ..shape(&src, &mut dst)
+        };
+        assert_eq!(simplified(&c).per_line, 30);
+        // A gap between lines keeps them; one between planes keeps the planes.
+        for (c, want) in [
+            (AsyncCopy { src_line: 6, ..c }, (5, 2, 3)),
+            (AsyncCopy { dst_plane: 11, ..c }, (10, 1, 3)),
+            (AsyncCopy { elem: 4, per_line: 1, lines: 10, src_line: 4, dst_line: 1, planes: 1, ..c }, (1, 10, 1)),
+        ] {
+            let m = simplified(&c);
+            assert_eq!((m.per_line, m.lines, m.planes), want, "{c:?}");
+            assert_eq!(bytes(&m), bytes(&c));
         }
     }
 
