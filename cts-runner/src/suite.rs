@@ -228,3 +228,14 @@ pub fn with_program<'a>(
         }
     })
 }
+
+/// Deterministic pseudo-random numbers (xorshift64) for the suites' inputs.
+pub(crate) fn random(seed: u64) -> impl Iterator<Item = u64> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    std::iter::repeat_with(move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    })
+}

@@ -53,15 +53,7 @@ fn launch(s: &Session, k: cl_kernel, args: &[Arg], groups: usize) -> Result<(), 
 
 /// Deterministic bytes.
 fn bytes(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    crate::suite::random(seed).take(n).map(|x| x as u8).collect()
 }
 
 fn compare(got: &[u8], want: &[u8]) -> Verdict {

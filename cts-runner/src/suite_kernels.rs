@@ -309,14 +309,10 @@ fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: &[T], want: &[T]) -> Ve
 /// Deterministic ints spread over the whole range, with the edge values first.
 fn values(n: usize, seed: u32) -> Vec<i32> {
     let edges = [0, 1, -1, i32::MAX, i32::MIN, 255, -256, 1 << 20];
-    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-    (0..n)
-        .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            edges.get(i).copied().unwrap_or(x as i32)
-        })
+    crate::suite::random(seed as u64)
+        .take(n)
+        .enumerate()
+        .map(|(i, x)| edges.get(i).copied().unwrap_or((x >> 32) as i32))
         .collect()
 }
 
