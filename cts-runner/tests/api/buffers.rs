@@ -34,6 +34,39 @@ fn host_pointer_flags() {
     ok!(cl!(clReleaseMemObject(m)));
 }
 
+/// Buffers from 2 MiB on are mapped on huge pages rather than taken from the heap:
+/// the same contract (zeroed, copied, sub-buffers, mapping), sizes off the page size.
+#[test]
+fn large_buffers() {
+    let env = Env::new();
+    for size in [2 << 20, (5 << 20) + 12345] {
+        let m = env.buffer(0, size, null_mut());
+        assert!(env.read(m, size).iter().all(|&b| b == 0), "a new buffer reads as zeros");
+        let data = pattern(size, 7);
+        ok!(cl!(clEnqueueWriteBuffer(env.queue, m, CL_TRUE, 0, size, data.as_ptr().cast(), 0, null(), null_mut())));
+        assert!(env.read(m, size) == data);
+        // The last bytes, through a sub-buffer and a map.
+        let origin = (size - 4096) / 1024 * 1024;
+        let (sub, e) = sub_buffer(m, CL_MEM_READ_WRITE, origin, size - origin);
+        ok!(e);
+        assert!(env.read(sub, size - origin) == data[origin..]);
+        let mut err = 0;
+        let p =
+            cl!(clEnqueueMapBuffer(env.queue, m, CL_TRUE, CL_MAP_READ, size - 1, 1, 0, null(), null_mut(), &mut err));
+        ok!(err);
+        assert_eq!(unsafe { *(p as *const u8) }, data[size - 1]);
+        ok!(cl!(clEnqueueUnmapMemObject(env.queue, m, p, 0, null(), null_mut())));
+        ok!(cl!(clFinish(env.queue)));
+        ok!(cl!(clReleaseMemObject(sub)));
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    // COPY_HOST_PTR of a large region.
+    let mut src = pattern(3 << 20, 5);
+    let m = env.buffer(CL_MEM_COPY_HOST_PTR, src.len(), src.as_mut_ptr().cast());
+    assert!(env.read(m, src.len()) == src);
+    ok!(cl!(clReleaseMemObject(m)));
+}
+
 #[test]
 fn queries() {
     let env = Env::new();

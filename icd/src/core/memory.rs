@@ -24,16 +24,61 @@ pub const BUFFER_FLAGS: cl_mem_flags = DEVICE_ACCESS | HOST_ACCESS | HOST_PTR_FL
 /// The bytes behind a root buffer.
 struct Storage {
     ptr: *mut u8,
-    /// `Some` when we allocated it; `None` for the application's `USE_HOST_PTR` memory.
-    owned: Option<Layout>,
+    owner: Owner,
+}
+
+enum Owner {
+    /// The application's `USE_HOST_PTR` memory.
+    Application,
+    Heap(Layout),
+    /// A mapping of this many bytes (`huge_pages`).
+    Mapped(usize),
 }
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Some(layout) = self.owned {
+        match self.owner {
+            Owner::Application => {}
             // SAFETY: allocated with exactly this layout in `Mem::new_buffer`.
-            unsafe { alloc::dealloc(self.ptr, layout) };
+            Owner::Heap(layout) => unsafe { alloc::dealloc(self.ptr, layout) },
+            // SAFETY: mapped with exactly this length by `huge_pages`.
+            Owner::Mapped(len) => unsafe {
+                libc::munmap(self.ptr.cast(), len);
+            },
         }
+    }
+}
+
+/// Size of a transparent huge page on x86_64.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Zeroed memory on transparent huge pages for buffers of `size` >= 2 MiB: streaming
+/// kernels and copies whose rows lie pages apart (2D tiles) otherwise miss the TLB
+/// every few KiB, and page walks are dearest in virtual machines. Debian leaves huge
+/// pages to `madvise`; the mapping is aligned so that whole huge pages fit. `None`
+/// when the mapping fails (the caller falls back to the heap).
+fn huge_pages(size: usize) -> Option<(*mut u8, usize)> {
+    let len = size.checked_next_multiple_of(HUGE_PAGE)?;
+    let span = len.checked_add(HUGE_PAGE)?;
+    // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
+    unsafe {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+        let p = libc::mmap(std::ptr::null_mut(), span, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0);
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        // Trim to a huge-page-aligned `len`.
+        let start = (p as usize).next_multiple_of(HUGE_PAGE);
+        let head = start - p as usize;
+        if head > 0 {
+            libc::munmap(p, head);
+        }
+        if span - head > len {
+            libc::munmap((start + len) as *mut c_void, span - head - len);
+        }
+        // Only a hint: without it (or with huge pages off) the mapping works the same.
+        libc::madvise(start as *mut c_void, len, libc::MADV_HUGEPAGE);
+        Some((start as *mut u8, len))
     }
 }
 
@@ -83,13 +128,16 @@ impl Mem {
     ) -> CLResult<Arc<Mem>> {
         let flags = if flags & DEVICE_ACCESS == 0 { flags | CL_MEM_READ_WRITE } else { flags };
         let storage = if flags & CL_MEM_USE_HOST_PTR != 0 {
-            Storage { ptr: host_ptr.cast(), owned: None }
+            Storage { ptr: host_ptr.cast(), owner: Owner::Application }
         } else {
             let layout = Layout::from_size_align(size, align).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
-            // Zeroed: large allocations come straight from mmap, so this costs nothing,
-            // and no buffer ever exposes another object's old bytes.
-            // SAFETY: size is non-zero (checked by the API layer).
-            let ptr = unsafe { alloc::alloc_zeroed(layout) };
+            // Zeroed: no buffer ever exposes another object's old bytes (a mapping is
+            // zero-filled by the kernel as it is touched).
+            let (ptr, owner) = match (size >= HUGE_PAGE && align <= HUGE_PAGE).then(|| huge_pages(size)).flatten() {
+                Some((ptr, len)) => (ptr, Owner::Mapped(len)),
+                // SAFETY: size is non-zero (checked by the API layer).
+                None => (unsafe { alloc::alloc_zeroed(layout) }, Owner::Heap(layout)),
+            };
             if ptr.is_null() {
                 return Err(CL_MEM_OBJECT_ALLOCATION_FAILURE);
             }
@@ -97,7 +145,7 @@ impl Mem {
                 // SAFETY: the application guarantees host_ptr holds `size` bytes.
                 unsafe { std::ptr::copy_nonoverlapping(host_ptr.cast::<u8>(), ptr, size) };
             }
-            Storage { ptr, owned: Some(layout) }
+            Storage { ptr, owner }
         };
         let host_ptr = if flags & CL_MEM_USE_HOST_PTR != 0 { host_ptr } else { std::ptr::null_mut() };
         Ok(Arc::new(Mem {
