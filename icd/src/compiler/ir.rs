@@ -385,6 +385,10 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         let _ = writeln!(module, "declare {ret} @{ours}{params}");
     }
     module.push_str(launcher::DECLARATIONS);
+    let memcpy = format!("@{}(", regions::MEMCPY);
+    if module.contains(&memcpy) && !module.contains(&format!("declare void {memcpy}")) {
+        let _ = writeln!(module, "declare void {memcpy}ptr, ptr, i64, i1 immarg)");
+    }
     module.push_str(&extra);
     Ok(Rewritten { module, kernels, global_variable_size })
 }

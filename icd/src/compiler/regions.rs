@@ -50,6 +50,9 @@ pub enum Sync {
     Unsupported,
 }
 
+/// The intrinsic that moves shadowed variables between their allocas and frame slots.
+pub const MEMCPY: &str = "llvm.memcpy.p0.p0.i64";
+
 /// Frame-memory alignment the driver guarantees.
 pub const FRAME_ALIGN: u64 = 128;
 
@@ -138,7 +141,37 @@ pub fn make_resumable(
             frame_size += slot;
         }
     }
-    let framed_names: HashSet<&str> = layout.iter().map(|(n, _, _)| n.as_str()).collect();
+    // A framed variable whose address is never stored keeps its alloca within a region:
+    // it is loaded from its frame slot where a region resumes and stored back where one
+    // ends, so the optimiser keeps it in a register in between (through the slot, every
+    // access would be a memory access: LLVM cannot tell the slots of different
+    // variables apart, as they are indexed by the work-item). Only a variable whose
+    // address may outlive the region needs to live in its slot.
+    let shadowed: HashMap<&str, (usize, u64)> = allocas
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| framed[i] && !escaped[i])
+        .map(|(i, a)| (a.0.as_str(), (i, a.2)))
+        .collect();
+    let framed_names: HashSet<&str> =
+        layout.iter().map(|(n, _, _)| n.as_str()).filter(|n| !shadowed.contains_key(n)).collect();
+    let slot_of =
+        |name: &str| if shadowed.contains_key(name) { format!("%__fcl_f.{}", &name[1..]) } else { name.to_string() };
+    let align_of: HashMap<&str, u64> = allocas.iter().map(|a| (a.0.as_str(), a.3)).collect();
+    // Copies between the allocas of the variables live at resume point `n` and their slots.
+    let frame_copies = |out: &mut String, n: usize, to_slot: bool| {
+        let mut live: Vec<(&str, u64)> =
+            shadowed.iter().filter(|(_, &(i, _))| live_at_resume[n - 1][i]).map(|(&v, &(_, size))| (v, size)).collect();
+        live.sort_unstable();
+        for (name, size) in live {
+            let (slot, align) = (slot_of(name), align_of[name]);
+            let (dst, src) = if to_slot { (slot.as_str(), name) } else { (name, slot.as_str()) };
+            let _ = writeln!(
+                out,
+                "  call void @{MEMCPY}(ptr align {align} {dst}, ptr align {align} {src}, i64 {size}, i1 false)"
+            );
+        }
+    };
 
     let mut out = String::new();
     let open = define.find(" void @").ok_or("kernel does not return void")?;
@@ -163,13 +196,14 @@ pub fn make_resumable(
         let _ = writeln!(out, "  %__fcl_b.{n} = mul i64 %__fcl_items, {offset}");
         let _ = writeln!(out, "  %__fcl_i.{n} = mul i64 %__fcl_item, {slot}");
         let _ = writeln!(out, "  %__fcl_o.{n} = add i64 %__fcl_b.{n}, %__fcl_i.{n}");
-        let _ = writeln!(out, "  {name} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.{n}");
+        let _ = writeln!(out, "  {} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.{n}", slot_of(name));
     }
     let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %{}", resume_label(n))).collect();
     let _ = writeln!(out, "  switch i32 %__fcl_resume, label %{entry_label} [{cases} ]");
     for p in &pieces {
         let _ = writeln!(out, "{}:", p.label);
         if let Some(n) = p.label.strip_prefix("__fcl_r").and_then(|n| n.parse::<usize>().ok()) {
+            frame_copies(&mut out, n, false);
             // Variables the work-item can recompute are recomputed after each barrier
             // instead of being kept in frame memory (see `rematerializable`).
             for i in remat_order(&remat, &live_at_resume[n - 1]) {
@@ -189,6 +223,7 @@ pub fn make_resumable(
             }
         }
         if let Some(n) = p.barrier {
+            frame_copies(&mut out, n as usize, true);
             let _ = writeln!(out, "  ret i32 {n}");
         }
     }
@@ -772,7 +807,7 @@ mod tests {
     }
 
     #[test]
-    fn counter_across_barrier_moves_to_frame_and_temporary_stays() {
+    fn counter_across_barrier_is_kept_in_frame_and_temporary_stays() {
         let body = lines(
             "  %3 = alloca i32, align 4
   %4 = alloca float, align 4
@@ -797,12 +832,36 @@ mod tests {
         assert_eq!(r.barriers, 1);
         assert_eq!(r.frame_size, 4);
         assert!(r.text.starts_with("define dso_local spir_kernel i32 @k(ptr addrspace(1) noundef %__v0, i32 noundef %__v1, ptr %__ferrocl_ctx, ptr %__fcl_frames, i32 %__fcl_resume) #0 {"));
-        assert!(r.text.contains("%__v3 = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.__v3"));
+        // The counter keeps its alloca within regions, copied to its slot at the
+        // barrier and back where the region after it resumes.
+        assert!(r.text.contains("  %__v3 = alloca i32, align 4"));
+        assert!(r.text.contains("%__fcl_f.__v3 = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.__v3"));
         assert!(r.text.contains("  %__v4 = alloca float, align 4"));
         assert!(r.text.contains("switch i32 %__fcl_resume, label %__v2 [ i32 1, label %__fcl_r1 ]"));
-        assert!(r.text.contains("  ret i32 1\n__fcl_r1:\n  %__v10 = load i32"));
+        let save =
+            "  call void @llvm.memcpy.p0.p0.i64(ptr align 4 %__fcl_f.__v3, ptr align 4 %__v3, i64 4, i1 false)\n";
+        let restore =
+            "  call void @llvm.memcpy.p0.p0.i64(ptr align 4 %__v3, ptr align 4 %__fcl_f.__v3, i64 4, i1 false)\n";
+        assert!(r.text.contains(&format!("{save}  ret i32 1\n__fcl_r1:\n{restore}  %__v10 = load i32")), "{}", r.text);
         assert!(r.text.contains("ret i32 0"));
         assert!(!r.text.contains("__ferrocl_barrier"));
+    }
+
+    #[test]
+    fn variable_whose_address_is_stored_lives_in_its_slot() {
+        // %4 holds the address of %3 across the barrier: %3 must stay at one address.
+        let body = lines(
+            "  %3 = alloca i32, align 4
+  %4 = alloca ptr, align 8
+  store ptr %3, ptr %4, align 8
+  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  %5 = load ptr, ptr %4, align 8
+  store i32 1, ptr %5, align 4
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert!(r.text.contains("  %__v3 = getelementptr inbounds i8, ptr %__fcl_frames"), "{}", r.text);
+        assert!(!r.text.contains("%__v3 = alloca"));
     }
 
     #[test]
