@@ -70,8 +70,19 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
     // Long runs into global memory bypass the cache: nothing reads them back soon, and
     // ordinary stores would first read every destination line from memory.
     let stream = c.to_local == 0 && len >= STREAM_BYTES && *HAS_AVX2;
+    // Short rows pages apart (2D tiles): the hardware prefetcher does not follow them,
+    // so fetch the rows a few ahead (the destination's for writing).
+    let (src_pitch, dst_pitch) = (c.src_line.wrapping_mul(c.elem), c.dst_line.wrapping_mul(c.elem));
+    let sparse = |pitch: usize| c.lines > AHEAD && len <= SHORT_ROW && pitch >= len + 64;
+    let (src_ahead, dst_ahead) = (sparse(src_pitch), sparse(dst_pitch));
     for (s, d) in row_offsets(c, rows) {
         let (from, to) = (src.wrapping_add(s + part.start), dst.wrapping_add(d + part.start));
+        if src_ahead {
+            prefetch_lines::<false>(from.wrapping_add(src_pitch * AHEAD), len);
+        }
+        if dst_ahead {
+            prefetch_lines::<true>(to.wrapping_add(dst_pitch * AHEAD), len);
+        }
         // SAFETY: the caller's contract covers every line of the shape.
         unsafe {
             if stream {
@@ -82,6 +93,35 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
             }
         };
     }
+}
+
+/// How many rows ahead short rows are prefetched, and what counts as short.
+/// Measured on the 2D-tile benchmark (64 rows of 256 bytes, 16 KiB apart, in and out):
+/// 15-16 GB/s without, 16-17 with 4 rows ahead, 17.5-17.8 with 8 rows ahead and the
+/// destination prefetched for writing too.
+const AHEAD: usize = 8;
+const SHORT_ROW: usize = 1024;
+
+/// Hints the lines of `len` bytes at `p` into the cache (for writing when `WRITE`).
+fn prefetch_lines<const WRITE: bool>(p: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T0};
+        let mut o = 0;
+        while o < len {
+            // SAFETY: a prefetch is a hint and never faults, whatever the address.
+            unsafe {
+                if WRITE {
+                    _mm_prefetch::<_MM_HINT_ET0>(p.wrapping_add(o).cast())
+                } else {
+                    _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(o).cast())
+                }
+            };
+            o += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, len);
 }
 
 /// Runs at least this long are copied to global memory with non-temporal stores.
