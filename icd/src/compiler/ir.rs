@@ -372,6 +372,15 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
                 barriers = Some(r.barriers);
             }
         }
+        // Only the launchers are entry points: an internal kernel is dropped once inlined
+        // into them instead of being compiled a second time on its own.
+        let head = &mut lines[f.define];
+        for exported in ["define dso_local spir_kernel ", "define spir_kernel "] {
+            if head.starts_with(exported) {
+                head.replace_range(..exported.len(), "define internal spir_kernel ");
+                break;
+            }
+        }
         let entry =
             launcher::Entry { ctx: needs.contains(&f.name), barriers, tracks: reaches_async(&f.name, &callees) };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
@@ -606,7 +615,7 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(m.contains("call i32 @__ferrocl_get_work_dim(ptr %__ferrocl_ctx)"));
         // tiled's barrier became the end of its first region.
         assert!(!m.contains("call void @__ferrocl_barrier("));
-        assert!(m.contains("define dso_local spir_kernel i32 @tiled("));
+        assert!(m.contains("define internal spir_kernel i32 @tiled("));
         assert!(m.contains("  ret i32 1\n__fcl_r1:\n  ret i32 0"));
     }
 
@@ -628,8 +637,10 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         ));
         assert!(m.contains("define void @__ferrocl_launch_tiled("));
         assert!(m.contains("call i32 @__ferrocl_items_tiled(ptr %group, ptr %args, ptr %frames, i32 1)"));
+        // Only fiber kernels have a per-work-item entry point; kernels are internal.
         assert!(!m.contains("define void @__ferrocl_item_tiled("));
-        assert!(m.contains("define void @__ferrocl_item_saxpy("));
+        assert!(!m.contains("define void @__ferrocl_item_saxpy("));
+        assert!(m.contains("define internal spir_kernel void @saxpy("));
     }
 
     #[test]

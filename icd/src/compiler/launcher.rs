@@ -160,13 +160,16 @@ none:
                 out,
                 "  %r = call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr null, i32 0)\n  ret void\n}}"
             );
-            let _ = writeln!(
-                out,
-                "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) {{\n  \
+        }
+    }
+    // The per-work-item entry point, for kernels run as fibers only.
+    if k.fibers {
+        let _ = writeln!(
+            out,
+            "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) {{\n  \
                  call void @__ferrocl_run_item(ptr %group, ptr %args, ptr %lid, ptr @__ferrocl_body_{name})\n  \
                  ret void\n}}"
-            );
-        }
+        );
     }
     Ok(())
 }

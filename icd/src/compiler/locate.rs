@@ -48,6 +48,23 @@ pub fn builtins_archive() -> Result<PathBuf, String> {
     Ok(found)
 }
 
+/// The symbol index of an `ar` archive (its first member, `/` or `/SYM64/`): reading
+/// only it, not the whole 20 MiB archive, keeps a cold build's first step short.
+fn symbol_table(archive: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(archive).ok()?;
+    let mut head = [0u8; 8 + 60];
+    f.read_exact(&mut head).ok()?;
+    let (magic, header) = head.split_at(8);
+    if magic != b"!<arch>\n" || !(header.starts_with(b"/ ") || header.starts_with(b"/SYM64/")) {
+        return None;
+    }
+    let size: u64 = std::str::from_utf8(&header[48..58]).ok()?.trim().parse().ok()?;
+    let mut table = Vec::new();
+    f.take(size).read_to_end(&mut table).ok()?;
+    Some(table)
+}
+
 /// Refuses an archive from another FerroCL version: kernels linked with it would call
 /// builtins with a different contract. Checked once per archive and modification time.
 fn check_abi(archive: &Path) -> Result<(), String> {
@@ -59,7 +76,7 @@ fn check_abi(archive: &Path) -> Result<(), String> {
     let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
     let ok = *checked.get_or_insert_with(HashMap::new).entry(key).or_insert_with(|| {
         let symbol = ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL.as_bytes();
-        std::fs::read(archive).is_ok_and(|bytes| bytes.windows(symbol.len()).any(|w| w == symbol))
+        symbol_table(archive).is_some_and(|table| table.windows(symbol.len()).any(|w| w == symbol))
     });
     if ok {
         Ok(())
@@ -70,5 +87,36 @@ fn check_abi(archive: &Path) -> Result<(), String> {
             archive.display(),
             ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An archive whose symbol index holds `symbols`, followed by a member mentioning
+    /// the ABI symbol (which must not count: only the index is read).
+    fn archive(name: &str, symbols: &str) -> PathBuf {
+        let header = |name: &str, size: usize| format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644);
+        let member = format!("text {}", ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL);
+        let text = format!("!<arch>\n{}{symbols}{}{member}", header("/", symbols.len()), header("a.o/", member.len()));
+        let path = std::env::temp_dir().join(format!("ferrocl-abi-test-{}-{name}.a", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn abi_symbol_is_looked_up_in_the_index_only() {
+        let with = archive("with", &format!("\0\0\0\x01\0\0\0\x44{}\0", ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL));
+        assert!(check_abi(&with).is_ok());
+        let without = archive("without", "\0\0\0\x01\0\0\0\x44FERROCL_BUILTINS_ABI_0\0");
+        let e = check_abi(&without).unwrap_err();
+        assert!(e.contains("is not from this FerroCL version"), "{e}");
+        let not_archive = std::env::temp_dir().join(format!("ferrocl-abi-test-{}.txt", std::process::id()));
+        std::fs::write(&not_archive, ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL).unwrap();
+        assert!(check_abi(&not_archive).is_err());
+        for p in [with, without, not_archive] {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
