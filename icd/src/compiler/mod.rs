@@ -7,6 +7,7 @@ pub mod clang;
 pub mod ir;
 pub mod ir_type;
 pub mod launcher;
+mod link;
 pub mod locate;
 pub mod meta;
 pub mod options;
@@ -461,23 +462,32 @@ fn backend(
     let parts = library_parts(clang, &cache::dir(), dir)?;
     let needed = needed_parts(&parts, &rewritten.module)?;
 
-    // IR -> shared object in one clang run (cc1 runs in-process; only ld is spawned),
-    // with the needed library parts linked in as bitcode so builtins inline into the
-    // kernels and the group loop is optimised together with the kernel body. The
-    // version script exports only the entry points (else printf and friends would bind
-    // to libc's and library symbols would leak).
+    // IR -> object in one clang run (cc1 runs in its process), with the needed library
+    // parts linked in as bitcode so builtins inline into the kernels and the group loop
+    // is optimised together with the kernel body; then the object -> shared object by
+    // the linker (see `link`). The version script exports only the entry points (else
+    // printf and friends would bind to libc's and library symbols would leak).
     std::fs::write(&map, "{ global: __ferrocl_launch_*; __ferrocl_item_*; local: *; };\n")
         .map_err(|e| e.to_string())?;
-    let script = format!("-Wl,--version-script={}", map.display());
+    let undefined = "(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n";
+    let obj = dir.join("program.o");
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
-    args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-shared"), opt_ll.as_os_str()]);
+    args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
     for p in &needed {
         args.extend([os("-Xclang"), os("-mlink-builtin-bitcode"), os("-Xclang"), p.bitcode.as_os_str()]);
     }
-    args.extend([os("-Wno-override-module"), os("-o"), lib.as_os_str(), archive.as_os_str(), os(&script)]);
-    args.extend(["-Wl,--no-undefined", "-Wl,--gc-sections", "-lm", "-lpthread", "-ldl"].map(os));
-    let log = clang::run(clang, &args)
-        .map_err(|e| format!("{e}(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n"))?;
+    args.extend([os("-Wno-override-module"), os("-o"), obj.as_os_str()]);
+    let mut log = clang::run(clang, &args)?;
+    match link::link(clang, &cache::dir(), &obj, archive, &map, &lib) {
+        Some(linked) => log += &linked.map_err(|e| format!("{e}{undefined}"))?,
+        None => {
+            let script = format!("-Wl,--version-script={}", map.display());
+            let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+            args.extend([os("-shared"), obj.as_os_str(), os("-o"), lib.as_os_str(), archive.as_os_str(), os(&script)]);
+            args.extend(["-Wl,--no-undefined", "-Wl,--gc-sections", "-lm", "-lpthread", "-ldl"].map(os));
+            log += &clang::run(clang, &args).map_err(|e| format!("{e}{undefined}"))?;
+        }
+    }
     let keep = dir.with_extension("so");
     std::fs::rename(&lib, &keep).map_err(|e| e.to_string())?;
     Ok((keep, rewritten, log))

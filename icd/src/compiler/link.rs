@@ -1,0 +1,129 @@
+//! Linking a kernel object into a shared object by running the system linker directly,
+//! with the command line clang's driver would use.
+//!
+//! A clang process costs ~26 ms of start-up (loading and relocating libLLVM), and a
+//! `clang -shared` build from IR costs two of them besides the linker (the driver runs
+//! cc1 in a process of its own when it also links). So the back end compiles with
+//! `clang -c` (cc1 runs in the driver's process) and links here. The linker's command
+//! line is asked of clang once (`-###`) and kept in the cache directory, keyed by
+//! clang's identity.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use super::{cache, clang};
+
+/// Placeholders in the cache directory: clang wants the input to exist.
+const INPUT: &str = "link-template-input.o";
+const OUTPUT: &str = "link-template-output.so";
+
+/// The linker's arguments for `clang -shared INPUT -o OUTPUT` and the libraries kernels
+/// use (`INPUT` and `OUTPUT` as paths in `cache`), or `None` when clang's plan cannot
+/// be read (then the caller links through clang).
+fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
+    static TEMPLATE: OnceLock<Option<Vec<String>>> = OnceLock::new();
+    TEMPLATE
+        .get_or_init(|| {
+            let file = cache.join(format!("link-{}.args", cache::key(&[clang.identity.as_bytes()])));
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                return Some(text.lines().map(str::to_string).collect());
+            }
+            let (input, output) = (cache.join(INPUT), cache.join(OUTPUT));
+            std::fs::write(&input, b"").ok()?;
+            let out = Command::new(&clang.path)
+                .args(["-###", "-target", "x86_64-unknown-linux-gnu", "-shared"])
+                .args([input.as_os_str(), OsStr::new("-o"), output.as_os_str()])
+                .args(["-lm", "-lpthread", "-ldl"])
+                .output()
+                .ok()?;
+            let args = parse_plan(&String::from_utf8_lossy(&out.stderr), &input, &output)?;
+            let _ = cache::write_atomic(&file, args.join("\n").as_bytes());
+            Some(args)
+        })
+        .clone()
+}
+
+/// The job of a `clang -###` plan that writes `output` from `input`: the linker.
+fn parse_plan(plan: &str, input: &Path, output: &Path) -> Option<Vec<String>> {
+    let (input, output) = (input.to_str()?, output.to_str()?);
+    plan.lines()
+        .map(quoted_words)
+        .find(|w| w.len() > 2 && w.iter().any(|a| a == input) && w.windows(2).any(|p| p[0] == "-o" && p[1] == output))
+}
+
+/// ` "a" "b c" "d\"e"` -> [a, b c, d"e]; empty unless the line is only quoted words.
+fn quoted_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = line.trim().chars();
+    loop {
+        match chars.next() {
+            None => return words,
+            Some(' ') => continue,
+            Some('"') => {}
+            Some(_) => return Vec::new(),
+        }
+        let mut w = String::new();
+        loop {
+            match chars.next() {
+                None => return Vec::new(),
+                Some('"') => break,
+                Some('\\') => w.extend(chars.next()),
+                Some(c) => w.push(c),
+            }
+        }
+        words.push(w);
+    }
+}
+
+/// Links `object` with `archive` into `lib`, exporting what `version_script` says.
+/// `None`: the linker's command line is unknown (the caller links through clang).
+pub fn link(
+    clang: &clang::Clang,
+    cache: &Path,
+    object: &Path,
+    archive: &Path,
+    version_script: &Path,
+    lib: &Path,
+) -> Option<Result<String, String>> {
+    let template = template(clang, cache)?;
+    let (input, output) = (cache.join(INPUT), cache.join(OUTPUT));
+    let mut args: Vec<&OsStr> = Vec::with_capacity(template.len() + 6);
+    let script = format!("--version-script={}", version_script.display());
+    for a in &template[1..] {
+        if Path::new(a) == input {
+            // The archive right after the object: its members need the C libraries.
+            args.extend([object.as_os_str(), archive.as_os_str(), OsStr::new(&script)]);
+        } else if Path::new(a) == output {
+            args.push(lib.as_os_str());
+        } else {
+            args.push(OsStr::new(a));
+        }
+    }
+    args.extend(["--no-undefined", "--gc-sections"].map(OsStr::new));
+    let out = match Command::new(&template[0]).args(&args).output() {
+        Ok(out) => out,
+        Err(e) => return Some(Err(format!("cannot run {}: {e}\n", template[0]))),
+    };
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    Some(if out.status.success() { Ok(log) } else { Err(log) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_linker_job_is_found_in_a_plan() {
+        let (i, o) = (Path::new("/c/in.o"), Path::new("/c/out.so"));
+        let plan = "clang version 19.1.7\nTarget: x86_64-unknown-linux-gnu\n \"/usr/bin/clang-19\" \"-cc1\" \"x\"\n \
+             \"/usr/bin/ld\" \"-shared\" \"-o\" \"/c/out.so\" \"/lib/crti.o\" \"/c/in.o\" \"-lm\" \"a \\\"q\\\" b\"\n";
+        let job = parse_plan(plan, i, o).unwrap();
+        assert_eq!(job[0], "/usr/bin/ld");
+        assert_eq!(job[3], "/c/out.so");
+        assert_eq!(job.last().unwrap(), "a \"q\" b");
+        assert!(parse_plan("Target: x86_64\n \"/usr/bin/ld\" \"-o\" \"other\"\n", i, o).is_none());
+        assert!(quoted_words("Thread model: posix").is_empty());
+    }
+}
