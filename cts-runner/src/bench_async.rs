@@ -102,12 +102,18 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
     // a quarter of the last-level cache, where the copy's own speed shows.
     let k = s.kernel(prog, "gather")?;
     let (n, stride) = (4096usize, 4usize);
-    arg(k, 0, &a)?;
-    arg(k, 1, &b)?;
     local(k, 2, n * 4)?;
     arg(k, 3, &(n as i32))?;
     arg(k, 4, &(stride as i32))?;
-    for (key, bytes, reps) in [("strided_gather_gbs", BYTES, 5), ("strided_gather_cached_gbs", CACHED_BYTES, 20)] {
+    // The cache-resident case has buffers of its own size, as a program with that much
+    // data would.
+    let (ca, cb) =
+        (s.buffer(CACHED_BYTES, Some(&vec![1.0; CACHED_BYTES / 4]))?, s.buffer(CACHED_BYTES / stride, None)?);
+    for (key, bytes, reps, (input, output)) in
+        [("strided_gather_gbs", BYTES, 5, (a, b)), ("strided_gather_cached_gbs", CACHED_BYTES, 20, (ca, cb))]
+    {
+        arg(k, 0, &input)?;
+        arg(k, 1, &output)?;
         let groups = bytes / (n * 4 * stride);
         s.run(k, &[groups * 64], Some(&[64]))?;
         let t = best((0..reps).map(|_| s.run(k, &[groups * 64], Some(&[64]))))?;

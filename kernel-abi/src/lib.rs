@@ -91,8 +91,13 @@ pub struct AsyncCopy {
     pub dst_plane: usize,
     /// 1: global to local, 0: local to global.
     pub to_local: u32,
-    pub _pad: u32,
+    /// The driver's hints for moving the bytes (`HINT_*`); kernel code passes 0.
+    pub hints: u32,
 }
+
+/// `AsyncCopy::hints`: stores to global memory may bypass the cache (the launch's
+/// buffers exceed the last-level cache, so nothing will read them back from it soon).
+pub const HINT_STREAM: u32 = 1;
 
 /// The part of a group's async-copy state kernel code reads and writes itself, so that
 /// the calls every work-item but the first makes (a copy already issued, a wait in a

@@ -467,6 +467,7 @@ fn enqueue_ndrange(
         item: k.item,
         frame_size: k.info.frame_size as usize,
         regions: k.info.regions,
+        stream: buffers.iter().map(|(start, end)| end - start).sum::<usize>() as u64 > device.host.cache_bytes,
         validation,
         static_locals: k.info.static_local_size > 0,
         args: block,

@@ -21,6 +21,9 @@ pub struct Launch {
     pub frame_size: usize,
     /// The kernel runs as barrier regions.
     pub regions: bool,
+    /// The kernel's buffers exceed the last-level cache: async copies into them may
+    /// bypass it.
+    pub stream: bool,
     /// Set in async-copy validation mode.
     pub validation: Option<Arc<super::copies::validate::Launch>>,
     /// The kernel declares `__local` variables (which do not live in the arena).
@@ -103,7 +106,7 @@ impl Launch {
             }
             group.frames = w.frames.as_mut_ptr().cast();
         }
-        w.copies.begin(items, self.regions);
+        w.copies.begin(items, self.regions, self.stream);
         if let (Some(l), Some(v)) = (&self.validation, w.copies.validator()) {
             let arena = w.arena.as_ptr() as usize;
             let local = (!self.static_locals)

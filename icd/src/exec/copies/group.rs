@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use ferrocl_kernel_abi::{AsyncCopy, CopyLog, Group};
+use ferrocl_kernel_abi::{AsyncCopy, CopyLog, Group, HINT_STREAM};
 
 use super::engine::{self, Job};
 use super::shape;
@@ -42,6 +42,8 @@ pub struct GroupCopies {
     /// events past 64 their work-items waited for in it (the others are bits in `log`).
     pending: Vec<usize>,
     defer: bool,
+    /// The launch streams through more memory than the cache holds (`HINT_STREAM`).
+    stream: bool,
     /// Set in validation mode.
     check: Option<Box<Validator>>,
 }
@@ -67,6 +69,7 @@ impl Default for GroupCopies {
             event_ops: Vec::new(),
             pending: Vec::new(),
             defer: false,
+            stream: false,
             check: None,
         }
     }
@@ -74,11 +77,13 @@ impl Default for GroupCopies {
 
 impl GroupCopies {
     /// Prepares for a group of `items` work-items; `regions`: the kernel runs as barrier
-    /// regions (waits settle at the region's end).
-    pub fn begin(&mut self, items: usize, regions: bool) {
+    /// regions (waits settle at the region's end); `stream`: the launch's buffers exceed
+    /// the cache.
+    pub fn begin(&mut self, items: usize, regions: bool, stream: bool) {
         self.reached.clear();
         self.reached.resize(items, 0);
         self.defer = regions;
+        self.stream = stream;
         self.sync_log();
     }
 
@@ -162,16 +167,17 @@ impl GroupCopies {
             self.event_ops.resize_with(event + 1, Vec::new);
         }
         self.event_ops[event].push(self.ops.len());
+        let issued = AsyncCopy { hints: if self.stream { HINT_STREAM } else { 0 }, ..*c };
         let job = match self.check.as_mut() {
             Some(v) => {
                 v.issued(item, c);
                 if *MODE == Mode::Delay {
-                    Some(engine::deferred(c))
+                    Some(engine::deferred(&issued))
                 } else {
-                    engine::issue(c)
+                    engine::issue(&issued)
                 }
             }
-            None => engine::issue(c),
+            None => engine::issue(&issued),
         };
         self.ops.push(Op::Copy { event, job, copy: *c });
         self.op_events.push(event);

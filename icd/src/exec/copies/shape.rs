@@ -1,6 +1,6 @@
 //! Moving the bytes of one copy shape.
 
-use ferrocl_kernel_abi::AsyncCopy;
+use ferrocl_kernel_abi::{AsyncCopy, HINT_STREAM};
 
 pub fn bytes(c: &AsyncCopy) -> usize {
     c.elem.saturating_mul(c.per_line).saturating_mul(c.lines).saturating_mul(c.planes)
@@ -67,9 +67,7 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
     }
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
     let len = part.end - part.start;
-    // Long runs into global memory bypass the cache: nothing reads them back soon, and
-    // ordinary stores would first read every destination line from memory.
-    let stream = c.to_local == 0 && len >= STREAM_BYTES && *HAS_AVX2;
+    let stream = c.to_local == 0 && c.hints & HINT_STREAM != 0 && len >= STREAM_BYTES && *HAS_AVX2;
     // Short rows pages apart (2D tiles): the hardware prefetcher does not follow them,
     // so fetch the rows a few ahead (the destination's for writing).
     let (src_pitch, dst_pitch) = (c.src_line.wrapping_mul(c.elem), c.dst_line.wrapping_mul(c.elem));
@@ -124,7 +122,11 @@ fn prefetch_lines<const WRITE: bool>(p: *const u8, len: usize) {
     let _ = (p, len);
 }
 
-/// Runs at least this long are copied to global memory with non-temporal stores.
+/// Runs at least this long are copied to global memory with non-temporal stores when
+/// the launch streams (`HINT_STREAM`): then nothing reads them back from the cache
+/// soon, and ordinary stores would first read every destination line from memory.
+/// A launch whose buffers fit the cache keeps its output there (cache-resident
+/// gather benchmark: 21.7 GB/s with ordinary stores, 15.5 with streaming ones).
 const STREAM_BYTES: usize = 2 << 10;
 
 static HAS_AVX2: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
@@ -287,6 +289,32 @@ mod tests {
             planes: 1,
             lines: 1,
             ..Default::default()
+        }
+    }
+
+    #[test]
+    fn streamed_export_matches_a_plain_copy() {
+        // Rows long enough to stream, at odd offsets and lengths, with and without the hint.
+        let src: Vec<u8> = (0..20000).map(|i| (i * 7) as u8).collect();
+        for hints in [0, HINT_STREAM] {
+            for (from, len) in [(0usize, 4096usize), (3, 5000), (61, 2049)] {
+                let mut dst = vec![0u8; 12000];
+                let c = AsyncCopy {
+                    elem: 1,
+                    per_line: len,
+                    lines: 2,
+                    src_line: len + 100,
+                    dst_line: len + 9,
+                    hints,
+                    ..shape(&src[from..], &mut dst[5..])
+                };
+                unsafe { run(&c) };
+                assert!(dst[..5].iter().all(|&b| b == 0));
+                assert_eq!(dst[5..5 + len], src[from..from + len]);
+                assert!(dst[5 + len..5 + len + 9].iter().all(|&b| b == 0));
+                assert_eq!(dst[5 + len + 9..5 + 2 * len + 9], src[from + len + 100..from + 2 * len + 100]);
+                assert!(dst[5 + 2 * len + 9..].iter().all(|&b| b == 0));
+            }
         }
     }
 
