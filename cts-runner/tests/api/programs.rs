@@ -60,6 +60,21 @@ fn compile_errors_fill_the_log() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+/// A function declared but defined nowhere fails at the link: the log names it.
+#[test]
+fn link_errors_fill_the_log() {
+    let env = Env::new();
+    let p = program(&env, "void nowhere_defined(global int *a);\nkernel void k(global int *a) { nowhere_defined(a); }");
+    err!(CL_BUILD_PROGRAM_FAILURE, cl!(clBuildProgram(p, 1, &env.device, null(), None, null_mut())));
+    let log = build_log(&env, p);
+    assert!(log.contains("nowhere_defined") && log.contains("undefined"), "{log}");
+    ok!(cl!(clReleaseProgram(p)));
+    // The next build links as usual.
+    let q = program(&env, "kernel void fine(global int *a) { a[0] = 1; }");
+    ok!(cl!(clBuildProgram(q, 1, &env.device, null(), None, null_mut())));
+    ok!(cl!(clReleaseProgram(q)));
+}
+
 #[test]
 fn bad_build_options_and_names() {
     let env = Env::new();

@@ -26,7 +26,7 @@ fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
     static TEMPLATE: OnceLock<Option<Vec<String>>> = OnceLock::new();
     TEMPLATE
         .get_or_init(|| {
-            let file = cache.join(format!("link-{}.args", cache::key(&[clang.identity.as_bytes()])));
+            let file = template_file(clang, cache);
             if let Ok(text) = std::fs::read_to_string(&file) {
                 return Some(text.lines().map(str::to_string).collect());
             }
@@ -43,6 +43,16 @@ fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
             Some(args)
         })
         .clone()
+}
+
+fn template_file(clang: &clang::Clang, cache: &Path) -> std::path::PathBuf {
+    cache.join(format!("link-{}.args", cache::key(&[clang.identity.as_bytes()])))
+}
+
+/// Drops the cached command line (it failed where clang's own link worked); the next
+/// process asks clang again.
+pub fn forget(clang: &clang::Clang, cache: &Path) {
+    let _ = std::fs::remove_file(template_file(clang, cache));
 }
 
 /// The job of a `clang -###` plan that writes `output` from `input`: the linker.

@@ -478,16 +478,24 @@ fn backend(
     }
     args.extend([os("-Wno-override-module"), os("-o"), obj.as_os_str()]);
     let mut log = clang::run(clang, &args)?;
-    match link::link(clang, &cache::dir(), &obj, archive, &map, &lib) {
-        Some(linked) => log += &linked.map_err(|e| format!("{e}{undefined}"))?,
-        None => {
-            let script = format!("-Wl,--version-script={}", map.display());
-            let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
-            args.extend([os("-shared"), obj.as_os_str(), os("-o"), lib.as_os_str(), archive.as_os_str(), os(&script)]);
-            args.extend(["-Wl,--no-undefined", "-Wl,--gc-sections", "-lm", "-lpthread", "-ldl"].map(os));
-            log += &clang::run(clang, &args).map_err(|e| format!("{e}{undefined}"))?;
+    let through_clang = || {
+        let script = format!("-Wl,--version-script={}", map.display());
+        let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+        args.extend([os("-shared"), obj.as_os_str(), os("-o"), lib.as_os_str(), archive.as_os_str(), os(&script)]);
+        args.extend(["-Wl,--no-undefined", "-Wl,--gc-sections", "-lm", "-lpthread", "-ldl"].map(os));
+        clang::run(clang, &args).map_err(|e| format!("{e}{undefined}"))
+    };
+    log += &match link::link(clang, &cache::dir(), &obj, archive, &map, &lib) {
+        Some(Ok(linked)) => linked,
+        // A failure may come from a stale command line (the system's C library or
+        // linker changed since it was cached): clang's own link decides.
+        Some(Err(_)) => {
+            let linked = through_clang()?;
+            link::forget(clang, &cache::dir());
+            linked
         }
-    }
+        None => through_clang()?,
+    };
     let keep = dir.with_extension("so");
     std::fs::rename(&lib, &keep).map_err(|e| e.to_string())?;
     Ok((keep, rewritten, log))

@@ -62,7 +62,9 @@ fn huge_pages(size: usize) -> Option<(*mut u8, usize)> {
     let span = len.checked_add(HUGE_PAGE)?;
     // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
     unsafe {
-        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+        // No MAP_NORESERVE: the kernel's overcommit check should refuse what the heap
+        // would refuse, rather than a kernel being killed when it touches the pages.
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
         let p = libc::mmap(std::ptr::null_mut(), span, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0);
         if p == libc::MAP_FAILED {
             return None;
