@@ -66,6 +66,10 @@ typedef struct ferrocl_ctx_s {
     size_t ngr[3];
     unsigned dim;
     const ferrocl_group *group;
+    /* For the async-copy fast paths, which run once per work-item and copy: the group's
+     * copy log (one load instead of two) and the linear local id (set with the id). */
+    void *copies;
+    size_t item;
 } ferrocl_ctx;
 
 #define INLINE static inline __attribute__((always_inline))
@@ -87,6 +91,8 @@ INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
     }
     c->dim = g->work_dim;
     c->group = g;
+    c->copies = g->copies;
+    c->item = 0;
 }
 
 /* Queries: the OpenCL functions with the context as a trailing argument. Out-of-range
@@ -127,6 +133,7 @@ QUERY void __ferrocl_ctx_set(ferrocl_ctx *c, size_t x, size_t y, size_t z) {
     c->lid[0] = x;
     c->lid[1] = y;
     c->lid[2] = z;
+    c->item = (z * c->lsz[1] + y) * c->lsz[0] + x;
 }
 QUERY void *__ferrocl_group_frames(const ferrocl_group *g) { return g->frames; }
 QUERY size_t __ferrocl_group_items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->lsz[2]; }
@@ -140,6 +147,7 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
     c.lid[0] = lid[0];
     c.lid[1] = lid[1];
     c.lid[2] = lid[2];
+    c.item = __ferrocl_get_local_linear_id(&c);
     item(args, &c);
 }
 
@@ -160,8 +168,8 @@ void *__ferrocl_async_copy(size_t dst, size_t src, size_t elem, size_t per_line,
                            size_t src_line, size_t src_plane, size_t dst_line, size_t dst_plane, unsigned to_local,
                            void *event) {
     const ferrocl_ctx *c = current;
-    size_t item = __ferrocl_get_local_linear_id(c);
-    ferrocl_copy_log *log = c->group->copies;
+    size_t item = c->item;
+    ferrocl_copy_log *log = c->copies;
     /* Every work-item after the first: the copy is issued, take its event. */
     if (log && !log->slow && item < log->items) {
         unsigned k = log->reached[item];
@@ -178,7 +186,7 @@ void *__ferrocl_async_copy(size_t dst, size_t src, size_t elem, size_t per_line,
  * kernels run as regions end their region after the call). */
 void __ferrocl_async_wait(int count, size_t events) {
     const ferrocl_ctx *c = current;
-    ferrocl_copy_log *log = c->group->copies;
+    ferrocl_copy_log *log = c->copies;
     const size_t *ev = (const size_t *)events;
     /* Regions: note the events; the region's end completes them. Unknown events are
      * ignored; events past 64 go to the driver. */
@@ -193,13 +201,13 @@ void __ferrocl_async_wait(int count, size_t events) {
         }
         if (i == count) return;
     }
-    if (count > 0) c->group->services->wait(c->group, __ferrocl_get_local_linear_id(c), (unsigned)count, ev);
+    if (count > 0) c->group->services->wait(c->group, c->item, (unsigned)count, ev);
     __ferrocl_barrier(0, c);
 }
 
 void __ferrocl_async_fence(unsigned flags) {
     const ferrocl_ctx *c = current;
-    c->group->services->fence(c->group, __ferrocl_get_local_linear_id(c), flags);
+    c->group->services->fence(c->group, c->item, flags);
 }
 
 /* Called by the launcher of a kernel run as regions after each region. */
