@@ -27,10 +27,13 @@ fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
     TEMPLATE
         .get_or_init(|| {
             let file = template_file(clang, cache);
-            if let Ok(text) = std::fs::read_to_string(&file) {
-                return Some(text.lines().map(str::to_string).collect());
-            }
             let (input, output) = (cache.join(INPUT), cache.join(OUTPUT));
+            let cached: Option<Vec<String>> =
+                std::fs::read_to_string(&file).ok().map(|text| text.lines().map(str::to_string).collect());
+            // A damaged file (empty, or without the placeholders) is asked for again.
+            if let Some(args) = cached.filter(|a| is_plan(a, &input, &output)) {
+                return Some(args);
+            }
             std::fs::write(&input, b"").ok()?;
             let out = Command::new(&clang.path)
                 .args(["-###", "-target", "x86_64-unknown-linux-gnu", "-shared"])
@@ -57,10 +60,14 @@ pub fn forget(clang: &clang::Clang, cache: &Path) {
 
 /// The job of a `clang -###` plan that writes `output` from `input`: the linker.
 fn parse_plan(plan: &str, input: &Path, output: &Path) -> Option<Vec<String>> {
-    let (input, output) = (input.to_str()?, output.to_str()?);
-    plan.lines()
-        .map(quoted_words)
-        .find(|w| w.len() > 2 && w.iter().any(|a| a == input) && w.windows(2).any(|p| p[0] == "-o" && p[1] == output))
+    plan.lines().map(quoted_words).find(|w| is_plan(w, input, output))
+}
+
+/// A linker command line that reads `input` and writes `output`.
+fn is_plan(args: &[String], input: &Path, output: &Path) -> bool {
+    args.len() > 2
+        && args[1..].iter().any(|a| Path::new(a) == input)
+        && args.windows(2).any(|p| p[0] == "-o" && Path::new(&p[1]) == output)
 }
 
 /// ` "a" "b c" "d\"e"` -> [a, b c, d"e]; empty unless the line is only quoted words.
@@ -135,5 +142,6 @@ mod tests {
         assert_eq!(job.last().unwrap(), "a \"q\" b");
         assert!(parse_plan("Target: x86_64\n \"/usr/bin/ld\" \"-o\" \"other\"\n", i, o).is_none());
         assert!(quoted_words("Thread model: posix").is_empty());
+        assert!(!is_plan(&[], i, o), "an empty (damaged) cached command is not a plan");
     }
 }
