@@ -67,12 +67,14 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
     }
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
     let len = part.end - part.start;
-    let stream = c.to_local == 0 && c.hints & HINT_STREAM != 0 && len >= STREAM_BYTES && *HAS_AVX2;
+    let (src_pitch, dst_pitch) = (c.src_line.wrapping_mul(c.elem), c.dst_line.wrapping_mul(c.elem));
+    // Whole cache lines: every row starts on a line and fills its lines.
+    let lines_only = len % 64 == 0 && (dst as usize).wrapping_add(part.start) % 64 == 0 && dst_pitch % 64 == 0;
+    let stream = c.to_local == 0 && c.hints & HINT_STREAM != 0 && (len >= STREAM_BYTES || lines_only) && *HAS_AVX2;
     // Short rows pages apart (2D tiles): the hardware prefetcher does not follow them,
     // so fetch the rows a few ahead (the destination's for writing).
-    let (src_pitch, dst_pitch) = (c.src_line.wrapping_mul(c.elem), c.dst_line.wrapping_mul(c.elem));
     let sparse = |pitch: usize| c.lines > AHEAD && len <= SHORT_ROW && pitch >= len + 64;
-    let (src_ahead, dst_ahead) = (sparse(src_pitch), sparse(dst_pitch));
+    let (src_ahead, dst_ahead) = (sparse(src_pitch), sparse(dst_pitch) && !stream);
     for (s, d) in row_offsets(c, rows) {
         let (from, to) = (src.wrapping_add(s + part.start), dst.wrapping_add(d + part.start));
         if src_ahead {
@@ -90,6 +92,13 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
                 std::ptr::copy_nonoverlapping(from, to, len)
             }
         };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if stream {
+        // Non-temporal stores are weakly ordered: make them visible before the copy
+        // is reported done.
+        // SAFETY: a plain fence.
+        unsafe { std::arch::x86_64::_mm_sfence() };
     }
 }
 
@@ -136,14 +145,14 @@ static HAS_AVX2: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
     false
 });
 
-/// memcpy with non-temporal 32-byte stores for the aligned middle.
+/// memcpy with non-temporal 32-byte stores for the aligned middle; the caller fences.
 ///
 /// # Safety
 /// `len` bytes readable at `src` and writable at `dst`, not overlapping; AVX2 present.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
-    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256, _mm_sfence};
+    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256};
     let head = (dst as usize).wrapping_neg() & 31;
     let head = head.min(len);
     // SAFETY: all offsets stay within `len`; the stores are to 32-byte aligned addresses.
@@ -156,9 +165,6 @@ unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
             i += 32;
         }
         std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
-        // Non-temporal stores are weakly ordered: make them visible before the copy
-        // is reported done.
-        _mm_sfence();
     }
 }
 
@@ -315,6 +321,31 @@ mod tests {
                 assert_eq!(dst[5 + len + 9..5 + 2 * len + 9], src[from + len + 100..from + 2 * len + 100]);
                 assert!(dst[5 + 2 * len + 9..].iter().all(|&b| b == 0));
             }
+        }
+    }
+
+    #[test]
+    fn streamed_whole_line_rows_match_a_plain_copy() {
+        // Rows of whole cache lines at line-aligned destinations stream however short
+        // they are (2D tiles); the rows between stay untouched.
+        let src: Vec<u8> = (0..8192).map(|i| (i * 5 + 3) as u8).collect();
+        let mut buf = vec![0u8; 8192 + 64];
+        let at = buf.as_ptr().align_offset(64);
+        let dst = &mut buf[at..at + 8192];
+        let (len, pitch, rows) = (128usize, 192usize, 20usize);
+        let c = AsyncCopy {
+            elem: 4,
+            per_line: len / 4,
+            lines: rows,
+            src_line: 100,
+            dst_line: pitch / 4,
+            hints: HINT_STREAM,
+            ..shape(&src[8..], dst)
+        };
+        unsafe { run(&c) };
+        for r in 0..rows {
+            assert_eq!(dst[r * pitch..r * pitch + len], src[8 + r * 400..8 + r * 400 + len], "row {r}");
+            assert!(dst[r * pitch + len..(r + 1) * pitch].iter().all(|&b| b == 0), "gap after row {r}");
         }
     }
 
