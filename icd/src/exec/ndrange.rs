@@ -55,9 +55,11 @@ impl Launch {
         [0, 1, 2].map(|d| self.global[d].div_ceil(self.local[d]))
     }
 
-    fn group(&self, index: usize) -> Group {
-        let n = self.num_groups();
-        let id = [index % n[0], (index / n[0]) % n[1], index / (n[0] * n[1])];
+    /// Group `index` of a launch of `n` groups per dimension.
+    fn group(&self, index: usize, n: [usize; 3]) -> Group {
+        // Divisions cost tens of cycles each, per group: 1D launches need none.
+        let id =
+            if n[1] * n[2] == 1 { [index, 0, 0] } else { [index % n[0], (index / n[0]) % n[1], index / (n[0] * n[1])] };
         Group {
             group_id: id,
             // The last group of a dimension may be partial (non-uniform work-groups).
@@ -95,8 +97,8 @@ impl Launch {
         block
     }
 
-    fn run_group(&self, w: &mut Worker, index: usize) {
-        let mut group = self.group(index);
+    fn run_group(&self, w: &mut Worker, index: usize, n: [usize; 3]) {
+        let mut group = self.group(index, n);
         let args = self.args_for(w);
         let items: usize = group.local_size.iter().product();
         if self.frame_size > 0 {
@@ -131,11 +133,11 @@ impl Launch {
 
     /// Runs every group on the worker pool; returns when all are done.
     pub fn run(self: Arc<Self>) -> bool {
-        let total: usize = self.num_groups().iter().product();
         if self.global.contains(&0) {
             return true;
         }
+        let n = self.num_groups();
         let me = self.clone();
-        Pool::get().run(total, Box::new(move |w, g| me.run_group(w, g)))
+        Pool::get().run(n.iter().product(), Box::new(move |w, g| me.run_group(w, g, n)))
     }
 }

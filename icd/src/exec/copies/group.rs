@@ -238,23 +238,24 @@ impl GroupCopies {
     /// events are not reused: a work-item may still be about to wait for one.)
     fn settle(&mut self) {
         let mut bits = std::mem::take(&mut self.log.waited);
-        let mut waited = std::mem::take(&mut self.pending);
-        while bits != 0 {
-            waited.push(bits.trailing_zeros() as usize + 1);
-            bits &= bits - 1;
-        }
-        for &e in &waited {
+        // Taken and put back so that its allocation is reused group after group.
+        let mut pending = std::mem::take(&mut self.pending);
+        let from_bits = std::iter::from_fn(|| {
+            (bits != 0).then(|| {
+                let e = bits.trailing_zeros() as usize + 1;
+                bits &= bits - 1;
+                e
+            })
+        });
+        for e in from_bits.chain(pending.drain(..)) {
             self.complete_event(e);
-        }
-        // Released events keep their (completed) operations: a kernel waiting again
-        // on a released event (an error) waits for nothing, or for its new copy.
-        if self.check.is_none() {
-            for e in waited {
-                if !self.free.contains(&e) {
-                    self.free.push(e);
-                }
+            // Released events keep their (completed) operations: a kernel waiting again
+            // on a released event (an error) waits for nothing, or for its new copy.
+            if self.check.is_none() && !self.free.contains(&e) {
+                self.free.push(e);
             }
         }
+        self.pending = pending;
     }
 }
 
