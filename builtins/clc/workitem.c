@@ -210,6 +210,29 @@ void __ferrocl_async_fence(unsigned flags) {
     c->group->services->fence(c->group, c->item, flags);
 }
 
+/* For regions the compiler found to be the same for every work-item, run by the first
+ * work-item alone (icd/src/compiler/uniform.rs): allowed unless every work-item's copies
+ * must reach the driver (validation mode). */
+QUERY _Bool __ferrocl_group_may_share(const ferrocl_group *g) {
+    const ferrocl_copy_log *log = g->copies;
+    return !log || !log->slow;
+}
+
+/* Gives every work-item the first one's frame slot of a variable the region stored. */
+void __ferrocl_group_share(const ferrocl_group *g, char *frames, size_t offset, size_t size) {
+    size_t items = g->local_size[0] * g->local_size[1] * g->local_size[2];
+    char *first = frames + items * offset;
+    for (size_t i = 1; i < items; i++) __builtin_memcpy(first + i * size, first, size);
+}
+
+/* The others have passed the copies the first one made, as if they had made them too. */
+void __ferrocl_group_catch_up(const ferrocl_group *g) {
+    ferrocl_copy_log *log = g->copies;
+    if (!log || !log->items) return;
+    unsigned k = log->reached[0];
+    for (size_t i = 1; i < log->items; i++) log->reached[i] = k;
+}
+
 /* Called by the launcher of a kernel run as regions after each region. */
 QUERY void __ferrocl_group_settle(const ferrocl_group *g) { g->services->settle(g); }
 QUERY void __ferrocl_barrier_scope(unsigned flags, int scope, const ferrocl_ctx *c) {

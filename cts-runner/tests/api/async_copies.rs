@@ -236,6 +236,88 @@ fn copies_nobody_waits_for_finish_with_their_group() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+/// Regions the compiler runs for one work-item of the group (icd/src/compiler/uniform.rs)
+/// and regions it must not: the other work-items must see the results either way.
+const ONCE: &str = r#"
+kernel void shared_offsets(global const int *offsets, global const int *in, global int *out, local int *tile) {
+    size_t l = get_local_id(0), n = get_local_size(0);
+    int off = offsets[get_group_id(0)];           /* kept in frame memory, the same for all */
+    event_t e = async_work_group_copy(tile, in + off, n, 0);
+    wait_group_events(1, &e);
+    out[get_global_id(0)] = tile[l] + off;
+}
+
+typedef struct __attribute__((packed)) { uchar b[3]; } rgb;
+kernel void struct_stage(global const rgb *in, global rgb *out, local rgb *tile) {
+    size_t l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+    tile[l] = in[g * n + l];                      /* clang copies a struct with memcpy */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    event_t e = async_work_group_copy((global uchar *)(out + g * n), (local uchar *)tile, n * 3, 0);
+    wait_group_events(1, &e);
+}
+
+kernel void partial_private(global const int *in, global int *out, local int *tile) {
+    size_t n = get_local_size(0);
+    int priv[2];
+    priv[0] = in[get_local_id(0)];                /* differs per work-item */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    priv[1] = in[get_group_id(0)];                /* the same for all, but only half of priv */
+    event_t e = async_work_group_copy(tile, in, n, 0);
+    wait_group_events(1, &e);
+    out[get_global_id(0)] = priv[0] * 1000 + priv[1] * 100 + tile[get_local_id(0)];
+}
+"#;
+
+#[test]
+fn regions_run_once_for_the_group_give_every_work_item_their_results() {
+    let env = Env::new();
+    let p = build(&env, ONCE, "");
+    let (groups, group) = (6usize, 64usize);
+    let input: Vec<i32> = (0..1024).map(|i| i * 3 + 1).collect();
+    let offsets: Vec<i32> = (0..groups as i32).map(|g| 100 + g * 37).collect();
+    let (bin, boff) = (buffer_of(&env, &input), buffer_of(&env, &offsets));
+    let bo = env.buffer(0, groups * group * 4, null_mut());
+
+    let k = kernel(p, "shared_offsets");
+    set_arg(k, 0, &boff);
+    set_arg(k, 1, &bin);
+    set_arg(k, 2, &bo);
+    ok!(cl!(clSetKernelArg(k, 3, group * 4, null())));
+    run(&env, k, &[groups * group], Some(&[group]));
+    let out: Vec<i32> = read_as(&env, bo, groups * group);
+    for (i, &o) in out.iter().enumerate() {
+        let off = offsets[i / group];
+        assert_eq!(o, input[(off as usize) + i % group] + off, "work-item {i}");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+
+    let k = kernel(p, "partial_private");
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &bo);
+    ok!(cl!(clSetKernelArg(k, 2, group * 4, null())));
+    run(&env, k, &[groups * group], Some(&[group]));
+    let out: Vec<i32> = read_as(&env, bo, groups * group);
+    for (i, &o) in out.iter().enumerate() {
+        let (g, l) = (i / group, i % group);
+        assert_eq!(o, input[l] * 1000 + input[g] * 100 + input[l], "work-item {i}");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+
+    let k = kernel(p, "struct_stage");
+    let bytes: Vec<u8> = (0..groups * group * 3).map(|i| (i * 7 % 251) as u8).collect();
+    let (bsi, bso) = (buffer_of(&env, &bytes), env.buffer(0, bytes.len(), null_mut()));
+    set_arg(k, 0, &bsi);
+    set_arg(k, 1, &bso);
+    ok!(cl!(clSetKernelArg(k, 2, group * 3, null())));
+    run(&env, k, &[groups * group], Some(&[group]));
+    assert_eq!(read_as::<u8>(&env, bso, bytes.len()), bytes);
+    ok!(cl!(clReleaseKernel(k)));
+    for m in [bin, boff, bo, bsi, bso] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 const HALVES: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 kernel void halves(global const half *a, global half *out, local half8 *t) {

@@ -360,6 +360,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         let mut k = kernel_info(f, &define, &types, &md, &locals, &callees)?;
         let called = callees.values().any(|cs| cs.contains(&f.name));
         let mut barriers = None;
+        let mut invariant = Vec::new();
         if k.fibers && !called && !unnamed_types {
             let sync = |c: &str| sync_kind(c, &defined, &callees);
             // A refusal is not an error: the kernel then runs as fibers.
@@ -370,6 +371,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
                 k.frame_size = r.frame_size;
                 k.regions = true;
                 barriers = Some(r.barriers);
+                invariant = r.invariant;
             }
         }
         // Only the launchers are entry points: an internal kernel is dropped once inlined
@@ -381,8 +383,12 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
                 break;
             }
         }
-        let entry =
-            launcher::Entry { ctx: needs.contains(&f.name), barriers, tracks: reaches_async(&f.name, &callees) };
+        let entry = launcher::Entry {
+            ctx: needs.contains(&f.name),
+            barriers,
+            invariant,
+            tracks: reaches_async(&f.name, &callees),
+        };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);
     }

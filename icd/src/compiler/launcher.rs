@@ -6,6 +6,9 @@
 //! - `__ferrocl_launch_<k>` runs a whole group: one item loop, or for a kernel made
 //!   resumable (`regions`) one item loop per barrier region, following the barrier
 //!   numbers the regions return;
+//! - `__ferrocl_first_<k>` runs a region for the group's first work-item only, for
+//!   regions every work-item would run alike (`uniform`); the launcher then hands the
+//!   others its results;
 //! - `__ferrocl_item_<k>` runs one work-item, for kernels that run as fibers.
 //!
 //! The item loop is IR rather than C with a function pointer so that the body call is
@@ -29,6 +32,9 @@ declare ptr @__ferrocl_group_frames(ptr)
 declare i64 @__ferrocl_group_items(ptr)
 declare void @__ferrocl_run_item(ptr, ptr, ptr, ptr)
 declare void @__ferrocl_group_settle(ptr)
+declare i1 @__ferrocl_group_may_share(ptr)
+declare void @__ferrocl_group_share(ptr, ptr, i64, i64)
+declare void @__ferrocl_group_catch_up(ptr)
 ";
 
 /// How a kernel's entry points call it.
@@ -37,6 +43,9 @@ pub struct Entry {
     pub ctx: bool,
     /// Set for kernels made resumable: their number of barriers.
     pub barriers: Option<u32>,
+    /// For kernels made resumable, per region: whether one work-item can run it for
+    /// all, and which frame slots (offset, size) it then shares (`Resumable::invariant`).
+    pub invariant: Vec<Option<Vec<(u64, u64)>>>,
     /// The kernel calls async-copy builtins, which find the running work-item through
     /// a thread-local pointer to the context (kept out of other kernels: it makes the
     /// context escape, which keeps it in memory).
@@ -139,19 +148,71 @@ none:
         tracks = e.tracks as u32
     );
 
+    let shared = e.invariant.iter().any(Option::is_some);
+    if shared {
+        let _ = writeln!(
+            out,
+            "define internal i32 @__ferrocl_first_{name}(ptr %group, ptr noalias nocapture readonly %args, \
+             ptr noalias %frames, i32 %resume) alwaysinline {{
+  %c = alloca [32 x i64], align 16
+  call void @__ferrocl_ctx_init(ptr %c, ptr %group, i32 {tracks})
+  call void @__ferrocl_ctx_set(ptr %c, i64 0, i64 0, i64 0)
+  {body_call}
+  ret i32 %r
+}}",
+            tracks = e.tracks as u32
+        );
+    }
+
     let _ = writeln!(out, "define void @__ferrocl_launch_{name}(ptr %group, ptr noalias nocapture readonly %args) {{");
     match e.barriers {
         Some(barriers) => {
             let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %r{n}")).collect();
-            let _ = writeln!(out, "  %frames = call ptr @__ferrocl_group_frames(ptr %group)\n  br label %r0");
+            let _ = writeln!(out, "  %frames = call ptr @__ferrocl_group_frames(ptr %group)");
+            if shared {
+                // Off in validation mode, which must see every work-item's copies.
+                let _ = writeln!(out, "  %share = call i1 @__ferrocl_group_may_share(ptr %group)");
+            }
+            let _ = writeln!(out, "  br label %r0");
             // Waits for async copies take effect at the end of the region.
             let settle = if e.tracks { "\n  call void @__ferrocl_group_settle(ptr %group)" } else { "" };
             for n in 0..=barriers {
-                let _ = writeln!(
-                    out,
-                    "r{n}:\n  %next{n} = call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr %frames, i32 {n})\
-                     {settle}\n  switch i32 %next{n}, label %done [{cases} ]"
-                );
+                let all = format!("call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr %frames, i32 {n})");
+                match e.invariant.get(n as usize).and_then(Option::as_ref) {
+                    Some(slots) => {
+                        let mut share: String = slots
+                            .iter()
+                            .map(|(offset, size)| {
+                                format!(
+                                    "\n  call void @__ferrocl_group_share(ptr %group, ptr %frames, i64 {offset}, \
+                                     i64 {size})"
+                                )
+                            })
+                            .collect();
+                        if e.tracks {
+                            share.push_str("\n  call void @__ferrocl_group_catch_up(ptr %group)");
+                        }
+                        let _ = writeln!(
+                            out,
+                            "r{n}:\n  br i1 %share, label %r{n}.one, label %r{n}.all
+r{n}.one:
+  %next{n}.one = call i32 @__ferrocl_first_{name}(ptr %group, ptr %args, ptr %frames, i32 {n}){share}
+  br label %r{n}.end
+r{n}.all:
+  %next{n}.all = {all}
+  br label %r{n}.end
+r{n}.end:
+  %next{n} = phi i32 [ %next{n}.one, %r{n}.one ], [ %next{n}.all, %r{n}.all ]{settle}
+  switch i32 %next{n}, label %done [{cases} ]"
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(
+                            out,
+                            "r{n}:\n  %next{n} = {all}{settle}\n  switch i32 %next{n}, label %done [{cases} ]"
+                        );
+                    }
+                }
             }
             let _ = writeln!(out, "done:\n  ret void\n}}");
         }

@@ -12,6 +12,7 @@ pub mod locate;
 pub mod meta;
 pub mod options;
 pub mod regions;
+mod uniform;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;

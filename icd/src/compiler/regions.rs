@@ -34,6 +34,10 @@ pub struct Resumable {
     pub frame_size: u64,
     /// Number of barriers (resume points 1..=barriers).
     pub barriers: u32,
+    /// For each region (0: from the kernel's entry, n: after barrier n), if it can run
+    /// for one work-item (see `uniform`): the frame slots it stores, as (offset, size),
+    /// variable `v` of work-item `i` being at `frames + items * offset + i * size`.
+    pub invariant: Vec<Option<Vec<(u64, u64)>>>,
 }
 
 /// What a call does to a work-group.
@@ -56,11 +60,14 @@ pub const MEMCPY: &str = "llvm.memcpy.p0.p0.i64";
 /// Frame-memory alignment the driver guarantees.
 pub const FRAME_ALIGN: u64 = 128;
 
-struct Piece {
-    label: String,
-    lines: Vec<String>,
+/// An alloca: name, type as written, size, alignment.
+pub(super) type Alloca = (String, String, u64, u64);
+
+pub(super) struct Piece {
+    pub label: String,
+    pub lines: Vec<String>,
     /// The barrier number this piece ends at (it then ends with `ret i32 n`).
-    barrier: Option<u32>,
+    pub barrier: Option<u32>,
 }
 
 /// Makes `define` + `body` (a kernel's lines between `define` and `}`) resumable.
@@ -96,7 +103,7 @@ pub fn make_resumable(
     let resume_of = |n: u32| index[resume_label(n).as_str()];
 
     // Allocas, all in the entry piece in clang's output.
-    let mut allocas: Vec<(String, String, u64, u64)> = Vec::new();
+    let mut allocas: Vec<Alloca> = Vec::new();
     for (pi, p) in pieces.iter().enumerate() {
         for l in &p.lines {
             if let Some((name, rhs)) = def_of(l) {
@@ -141,6 +148,14 @@ pub fn make_resumable(
             frame_size += slot;
         }
     }
+    let starts: Vec<usize> = std::iter::once(0).chain((1..=barriers).map(resume_of)).collect();
+    let slots: HashMap<&str, (u64, u64)> =
+        layout.iter().map(|(n, offset, slot)| (n.as_str(), (*offset, *slot))).collect();
+    let invariant = super::uniform::invariant_regions(&pieces, &succs, &allocas, &framed, &starts)
+        .into_iter()
+        .map(|r| Some(r?.into_iter().map(|a| slots[allocas[a].0.as_str()]).collect()))
+        .collect();
+
     // A framed variable whose address is never stored keeps its alloca within a region:
     // it is loaded from its frame slot where a region resumes and stored back where one
     // ends, so the optimiser keeps it in a register in between (through the slot, every
@@ -228,7 +243,7 @@ pub fn make_resumable(
         }
     }
     out.push_str("}\n");
-    Ok(Resumable { text: out, frame_size, barriers })
+    Ok(Resumable { text: out, frame_size, barriers, invariant })
 }
 
 fn resume_label(n: u32) -> String {
@@ -273,7 +288,7 @@ fn label_of(line: &str) -> Option<&str> {
 }
 
 /// `%name = rhs` -> (`%name`, `rhs`).
-fn def_of(line: &str) -> Option<(&str, &str)> {
+pub(super) fn def_of(line: &str) -> Option<(&str, &str)> {
     let t = line.trim_start();
     if !t.starts_with('%') {
         return None;
@@ -283,7 +298,7 @@ fn def_of(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Every `%name` a line mentions (including types such as `%struct.S`).
-fn locals_in(line: &str) -> Vec<&str> {
+pub(super) fn locals_in(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let code = match line.find(';') {
         Some(at) if !line.contains('"') => &line[..at],
@@ -314,7 +329,7 @@ fn labels_in(line: &str) -> Vec<&str> {
     out
 }
 
-fn callees_in(line: &str) -> Vec<String> {
+pub(super) fn callees_in(line: &str) -> Vec<String> {
     if !line.contains("call ") {
         return Vec::new();
     }
@@ -386,19 +401,12 @@ fn set(b: &mut Bits, i: usize) {
     b[i / 64] |= 1 << (i % 64);
 }
 
-/// Which allocas have their address stored in memory (so they may be used anywhere
-/// later), and, for each barrier, which are live at the start of the region after it.
-fn live_across_barriers(
-    pieces: &[Piece],
-    succs: &[Vec<usize>],
-    allocas: &[(String, String, u64, u64)],
-    resume_of: &dyn Fn(u32) -> usize,
-) -> (Vec<bool>, Vec<Vec<bool>>) {
-    let words = allocas.len().div_ceil(64).max(1);
-    let root: HashMap<&str, usize> = allocas.iter().enumerate().map(|(i, a)| (a.0.as_str(), i)).collect();
-    // Values derived from an alloca's address (geps, casts, selects, calls) stand for it.
-    let mut derived: HashMap<String, Vec<usize>> = root.iter().map(|(n, &i)| (n.to_string(), vec![i])).collect();
-    let mut escaped = vec![false; allocas.len()];
+/// Values derived from an alloca's address (geps, casts, selects, calls), each with the
+/// allocas it may point into; the allocas themselves included.
+pub(super) fn derived_from_allocas(pieces: &[Piece], allocas: &[Alloca]) -> HashMap<String, Vec<usize>> {
+    let mut derived: HashMap<String, Vec<usize>> =
+        allocas.iter().enumerate().map(|(i, a)| (a.0.clone(), vec![i])).collect();
+    // Twice: a value may be used above its definition (phis of loops).
     for _ in 0..2 {
         for l in pieces.iter().flat_map(|p| &p.lines) {
             let Some((name, rhs)) = def_of(l) else { continue };
@@ -414,6 +422,21 @@ fn live_across_barriers(
             }
         }
     }
+    derived
+}
+
+/// Which allocas have their address stored in memory (so they may be used anywhere
+/// later), and, for each barrier, which are live at the start of the region after it.
+fn live_across_barriers(
+    pieces: &[Piece],
+    succs: &[Vec<usize>],
+    allocas: &[Alloca],
+    resume_of: &dyn Fn(u32) -> usize,
+) -> (Vec<bool>, Vec<Vec<bool>>) {
+    let words = allocas.len().div_ceil(64).max(1);
+    let root: HashMap<&str, usize> = allocas.iter().enumerate().map(|(i, a)| (a.0.as_str(), i)).collect();
+    let derived = derived_from_allocas(pieces, allocas);
+    let mut escaped = vec![false; allocas.len()];
     let mut gen = vec![vec![0u64; words]; pieces.len()];
     let mut kill = vec![vec![0u64; words]; pieces.len()];
     for (pi, p) in pieces.iter().enumerate() {
@@ -486,7 +509,7 @@ fn live_across_barriers(
 }
 
 /// Instructions without side effects or traps, whose result depends only on operands.
-const PURE: &[&str] = &[
+pub(super) const PURE: &[&str] = &[
     "add",
     "sub",
     "mul",
@@ -530,7 +553,7 @@ const PURE: &[&str] = &[
 /// keeping it in frame memory (a load the optimiser cannot see through, which stops
 /// vectorisation over work-items), it is recomputed at the start of each region.
 /// Returns, per alloca, how to recompute it.
-fn rematerializable(pieces: &[Piece], allocas: &[(String, String, u64, u64)]) -> Vec<Option<Remat>> {
+fn rematerializable(pieces: &[Piece], allocas: &[Alloca]) -> Vec<Option<Remat>> {
     let lines: Vec<&String> = pieces.iter().flat_map(|p| &p.lines).collect();
     let defs: HashMap<&str, usize> = lines.iter().enumerate().filter_map(|(i, l)| Some((def_of(l)?.0, i))).collect();
     let index: HashMap<&str, usize> = allocas.iter().enumerate().map(|(i, a)| (a.0.as_str(), i)).collect();
@@ -780,10 +803,11 @@ fn check_dominance(pieces: &[Piece], succs: &[Vec<usize>], index: &HashMap<&str,
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn sync(name: &str) -> Sync {
+    /// How the compiler classifies calls, for the tests' kernels.
+    pub(in super::super) fn sync(name: &str) -> Sync {
         match name {
             "__ferrocl_barrier" => Sync::Barrier,
             n if n.starts_with("_Z17wait_group_events") => Sync::ThenBarrier,

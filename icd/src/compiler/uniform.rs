@@ -1,0 +1,522 @@
+//! Work-item-invariant barrier regions. A region whose every effect is the same for all
+//! work-items of a group (the typical tile load: an async copy with arguments computed
+//! from group ids and kernel arguments, then `wait_group_events`) needs to run for one
+//! work-item only. Running it for every work-item costs each of them a pass over the
+//! copy's fast path (a few ns per work-item and region, a quarter of a 16 KiB round
+//! trip's time at 64 work-items); run once, the launcher then gives the others what
+//! that one work-item left behind: its frame slots, and its count of copies passed.
+//!
+//! The analysis works on clang's unoptimised IR, where each C variable is an alloca
+//! and SSA values live within an expression. A value varies between work-items if it
+//! comes from a work-item id query, from a call the analysis does not know, from a
+//! variable that varies, or from a load of memory that may differ (private memory
+//! through a pointer, memory the region itself writes). A variable varies if any store
+//! to it stores a varying value, through a varying address, or under a branch on a
+//! varying condition (the work-items would then disagree on whether it was stored),
+//! or if its address escapes. A region is invariant when, along every path in it, no
+//! branch, store, or copy argument varies, it writes no memory but its variables, and
+//! it calls nothing but group queries, async copies, fences, prefetches and waits.
+
+use std::collections::HashSet;
+
+use super::ir::split_top;
+use super::regions::{callees_in, def_of, derived_from_allocas, locals_in, Alloca, Piece, PURE};
+
+/// Queries whose result is the same for every work-item of a group.
+const GROUP_QUERIES: &[&str] = &[
+    "__ferrocl_get_group_id",
+    "__ferrocl_get_local_size",
+    "__ferrocl_get_enqueued_local_size",
+    "__ferrocl_get_global_size",
+    "__ferrocl_get_num_groups",
+    "__ferrocl_get_work_dim",
+    "__ferrocl_get_global_offset",
+];
+
+/// Work-item queries: allowed in an invariant region, but their results vary.
+const ITEM_QUERIES: &[&str] = &[
+    "__ferrocl_get_local_id",
+    "__ferrocl_get_global_id",
+    "__ferrocl_get_local_linear_id",
+    "__ferrocl_get_global_linear_id",
+];
+
+/// Group-wide builtins (by OpenCL C name) that behave the same called once with the
+/// arguments every work-item would pass.
+const GROUP_CALLS: &[&str] = &[
+    "async_work_group_copy",
+    "async_work_group_strided_copy",
+    "async_work_group_copy_2D2D",
+    "async_work_group_copy_3D3D",
+    "async_work_group_copy_fence",
+    "prefetch",
+];
+
+const WAIT: &str = "wait_group_events";
+
+/// The source name of an Itanium-mangled free function (`_Z4nameargs` -> `name`).
+fn opencl_name(mangled: &str) -> Option<&str> {
+    let rest = mangled.strip_prefix("_Z")?;
+    let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+    let len: usize = rest[..digits].parse().ok()?;
+    rest.get(digits..digits + len)
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Callee {
+    /// Same result for every work-item given the same arguments.
+    Group,
+    /// Allowed, result varies.
+    Item,
+    Wait,
+    /// Copies between variables.
+    Memcpy,
+    /// Anything else: the region runs for every work-item.
+    Unknown,
+}
+
+fn classify(name: &str) -> Callee {
+    if GROUP_QUERIES.contains(&name) {
+        Callee::Group
+    } else if ITEM_QUERIES.contains(&name) {
+        Callee::Item
+    } else if name.starts_with("llvm.memcpy.") {
+        Callee::Memcpy
+    } else {
+        match opencl_name(name) {
+            Some(WAIT) => Callee::Wait,
+            Some(n) if GROUP_CALLS.contains(&n) => Callee::Group,
+            _ => Callee::Unknown,
+        }
+    }
+}
+
+/// Address spaces other than global (1), constant (2) and local (3) may hold private
+/// variables, which differ per work-item.
+fn may_be_private(ptr_operand: &str) -> bool {
+    !["ptr addrspace(1)", "ptr addrspace(2)", "ptr addrspace(3)"].iter().any(|p| ptr_operand.starts_with(p))
+}
+
+/// One instruction, as the analysis sees it.
+enum Inst<'a> {
+    Load {
+        ptr: &'a str,
+    },
+    Store {
+        value: &'a str,
+        ptr: &'a str,
+    },
+    Call(Callee),
+    Phi,
+    Pure,
+    Branch,
+    /// `ret`, `unreachable`, `alloca`, labels and comments.
+    Inert,
+    /// Atomics, fences, anything not listed: not invariant.
+    Other,
+}
+
+fn parse(line: &str) -> Inst<'_> {
+    let t = line.trim_start();
+    let rhs = def_of(line).map_or(t, |(_, rhs)| rhs);
+    let rhs = rhs.trim_start_matches("tail ").trim_start_matches("notail ");
+    let op = rhs.split_whitespace().next().unwrap_or("");
+    match op {
+        // An alloca's address is the same name for every work-item; what it holds is
+        // tracked per variable.
+        "" | "ret" | "unreachable" | "alloca" => Inst::Inert,
+        _ if op.starts_with(';') => Inst::Inert,
+        "br" | "switch" => Inst::Branch,
+        "phi" => Inst::Phi,
+        "load" => match split_top(&rhs[4..]).get(1) {
+            Some(ptr) => Inst::Load { ptr },
+            None => Inst::Other,
+        },
+        "store" => match split_top(&rhs[5..])[..] {
+            [value, ptr, ..] if !value.starts_with("volatile ") && !value.starts_with("atomic ") => {
+                Inst::Store { value, ptr }
+            }
+            _ => Inst::Other,
+        },
+        "call" => {
+            let callees = callees_in(rhs);
+            match callees.first() {
+                Some(c) if callees.len() == 1 => Inst::Call(classify(c)),
+                _ => Inst::Other,
+            }
+        }
+        // Running these once traps exactly when every work-item would.
+        "extractvalue" | "insertvalue" | "sdiv" | "udiv" | "srem" | "urem" | "frem" => Inst::Pure,
+        _ if PURE.contains(&op) => Inst::Pure,
+        _ => Inst::Other,
+    }
+}
+
+/// For regions `0..starts.len()` (region `n` starts at piece `starts[n]`): `Some` with
+/// the framed variables it stores (whose slots the launcher copies from the work-item
+/// that ran it to the others) when it can run for one work-item, else `None`.
+pub(super) fn invariant_regions(
+    pieces: &[Piece],
+    succs: &[Vec<usize>],
+    allocas: &[Alloca],
+    framed: &[bool],
+    starts: &[usize],
+) -> Vec<Option<Vec<usize>>> {
+    let derived = derived_from_allocas(pieces, allocas);
+    let pointees = |operand: &str| -> Vec<usize> {
+        let mut out: Vec<usize> =
+            locals_in(operand).iter().filter_map(|n| derived.get(*n)).flatten().copied().collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+
+    // The pieces of each region: reached from its start without crossing a barrier (a
+    // barrier piece has no successors), and the regions each piece belongs to.
+    let mut members = vec![Vec::new(); pieces.len()];
+    let mut reach = Vec::new();
+    for (n, &start) in starts.iter().enumerate() {
+        let mut seen = vec![false; pieces.len()];
+        let mut todo = vec![start];
+        while let Some(i) = todo.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            members[i].push(n);
+            todo.extend(&succs[i]);
+        }
+        reach.push(seen);
+    }
+
+    // A store that only writes variables: through a private pointer (a generic one
+    // derived from a variable's address may have been selected against a global one).
+    let to_variable = |ptr: &str| !ptr.starts_with("ptr addrspace(") && !pointees(ptr).is_empty();
+
+    // Regions that write memory other than their variables, or do anything unknown.
+    let mut opaque = vec![false; starts.len()];
+    for (i, p) in pieces.iter().enumerate() {
+        for l in &p.lines {
+            let unknown = match parse(l) {
+                Inst::Store { ptr, .. } => !to_variable(ptr),
+                // A memcpy is a store too (clang copies structs with it).
+                Inst::Call(Callee::Memcpy) => !to_variable(call_args(l).first().copied().unwrap_or("")),
+                Inst::Call(Callee::Unknown) | Inst::Other => true,
+                _ => false,
+            };
+            if unknown {
+                members[i].iter().for_each(|&n| opaque[n] = true);
+            }
+        }
+    }
+
+    // Whether what a load or memcpy at piece `i` reads from `ptr` may differ between
+    // work-items, given the varying variables.
+    let read_varies = |ptr: &str, i: usize, vars: &[bool]| {
+        let from = pointees(ptr);
+        if from.is_empty() {
+            may_be_private(ptr) || members[i].iter().any(|&n| opaque[n])
+        } else {
+            from.iter().any(|&a| vars[a])
+        }
+    };
+
+    // Varying values, variables and regions (a region with a varying branch), to a
+    // fixed point: each only ever grows.
+    let mut values: HashSet<&str> = HashSet::new();
+    let mut vars = vec![false; allocas.len()];
+    let mut branchy = vec![false; starts.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, p) in pieces.iter().enumerate() {
+            let diverged = members[i].iter().any(|&n| branchy[n]);
+            for l in &p.lines {
+                let own = def_of(l).map(|(d, _)| d);
+                let varies = |s: &str| locals_in(s).iter().any(|n| Some(*n) != own && values.contains(n));
+                let inst = parse(l);
+                let result_varies = match inst {
+                    Inst::Load { ptr } => varies(ptr) || read_varies(ptr, i, &vars),
+                    Inst::Call(Callee::Group | Callee::Wait | Callee::Memcpy) | Inst::Pure => varies(l),
+                    Inst::Phi => diverged || varies(l),
+                    Inst::Inert => false,
+                    _ => true,
+                };
+                // Variables this instruction makes vary, and whether it is a varying branch.
+                let (tainted, varying_branch) = match inst {
+                    Inst::Store { value, ptr } => {
+                        // An address stored may be written through anywhere.
+                        let mut t = pointees(value);
+                        if diverged || varies(value) || varies(ptr) {
+                            t.extend(pointees(ptr));
+                        }
+                        (t, false)
+                    }
+                    Inst::Call(Callee::Memcpy) => {
+                        let args = call_args(l);
+                        let (dst, src) = (args.first().copied().unwrap_or(""), args.get(1).copied().unwrap_or(""));
+                        let from_varying = read_varies(src, i, &vars);
+                        (if diverged || varies(l) || from_varying { pointees(dst) } else { Vec::new() }, false)
+                    }
+                    Inst::Call(Callee::Wait) => (Vec::new(), false),
+                    // Other calls given a variable's address may write it.
+                    Inst::Call(_) | Inst::Other => (pointees(l), false),
+                    Inst::Branch => (Vec::new(), varies(l)),
+                    _ => (Vec::new(), false),
+                };
+                if let Some(d) = own.filter(|_| result_varies) {
+                    changed |= values.insert(d);
+                }
+                for a in tainted {
+                    changed |= !std::mem::replace(&mut vars[a], true);
+                }
+                if varying_branch {
+                    for &n in &members[i] {
+                        changed |= !std::mem::replace(&mut branchy[n], true);
+                    }
+                }
+            }
+        }
+    }
+
+    let varies = |l: &str| {
+        let own = def_of(l).map(|(d, _)| d);
+        locals_in(l).iter().any(|n| Some(*n) != own && values.contains(n))
+    };
+    (0..starts.len())
+        .map(|n| {
+            if opaque[n] || branchy[n] {
+                return None;
+            }
+            let mut stored = Vec::new();
+            for (i, p) in pieces.iter().enumerate().filter(|&(i, _)| reach[n][i]) {
+                for l in &p.lines {
+                    let (targets, whole) = match parse(l) {
+                        Inst::Store { value, ptr } => {
+                            let root = ptr.strip_prefix("ptr ").map(str::trim);
+                            let t = pointees(ptr);
+                            // Variables outside frames (recomputed after each barrier, or
+                            // used within one region) may take the first work-item's
+                            // values: where those flow into an effect, the effect varies.
+                            if (varies(value) || varies(ptr)) && t.iter().any(|&a| framed[a]) {
+                                return None;
+                            }
+                            let whole = t.len() == 1
+                                && root == Some(allocas[t[0]].0.as_str())
+                                && value.starts_with(&format!("{} ", allocas[t[0]].1));
+                            (t, whole)
+                        }
+                        Inst::Call(Callee::Memcpy) => {
+                            let args = call_args(l);
+                            let t = pointees(args.first().copied().unwrap_or(""));
+                            let from_varying = read_varies(args.get(1).copied().unwrap_or(""), i, &vars);
+                            if (varies(l) || from_varying) && t.iter().any(|&a| framed[a]) {
+                                return None;
+                            }
+                            let size = args.get(2).and_then(|s| s.strip_prefix("i64 ")).and_then(|s| s.parse().ok());
+                            let root = args.first().and_then(|a| a.split_whitespace().last());
+                            let whole =
+                                t.len() == 1 && root == Some(allocas[t[0]].0.as_str()) && size == Some(allocas[t[0]].2);
+                            (t, whole)
+                        }
+                        Inst::Call(Callee::Group) => {
+                            if varies(l) || !pointees(l).is_empty() {
+                                return None;
+                            }
+                            continue;
+                        }
+                        Inst::Call(Callee::Wait) => {
+                            if varies(l) || pointees(l).iter().any(|&a| vars[a]) {
+                                return None;
+                            }
+                            continue;
+                        }
+                        _ => continue,
+                    };
+                    for a in targets.into_iter().filter(|&a| framed[a]) {
+                        // Copying the slot whole would overwrite the parts this store
+                        // leaves, which may differ between work-items.
+                        if !whole && vars[a] {
+                            return None;
+                        }
+                        stored.push(a);
+                    }
+                }
+            }
+            stored.sort_unstable();
+            stored.dedup();
+            Some(stored)
+        })
+        .collect()
+}
+
+/// The arguments of the call on `line`, as written (`ptr align 4 %x`, `i64 8`).
+fn call_args(line: &str) -> Vec<&str> {
+    let Some(open) = line.find("@").and_then(|at| line[at..].find('(').map(|p| at + p)) else { return Vec::new() };
+    let Some(close) = super::ir::matching_paren(line, open) else { return Vec::new() };
+    split_top(&line[open + 1..close])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ir_type::TypeTable;
+    use super::super::regions::make_resumable;
+    use super::super::regions::tests::sync;
+    use super::*;
+
+    fn invariant(define: &str, body: &str) -> Vec<Option<Vec<(u64, u64)>>> {
+        let body: Vec<String> = body.lines().map(str::to_string).collect();
+        make_resumable(define, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap().invariant
+    }
+
+    const DEFINE: &str = "define spir_kernel void @roundtrip(ptr addrspace(1) noundef align 16 %0, ptr addrspace(1) noundef align 16 %1, ptr addrspace(3) noundef align 16 %2, i32 noundef %3, ptr %__ferrocl_ctx) #0 {";
+
+    /// clang's output for a 16 KiB round trip through local memory.
+    const ROUNDTRIP: &str = "  %5 = alloca ptr addrspace(1), align 8
+  %6 = alloca ptr addrspace(1), align 8
+  %7 = alloca ptr addrspace(3), align 8
+  %8 = alloca i32, align 4
+  %9 = alloca i64, align 8
+  %10 = alloca ptr, align 8
+  store ptr addrspace(1) %0, ptr %5, align 8, !tbaa !10
+  store ptr addrspace(1) %1, ptr %6, align 8, !tbaa !10
+  store ptr addrspace(3) %2, ptr %7, align 8, !tbaa !10
+  store i32 %3, ptr %8, align 4, !tbaa !14
+  call void @llvm.lifetime.start.p0(i64 8, ptr %9) #5
+  %11 = call i64 @__ferrocl_get_group_id(i32 noundef 0, ptr %__ferrocl_ctx) #6
+  %12 = load i32, ptr %8, align 4, !tbaa !14
+  %13 = sext i32 %12 to i64
+  %14 = mul i64 %11, %13
+  store i64 %14, ptr %9, align 8, !tbaa !16
+  call void @llvm.lifetime.start.p0(i64 8, ptr %10) #5
+  %15 = load ptr addrspace(3), ptr %7, align 8, !tbaa !10
+  %16 = load ptr addrspace(1), ptr %5, align 8, !tbaa !10
+  %17 = load i64, ptr %9, align 8, !tbaa !16
+  %18 = getelementptr inbounds <4 x float>, ptr addrspace(1) %16, i64 %17
+  %19 = load i32, ptr %8, align 4, !tbaa !14
+  %20 = sext i32 %19 to i64
+  %21 = call ptr @_Z21async_work_group_copyPU7CLlocalDv4_fPU8CLglobalKS_m9ocl_event(ptr addrspace(3) noundef %15, ptr addrspace(1) noundef %18, i64 noundef %20, ptr null) #7
+  store ptr %21, ptr %10, align 8, !tbaa !18
+  %22 = addrspacecast ptr %10 to ptr addrspace(4)
+  call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 noundef 1, ptr addrspace(4) noundef %22) #7
+  %23 = load ptr addrspace(1), ptr %6, align 8, !tbaa !10
+  %24 = load i64, ptr %9, align 8, !tbaa !16
+  %25 = getelementptr inbounds <4 x float>, ptr addrspace(1) %23, i64 %24
+  %26 = load ptr addrspace(3), ptr %7, align 8, !tbaa !10
+  %27 = load i32, ptr %8, align 4, !tbaa !14
+  %28 = sext i32 %27 to i64
+  %29 = call ptr @_Z21async_work_group_copyPU8CLglobalDv4_fPU7CLlocalKS_m9ocl_event(ptr addrspace(1) noundef %25, ptr addrspace(3) noundef %26, i64 noundef %28, ptr null) #7
+  store ptr %29, ptr %10, align 8, !tbaa !18
+  %30 = addrspacecast ptr %10 to ptr addrspace(4)
+  call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 noundef 1, ptr addrspace(4) noundef %30) #7
+  call void @llvm.lifetime.end.p0(i64 8, ptr %10) #5
+  call void @llvm.lifetime.end.p0(i64 8, ptr %9) #5
+  ret void";
+
+    #[test]
+    fn copies_with_group_arguments_run_once() {
+        assert_eq!(invariant(DEFINE, ROUNDTRIP), vec![Some(vec![]), Some(vec![]), Some(vec![])]);
+    }
+
+    const COPY_AND_WAIT: &str = "  %__c = call ptr @_Z21async_work_group_copyPU7CLlocalfPU8CLglobalKfm9ocl_event(ptr addrspace(3) %2, ptr addrspace(1) %0, i64 64, ptr null)
+  store ptr %__c, ptr %e, align 8
+  call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 1, ptr %e)";
+
+    fn with_copy(before: &str, after: &str) -> String {
+        format!(
+            "  %e = alloca ptr, align 8\n  %x = alloca i32, align 4\n{before}\n{COPY_AND_WAIT}\n{after}\n  ret void"
+        )
+    }
+
+    #[test]
+    fn a_uniform_variable_kept_across_the_barrier_is_shared() {
+        // x = in[group]; copy; wait; out[lid] = x
+        let body = with_copy(
+            "  %g = call i64 @__ferrocl_get_group_id(i32 0, ptr %__ferrocl_ctx)
+  %p = getelementptr inbounds i32, ptr addrspace(1) %0, i64 %g
+  %v = load i32, ptr addrspace(1) %p, align 4
+  store i32 %v, ptr %x, align 4",
+            "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
+  %y = load i32, ptr %x, align 4
+  store i32 %y, ptr addrspace(1) %q, align 4",
+        );
+        let r = invariant(DEFINE, &body);
+        assert_eq!(r[0], Some(vec![(0, 4)]), "x's slot is shared");
+        assert_eq!(r[1], None, "the region after stores to global memory per work-item");
+    }
+
+    #[test]
+    fn per_item_values_in_effects_keep_every_work_item() {
+        // x = in[lid] (not recomputable), kept across the barrier: its slot differs per
+        // work-item.
+        let lid = "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %p = getelementptr inbounds i32, ptr addrspace(1) %0, i64 %l
+  %s = load i32, ptr addrspace(1) %p, align 4
+  store i32 %s, ptr %x, align 4";
+        let use_x = "  %y = load i32, ptr %x, align 4";
+        assert_eq!(invariant(DEFINE, &with_copy(lid, use_x))[0], None);
+        // A branch on the local id.
+        let branch = "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %c = icmp eq i64 %l, 0
+  br i1 %c, label %a, label %b
+a:
+  br label %b
+b:";
+        assert_eq!(invariant(DEFINE, &with_copy(branch, ""))[0], None);
+        // A store to local memory.
+        let local = "  store float 1.0, ptr addrspace(3) %2, align 4";
+        assert_eq!(invariant(DEFINE, &with_copy(local, ""))[0], None);
+        // A struct copied into local memory (clang's memcpy).
+        let memcpy = "  call void @llvm.memcpy.p3.p1.i64(ptr addrspace(3) align 1 %2, ptr addrspace(1) align 1 %0, i64 3, i1 false)";
+        assert_eq!(invariant(DEFINE, &with_copy(memcpy, ""))[0], None);
+        // A call to anything else.
+        let call = "  %m = call i32 @_Z3maxii(i32 %3, i32 1)";
+        assert_eq!(invariant(DEFINE, &with_copy(call, ""))[0], None);
+    }
+
+    #[test]
+    fn a_work_item_value_used_only_by_itself_does_not_stop_sharing() {
+        // lid stored in a variable recomputed after barriers and not used in an effect.
+        let body = with_copy(
+            "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %t = trunc i64 %l to i32
+  store i32 %t, ptr %x, align 4",
+            "  %y = load i32, ptr %x, align 4
+  %q = getelementptr inbounds i32, ptr addrspace(1) %1, i32 %y
+  store i32 1, ptr addrspace(1) %q, align 4",
+        );
+        assert_eq!(invariant(DEFINE, &body)[0], Some(vec![]));
+    }
+
+    #[test]
+    fn storing_part_of_a_per_item_variable_keeps_every_work_item() {
+        // int a[2]; a[0] = lid; barrier; a[1] = arg; copy; wait; use a.
+        let body = "  %e = alloca ptr, align 8
+  %a = alloca [2 x i32], align 4
+  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %t = trunc i64 %l to i32
+  store i32 %t, ptr %a, align 4
+  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  %a1 = getelementptr inbounds [2 x i32], ptr %a, i64 0, i64 1
+  store i32 %3, ptr %a1, align 4
+"
+        .to_string()
+            + COPY_AND_WAIT
+            + "
+  %v = load i32, ptr %a, align 4
+  %q = getelementptr inbounds i32, ptr addrspace(1) %1, i32 %v
+  store i32 1, ptr addrspace(1) %q, align 4
+  ret void";
+        let r = invariant(DEFINE, &body);
+        assert_eq!(r[1], None, "{r:?}");
+    }
+
+    #[test]
+    fn mangled_names_give_the_opencl_name() {
+        assert_eq!(opencl_name("_Z17wait_group_eventsiPU9CLgeneric9ocl_event"), Some("wait_group_events"));
+        assert_eq!(opencl_name("_Z26async_work_group_copy_2D2DPU7CLlocalvm"), Some("async_work_group_copy_2D2D"));
+        assert_eq!(opencl_name("__ferrocl_get_group_id"), None);
+        assert_eq!(classify("_Z21async_work_group_copyPU3AS3fPU3AS1Kfm9ocl_event"), Callee::Group);
+        assert!(classify("_Z3maxii") == Callee::Unknown);
+    }
+}
