@@ -300,6 +300,7 @@ impl Entry {
             return None;
         }
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        cache::touch(&self.meta);
         Some(Built { library: Library { path: self.so.clone(), kernels, global_variable_size }, log })
     }
 
@@ -311,6 +312,7 @@ impl Entry {
             .map_err(|e| {
                 BuildError::Failed(format!("cannot write the program cache in {}: {e}\n", cache::dir().display()))
             })?;
+        cache::trim(&cache::dir(), cache::limit());
         Ok(Built { library: Library { path: self.so.clone(), kernels, global_variable_size: globals }, log })
     }
 }
