@@ -127,7 +127,8 @@ pub fn make_resumable(
         }
     }
     let remat = rematerializable(&pieces, &allocas);
-    let (escaped, live_at_resume) = live_across_barriers(&pieces, &succs, &allocas, &resume_of);
+    let derived = derived_from_allocas(&pieces, &allocas);
+    let (escaped, live_at_resume) = live_across_barriers(&pieces, &succs, &allocas, &derived, &resume_of);
     let framed: Vec<bool> = (0..allocas.len())
         .map(|a| remat[a].is_none() && (escaped[a] || live_at_resume.iter().any(|live| live[a])))
         .collect();
@@ -151,7 +152,7 @@ pub fn make_resumable(
     let starts: Vec<usize> = std::iter::once(0).chain((1..=barriers).map(resume_of)).collect();
     let slots: HashMap<&str, (u64, u64)> =
         layout.iter().map(|(n, offset, slot)| (n.as_str(), (*offset, *slot))).collect();
-    let invariant = super::uniform::invariant_regions(&pieces, &succs, &allocas, &framed, &starts)
+    let invariant = super::uniform::invariant_regions(&pieces, &succs, &allocas, &derived, &framed, &starts)
         .into_iter()
         .map(|r| Some(r?.into_iter().map(|a| slots[allocas[a].0.as_str()]).collect()))
         .collect();
@@ -403,7 +404,7 @@ fn set(b: &mut Bits, i: usize) {
 
 /// Values derived from an alloca's address (geps, casts, selects, calls), each with the
 /// allocas it may point into; the allocas themselves included.
-pub(super) fn derived_from_allocas(pieces: &[Piece], allocas: &[Alloca]) -> HashMap<String, Vec<usize>> {
+fn derived_from_allocas(pieces: &[Piece], allocas: &[Alloca]) -> HashMap<String, Vec<usize>> {
     let mut derived: HashMap<String, Vec<usize>> =
         allocas.iter().enumerate().map(|(i, a)| (a.0.clone(), vec![i])).collect();
     // Twice: a value may be used above its definition (phis of loops).
@@ -431,11 +432,11 @@ fn live_across_barriers(
     pieces: &[Piece],
     succs: &[Vec<usize>],
     allocas: &[Alloca],
+    derived: &HashMap<String, Vec<usize>>,
     resume_of: &dyn Fn(u32) -> usize,
 ) -> (Vec<bool>, Vec<Vec<bool>>) {
     let words = allocas.len().div_ceil(64).max(1);
     let root: HashMap<&str, usize> = allocas.iter().enumerate().map(|(i, a)| (a.0.as_str(), i)).collect();
-    let derived = derived_from_allocas(pieces, allocas);
     let mut escaped = vec![false; allocas.len()];
     let mut gen = vec![vec![0u64; words]; pieces.len()];
     let mut kill = vec![vec![0u64; words]; pieces.len()];

@@ -17,10 +17,10 @@
 //! branch, store, or copy argument varies, it writes no memory but its variables, and
 //! it calls nothing but group queries, async copies, fences, prefetches and waits.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::ir::split_top;
-use super::regions::{callees_in, def_of, derived_from_allocas, locals_in, Alloca, Piece, PURE};
+use super::regions::{callees_in, def_of, locals_in, Alloca, Piece, PURE};
 
 /// Queries whose result is the same for every work-item of a group.
 const GROUP_QUERIES: &[&str] = &[
@@ -159,10 +159,10 @@ pub(super) fn invariant_regions(
     pieces: &[Piece],
     succs: &[Vec<usize>],
     allocas: &[Alloca],
+    derived: &HashMap<String, Vec<usize>>,
     framed: &[bool],
     starts: &[usize],
 ) -> Vec<Option<Vec<usize>>> {
-    let derived = derived_from_allocas(pieces, allocas);
     let pointees = |operand: &str| -> Vec<usize> {
         let mut out: Vec<usize> =
             locals_in(operand).iter().filter_map(|n| derived.get(*n)).flatten().copied().collect();
@@ -232,7 +232,7 @@ pub(super) fn invariant_regions(
             let diverged = members[i].iter().any(|&n| branchy[n]);
             for l in &p.lines {
                 let own = def_of(l).map(|(d, _)| d);
-                let varies = |s: &str| locals_in(s).iter().any(|n| Some(*n) != own && values.contains(n));
+                let varies = |s: &str| mentions_varying(&values, own, s);
                 let inst = parse(l);
                 let result_varies = match inst {
                     Inst::Load { ptr } => varies(ptr) || read_varies(ptr, i, &vars),
@@ -278,10 +278,7 @@ pub(super) fn invariant_regions(
         }
     }
 
-    let varies = |l: &str| {
-        let own = def_of(l).map(|(d, _)| d);
-        locals_in(l).iter().any(|n| Some(*n) != own && values.contains(n))
-    };
+    let varies = |l: &str| mentions_varying(&values, def_of(l).map(|(d, _)| d), l);
     (0..starts.len())
         .map(|n| {
             if opaque[n] || branchy[n] {
@@ -347,6 +344,11 @@ pub(super) fn invariant_regions(
             Some(stored)
         })
         .collect()
+}
+
+/// Whether `text` uses a varying value other than `own` (the value its line defines).
+fn mentions_varying(values: &HashSet<&str>, own: Option<&str>, text: &str) -> bool {
+    locals_in(text).iter().any(|n| Some(*n) != own && values.contains(n))
 }
 
 /// The arguments of the call on `line`, as written (`ptr align 4 %x`, `i64 8`).
