@@ -58,19 +58,33 @@ pub fn limit() -> u64 {
     std::env::var("FERROCL_CACHE_MAX_MB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(256) << 20
 }
 
-/// Marks a program entry used, so trimming keeps it longer (its description's mtime is
-/// its last use).
+/// Marks a program entry used, so trimming keeps it longer (its description's mtime, or
+/// for a program unpacked from a binary its `.so`'s, is its last use).
 pub fn touch(meta: &Path) {
     if let Ok(f) = std::fs::File::options().write(true).open(meta) {
         let _ = f.set_modified(std::time::SystemTime::now());
     }
 }
 
+/// Marks a library set used by its lock file, created if missing (a set built before
+/// locks were kept has none).
+pub fn mark_library_used(lock: &Path) {
+    if let Ok(f) = std::fs::File::options().write(true).create(true).truncate(false).open(lock) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Library sets (the bitcode libraries of one clang, CPU and driver build, marked used by
+/// their lock file) unused this long are removed: a set is only rebuilt when the driver
+/// or clang changes, so older ones belong to versions no longer installed.
+const LIBRARY_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(14 * 24 * 3600);
+
 /// After a program was added: at most once every few minutes (a scan reads every
 /// entry's size), removes the least recently used programs while they take more than
-/// `limit`, down to three quarters of it. An entry is a `<key>.meta` with its `.so` and
-/// `.log`; the description goes first, so a reader never finds half an entry. Anything
-/// else in the directory (bitcode libraries, locks, scratch) is left alone.
+/// `limit`, down to three quarters of it, and library sets unused for `LIBRARY_MAX_AGE`.
+/// A program is a `<key>.meta` with its `.so` and `.log` (the description goes first, so
+/// a reader never finds half an entry), or a `bin-<key>.so` unpacked from a binary.
+/// Anything else in the directory (locks of live sets, scratch) is left alone.
 pub fn trim(dir: &Path, limit: u64) {
     let stamp = dir.join("trim.stamp");
     let recent = std::fs::metadata(&stamp)
@@ -79,38 +93,86 @@ pub fn trim(dir: &Path, limit: u64) {
     if recent || write_atomic(&stamp, b"").is_err() {
         return;
     }
-    trim_now(dir, limit);
+    trim_now(dir, limit, LIBRARY_MAX_AGE);
 }
 
-fn trim_now(dir: &Path, limit: u64) {
+/// What a cache file name says it belongs to.
+#[derive(Debug, PartialEq)]
+enum Owner<'a> {
+    /// A program entry, by the names of its files without extension; `true` for the
+    /// file whose modification time is the entry's last use.
+    Program(&'a str, bool),
+    /// A library set, by key; `true` for its lock file (its last use).
+    Library(&'a str, bool),
+}
+
+fn is_key(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn owner(name: &str) -> Option<Owner<'_>> {
+    let (stem, ext) = name.rsplit_once('.')?;
+    match ext {
+        "so" | "meta" | "log" if is_key(stem) => Some(Owner::Program(stem, ext == "meta")),
+        "so" if stem.strip_prefix("bin-").is_some_and(is_key) => Some(Owner::Program(stem, true)),
+        "bc" | "symbols" | "lock" => {
+            let (part, key) = stem.rsplit_once('-')?;
+            (is_key(key) && !part.is_empty()).then_some(Owner::Library(key, part == "libclc" && ext == "lock"))
+        }
+        _ => None,
+    }
+}
+
+fn trim_now(dir: &Path, limit: u64, library_age: std::time::Duration) {
+    use std::collections::HashMap;
+    use std::time::SystemTime;
     let Ok(files) = std::fs::read_dir(dir) else { return };
-    // key -> (last use, bytes)
-    let mut entries: std::collections::HashMap<String, (std::time::SystemTime, u64)> = Default::default();
+    // Program -> (last use, bytes); library set -> (lock's time, newest file's, files).
+    let mut programs: HashMap<String, (SystemTime, u64)> = HashMap::new();
+    type Set = (Option<SystemTime>, SystemTime, Vec<std::ffi::OsString>);
+    let mut libraries: HashMap<String, Set> = HashMap::new();
     for f in files.flatten() {
         let name = f.file_name();
-        let Some((key, ext)) = name.to_str().and_then(|n| n.split_once('.')) else { continue };
-        if key.len() != 32 || !key.bytes().all(|b| b.is_ascii_hexdigit()) || !["so", "meta", "log"].contains(&ext) {
-            continue;
-        }
+        let Some(owned) = name.to_str().and_then(owner) else { continue };
         let Ok(m) = f.metadata() else { continue };
-        let e = entries.entry(key.to_string()).or_insert((std::time::SystemTime::UNIX_EPOCH, 0));
-        e.1 += m.len();
-        if ext == "meta" {
-            e.0 = m.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+        let modified = m.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        match owned {
+            Owner::Program(stem, marks) => {
+                let e = programs.entry(stem.to_string()).or_insert((SystemTime::UNIX_EPOCH, 0));
+                e.1 += m.len();
+                if marks {
+                    e.0 = modified;
+                }
+            }
+            Owner::Library(key, marks) => {
+                let e = libraries.entry(key.to_string()).or_insert((None, SystemTime::UNIX_EPOCH, Vec::new()));
+                e.2.push(name.clone());
+                e.1 = e.1.max(modified);
+                if marks {
+                    e.0 = Some(modified);
+                }
+            }
         }
     }
-    let mut total: u64 = entries.values().map(|e| e.1).sum();
+    // A set without its lock counts from its newest file.
+    for (lock, newest, names) in libraries.values() {
+        if lock.unwrap_or(*newest).elapsed().is_ok_and(|age| age > library_age) {
+            names.iter().for_each(|n| drop(std::fs::remove_file(dir.join(n))));
+        }
+    }
+    let mut total: u64 = programs.values().map(|e| e.1).sum();
     if total <= limit {
         return;
     }
-    let mut by_age: Vec<_> = entries.into_iter().collect();
+    let mut by_age: Vec<_> = programs.into_iter().collect();
     by_age.sort_by_key(|(_, (used, _))| *used);
-    for (key, (_, bytes)) in by_age {
+    for (stem, (_, bytes)) in by_age {
         if total <= limit / 4 * 3 {
             break;
         }
+        // The description first: without it the rest is no entry to a reader.
         for ext in ["meta", "so", "log"] {
-            let _ = std::fs::remove_file(dir.join(format!("{key}.{ext}")));
+            let _ = std::fs::remove_file(dir.join(format!("{stem}.{ext}")));
         }
         total -= bytes;
     }
@@ -146,37 +208,75 @@ impl Drop for Lock {
 mod tests {
     use super::*;
 
+    fn age(path: &Path, by: std::time::Duration) {
+        let f = std::fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(std::time::SystemTime::now() - by).unwrap();
+    }
+
     #[test]
     fn trimming_removes_the_least_recently_used_programs_first() {
         let dir = std::env::temp_dir().join(format!("ferrocl-trim-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let now = std::time::SystemTime::now();
-        // Ten programs of 1 KiB each, program i last used i minutes ago.
+        let minutes = |m: u64| std::time::Duration::from_secs(60 * m);
+        // Ten programs of 1 KiB each, program i last used i minutes ago; the odd ones
+        // were unpacked from binaries (a lone `bin-<key>.so`).
         let keys: Vec<String> = (0..10u8).map(|i| key(&[&[i]])).collect();
+        let marker = |i: usize| match i % 2 {
+            0 => dir.join(format!("{}.meta", keys[i])),
+            _ => dir.join(format!("bin-{}.so", keys[i])),
+        };
         for (i, k) in keys.iter().enumerate() {
-            std::fs::write(dir.join(format!("{k}.so")), vec![0u8; 1000]).unwrap();
-            std::fs::write(dir.join(format!("{k}.log")), b"").unwrap();
-            std::fs::write(dir.join(format!("{k}.meta")), vec![b'm'; 24]).unwrap();
-            let f = std::fs::File::options().write(true).open(dir.join(format!("{k}.meta"))).unwrap();
-            f.set_modified(now - std::time::Duration::from_secs(60 * i as u64)).unwrap();
+            if i % 2 == 0 {
+                std::fs::write(dir.join(format!("{k}.so")), vec![0u8; 1000]).unwrap();
+                std::fs::write(dir.join(format!("{k}.log")), b"").unwrap();
+                std::fs::write(dir.join(format!("{k}.meta")), vec![b'm'; 24]).unwrap();
+            } else {
+                std::fs::write(marker(i), vec![0u8; 1024]).unwrap();
+            }
+            age(&marker(i), minutes(i as u64));
         }
-        std::fs::write(dir.join("math.cl-0123.bc"), vec![0u8; 100_000]).unwrap();
         // Touching the oldest makes it the newest.
-        touch(&dir.join(format!("{}.meta", keys[9])));
-        trim_now(&dir, 8 * 1024);
-        let kept: Vec<bool> = keys.iter().map(|k| dir.join(format!("{k}.meta")).exists()).collect();
+        touch(&marker(9));
+        // A library set in use, and one whose lock says it was last used long ago.
+        let (live, stale) = (key(&[b"live"]), key(&[b"stale"]));
+        for k in [&live, &stale] {
+            for f in [format!("math.cl-{k}.bc"), format!("math.cl-{k}.symbols"), format!("workitem.c-{k}.bc")] {
+                std::fs::write(dir.join(f), vec![0u8; 100_000]).unwrap();
+            }
+            mark_library_used(&dir.join(format!("libclc-{k}.lock")));
+        }
+        age(&dir.join(format!("libclc-{stale}.lock")), minutes(60));
+        trim_now(&dir, 8 * 1024, minutes(30));
+        let kept: Vec<bool> = (0..10).map(|i| marker(i).exists()).collect();
         // Down to 3/4 of 8 KiB: the 6 most recently used of 1024 bytes each.
         assert_eq!(kept, [true, true, true, true, true, false, false, false, false, true]);
-        for (k, &kept) in keys.iter().zip(&kept) {
+        for (k, &kept) in keys.iter().zip(&kept).step_by(2) {
             assert_eq!(dir.join(format!("{k}.so")).exists(), kept);
             assert_eq!(dir.join(format!("{k}.log")).exists(), kept);
         }
-        assert!(dir.join("math.cl-0123.bc").exists(), "only program entries are trimmed");
-        // Under the limit, nothing goes.
-        trim_now(&dir, 1 << 20);
-        assert_eq!(keys.iter().filter(|k| dir.join(format!("{k}.meta")).exists()).count(), 6);
+        for (k, kept) in [(&live, true), (&stale, false)] {
+            for f in [format!("math.cl-{k}.bc"), format!("workitem.c-{k}.bc"), format!("libclc-{k}.lock")] {
+                assert_eq!(dir.join(&f).exists(), kept, "{f}");
+            }
+        }
+        // Under the limit, no program goes.
+        trim_now(&dir, 1 << 20, minutes(30));
+        assert_eq!((0..10).filter(|&i| marker(i).exists()).count(), 6);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cache_file_names_name_their_owner() {
+        let k = "0123456789abcdef0123456789abcdef";
+        assert_eq!(owner(&format!("{k}.meta")), Some(Owner::Program(k, true)));
+        assert_eq!(owner(&format!("{k}.so")), Some(Owner::Program(k, false)));
+        assert_eq!(owner(&format!("bin-{k}.so")), Some(Owner::Program(&format!("bin-{k}"), true)));
+        assert_eq!(owner(&format!("math.cl-{k}.bc")), Some(Owner::Library(k, false)));
+        assert_eq!(owner(&format!("libclc-{k}.lock")), Some(Owner::Library(k, true)));
+        for other in ["trim.stamp", "link-template-input.o", &format!("link-{k}.args"), "work-1-0", "x-12.bc"] {
+            assert_eq!(owner(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -174,8 +174,10 @@ fn library_parts(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<V
         .iter()
         .map(|(name, ..)| (cache.join(format!("{name}-{key}.bc")), cache.join(format!("{name}-{key}.symbols"))))
         .collect();
+    let lock = cache.join(format!("libclc-{key}.lock"));
+    cache::mark_library_used(&lock);
     if !paths.iter().all(|(bc, idx)| bc.is_file() && idx.is_file()) {
-        let _lock = cache::Lock::acquire(&cache.join(format!("libclc-{key}.lock")));
+        let _lock = cache::Lock::acquire(&lock);
         std::fs::write(scratch.join("clc.h"), LIBRARY_HEADER).map_err(|e| e.to_string())?;
         std::thread::scope(|s| {
             let handles: Vec<_> = BITCODE_LIBRARIES

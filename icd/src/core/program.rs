@@ -94,7 +94,9 @@ pub fn library_from_binary(bytes: &[u8]) -> Option<compiler::Library> {
         return None;
     }
     let path = cache::dir().join(format!("bin-{}.so", cache::key(&[bytes])));
-    if !path.is_file() {
+    if path.is_file() {
+        cache::touch(&path);
+    } else {
         cache::write_atomic(&path, so).ok()?;
     }
     Some(compiler::Library { path, kernels, global_variable_size })
