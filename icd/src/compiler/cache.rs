@@ -66,8 +66,8 @@ pub fn touch(meta: &Path) {
     }
 }
 
-/// Marks a library set used by its lock file, created if missing (a set built before
-/// locks were kept has none).
+/// Marks a library set used by the modification time of its lock file (created if
+/// missing).
 pub fn mark_library_used(lock: &Path) {
     if let Ok(f) = std::fs::File::options().write(true).create(true).truncate(false).open(lock) {
         let _ = f.set_modified(std::time::SystemTime::now());
