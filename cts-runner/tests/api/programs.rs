@@ -292,3 +292,35 @@ fn program_scope_global_variables() {
         ok!(cl!(clReleaseProgram(p)));
     }
 }
+
+/// `-g` is a legal build option: kernels with debug information build and run, the
+/// barrier-region kernel (rewritten into a resumable function) included, and a kernel
+/// calling another kernel.
+#[test]
+fn debug_information_builds_and_runs() {
+    let env = Env::new();
+    let source = "kernel void rev(global int *a, local int *t) {
+        int l = get_local_id(0), n = get_local_size(0);
+        t[l] = a[get_global_id(0)];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        a[get_global_id(0)] = t[n - 1 - l] + 1;
+    }
+    kernel void twice(global int *a, local int *t) { rev(a, t); }";
+    for options in ["-g", "-g -cl-std=CL3.0", "-g -cl-opt-disable"] {
+        let p = build(&env, source, options);
+        for (name, add) in [("rev", 1), ("twice", 1)] {
+            let input: Vec<i32> = (0..256).collect();
+            let m = buffer_of(&env, &input);
+            let k = kernel(p, name);
+            set_arg(k, 0, &m);
+            ok!(cl!(clSetKernelArg(k, 1, 64 * 4, null())));
+            run(&env, k, &[256], Some(&[64]));
+            let out: Vec<i32> = read_as(&env, m, 256);
+            let want: Vec<i32> = (0..256).map(|i| (i / 64 * 64 + 63 - i % 64) + add).collect();
+            assert_eq!(out, want, "{name} built with '{options}'");
+            ok!(cl!(clReleaseKernel(k)));
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}

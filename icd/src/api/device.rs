@@ -4,7 +4,7 @@ use std::ffi::c_void;
 
 use opencl_sys::*;
 
-use super::icd::from_handle;
+use super::icd::{self, from_handle};
 use super::util::{status, write_opt, CLResult, Info};
 use crate::core::device::{self, Device};
 use crate::core::event::now_ns;
@@ -54,7 +54,7 @@ pub(super) unsafe extern "C" fn clGetDeviceIDs(
         }
         if !devices.is_null() {
             // SAFETY: devices has room for num_entries >= 1 handles.
-            unsafe { devices.write(Device::handle()) };
+            unsafe { devices.write(icd::handle_of(Device::get())) };
         }
         write_opt(num_devices, 1);
         Ok(())
@@ -113,7 +113,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => {
             Info::of(&(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE))
         }
-        CL_DEVICE_PLATFORM => Info::of(&Platform::handle()),
+        CL_DEVICE_PLATFORM => Info::of(&icd::handle_of(Platform::get())),
         CL_DEVICE_NAME => Info::of(&h.cpu_name),
         CL_DEVICE_VENDOR => Info::of(&h.cpu_vendor),
         CL_DRIVER_VERSION => Info::of(DRIVER_VERSION),

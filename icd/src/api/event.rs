@@ -59,7 +59,10 @@ pub(super) unsafe extern "C" fn clWaitForEvents(num_events: cl_uint, event_list:
 
 fn event_info(e: &Event, param: cl_event_info) -> CLResult<Info> {
     match param {
-        CL_EVENT_COMMAND_QUEUE => Info::of(&e.queue.as_ref().map_or(null_mut(), icd::handle_of)),
+        // A queue's handle is its address, which the event holds as a trait object.
+        CL_EVENT_COMMAND_QUEUE => {
+            Info::of(&e.queue.as_ref().map_or(null_mut(), |q| Arc::as_ptr(q) as *const () as *mut c_void))
+        }
         CL_EVENT_CONTEXT => Info::of(&icd::handle_of(&e.context)),
         CL_EVENT_COMMAND_TYPE => Info::of(&e.command_type),
         CL_EVENT_COMMAND_EXECUTION_STATUS => Info::of(&e.status()),

@@ -11,85 +11,50 @@
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use opencl_sys::cl_icd::*;
 use opencl_sys::*;
 use parking_lot::Mutex;
 
-use super::util::{c_str, CLResult};
+use super::util::c_str;
 use super::*;
+use crate::core::device::Device;
+pub use crate::core::object::{Base, CLResult, ClObject, Kind};
+use crate::core::platform::Platform;
 
 /// cl_khr_icd 2.0 marks a dispatch table by storing this tag in the two slots a loader
 /// never calls (`clGetPlatformIDs` and `clUnloadCompiler`).
 const CL_ICD2_TAG_KHR: isize = 0x4F50454E434C3331;
 
-/// The fields every handle starts with, in the layout the ICD loader reads.
-#[repr(C)]
-pub struct Base {
-    dispatch: *const cl_icd_dispatch,
-    /// cl_khr_icd 2.0: the loader's data for this platform, echoed in every object.
-    dispatch_data: AtomicPtr<c_void>,
-    /// The count the API sees (`CL_*_REFERENCE_COUNT`). Internal references are `Arc`
-    /// clones and do not show here, so a fresh object reports 1 as the CTS expects.
-    api_refs: AtomicU32,
-}
-
-// SAFETY: `dispatch` points at an immutable static table.
-unsafe impl Send for Base {}
-unsafe impl Sync for Base {}
-
-impl Base {
-    pub fn new() -> Base {
-        Base {
-            dispatch: &*DISPATCH,
-            dispatch_data: AtomicPtr::new(DISPATCH_DATA.load(Ordering::Acquire)),
-            api_refs: AtomicU32::new(1),
-        }
-    }
-
-    pub fn ref_count(&self) -> u32 {
-        self.api_refs.load(Ordering::Acquire)
-    }
-}
-
-impl Default for Base {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// Object families, used to tell handles of one family from another.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    Platform,
-    Device,
-    Context,
-    Queue,
-    Mem,
-    Event,
-    Program,
-    Kernel,
-}
-
-/// An object the API hands out as a handle.
-pub trait ClObject: Send + Sync + Sized + 'static {
-    const KIND: Kind;
-    /// The error for an invalid handle of this family, e.g. `CL_INVALID_CONTEXT`.
-    const INVALID: cl_int;
-    fn base(&self) -> &Base;
-}
-
 /// Live handles and their family. Entries are added when a handle is given out and
-/// removed when its API reference count reaches zero.
-static HANDLES: LazyLock<Mutex<HashMap<usize, Kind>>> = LazyLock::new(Default::default);
+/// removed when its API reference count reaches zero. The platform and its device live
+/// for the whole process: they are registered with the registry itself and never
+/// released, so the loader may cache their handles.
+static HANDLES: LazyLock<Mutex<HashMap<usize, Kind>>> = LazyLock::new(|| {
+    let mut handles = HashMap::new();
+    for (ptr, base, kind) in [
+        (Arc::as_ptr(Platform::get()) as usize, &Platform::get().base, Kind::Platform),
+        (Arc::as_ptr(Device::get()) as usize, &Device::get().base, Kind::Device),
+    ] {
+        stamp(base);
+        handles.insert(ptr, kind);
+    }
+    Mutex::new(handles)
+});
 
 /// cl_khr_icd 2.0 dispatch data, set by the loader before it creates any object.
 static DISPATCH_DATA: AtomicPtr<c_void> = AtomicPtr::new(null_mut());
 
+/// Fills in the fields the loader reads from every handle.
+fn stamp(base: &Base) {
+    base.set_dispatch(&*DISPATCH as *const cl_icd_dispatch as *const c_void, DISPATCH_DATA.load(Ordering::Acquire));
+}
+
 /// Gives `obj` to the API as a new handle with reference count 1.
 pub fn into_handle<T: ClObject>(obj: Arc<T>) -> *mut c_void {
+    stamp(obj.base());
     let ptr = Arc::into_raw(obj);
     HANDLES.lock().insert(ptr as usize, T::KIND);
     ptr as *mut c_void
@@ -97,6 +62,8 @@ pub fn into_handle<T: ClObject>(obj: Arc<T>) -> *mut c_void {
 
 /// The handle of an object that has been given out (handles are the object's address).
 pub fn handle_of<T: ClObject>(obj: &Arc<T>) -> *mut c_void {
+    // The process-lifetime platform and device are given out by being registered.
+    LazyLock::force(&HANDLES);
     Arc::as_ptr(obj) as *mut c_void
 }
 
@@ -130,7 +97,7 @@ pub fn retain<T: ClObject>(handle: *mut c_void) -> CLResult<()> {
     }
     // SAFETY: validated above; the registry lock keeps the object alive meanwhile.
     let obj = unsafe { &*(handle as *const T) };
-    obj.base().api_refs.fetch_add(1, Ordering::AcqRel);
+    obj.base().retain();
     Ok(())
 }
 
@@ -141,7 +108,7 @@ pub fn release<T: ClObject>(handle: *mut c_void) -> CLResult<()> {
     }
     // SAFETY: validated above; the registry lock keeps the object alive meanwhile.
     let obj = unsafe { &*(handle as *const T) };
-    if obj.base().api_refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+    if obj.base().release() {
         handles.remove(&(handle as usize));
         drop(handles);
         // SAFETY: this is the reference `into_handle` leaked; the handle is gone from
@@ -355,7 +322,7 @@ unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(
     platform: cl_platform_id,
     func_name: *const c_char,
 ) -> *mut c_void {
-    match from_handle::<crate::core::platform::Platform>(platform) {
+    match from_handle::<Platform>(platform) {
         Ok(_) => get_extension_function_address(func_name),
         Err(_) => null_mut(),
     }
@@ -365,7 +332,7 @@ unsafe extern "C" fn icd_get_function_address_for_platform(
     platform: cl_platform_id,
     func_name: *const c_char,
 ) -> *mut c_void {
-    if from_handle::<crate::core::platform::Platform>(platform).is_err() {
+    if from_handle::<Platform>(platform).is_err() {
         return null_mut();
     }
     match c_str(func_name) {
@@ -378,13 +345,13 @@ unsafe extern "C" fn icd_get_function_address_for_platform(
 }
 
 unsafe extern "C" fn icd_set_platform_dispatch_data(platform: cl_platform_id, data: *mut c_void) -> cl_int {
-    if from_handle::<crate::core::platform::Platform>(platform).is_err() {
+    if from_handle::<Platform>(platform).is_err() {
         return CL_INVALID_PLATFORM;
     }
     DISPATCH_DATA.store(data, Ordering::Release);
     // The platform and device exist before the loader calls this; later objects copy
-    // the value in `Base::new`.
-    crate::core::platform::Platform::get().base.dispatch_data.store(data, Ordering::Release);
-    crate::core::device::Device::get().base.dispatch_data.store(data, Ordering::Release);
+    // the value when they are given out.
+    Platform::get().base.set_dispatch_data(data);
+    Device::get().base.set_dispatch_data(data);
     CL_SUCCESS
 }

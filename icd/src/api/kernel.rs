@@ -1,6 +1,5 @@
 //! Kernel entry points: creation, arguments, queries, and launching NDRanges.
 
-use std::any::Any;
 use std::ffi::{c_char, c_void};
 use std::ptr::null_mut;
 use std::sync::Arc;
@@ -10,13 +9,11 @@ use opencl_sys::*;
 use super::icd::{self, from_handle, into_handle};
 use super::queue::{begin, submit};
 use super::util::{c_str, slice, status, with_errcode, write_opt, CLResult, Info};
-use crate::compiler::ir::ArgKind;
+use crate::compiler::kernel_info::ArgKind;
 use crate::core::device::Device;
-use crate::core::kernel::{ArgValue, Kernel};
+use crate::core::kernel::{ArgValue, Kernel, NdRange};
 use crate::core::memory::Mem;
 use crate::core::program::Program;
-use crate::exec::ndrange::{local_arg_bytes, Launch};
-use crate::exec::pool::Pool;
 
 pub(super) unsafe extern "C" fn clCreateKernel(
     program: cl_program,
@@ -162,17 +159,6 @@ pub(super) unsafe extern "C" fn clGetKernelInfo(
     })
 }
 
-/// `__local` bytes a launch of `k` needs: its own variables plus the local arguments
-/// set so far.
-fn local_mem_size(k: &Kernel) -> u64 {
-    let args = k.args.lock();
-    let local = local_arg_bytes(args.iter().filter_map(|a| match a {
-        Some(ArgValue::Local(s)) => Some(*s),
-        _ => None,
-    }));
-    k.info.static_local_size + local as u64
-}
-
 /// Checks the optional device argument of kernel queries.
 fn kernel_device(k: &Kernel, device: cl_device_id) -> CLResult<Arc<Device>> {
     // "CL_INVALID_DEVICE if device is not in the list of devices associated with kernel
@@ -202,7 +188,7 @@ pub(super) unsafe extern "C" fn clGetKernelWorkGroupInfo(
         let info = match param_name {
             CL_KERNEL_WORK_GROUP_SIZE => Info::of(&d.limits.max_work_group_size),
             CL_KERNEL_COMPILE_WORK_GROUP_SIZE => Info::of(&k.info.reqd_work_group_size.unwrap_or([0; 3])),
-            CL_KERNEL_LOCAL_MEM_SIZE => Info::of(&local_mem_size(&k)),
+            CL_KERNEL_LOCAL_MEM_SIZE => Info::of(&k.local_mem_size()),
             CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(d.vector_widths()[4] as usize)),
             CL_KERNEL_PRIVATE_MEM_SIZE => Info::of(&0u64),
             // "CL_INVALID_VALUE if param_name is CL_KERNEL_GLOBAL_WORK_SIZE and device is
@@ -302,33 +288,6 @@ pub(super) unsafe extern "C" fn clSetKernelExecInfo(
 
 /// Whether the program allows non-uniform work-groups: OpenCL C 2.0 or later without
 /// `-cl-uniform-work-group-size`.
-fn non_uniform_allowed(p: &Program) -> bool {
-    let opts = p.build.lock().options.clone();
-    (opts.contains("-cl-std=CL2.0") || opts.contains("-cl-std=CL3.0")) && !opts.contains("-cl-uniform-work-group-size")
-}
-
-/// A local size for `global` when the application passes NULL: per dimension the
-/// largest divisor within budget (at most `cap` work-items), leaving enough groups to
-/// keep every worker busy.
-pub fn pick_local_size(
-    global: [usize; 3],
-    dims: usize,
-    max_items: [usize; 3],
-    cap: usize,
-    workers: usize,
-) -> [usize; 3] {
-    let total: usize = global.iter().product();
-    let target = (total / (workers * 4)).clamp(1, cap.max(1));
-    let mut local = [1; 3];
-    let mut budget = target;
-    for d in 0..dims {
-        let cap = budget.min(max_items[d]).min(global[d]).max(1);
-        local[d] = (1..=cap).rev().find(|c| global[d] % c == 0).unwrap_or(1);
-        budget = (budget / local[d]).max(1);
-    }
-    local
-}
-
 #[allow(clippy::too_many_arguments)]
 fn enqueue_ndrange(
     queue: cl_command_queue,
@@ -376,108 +335,8 @@ fn enqueue_ndrange(
     if (0..3).any(|d| global[d].checked_add(offset[d]).is_none()) {
         return Err(CL_INVALID_GLOBAL_OFFSET);
     }
-    let device = &q.device;
-    let limits = &device.limits;
-    let local = if local_work_size.is_null() {
-        match k.info.reqd_work_group_size {
-            Some(r) => r,
-            None => {
-                // A group of a kernel without barriers is a loop over its work-items:
-                // the bigger, the less the per-group cost (saxpy over 64 MiB: 38-40 GB/s
-                // at 256, 44-48 at 4096). Barrier kernels keep per-item frames or fiber
-                // stacks, so their groups stay small.
-                let synchronising = k.info.fibers || k.info.regions;
-                let cap = if synchronising { 256 } else { limits.max_work_group_size };
-                pick_local_size(
-                    global,
-                    dims,
-                    limits.max_work_item_sizes,
-                    cap.min(limits.max_work_group_size),
-                    Pool::get().workers,
-                )
-            }
-        }
-    } else {
-        let l = fill(local_work_size, 1);
-        // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
-        // local_work_size[0], ... local_work_size[work_dim - 1] is greater than the
-        // corresponding values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES[0], ...".
-        if (0..dims).any(|d| l[d] == 0) {
-            return Err(CL_INVALID_WORK_GROUP_SIZE);
-        }
-        if (0..dims).any(|d| l[d] > limits.max_work_item_sizes[d]) {
-            return Err(CL_INVALID_WORK_ITEM_SIZE);
-        }
-        l
-    };
-    // "CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and does not match the
-    // required work-group size for kernel in the program source", "if the total number of
-    // work-items in the work-group ... is greater than the value specified by
-    // CL_KERNEL_WORK_GROUP_SIZE", and (uniform work-groups) "if the number of work-items
-    // specified in global_work_size is not evenly divisible by the size of work-group".
-    if k.info.reqd_work_group_size.is_some_and(|r| r != local) {
-        return Err(CL_INVALID_WORK_GROUP_SIZE);
-    }
-    if local.iter().product::<usize>() > limits.max_work_group_size {
-        return Err(CL_INVALID_WORK_GROUP_SIZE);
-    }
-    if !non_uniform_allowed(&k.program) && (0..dims).any(|d| global[d] % local[d] != 0) {
-        return Err(CL_INVALID_WORK_GROUP_SIZE);
-    }
-
-    // The arguments as they are now: later clSetKernelArg calls do not affect this launch.
-    let values = k.args.lock().clone();
-    // "CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified."
-    if values.iter().any(Option::is_none) {
-        return Err(CL_INVALID_KERNEL_ARGS);
-    }
-    let mut block = crate::exec::aligned_zeroed(k.info.args_size);
-    // SAFETY: plain byte storage viewed as bytes.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), block.len() * 128) };
-    let mut keep: Vec<Arc<dyn Any + Send + Sync>> = vec![k.clone()];
-    let mut local_args = Vec::new();
-    let mut buffers = Vec::new();
-    for (a, v) in k.info.args.iter().zip(values.into_iter().flatten()) {
-        match v {
-            ArgValue::Bytes(b) => bytes[a.offset..a.offset + b.len()].copy_from_slice(&b),
-            ArgValue::Buffer(Some(m)) => {
-                bytes[a.offset..a.offset + 8].copy_from_slice(&(m.data() as usize).to_ne_bytes());
-                buffers.push((m.data() as usize, m.data() as usize + m.size));
-                keep.push(m);
-            }
-            ArgValue::Buffer(None) => {}
-            ArgValue::Local(size) => local_args.push((a.offset, size)),
-        }
-    }
-    let validation = (*crate::exec::copies::validate::MODE != crate::exec::copies::validate::Mode::Off).then(|| {
-        Arc::new(crate::exec::copies::validate::Launch {
-            kernel: k.info.name.as_str().into(),
-            buffers: buffers.clone(),
-        })
-    });
-    // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of
-    // kernel on the command-queue because of insufficient resources needed to execute
-    // the kernel": __local memory over the device's size.
-    let local_bytes = k.info.static_local_size as usize + local_arg_bytes(local_args.iter().map(|&(_, s)| s));
-    if local_bytes as u64 > limits.local_mem_size {
-        return Err(CL_OUT_OF_RESOURCES);
-    }
-    let launch = Arc::new(Launch {
-        launch: k.launch,
-        item: k.item,
-        frame_size: k.info.frame_size as usize,
-        regions: k.info.regions,
-        stream: buffers.iter().map(|(start, end)| end - start).sum::<usize>() as u64 > device.host.cache_bytes,
-        validation,
-        static_locals: k.info.static_local_size > 0,
-        args: block,
-        local_args,
-        work_dim,
-        global,
-        local,
-        offset,
-        keep,
-    });
+    let local = (!local_work_size.is_null()).then(|| fill(local_work_size, 1));
+    let launch = k.launch(&q.device, NdRange { dims, global, offset, local })?;
     submit(
         &q,
         command,
@@ -558,21 +417,4 @@ pub(super) unsafe extern "C" fn clEnqueueNativeKernel(
     // "CL_INVALID_OPERATION if the device associated with command_queue cannot execute
     // the native kernel" (CL_DEVICE_EXECUTION_CAPABILITIES lacks CL_EXEC_NATIVE_KERNEL).
     status(|| from_handle::<crate::core::queue::Queue>(queue).and(Err(CL_INVALID_OPERATION)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn picked_local_sizes_divide_and_spread() {
-        let p = |g, d| pick_local_size(g, d, [1024; 3], 256, 2);
-        assert_eq!(p([1024, 1, 1], 1), [128, 1, 1]);
-        assert_eq!(p([1 << 20, 1, 1], 1), [256, 1, 1]);
-        assert_eq!(pick_local_size([1 << 20, 1, 1], 1, [4096; 3], 4096, 2), [4096, 1, 1]);
-        assert_eq!(p([7, 1, 1], 1), [1, 1, 1]);
-        assert_eq!(p([1, 1, 1], 1), [1, 1, 1]);
-        let l = p([640, 480, 1], 2);
-        assert!(640 % l[0] == 0 && 480 % l[1] == 0 && l[0] * l[1] <= 256);
-    }
 }

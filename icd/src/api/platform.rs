@@ -4,7 +4,7 @@ use std::ffi::c_void;
 
 use opencl_sys::*;
 
-use super::icd::from_handle;
+use super::icd::{self, from_handle};
 use super::util::{status, write_opt, CLResult, Info};
 use crate::core::platform::{self, Platform};
 
@@ -21,7 +21,7 @@ pub(super) fn get_platform_ids(
         }
         if !platforms.is_null() {
             // SAFETY: platforms has room for num_entries >= 1 handles.
-            unsafe { platforms.write(Platform::handle()) };
+            unsafe { platforms.write(icd::handle_of(Platform::get())) };
         }
         write_opt(num_platforms, 1);
         Ok(())

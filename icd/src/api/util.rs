@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use opencl_sys::*;
 
-pub type CLResult<T> = Result<T, cl_int>;
+pub use crate::core::object::CLResult;
 
 /// Runs an entry point body and returns its status. A panic must never unwind into C
 /// (it would abort the host program), so it becomes `CL_OUT_OF_HOST_MEMORY`.

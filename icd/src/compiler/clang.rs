@@ -61,3 +61,39 @@ pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
         Err(diagnostics)
     }
 }
+
+/// `FERROCL_VERIFY=1`: every module the rewrite writes goes through LLVM's verifier
+/// before it is compiled (the tests set it). Off by default: clang's release builds
+/// skip the verifier, and running `opt` costs a process per build.
+pub fn verifying() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("FERROCL_VERIFY").is_some_and(|v| v != "0" && !v.is_empty()))
+}
+
+/// Runs LLVM's verifier (`opt -passes=verify`, from the same LLVM as clang) over `ll`;
+/// `Err` carries what it found.
+pub fn verify(clang: &Clang, ll: &Path) -> Result<(), String> {
+    // Debian's clang-N is a link into /usr/lib/llvm-N/bin, next to that LLVM's opt.
+    let real = std::fs::canonicalize(&clang.path).map_err(|e| format!("{}: {e}\n", clang.path.display()))?;
+    let opt = real.with_file_name("opt");
+    if !opt.is_file() {
+        return Err(format!(
+            "FERROCL_VERIFY is set but LLVM's verifier is missing: no {} (Debian: apt-get install llvm-N for clang-N)\n",
+            opt.display()
+        ));
+    }
+    let out = Command::new(&opt)
+        .args(["-passes=verify", "-disable-output"])
+        .arg(ll)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}\n", opt.display()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "FerroCL's rewritten IR ({}) fails LLVM's verifier:\n{}",
+            ll.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}

@@ -15,11 +15,11 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
+use super::ir_text::{callee_names, matching_paren, parse_param, split_top, Param};
 use super::ir_type::{self, IrType, TypeTable};
-use super::launcher;
+use super::kernel_info::{Arg, ArgKind, Kernel};
+use super::launcher::{self, CTX};
 use super::regions::{self, Sync};
-
-pub(super) const CTX: &str = "%__ferrocl_ctx";
 
 /// Builtins that read the work-item context: clang's mangled name, our implementation
 /// (which takes the context as an extra last argument), and its IR declaration.
@@ -44,50 +44,6 @@ const QUERIES: &[(&str, &str, &str)] = &[
 /// Builtins that make work-items of a group wait for each other: kernels reaching one
 /// run their work-items as fibers.
 const SYNC_PREFIXES: &[&str] = &["_Z7barrierj", "_Z18work_group_barrier", "_Z17wait_group_events", "_Z10work_group_"];
-
-/// How the host passes one kernel argument.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ArgKind {
-    /// A `__global` or `__constant` pointer: a buffer (or NULL).
-    Buffer,
-    /// A `__local` pointer: the host gives a size, the runtime a per-group address.
-    Local,
-    /// A value of `size` bytes (scalars, vectors, structs by value).
-    Value,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Arg {
-    pub kind: ArgKind,
-    /// Offset of the argument in the packed block, and the bytes it occupies there.
-    pub offset: usize,
-    pub size: usize,
-    /// SPIR address space from `kernel_arg_addr_space` (0 private, 1 global,
-    /// 2 constant, 3 local).
-    pub addr_space: u32,
-    pub access: String,
-    pub type_name: String,
-    pub type_qual: String,
-    pub name: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Kernel {
-    pub name: String,
-    pub args: Vec<Arg>,
-    /// Size of the packed argument block.
-    pub args_size: usize,
-    /// Bytes of `__local` variables declared in the kernel.
-    pub static_local_size: u64,
-    /// Work-items wait for each other in a way only fibers can run (barriers inside
-    /// called functions, collectives); other kernels with barriers run as regions.
-    pub fibers: bool,
-    /// Bytes of frame memory each work-item needs for variables live across barriers.
-    pub frame_size: u64,
-    /// The kernel was made resumable: it runs as barrier regions.
-    pub regions: bool,
-    pub reqd_work_group_size: Option<[usize; 3]>,
-}
 
 /// One function definition: its `define` line and body line range.
 struct Function {
@@ -115,114 +71,12 @@ fn functions(lines: &[String]) -> Vec<Function> {
     out
 }
 
-/// Every `@name(` in a line, with the byte index of its `(`.
-pub fn callee_names(line: &str) -> Vec<(String, usize)> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = line[from..].find('@') {
-        let start = from + at + 1;
-        let (name, rest) = ir_type::ident(&line[start..]);
-        let paren = line.len() - rest.len();
-        if rest.starts_with('(') && !name.is_empty() {
-            out.push((name.to_string(), paren));
-        }
-        from = start.max(paren);
-    }
-    out
-}
-
-/// Index of the `)` matching the `(` at `open`.
-pub(super) fn matching_paren(s: &str, open: usize) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in s[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Appends an argument (or parameter) before the `)` matching `open`.
 fn append_arg(line: &mut String, open: usize, arg: &str) -> Option<()> {
     let close = matching_paren(line, open)?;
     let empty = line[open + 1..close].trim().is_empty();
     line.insert_str(close, &if empty { arg.to_string() } else { format!(", {arg}") });
     Some(())
-}
-
-/// Splits a parameter or argument list at top-level commas.
-pub(super) fn split_top(s: &str) -> Vec<&str> {
-    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' | '{' | '[' | '<' => depth += 1,
-            ')' | '}' | ']' | '>' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(s[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if !s[start..].trim().is_empty() {
-        out.push(s[start..].trim());
-    }
-    out
-}
-
-/// A parameter of a kernel's `define` line.
-#[derive(Debug)]
-pub(super) struct Param {
-    pub ty: IrType,
-    pub byval: Option<IrType>,
-    pub align: Option<u64>,
-    /// Attributes that must be repeated at the call site (ABI-relevant).
-    pub call_attrs: String,
-}
-
-pub(super) fn parse_param(p: &str) -> Option<Param> {
-    let (ty, rest) = ir_type::parse(p)?;
-    let mut byval = None;
-    let mut align = None;
-    let mut call_attrs = String::new();
-    let mut rest = rest.trim_start();
-    while !rest.is_empty() && !rest.starts_with('%') {
-        if let Some(inner) = rest.strip_prefix("byval(") {
-            let (t, after) = ir_type::parse(inner)?;
-            let after = after.trim_start().strip_prefix(')')?;
-            call_attrs.push_str(&format!("byval({}) ", &inner[..inner.len() - after.len() - 1]));
-            byval = Some(t);
-            rest = after.trim_start();
-            continue;
-        }
-        let end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
-        let mut tok = &rest[..end];
-        // Attributes with arguments, e.g. dereferenceable(16) or initializes((0, 4)).
-        if let Some(open) = tok.find('(') {
-            let close = matching_paren(rest, open)?;
-            tok = &rest[..close + 1];
-        }
-        match tok {
-            "align" => {
-                let after = rest[end..].trim_start();
-                let n_end = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
-                align = after[..n_end].parse().ok();
-                rest = after[n_end..].trim_start();
-                continue;
-            }
-            "signext" | "zeroext" | "inreg" => call_attrs.push_str(&format!("{tok} ")),
-            _ => {}
-        }
-        rest = rest[tok.len()..].trim_start();
-    }
-    Some(Param { ty, byval, align, call_attrs })
 }
 
 /// `!N = !{...}` metadata nodes, as their raw item lists.
@@ -339,6 +193,10 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
             if !line.contains("call ") {
                 continue;
             }
+            // Kernels become `spir_func` (below); a kernel calling another must match.
+            if line.contains("call spir_kernel ") {
+                *line = line.replace("call spir_kernel ", "call spir_func ");
+            }
             // Right to left, so inserting text does not move the remaining positions.
             for (name, open) in callee_names(line).into_iter().rev() {
                 if let Some((ours, _)) = queries.get(name.as_str()) {
@@ -375,11 +233,14 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
             }
         }
         // Only the launchers are entry points: an internal kernel is dropped once inlined
-        // into them instead of being compiled a second time on its own.
+        // into them instead of being compiled a second time on its own. It becomes an
+        // ordinary function (`spir_func`, the C convention on this target): LLVM's
+        // verifier requires a `spir_kernel` to return void, which a resumable one does
+        // not, and a kernel is no longer an entry point.
         let head = &mut lines[f.define];
         for exported in ["define dso_local spir_kernel ", "define spir_kernel "] {
             if head.starts_with(exported) {
-                head.replace_range(..exported.len(), "define internal spir_kernel ");
+                head.replace_range(..exported.len(), "define internal spir_func ");
                 break;
             }
         }
@@ -550,13 +411,6 @@ fn sync_kind(callee: &str, defined: &HashSet<&str>, callees: &HashMap<&str, BTre
     }
 }
 
-/// The textual type of parameter `i` (as written, e.g. `ptr addrspace(1)`).
-pub(super) fn type_text(params: &str, i: usize) -> Result<String, String> {
-    let p = split_top(params).into_iter().nth(i).ok_or("parameter count")?;
-    let (_, rest) = ir_type::parse(p).ok_or("parameter type")?;
-    Ok(p[..p.len() - rest.len()].trim().to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,7 +475,7 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(m.contains("call i32 @__ferrocl_get_work_dim(ptr %__ferrocl_ctx)"));
         // tiled's barrier became the end of its first region.
         assert!(!m.contains("call void @__ferrocl_barrier("));
-        assert!(m.contains("define internal spir_kernel i32 @tiled("));
+        assert!(m.contains("define internal spir_func i32 @tiled("));
         assert!(m.contains("  ret i32 1\n__fcl_r1:\n  ret i32 0"));
     }
 
@@ -636,9 +490,9 @@ declare i64 @_Z13get_global_idj(i32 noundef)
     #[test]
     fn launchers_unpack_the_block() {
         let m = rewrite(SAMPLE).unwrap().module;
-        assert!(m.contains("call spir_kernel void @saxpy(ptr addrspace(1) %a0, float %a1, i8 signext %a2, ptr %ctx)"));
+        assert!(m.contains("call spir_func void @saxpy(ptr addrspace(1) %a0, float %a1, i8 signext %a2, ptr %ctx)"));
         assert!(m.contains(
-            "call spir_kernel i32 @tiled(ptr addrspace(3) %a0, <4 x float> %a1, ptr byval(%struct.S) %p2, ptr %ctx, \
+            "call spir_func i32 @tiled(ptr addrspace(3) %a0, <4 x float> %a1, ptr byval(%struct.S) %p2, ptr %ctx, \
              ptr %frames, i32 %resume)"
         ));
         assert!(m.contains("define void @__ferrocl_launch_tiled("));
@@ -646,7 +500,7 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         // Only fiber kernels have a per-work-item entry point; kernels are internal.
         assert!(!m.contains("define void @__ferrocl_item_tiled("));
         assert!(!m.contains("define void @__ferrocl_item_saxpy("));
-        assert!(m.contains("define internal spir_kernel void @saxpy("));
+        assert!(m.contains("define internal spir_func void @saxpy("));
     }
 
     #[test]

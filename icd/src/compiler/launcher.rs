@@ -21,8 +21,13 @@
 
 use std::fmt::Write;
 
-use super::ir::{matching_paren, parse_param, split_top, type_text, Kernel, Param, CTX};
+use super::ir_text::{matching_paren, parse_param, split_top, type_text, Param};
 use super::ir_type::TypeTable;
+use super::kernel_info::Kernel;
+
+/// The hidden trailing parameter through which functions that call work-item queries
+/// receive the work-item context.
+pub const CTX: &str = "%__ferrocl_ctx";
 
 /// Helpers from builtins/clc/workitem.c the entry points call.
 pub const DECLARATIONS: &str = "declare void @__ferrocl_ctx_init(ptr, ptr, i32)
@@ -88,10 +93,10 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
         // only that region's code.
         let _ = writeln!(
             out,
-            "  %r = call spir_kernel i32 @{name}({args}, ptr %frames, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
+            "  %r = call spir_func i32 @{name}({args}, ptr %frames, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
         );
     } else {
-        let _ = writeln!(out, "  call spir_kernel void @{name}({args})\n  ret void\n}}");
+        let _ = writeln!(out, "  call spir_func void @{name}({args})\n  ret void\n}}");
     }
 
     // The loop over the group's work-items, x fastest.

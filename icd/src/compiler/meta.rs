@@ -1,7 +1,7 @@
 //! Kernel descriptions saved next to a cached kernel library and inside program
 //! binaries: one tab-separated line per kernel and per argument.
 
-use super::ir::{Arg, ArgKind, Kernel};
+use super::kernel_info::{Arg, ArgKind, Kernel};
 
 pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
     let mut s = format!("globals\t{global_variable_size}\n");

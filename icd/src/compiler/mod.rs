@@ -5,7 +5,9 @@
 pub mod cache;
 pub mod clang;
 pub mod ir;
+pub mod ir_text;
 pub mod ir_type;
+pub mod kernel_info;
 pub mod launcher;
 mod link;
 pub mod locate;
@@ -84,7 +86,7 @@ const PIPELINE: &str = "ferrocl-pipeline-1";
 #[derive(Clone, Debug)]
 pub struct Library {
     pub path: PathBuf,
-    pub kernels: Vec<ir::Kernel>,
+    pub kernels: Vec<kernel_info::Kernel>,
     /// Bytes of program-scope `__global` variables (each program object gets its own).
     pub global_variable_size: u64,
 }
@@ -235,7 +237,7 @@ fn compile_library(
         } else {
             continue;
         };
-        if let Some((n, _)) = ir::callee_names(line).into_iter().next() {
+        if let Some((n, _)) = ir_text::callee_names(line).into_iter().next() {
             symbols += &format!("{tag} {n}\n");
         }
     }
@@ -252,7 +254,7 @@ fn needed_parts<'a>(parts: &'a [Part], module: &str) -> Result<Vec<&'a Part>, St
     let mut wanted: HashSet<String> = module
         .lines()
         .filter(|l| l.starts_with("declare "))
-        .filter_map(|l| ir::callee_names(l).into_iter().next().map(|(n, _)| n))
+        .filter_map(|l| ir_text::callee_names(l).into_iter().next().map(|(n, _)| n))
         .collect();
     let mut used = vec![false; parts.len()];
     loop {
@@ -307,7 +309,13 @@ impl Entry {
     }
 
     /// Moves a freshly built library into place; the description is written last.
-    fn store(&self, file: &Path, kernels: Vec<ir::Kernel>, globals: u64, log: String) -> Result<Built, BuildError> {
+    fn store(
+        &self,
+        file: &Path,
+        kernels: Vec<kernel_info::Kernel>,
+        globals: u64,
+        log: String,
+    ) -> Result<Built, BuildError> {
         std::fs::rename(file, &self.so)
             .and_then(|_| cache::write_atomic(&self.log, log.as_bytes()))
             .and_then(|_| cache::write_atomic(&self.meta, meta::to_text(&kernels, globals).as_bytes()))
@@ -322,8 +330,17 @@ impl Entry {
 /// What every cache key includes besides the program itself: the tools, the CPU, and
 /// this driver's own binary (a rebuilt or upgraded driver may compile differently, so
 /// it never reuses an older driver's kernels).
+/// A build made with `FERROCL_VERIFY` set is a different entry: it proves its IR was
+/// verified, and a cached unverified build must not stand in for it.
 fn environment(clang: &clang::Clang, archive: &Path) -> String {
-    format!("{PIPELINE}|{}|{}|{}|{}", clang.identity, cpu_identity(), archive_identity(archive), driver_identity())
+    let verify = if clang::verifying() { "|verified" } else { "" };
+    format!(
+        "{PIPELINE}|{}|{}|{}|{}{verify}",
+        clang.identity,
+        cpu_identity(),
+        archive_identity(archive),
+        driver_identity()
+    )
 }
 
 fn driver_identity() -> &'static str {
@@ -464,6 +481,9 @@ fn backend(
     let (opt_ll, lib, map) = (dir.join("program.ferrocl.ll"), dir.join("program.so"), dir.join("exports.map"));
     let rewritten = ir::rewrite(ir_text)?;
     std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
+    if clang::verifying() {
+        clang::verify(clang, &opt_ll)?;
+    }
     let parts = library_parts(clang, &cache::dir(), dir)?;
     let needed = needed_parts(&parts, &rewritten.module)?;
 

@@ -22,7 +22,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use super::ir::split_top;
+use super::ir_text::{callees_in, def_of, label_of, labels_in, locals_in, split_top, Alloca, Piece, PURE};
 use super::ir_type::{self, TypeTable};
 
 /// A kernel rewritten into a resumable function.
@@ -59,16 +59,6 @@ pub const MEMCPY: &str = "llvm.memcpy.p0.p0.i64";
 
 /// Frame-memory alignment the driver guarantees.
 pub const FRAME_ALIGN: u64 = 128;
-
-/// An alloca: name, type as written, size, alignment.
-pub(super) type Alloca = (String, String, u64, u64);
-
-pub(super) struct Piece {
-    pub label: String,
-    pub lines: Vec<String>,
-    /// The barrier number this piece ends at (it then ends with `ret i32 n`).
-    pub barrier: Option<u32>,
-}
 
 /// Makes `define` + `body` (a kernel's lines between `define` and `}`) resumable.
 /// `sync` classifies a callee name; `ctx` is the name of the context parameter.
@@ -278,65 +268,6 @@ fn rename_numbered(line: &str) -> String {
     out
 }
 
-/// The label a line defines (`name:` at the start, optionally followed by a comment).
-fn label_of(line: &str) -> Option<&str> {
-    if line.starts_with([' ', '\t', ';', '}']) {
-        return None;
-    }
-    let colon = line.find(':')?;
-    let name = &line[..colon];
-    (!name.is_empty() && !name.contains(' ')).then_some(name)
-}
-
-/// `%name = rhs` -> (`%name`, `rhs`).
-pub(super) fn def_of(line: &str) -> Option<(&str, &str)> {
-    let t = line.trim_start();
-    if !t.starts_with('%') {
-        return None;
-    }
-    let (name, rest) = t.split_once(" = ")?;
-    (!name.contains(' ')).then_some((name, rest))
-}
-
-/// Every `%name` a line mentions (including types such as `%struct.S`).
-pub(super) fn locals_in(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let code = match line.find(';') {
-        Some(at) if !line.contains('"') => &line[..at],
-        _ => line,
-    };
-    let mut from = 0;
-    while let Some(at) = code[from..].find('%') {
-        let start = from + at;
-        let (name, _) = ir_type::ident(&code[start + 1..]);
-        if !name.is_empty() {
-            out.push(&code[start..start + 1 + name.len()]);
-        }
-        from = start + 1 + name.len();
-    }
-    out
-}
-
-/// Labels a terminator branches to (`label %x`).
-fn labels_in(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = line[from..].find("label %") {
-        let start = from + at + "label %".len();
-        let (name, _) = ir_type::ident(&line[start..]);
-        out.push(name);
-        from = start + name.len();
-    }
-    out
-}
-
-pub(super) fn callees_in(line: &str) -> Vec<String> {
-    if !line.contains("call ") {
-        return Vec::new();
-    }
-    super::ir::callee_names(line).into_iter().map(|(n, _)| n).collect()
-}
-
 /// Splits the body into basic blocks, and blocks at synchronising calls.
 fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Result<Vec<Piece>, String> {
     let mut pieces = vec![Piece { label: entry_label.to_string(), lines: Vec::new(), barrier: None }];
@@ -508,45 +439,6 @@ fn live_across_barriers(
     let live = (1..=barriers).map(|n| (0..allocas.len()).map(|a| bit(&live_in[resume_of(n)], a)).collect()).collect();
     (escaped, live)
 }
-
-/// Instructions without side effects or traps, whose result depends only on operands.
-pub(super) const PURE: &[&str] = &[
-    "add",
-    "sub",
-    "mul",
-    "shl",
-    "lshr",
-    "ashr",
-    "and",
-    "or",
-    "xor",
-    "trunc",
-    "zext",
-    "sext",
-    "fptrunc",
-    "fpext",
-    "sitofp",
-    "uitofp",
-    "fptosi",
-    "fptoui",
-    "bitcast",
-    "ptrtoint",
-    "inttoptr",
-    "addrspacecast",
-    "getelementptr",
-    "icmp",
-    "fcmp",
-    "select",
-    "fadd",
-    "fsub",
-    "fmul",
-    "fdiv",
-    "fneg",
-    "extractelement",
-    "insertelement",
-    "shufflevector",
-    "freeze",
-];
 
 /// Allocas written once with a value computed only from kernel arguments, work-item
 /// queries and other such allocas (`int lx = get_local_id(0);`, the argument copies

@@ -19,8 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::ir::split_top;
-use super::regions::{callees_in, def_of, locals_in, Alloca, Piece, PURE};
+use super::ir_text::{callees_in, def_of, locals_in, matching_paren, split_top, Alloca, Piece, PURE};
 
 /// Queries whose result is the same for every work-item of a group.
 const GROUP_QUERIES: &[&str] = &[
@@ -354,7 +353,7 @@ fn mentions_varying(values: &HashSet<&str>, own: Option<&str>, text: &str) -> bo
 /// The arguments of the call on `line`, as written (`ptr align 4 %x`, `i64 8`).
 fn call_args(line: &str) -> Vec<&str> {
     let Some(open) = line.find("@").and_then(|at| line[at..].find('(').map(|p| at + p)) else { return Vec::new() };
-    let Some(close) = super::ir::matching_paren(line, open) else { return Vec::new() };
+    let Some(close) = matching_paren(line, open) else { return Vec::new() };
     split_top(&line[open + 1..close])
 }
 

@@ -7,7 +7,7 @@ use opencl_sys::*;
 use parking_lot::Mutex;
 
 use super::device::Device;
-use crate::api::icd::{Base, ClObject, Kind};
+use super::object::{Base, ClObject, Kind};
 
 pub type ContextNotify = unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void);
 pub type ContextDestructor = unsafe extern "C" fn(cl_context, *mut c_void);

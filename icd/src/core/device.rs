@@ -6,7 +6,7 @@ use opencl_sys::*;
 
 use super::cl_version;
 use super::host::HostFacts;
-use crate::api::icd::{self, Base, ClObject, Kind};
+use super::object::{Base, ClObject, Kind};
 
 #[repr(C)]
 pub struct Device {
@@ -72,9 +72,7 @@ static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
         base_addr_align: 128,
         printf_buffer_size: 1 << 20,
     };
-    let d = Arc::new(Device { base: Base::new(), host, limits });
-    icd::into_handle(d.clone());
-    d
+    Arc::new(Device { base: Base::new(), host, limits })
 });
 
 /// OpenCL C versions the compiler accepts (`-cl-std=`).
@@ -115,10 +113,6 @@ pub const MAX_GLOBAL_VARIABLE_SIZE: usize = 64 << 10;
 impl Device {
     pub fn get() -> &'static Arc<Device> {
         &DEVICE
-    }
-
-    pub fn handle() -> *mut std::ffi::c_void {
-        icd::handle_of(Device::get())
     }
 
     /// Native vector widths (char, short, int, long, float, double, half), from the

@@ -8,8 +8,7 @@ use opencl_sys::*;
 use parking_lot::{Condvar, Mutex};
 
 use super::context::Context;
-use super::queue::Queue;
-use crate::api::icd::{Base, ClObject, Kind};
+use super::object::{Base, ClObject, Kind};
 
 pub type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut c_void);
 
@@ -36,12 +35,21 @@ struct State {
     callbacks: Vec<(cl_int, EventCallback, usize)>,
 }
 
+/// What an event knows of the command queue that issued it. The queue builds on events
+/// (it creates, orders and completes them), so an event sees its queue only through
+/// this, and the two modules do not depend on each other.
+pub trait CommandQueue: Send + Sync {
+    fn context(&self) -> &Arc<Context>;
+    /// `CL_QUEUE_PROFILING_ENABLE`: whether the event answers profiling queries.
+    fn profiling(&self) -> bool;
+}
+
 #[repr(C)]
 pub struct Event {
     pub base: Base,
     pub context: Arc<Context>,
     /// `None` for user events.
-    pub queue: Option<Arc<Queue>>,
+    pub queue: Option<Arc<dyn CommandQueue>>,
     pub command_type: cl_command_type,
     state: Mutex<State>,
     changed: Condvar,
@@ -59,7 +67,7 @@ impl ClObject for Event {
 impl Event {
     fn new(
         context: Arc<Context>,
-        queue: Option<Arc<Queue>>,
+        queue: Option<Arc<dyn CommandQueue>>,
         command_type: cl_command_type,
         status: cl_int,
     ) -> Arc<Event> {
@@ -81,8 +89,8 @@ impl Event {
         Event::new(context, None, CL_COMMAND_USER, CL_SUBMITTED)
     }
 
-    pub fn new_command(queue: &Arc<Queue>, command_type: cl_command_type) -> Arc<Event> {
-        Event::new(queue.context.clone(), Some(queue.clone()), command_type, CL_QUEUED)
+    pub fn new_command(queue: Arc<dyn CommandQueue>, command_type: cl_command_type) -> Arc<Event> {
+        Event::new(queue.context().clone(), Some(queue), command_type, CL_QUEUED)
     }
 
     pub fn is_user(&self) -> bool {
@@ -100,7 +108,7 @@ impl Event {
     /// A profiling time, once the command has completed and only if its queue profiles.
     pub fn profiling_time(&self, which: Stamp) -> Option<u64> {
         let queue = self.queue.as_ref()?;
-        if queue.properties & CL_QUEUE_PROFILING_ENABLE == 0 || self.status() != CL_COMPLETE {
+        if !queue.profiling() || self.status() != CL_COMPLETE {
             return None;
         }
         Some(self.times[which as usize].load(Ordering::Acquire))

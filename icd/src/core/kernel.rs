@@ -1,15 +1,20 @@
 //! Kernel objects: one kernel of a built program and its argument values.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use ferrocl_kernel_abi::{ItemFn, LaunchFn};
 use opencl_sys::*;
 use parking_lot::Mutex;
 
+use super::device::Device;
 use super::memory::Mem;
+use super::object::{Base, CLResult, ClObject, Kind};
 use super::program::{KernelLibrary, Program};
-use crate::api::icd::{Base, ClObject, Kind};
-use crate::compiler::ir;
+use crate::compiler::kernel_info;
+use crate::exec::copies::validate;
+use crate::exec::ndrange::{local_arg_bytes, Launch};
+use crate::exec::pool::Pool;
 
 #[derive(Clone)]
 pub enum ArgValue {
@@ -25,7 +30,7 @@ pub struct Kernel {
     pub base: Base,
     pub program: Arc<Program>,
     pub library: Arc<KernelLibrary>,
-    pub info: ir::Kernel,
+    pub info: kernel_info::Kernel,
     pub launch: LaunchFn,
     pub item: Option<ItemFn>,
     pub args: Mutex<Vec<Option<ArgValue>>>,
@@ -67,8 +72,175 @@ impl Kernel {
     }
 }
 
+/// The geometry of one launch as the application gave it.
+pub struct NdRange {
+    /// 1 to 3.
+    pub dims: usize,
+    /// Sizes and offsets, 1 and 0 past `dims`.
+    pub global: [usize; 3],
+    pub offset: [usize; 3],
+    /// `None` when the application leaves the work-group size to the driver.
+    pub local: Option<[usize; 3]>,
+}
+
+impl Kernel {
+    /// `__local` bytes a launch needs: the kernel's own variables plus the local
+    /// arguments set so far.
+    pub fn local_mem_size(&self) -> u64 {
+        let args = self.args.lock();
+        let local = local_arg_bytes(args.iter().filter_map(|a| match a {
+            Some(ArgValue::Local(s)) => Some(*s),
+            _ => None,
+        }));
+        self.info.static_local_size + local as u64
+    }
+
+    /// Prepares a launch over `range` on `device` with the arguments as they are now
+    /// (later `clSetKernelArg` calls do not affect it): chooses the work-group size when
+    /// the application did not, checks the geometry and arguments as
+    /// `clEnqueueNDRangeKernel` must, and packs the argument block.
+    pub fn launch(self: &Arc<Self>, device: &Device, range: NdRange) -> CLResult<Arc<Launch>> {
+        let NdRange { dims, global, offset, local } = range;
+        let limits = &device.limits;
+        let local = match local {
+            None => match self.info.reqd_work_group_size {
+                Some(r) => r,
+                None => {
+                    // A group of a kernel without barriers is a loop over its work-items:
+                    // the bigger, the less the per-group cost (saxpy over 64 MiB: 38-40 GB/s
+                    // at 256, 44-48 at 4096). Barrier kernels keep per-item frames or fiber
+                    // stacks, so their groups stay small.
+                    let synchronising = self.info.fibers || self.info.regions;
+                    let cap = if synchronising { 256 } else { limits.max_work_group_size };
+                    pick_local_size(
+                        global,
+                        dims,
+                        limits.max_work_item_sizes,
+                        cap.min(limits.max_work_group_size),
+                        Pool::get().workers,
+                    )
+                }
+            },
+            Some(l) => {
+                // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
+                // local_work_size[0], ... local_work_size[work_dim - 1] is greater than the
+                // corresponding values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES[0], ...".
+                if (0..dims).any(|d| l[d] == 0) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                if (0..dims).any(|d| l[d] > limits.max_work_item_sizes[d]) {
+                    return Err(CL_INVALID_WORK_ITEM_SIZE);
+                }
+                l
+            }
+        };
+        // "CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and does not match the
+        // required work-group size for kernel in the program source", "if the total number of
+        // work-items in the work-group ... is greater than the value specified by
+        // CL_KERNEL_WORK_GROUP_SIZE", and (uniform work-groups) "if the number of work-items
+        // specified in global_work_size is not evenly divisible by the size of work-group".
+        if self.info.reqd_work_group_size.is_some_and(|r| r != local) {
+            return Err(CL_INVALID_WORK_GROUP_SIZE);
+        }
+        if local.iter().product::<usize>() > limits.max_work_group_size {
+            return Err(CL_INVALID_WORK_GROUP_SIZE);
+        }
+        if !non_uniform_allowed(&self.program) && (0..dims).any(|d| global[d] % local[d] != 0) {
+            return Err(CL_INVALID_WORK_GROUP_SIZE);
+        }
+
+        // The arguments as they are now: later clSetKernelArg calls do not affect this launch.
+        let values = self.args.lock().clone();
+        // "CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified."
+        if values.iter().any(Option::is_none) {
+            return Err(CL_INVALID_KERNEL_ARGS);
+        }
+        let mut block = crate::exec::aligned_zeroed(self.info.args_size);
+        // SAFETY: plain byte storage viewed as bytes.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), block.len() * 128) };
+        let mut keep: Vec<Arc<dyn Any + Send + Sync>> = vec![self.clone()];
+        let mut local_args = Vec::new();
+        let mut buffers = Vec::new();
+        for (a, v) in self.info.args.iter().zip(values.into_iter().flatten()) {
+            match v {
+                ArgValue::Bytes(b) => bytes[a.offset..a.offset + b.len()].copy_from_slice(&b),
+                ArgValue::Buffer(Some(m)) => {
+                    bytes[a.offset..a.offset + 8].copy_from_slice(&(m.data() as usize).to_ne_bytes());
+                    buffers.push((m.data() as usize, m.data() as usize + m.size));
+                    keep.push(m);
+                }
+                ArgValue::Buffer(None) => {}
+                ArgValue::Local(size) => local_args.push((a.offset, size)),
+            }
+        }
+        let validation = (*validate::MODE != validate::Mode::Off)
+            .then(|| Arc::new(validate::Launch { kernel: self.info.name.as_str().into(), buffers: buffers.clone() }));
+        // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of
+        // kernel on the command-queue because of insufficient resources needed to execute
+        // the kernel": __local memory over the device's size.
+        let local_bytes = self.info.static_local_size as usize + local_arg_bytes(local_args.iter().map(|&(_, s)| s));
+        if local_bytes as u64 > limits.local_mem_size {
+            return Err(CL_OUT_OF_RESOURCES);
+        }
+        Ok(Arc::new(Launch {
+            launch: self.launch,
+            item: self.item,
+            frame_size: self.info.frame_size as usize,
+            regions: self.info.regions,
+            stream: buffers.iter().map(|(start, end)| end - start).sum::<usize>() as u64 > device.host.cache_bytes,
+            validation,
+            static_locals: self.info.static_local_size > 0,
+            args: block,
+            local_args,
+            work_dim: dims as u32,
+            global,
+            local,
+            offset,
+            keep,
+        }))
+    }
+}
+
 impl Drop for Kernel {
     fn drop(&mut self) {
         self.program.kernel_detached();
+    }
+}
+
+fn non_uniform_allowed(p: &Program) -> bool {
+    let opts = p.build.lock().options.clone();
+    (opts.contains("-cl-std=CL2.0") || opts.contains("-cl-std=CL3.0")) && !opts.contains("-cl-uniform-work-group-size")
+}
+
+/// A local size for `global` when the application passes NULL: per dimension the
+/// largest divisor within budget (at most `cap` work-items), leaving enough groups to
+/// keep every worker busy.
+fn pick_local_size(global: [usize; 3], dims: usize, max_items: [usize; 3], cap: usize, workers: usize) -> [usize; 3] {
+    let total: usize = global.iter().product();
+    let target = (total / (workers * 4)).clamp(1, cap.max(1));
+    let mut local = [1; 3];
+    let mut budget = target;
+    for d in 0..dims {
+        let cap = budget.min(max_items[d]).min(global[d]).max(1);
+        local[d] = (1..=cap).rev().find(|c| global[d] % c == 0).unwrap_or(1);
+        budget = (budget / local[d]).max(1);
+    }
+    local
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picked_local_sizes_divide_and_spread() {
+        let p = |g, d| pick_local_size(g, d, [1024; 3], 256, 2);
+        assert_eq!(p([1024, 1, 1], 1), [128, 1, 1]);
+        assert_eq!(p([1 << 20, 1, 1], 1), [256, 1, 1]);
+        assert_eq!(pick_local_size([1 << 20, 1, 1], 1, [4096; 3], 4096, 2), [4096, 1, 1]);
+        assert_eq!(p([7, 1, 1], 1), [1, 1, 1]);
+        assert_eq!(p([1, 1, 1], 1), [1, 1, 1]);
+        let l = p([640, 480, 1], 2);
+        assert!(640 % l[0] == 0 && 480 % l[1] == 0 && l[0] * l[1] <= 256);
     }
 }

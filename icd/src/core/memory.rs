@@ -10,8 +10,8 @@ use opencl_sys::*;
 use parking_lot::Mutex;
 
 use super::context::Context;
-use crate::api::icd::{Base, ClObject, Kind};
-use crate::api::util::CLResult;
+use super::object::CLResult;
+use super::object::{Base, ClObject, Kind};
 
 pub type MemDestructor = unsafe extern "C" fn(cl_mem, *mut c_void);
 

@@ -6,6 +6,7 @@ pub mod event;
 pub mod host;
 pub mod kernel;
 pub mod memory;
+pub mod object;
 pub mod platform;
 pub mod program;
 pub mod queue;

@@ -5,7 +5,7 @@ use std::sync::{Arc, LazyLock};
 use opencl_sys::*;
 
 use super::cl_version;
-use crate::api::icd::{self, Base, ClObject, Kind};
+use super::object::{Base, ClObject, Kind};
 
 #[repr(C)]
 pub struct Platform {
@@ -20,13 +20,8 @@ impl ClObject for Platform {
     }
 }
 
-/// The platform lives for the whole process: its handle is registered once and never
-/// released, so the loader may cache it.
-static PLATFORM: LazyLock<Arc<Platform>> = LazyLock::new(|| {
-    let p = Arc::new(Platform { base: Base::new() });
-    icd::into_handle(p.clone());
-    p
-});
+/// The platform lives for the whole process (the C boundary registers its handle once).
+static PLATFORM: LazyLock<Arc<Platform>> = LazyLock::new(|| Arc::new(Platform { base: Base::new() }));
 
 pub const NAME: &str = "FerroCL";
 pub const VENDOR: &str = "The FerroCL project";
@@ -41,10 +36,6 @@ pub const EXTENSIONS: &[(&str, u32)] = &[("cl_khr_icd", cl_version(1, 0, 0))];
 impl Platform {
     pub fn get() -> &'static Arc<Platform> {
         &PLATFORM
-    }
-
-    pub fn handle() -> *mut std::ffi::c_void {
-        icd::handle_of(Platform::get())
     }
 
     pub fn version() -> String {

@@ -9,7 +9,7 @@ use opencl_sys::*;
 use parking_lot::Mutex;
 
 use super::context::Context;
-use crate::api::icd::{Base, ClObject, Kind};
+use super::object::{Base, ClObject, Kind};
 use crate::compiler::{self, cache, meta, BuildError};
 
 /// A kernel library loaded into the process, with its entry points resolved.
@@ -64,7 +64,7 @@ impl KernelLibrary {
         self.entries.get(name).copied()
     }
 
-    pub fn kernel(&self, name: &str) -> Option<&compiler::ir::Kernel> {
+    pub fn kernel(&self, name: &str) -> Option<&compiler::kernel_info::Kernel> {
         self.info.kernels.iter().find(|k| k.name == name)
     }
 

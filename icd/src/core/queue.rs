@@ -17,9 +17,9 @@ use parking_lot::{Condvar, Mutex};
 
 use super::context::Context;
 use super::device::Device;
-use super::event::Event;
-use crate::api::icd::{Base, ClObject, Kind};
-use crate::api::util::CLResult;
+use super::event::{CommandQueue, Event};
+use super::object::CLResult;
+use super::object::{Base, ClObject, Kind};
 
 /// The body of a command, run once its wait list is complete.
 pub type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
@@ -99,6 +99,16 @@ impl ClObject for Queue {
     }
 }
 
+impl CommandQueue for Queue {
+    fn context(&self) -> &Arc<Context> {
+        &self.context
+    }
+
+    fn profiling(&self) -> bool {
+        self.properties & CL_QUEUE_PROFILING_ENABLE != 0
+    }
+}
+
 impl Queue {
     pub fn new(
         context: Arc<Context>,
@@ -123,7 +133,7 @@ impl Queue {
         wait_for: Vec<Arc<Event>>,
         work: Work,
     ) -> Arc<Event> {
-        let event = Event::new_command(self, command_type);
+        let event = Event::new_command(self.clone(), command_type);
         event.set_status(CL_SUBMITTED);
         self.commands.state.lock().pending.push_back(Submission { event: event.clone(), wait_for, work });
         self.commands.changed.notify_all();

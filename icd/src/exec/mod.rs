@@ -5,6 +5,7 @@
 pub mod copies;
 pub mod fibers;
 pub mod ndrange;
+pub mod occupancy;
 pub mod pool;
 
 use ferrocl_kernel_abi::Services;

@@ -10,6 +10,7 @@ use std::sync::{Arc, LazyLock};
 use parking_lot::{Condvar, Mutex};
 
 use super::fibers::Fibers;
+use super::occupancy;
 use crate::core::device::Device;
 
 /// What a worker owns across the groups it runs.
@@ -60,8 +61,6 @@ pub struct Job {
 struct Shared {
     jobs: Mutex<VecDeque<Arc<Job>>>,
     work: Condvar,
-    /// Workers running groups right now.
-    busy: AtomicUsize,
 }
 
 pub struct Pool {
@@ -78,8 +77,8 @@ impl Pool {
 
     fn start() -> Pool {
         let workers = Device::get().host.cores as usize;
-        let shared =
-            Arc::new(Shared { jobs: Mutex::new(VecDeque::new()), work: Condvar::new(), busy: AtomicUsize::new(0) });
+        let shared = Arc::new(Shared { jobs: Mutex::new(VecDeque::new()), work: Condvar::new() });
+        occupancy::set_workers(workers);
         let cores = core_affinity::get_core_ids().unwrap_or_default();
         for i in 0..workers {
             let shared = shared.clone();
@@ -92,12 +91,6 @@ impl Pool {
             });
         }
         Pool { shared, workers }
-    }
-
-    /// Whether some worker has no group to run: then a core is free for other work
-    /// (background copies).
-    pub fn has_idle_worker(&self) -> bool {
-        self.shared.busy.load(Ordering::Relaxed) < self.workers
     }
 
     /// Runs `run(worker, group)` for every group in `0..total` and returns when all
@@ -155,11 +148,11 @@ fn worker_loop(shared: &Shared, w: &mut Worker) {
                 }
             }
         };
-        shared.busy.fetch_add(1, Ordering::Relaxed);
+        occupancy::enter();
         loop {
             let start = job.next.fetch_add(job.chunk, Ordering::Relaxed);
             if start >= job.total {
-                shared.busy.fetch_sub(1, Ordering::Relaxed);
+                occupancy::leave();
                 break;
             }
             let end = (start + job.chunk).min(job.total);

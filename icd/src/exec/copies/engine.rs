@@ -121,7 +121,7 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
     // computes: deferring it to the wait only adds the job's bookkeeping (measured:
     // copy-bound benchmark 13-16.5 GB/s deferred, 17-19.5 run at issue), and offering
     // it to an idle-priority worker that gets no core cost another 15%.
-    let free_core = crate::exec::pool::Pool::get().has_idle_worker();
+    let free_core = crate::exec::occupancy::has_idle_worker();
     if bytes <= INLINE_BYTES || !free_core {
         // SAFETY: the kernel's copy; the issuing group is running, so its memory is live.
         unsafe { shape::run(copy) };

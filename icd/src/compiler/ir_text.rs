@@ -1,0 +1,221 @@
+//! Reading clang's textual LLVM IR, line by line: the lexical pieces the rewrite
+//! passes (`ir`, `regions`, `uniform`, `launcher`) share. Nothing here changes IR.
+
+use super::ir_type::{self, IrType};
+
+/// Every `@name(` in a line, with the byte index of its `(`.
+pub fn callee_names(line: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = line[from..].find('@') {
+        let start = from + at + 1;
+        let (name, rest) = ir_type::ident(&line[start..]);
+        let paren = line.len() - rest.len();
+        if rest.starts_with('(') && !name.is_empty() {
+            out.push((name.to_string(), paren));
+        }
+        from = start.max(paren);
+    }
+    out
+}
+
+/// Index of the `)` matching the `(` at `open`.
+pub fn matching_paren(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits a parameter or argument list at top-level commas.
+pub fn split_top(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '{' | '[' | '<' => depth += 1,
+            ')' | '}' | ']' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() {
+        out.push(s[start..].trim());
+    }
+    out
+}
+
+/// A parameter of a kernel's `define` line.
+#[derive(Debug)]
+pub struct Param {
+    pub ty: IrType,
+    pub byval: Option<IrType>,
+    pub align: Option<u64>,
+    /// Attributes that must be repeated at the call site (ABI-relevant).
+    pub call_attrs: String,
+}
+
+pub fn parse_param(p: &str) -> Option<Param> {
+    let (ty, rest) = ir_type::parse(p)?;
+    let mut byval = None;
+    let mut align = None;
+    let mut call_attrs = String::new();
+    let mut rest = rest.trim_start();
+    while !rest.is_empty() && !rest.starts_with('%') {
+        if let Some(inner) = rest.strip_prefix("byval(") {
+            let (t, after) = ir_type::parse(inner)?;
+            let after = after.trim_start().strip_prefix(')')?;
+            call_attrs.push_str(&format!("byval({}) ", &inner[..inner.len() - after.len() - 1]));
+            byval = Some(t);
+            rest = after.trim_start();
+            continue;
+        }
+        let end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+        let mut tok = &rest[..end];
+        // Attributes with arguments, e.g. dereferenceable(16) or initializes((0, 4)).
+        if let Some(open) = tok.find('(') {
+            let close = matching_paren(rest, open)?;
+            tok = &rest[..close + 1];
+        }
+        match tok {
+            "align" => {
+                let after = rest[end..].trim_start();
+                let n_end = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
+                align = after[..n_end].parse().ok();
+                rest = after[n_end..].trim_start();
+                continue;
+            }
+            "signext" | "zeroext" | "inreg" => call_attrs.push_str(&format!("{tok} ")),
+            _ => {}
+        }
+        rest = rest[tok.len()..].trim_start();
+    }
+    Some(Param { ty, byval, align, call_attrs })
+}
+
+/// The textual type of parameter `i` (as written, e.g. `ptr addrspace(1)`).
+pub fn type_text(params: &str, i: usize) -> Result<String, String> {
+    let p = split_top(params).into_iter().nth(i).ok_or("parameter count")?;
+    let (_, rest) = ir_type::parse(p).ok_or("parameter type")?;
+    Ok(p[..p.len() - rest.len()].trim().to_string())
+}
+
+/// The label a line defines (`name:` at the start, optionally followed by a comment).
+pub fn label_of(line: &str) -> Option<&str> {
+    if line.starts_with([' ', '\t', ';', '}']) {
+        return None;
+    }
+    let colon = line.find(':')?;
+    let name = &line[..colon];
+    (!name.is_empty() && !name.contains(' ')).then_some(name)
+}
+
+/// `%name = rhs` -> (`%name`, `rhs`).
+pub fn def_of(line: &str) -> Option<(&str, &str)> {
+    let t = line.trim_start();
+    if !t.starts_with('%') {
+        return None;
+    }
+    let (name, rest) = t.split_once(" = ")?;
+    (!name.contains(' ')).then_some((name, rest))
+}
+
+/// Every `%name` a line mentions (including types such as `%struct.S`).
+pub fn locals_in(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let code = match line.find(';') {
+        Some(at) if !line.contains('"') => &line[..at],
+        _ => line,
+    };
+    let mut from = 0;
+    while let Some(at) = code[from..].find('%') {
+        let start = from + at;
+        let (name, _) = ir_type::ident(&code[start + 1..]);
+        if !name.is_empty() {
+            out.push(&code[start..start + 1 + name.len()]);
+        }
+        from = start + 1 + name.len();
+    }
+    out
+}
+
+/// Labels a terminator branches to (`label %x`).
+pub fn labels_in(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = line[from..].find("label %") {
+        let start = from + at + "label %".len();
+        let (name, _) = ir_type::ident(&line[start..]);
+        out.push(name);
+        from = start + name.len();
+    }
+    out
+}
+
+pub fn callees_in(line: &str) -> Vec<String> {
+    if !line.contains("call ") {
+        return Vec::new();
+    }
+    callee_names(line).into_iter().map(|(n, _)| n).collect()
+}
+
+/// An alloca: name, type as written, size, alignment.
+pub type Alloca = (String, String, u64, u64);
+
+pub struct Piece {
+    pub label: String,
+    pub lines: Vec<String>,
+    /// The barrier number this piece ends at (it then ends with `ret i32 n`).
+    pub barrier: Option<u32>,
+}
+
+/// Instructions without side effects or traps, whose result depends only on operands.
+pub const PURE: &[&str] = &[
+    "add",
+    "sub",
+    "mul",
+    "shl",
+    "lshr",
+    "ashr",
+    "and",
+    "or",
+    "xor",
+    "trunc",
+    "zext",
+    "sext",
+    "fptrunc",
+    "fpext",
+    "sitofp",
+    "uitofp",
+    "fptosi",
+    "fptoui",
+    "bitcast",
+    "ptrtoint",
+    "inttoptr",
+    "addrspacecast",
+    "getelementptr",
+    "icmp",
+    "fcmp",
+    "select",
+    "fadd",
+    "fsub",
+    "fmul",
+    "fdiv",
+    "fneg",
+    "extractelement",
+    "insertelement",
+    "shufflevector",
+    "freeze",
+];

@@ -1,0 +1,46 @@
+//! What the driver knows of each kernel after the rewrite: its arguments as the host
+//! passes them and how its work-items run. The program cache stores it (`meta`).
+
+/// How the host passes one kernel argument.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgKind {
+    /// A `__global` or `__constant` pointer: a buffer (or NULL).
+    Buffer,
+    /// A `__local` pointer: the host gives a size, the runtime a per-group address.
+    Local,
+    /// A value of `size` bytes (scalars, vectors, structs by value).
+    Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg {
+    pub kind: ArgKind,
+    /// Offset of the argument in the packed block, and the bytes it occupies there.
+    pub offset: usize,
+    pub size: usize,
+    /// SPIR address space from `kernel_arg_addr_space` (0 private, 1 global,
+    /// 2 constant, 3 local).
+    pub addr_space: u32,
+    pub access: String,
+    pub type_name: String,
+    pub type_qual: String,
+    pub name: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub args: Vec<Arg>,
+    /// Size of the packed argument block.
+    pub args_size: usize,
+    /// Bytes of `__local` variables declared in the kernel.
+    pub static_local_size: u64,
+    /// Work-items wait for each other in a way only fibers can run (barriers inside
+    /// called functions, collectives); other kernels with barriers run as regions.
+    pub fibers: bool,
+    /// Bytes of frame memory each work-item needs for variables live across barriers.
+    pub frame_size: u64,
+    /// The kernel was made resumable: it runs as barrier regions.
+    pub regions: bool,
+    pub reqd_work_group_size: Option<[usize; 3]>,
+}
