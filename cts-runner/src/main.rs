@@ -23,16 +23,97 @@ fn platform_name(p: cl_platform_id) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
+/// What `--help` prints, per command; the first entry is the overview.
+const USAGE: &[(&str, &str)] = &[
+    (
+        "",
+        "usage: cts-runner [--ferrocl-build] [COMMAND] [OPTIONS]
+
+Answers \"does this OpenCL platform work, and how fast?\" through the system ICD loader.
+
+commands:
+  platforms   list the platforms the loader offers (the default)
+  suite       run FerroCL's own conformance suites (kernels basics, async copies)
+  khronos     run tests of a Khronos CTS test_basic you built
+  bench       benchmark platforms side by side with host references
+  build       build an OpenCL C file and print the status, log and time
+
+--ferrocl-build (before or after the command) uses this build tree's FerroCL: alone,
+or next to the system's other platforms for bench.
+'cts-runner COMMAND --help' describes a command.",
+    ),
+    ("platforms", "usage: cts-runner platforms [--ferrocl-build]\n\nLists the names of the platforms the ICD loader offers."),
+    (
+        "suite",
+        "usage: cts-runner suite [--ferrocl-build] [--platform NAME] [--filter GLOB]... [--junit FILE] [--json FILE]
+
+Runs FerroCL's conformance suites (kernels basics, async copies) on one platform
+(default: the first) and prints a table per group. --filter selects cases by name
+(e.g. 'async/2D/*'); --junit and --json write reports. Exit status 1 on any failure.",
+    ),
+    (
+        "khronos",
+        "usage: cts-runner khronos --test-basic PATH [--ferrocl-build] [--filter GLOB]... [--platform NAME]
+                          [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]
+
+Runs tests of a Khronos CTS test_basic binary you built (default: the 15 async-copy
+and prefetch tests), one process per test with a timeout. A test that says its feature
+is unsupported, or skips every configuration, counts as skipped.",
+    ),
+    (
+        "bench",
+        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--async-only] [--json FILE] [--svg FILE]
+
+Runs the kernel and async-copy benchmarks on each platform (default: all) with host
+saxpy and memcpy as references measured in the same run, and prints a table (and
+JSON, an SVG chart).",
+    ),
+    (
+        "build",
+        "usage: cts-runner build [--ferrocl-build] [--options OPTS] FILE
+
+Builds FILE (OpenCL C) for the first platform's device and prints the status, the
+build log and the time the build took.",
+    ),
+    (
+        "bench-one",
+        "usage: cts-runner bench-one --platform NAME --warm FILE\n\nOne platform's measurements: bench runs it in a child process per platform.",
+    ),
+];
+
+fn usage(command: &str) -> Option<&'static str> {
+    USAGE.iter().find(|(c, _)| *c == command).map(|(_, u)| *u)
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--ferrocl-build") {
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    // `--ferrocl-build` is global: accepted before or after the command.
+    let ferrocl_build = all.iter().any(|a| a == "--ferrocl-build");
+    let mut args: Vec<String> = all.into_iter().filter(|a| a != "--ferrocl-build").collect();
+    let command = match args.first().map(String::as_str) {
+        None | Some("platforms") => "platforms".to_string(),
+        Some("-h" | "--help" | "help") => {
+            println!("{}", usage(args.get(1).map_or("", String::as_str)).unwrap_or(USAGE[0].1));
+            return;
+        }
+        Some(c) if usage(c).is_some() && !c.is_empty() => c.to_string(),
+        Some(c) => {
+            eprintln!("cts-runner: unknown command '{c}'\n\n{}", USAGE[0].1);
+            std::process::exit(2);
+        }
+    };
+    let command = command.as_str();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{}", usage(command).unwrap_or(USAGE[0].1));
+        return;
+    }
+    if !args.is_empty() {
+        args.remove(0);
+    }
+    if ferrocl_build {
         match icd_env::build_tree_driver() {
             Some(d) => {
-                let set = if args.first().map(String::as_str) == Some("bench") {
-                    icd_env::use_with_system(&d)
-                } else {
-                    icd_env::use_only(&d)
-                };
+                let set = if command == "bench" { icd_env::use_with_system(&d) } else { icd_env::use_only(&d) };
                 if let Err(e) = set {
                     eprintln!("cts-runner: {e}");
                     std::process::exit(2);
@@ -50,12 +131,12 @@ fn main() {
     }
     let mut n = 0;
     let code = cl!(clGetPlatformIDs(0, null_mut(), &mut n));
-    match args.first().map(String::as_str) {
-        Some("build") => std::process::exit(build_file(&args[1..])),
-        Some("bench") => std::process::exit(bench(&args[1..])),
-        Some("bench-one") => std::process::exit(bench_one(&args[1..])),
-        Some("suite") => std::process::exit(suite(&args[1..])),
-        Some("khronos") => std::process::exit(khronos(&args[1..], code == CL_SUCCESS && n > 0)),
+    match command {
+        "build" => std::process::exit(build_file(&args)),
+        "bench" => std::process::exit(bench(&args)),
+        "bench-one" => std::process::exit(bench_one(&args)),
+        "suite" => std::process::exit(suite(&args)),
+        "khronos" => std::process::exit(khronos(&args, code == CL_SUCCESS && n > 0)),
         _ => {}
     }
     if code != CL_SUCCESS || n == 0 {

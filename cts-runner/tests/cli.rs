@@ -108,3 +108,45 @@ fn the_suite_runs_against_pocl_when_it_is_installed() {
     assert!(t.contains("total                                                  29        2        0"), "{t}");
     assert!(t.contains("skipped async/2D/global_to_local/elem4: the device lacks cl_khr_extended_async_copies"), "{t}");
 }
+
+#[test]
+fn help_describes_every_command_without_running_it() {
+    let o = cts_runner(&["--help"]);
+    assert!(o.status.success());
+    let t = text(&o);
+    for c in ["platforms", "suite", "khronos", "bench", "build"] {
+        assert!(t.contains(&format!("  {c} ")), "{t}");
+    }
+    for (args, want) in [
+        (&["suite", "--help"][..], "usage: cts-runner suite"),
+        (&["--ferrocl-build", "suite", "-h"][..], "usage: cts-runner suite"),
+        (&["khronos", "--help"][..], "usage: cts-runner khronos --test-basic PATH"),
+        (&["bench", "--help"][..], "usage: cts-runner bench"),
+        (&["help", "build"][..], "usage: cts-runner build"),
+    ] {
+        let o = cts_runner(args);
+        assert!(o.status.success(), "{args:?}");
+        let t = text(&o);
+        assert!(t.starts_with(want), "{args:?}: {t}");
+        // Printing usage runs nothing: no suite table, no platform list.
+        assert!(!t.contains("total") && !t.contains("FerroCL\n"), "{args:?}: {t}");
+    }
+    let o = cts_runner(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown command 'frobnicate'"));
+}
+
+#[test]
+fn ferrocl_build_is_accepted_before_or_after_the_command() {
+    for args in [
+        &["--ferrocl-build", "suite", "--filter", "async/fence/*"][..],
+        &["suite", "--filter", "async/fence/*", "--ferrocl-build"],
+    ] {
+        let o = cts_runner(args);
+        let t = text(&o);
+        assert!(o.status.success(), "{args:?}: {t}");
+        assert!(t.contains("async/fence"), "{args:?}: {t}");
+    }
+    let o = cts_runner(&["--ferrocl-build"]);
+    assert!(o.status.success() && text(&o).trim() == "FerroCL", "{}", text(&o));
+}
