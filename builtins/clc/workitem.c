@@ -55,7 +55,8 @@ _Static_assert(sizeof(ferrocl_copy_log) == 56, "CopyLog layout");
 _Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
 
-/* One work-item's view: a private copy of the group geometry plus its local id. */
+/* One work-item's view: a private copy of the group geometry plus its local id. Mirrors
+ * kernel-abi's `WorkItem`: the archive's async-copy builtins receive it too. */
 typedef struct ferrocl_ctx_s {
     size_t lid[3];
     size_t gid[3];
@@ -66,18 +67,16 @@ typedef struct ferrocl_ctx_s {
     size_t ngr[3];
     unsigned dim;
     const ferrocl_group *group;
-    /* For the async-copy fast paths, which run once per work-item and copy: the group's
+    /* For the async-copy builtins, which run once per work-item and copy: the group's
      * copy log (one load instead of two) and the linear local id (set with the id). */
     void *copies;
     size_t item;
 } ferrocl_ctx;
+_Static_assert(__builtin_offsetof(ferrocl_ctx, group) == 176, "WorkItem layout");
+_Static_assert(__builtin_offsetof(ferrocl_ctx, item) == 192, "WorkItem layout");
 
 #define INLINE static inline __attribute__((always_inline))
 
-/* The work-item running on this thread, for builtins that kernels call without the
- * context (async copies): set when a work-item starts and again when a fiber resumes
- * after a barrier. */
-static __thread const struct ferrocl_ctx_s *current;
 #define QUERY __attribute__((always_inline, used))
 
 INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
@@ -122,10 +121,7 @@ QUERY size_t __ferrocl_get_local_linear_id(const ferrocl_ctx *c) {
  * memory of kernels run as barrier regions. The loop keeps the context in an alloca of
  * 256 bytes. */
 _Static_assert(sizeof(ferrocl_ctx) <= 256, "the launcher reserves 256 bytes for the context");
-QUERY void __ferrocl_ctx_init(ferrocl_ctx *c, const ferrocl_group *g, int track) {
-    ctx_init(c, g);
-    if (track) current = c;
-}
+QUERY void __ferrocl_ctx_init(ferrocl_ctx *c, const ferrocl_group *g) { ctx_init(c, g); }
 /* A group has at most 4096 work-items per dimension; the mask tells the optimiser the
  * 32-bit induction variables cannot overflow. */
 QUERY unsigned __ferrocl_ctx_bound(const ferrocl_ctx *c, unsigned d) { return c->lsz[d] & 8191; }
@@ -143,7 +139,6 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
                              void (*item)(const char *, ferrocl_ctx *)) {
     ferrocl_ctx c;
     ctx_init(&c, g);
-    current = &c;
     c.lid[0] = lid[0];
     c.lid[1] = lid[1];
     c.lid[2] = lid[2];
@@ -158,56 +153,6 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
 QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
     (void)flags;
     c->group->services->barrier(c->group);
-    current = c;
-}
-
-/* For the async-copy library (async.cl): every builtin becomes one copy shape handed to
- * the driver's copy engine with the calling work-item's id. Addresses come as integers
- * so that the OpenCL C side need not match address spaces. */
-void *__ferrocl_async_copy(size_t dst, size_t src, size_t elem, size_t per_line, size_t lines, size_t planes,
-                           size_t src_line, size_t src_plane, size_t dst_line, size_t dst_plane, unsigned to_local,
-                           void *event) {
-    const ferrocl_ctx *c = current;
-    size_t item = c->item;
-    ferrocl_copy_log *log = c->copies;
-    /* Every work-item after the first: the copy is issued, take its event. */
-    if (log && !log->slow && item < log->items) {
-        unsigned k = log->reached[item];
-        if (k < log->ops) {
-            log->reached[item] = k + 1;
-            return (void *)log->events[k];
-        }
-    }
-    ferrocl_copy job = {dst, src, elem, per_line, lines, planes, src_line, src_plane, dst_line, dst_plane, to_local, 0};
-    return (void *)c->group->services->copy(c->group, item, &job, (size_t)event);
-}
-
-/* wait_group_events: the wait, then the barrier the wait implies (a no-op outside fibers:
- * kernels run as regions end their region after the call). */
-void __ferrocl_async_wait(int count, size_t events) {
-    const ferrocl_ctx *c = current;
-    ferrocl_copy_log *log = c->copies;
-    const size_t *ev = (const size_t *)events;
-    /* Regions: note the events; the region's end completes them. Unknown events are
-     * ignored; events past 64 go to the driver. */
-    if (log && !log->slow && log->defer) {
-        int i = 0;
-        for (; i < count; i++) {
-            size_t e = ev[i];
-            if (e - 1 < log->issued) {
-                if (e > 64) break;
-                log->waited |= 1ul << (e - 1);
-            }
-        }
-        if (i == count) return;
-    }
-    if (count > 0) c->group->services->wait(c->group, c->item, (unsigned)count, ev);
-    __ferrocl_barrier(0, c);
-}
-
-void __ferrocl_async_fence(unsigned flags) {
-    const ferrocl_ctx *c = current;
-    c->group->services->fence(c->group, c->item, flags);
 }
 
 /* For regions the compiler found to be the same for every work-item, run by the first

@@ -7,8 +7,10 @@
 //! functions and barriers live in `clc/workitem.c`, compiled to bitcode with the kernel
 //! so they can be inlined.
 
+pub mod async_copies;
+
 /// Identifies the archive's ABI: the driver looks for this name
 /// (`ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL`) in the archive's symbol index and refuses
 /// an archive without it. Change the number with any change of the contract.
 #[no_mangle]
-pub static FERROCL_BUILTINS_ABI_2: u32 = 2;
+pub static FERROCL_BUILTINS_ABI_3: u32 = 3;

@@ -123,14 +123,39 @@ pub struct CopyLog {
     pub slow: u32,
 }
 
+/// One work-item's view, as the launcher keeps it (`ferrocl_ctx` in
+/// builtins/clc/workitem.c, which fills it): a private copy of the group geometry and
+/// the work-item's ids. The IR rewrite passes it as a hidden last argument to the
+/// functions that need it: the work-item queries (inlined C) and the async-copy
+/// builtins of the archive (Rust, `builtins/src/async_copies.rs`).
+#[repr(C)]
+#[derive(Debug)]
+pub struct WorkItem {
+    pub local_id: [usize; 3],
+    pub group_id: [usize; 3],
+    pub local_size: [usize; 3],
+    pub enqueued_local_size: [usize; 3],
+    pub global_offset: [usize; 3],
+    pub global_size: [usize; 3],
+    pub num_groups: [usize; 3],
+    pub work_dim: u32,
+    pub group: *const Group,
+    /// The group's `CopyLog` (`Group::copies`), one load closer.
+    pub copies: *mut CopyLog,
+    /// The linear local id.
+    pub item: usize,
+}
+
 // The same offsets are asserted in builtins/clc/workitem.c.
+const _: () = assert!(core::mem::offset_of!(WorkItem, group) == 176);
+const _: () = assert!(core::mem::offset_of!(WorkItem, item) == 192);
 const _: () = assert!(core::mem::size_of::<CopyLog>() == 56);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
 
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
-pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_2";
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_3";
 
 /// `__ferrocl_launch_<kernel>`: runs every work-item of one group (no barriers).
 pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);

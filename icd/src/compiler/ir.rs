@@ -15,7 +15,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
-use super::ir_text::{callee_names, matching_paren, parse_param, split_top, Param};
+use super::ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
 use super::ir_type::{self, IrType, TypeTable};
 use super::kernel_info::{Arg, ArgKind, Kernel};
 use super::launcher::{self, CTX};
@@ -39,6 +39,17 @@ const QUERIES: &[(&str, &str, &str)] = &[
     ("_Z7barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
     ("_Z18work_group_barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
     ("_Z18work_group_barrierj12memory_scope", "__ferrocl_barrier_scope", "void (i32, i32, ptr)"),
+];
+
+/// Builtins of the archive that take the work-item context as a hidden last argument,
+/// like the queries (builtins/src/async_copies.rs), by OpenCL C name.
+const CONTEXT_BUILTINS: &[&str] = &[
+    "async_work_group_copy",
+    "async_work_group_strided_copy",
+    "async_work_group_copy_2D2D",
+    "async_work_group_copy_3D3D",
+    "async_work_group_copy_fence",
+    "wait_group_events",
 ];
 
 /// Builtins that make work-items of a group wait for each other: kernels reaching one
@@ -167,14 +178,17 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         })
         .collect();
 
-    // Functions that need the context: callers of queries, then their callers.
+    // Functions that need the context: callers of queries and of the archive's builtins
+    // that take it, then their callers.
     let queries: HashMap<&str, (&str, &str)> = QUERIES.iter().map(|&(m, f, r)| (m, (f, r))).collect();
+    let takes_context =
+        |name: &str| !defined.contains(name) && opencl_name(name).is_some_and(|n| CONTEXT_BUILTINS.contains(&n));
     let mut needs: HashSet<String> = HashSet::new();
     loop {
         let before = needs.len();
         for f in &funcs {
             let cs = &callees[f.name.as_str()];
-            if cs.iter().any(|c| queries.contains_key(c.as_str()) || needs.contains(c)) {
+            if cs.iter().any(|c| queries.contains_key(c.as_str()) || takes_context(c) || needs.contains(c)) {
                 needs.insert(f.name.clone());
             }
         }
@@ -202,9 +216,16 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
                 if let Some((ours, _)) = queries.get(name.as_str()) {
                     append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
                     line.replace_range(open - name.len()..open, ours);
-                } else if needs.contains(&name) && defined.contains(name.as_str()) {
+                } else if (needs.contains(&name) && defined.contains(name.as_str())) || takes_context(&name) {
                     append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
                 }
+            }
+        }
+    }
+    for line in lines.iter_mut().filter(|l| l.starts_with("declare ")) {
+        if let Some((name, open)) = callee_names(line).into_iter().next() {
+            if takes_context(&name) {
+                append_arg(line, open, "ptr").ok_or("malformed declaration")?;
             }
         }
     }

@@ -219,3 +219,11 @@ pub const PURE: &[&str] = &[
     "shufflevector",
     "freeze",
 ];
+
+/// The source name of an Itanium-mangled free function (`_Z4nameargs` -> `name`).
+pub fn opencl_name(mangled: &str) -> Option<&str> {
+    let rest = mangled.strip_prefix("_Z")?;
+    let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+    let len: usize = rest[..digits].parse().ok()?;
+    rest.get(digits..digits + len)
+}

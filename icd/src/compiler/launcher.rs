@@ -30,7 +30,7 @@ use super::kernel_info::Kernel;
 pub const CTX: &str = "%__ferrocl_ctx";
 
 /// Helpers from builtins/clc/workitem.c the entry points call.
-pub const DECLARATIONS: &str = "declare void @__ferrocl_ctx_init(ptr, ptr, i32)
+pub const DECLARATIONS: &str = "declare void @__ferrocl_ctx_init(ptr, ptr)
 declare i32 @__ferrocl_ctx_bound(ptr, i32)
 declare void @__ferrocl_ctx_set(ptr, i64, i64, i64)
 declare ptr @__ferrocl_group_frames(ptr)
@@ -51,9 +51,8 @@ pub struct Entry {
     /// For kernels made resumable, per region: whether one work-item can run it for
     /// all, and which frame slots (offset, size) it then shares (`Resumable::invariant`).
     pub invariant: Vec<Option<Vec<(u64, u64)>>>,
-    /// The kernel calls async-copy builtins, which find the running work-item through
-    /// a thread-local pointer to the context (kept out of other kernels: it makes the
-    /// context escape, which keeps it in memory).
+    /// The kernel calls async-copy builtins: its regions settle the group's waits when
+    /// they end, and work-items skipped by a region run once catch up on its copies.
     pub tracks: bool,
 }
 
@@ -111,7 +110,7 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
          ptr noalias %frames, i32 %resume) alwaysinline {{
 entry:
   %c = alloca [32 x i64], align 16
-  call void @__ferrocl_ctx_init(ptr %c, ptr %group, i32 {tracks})
+  call void @__ferrocl_ctx_init(ptr %c, ptr %group)
   %nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
   %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
   %nz = call i32 @__ferrocl_ctx_bound(ptr %c, i32 2)
@@ -149,8 +148,7 @@ done:
   ret i32 %r
 none:
   ret i32 0
-}}",
-        tracks = e.tracks as u32
+}}"
     );
 
     let shared = e.invariant.iter().any(Option::is_some);
@@ -160,12 +158,11 @@ none:
             "define internal i32 @__ferrocl_first_{name}(ptr %group, ptr noalias nocapture readonly %args, \
              ptr noalias %frames, i32 %resume) alwaysinline {{
   %c = alloca [32 x i64], align 16
-  call void @__ferrocl_ctx_init(ptr %c, ptr %group, i32 {tracks})
+  call void @__ferrocl_ctx_init(ptr %c, ptr %group)
   call void @__ferrocl_ctx_set(ptr %c, i64 0, i64 0, i64 0)
   {body_call}
   ret i32 %r
-}}",
-            tracks = e.tracks as u32
+}}"
         );
     }
 

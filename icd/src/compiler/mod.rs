@@ -44,14 +44,10 @@ macro_rules! opencl_library {
     };
 }
 const OPENCL_LIBRARY: &[&str] = opencl_library!("-cl-std=CL1.2");
-/// Async copies need OpenCL C 2.0: clang declares wait_group_events with a generic
-/// event pointer whatever the kernel's version.
-const OPENCL_20_LIBRARY: &[&str] = opencl_library!("-cl-std=CL2.0");
 
 /// In link order: a part comes before the parts it calls (checked when linking), so
 /// one "link only what is needed" pass per part resolves everything.
 const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
-    ("async.cl", include_str!("../../../builtins/clc/async.cl"), OPENCL_20_LIBRARY),
     ("convert.cl", include_str!("../../../builtins/clc/convert.cl"), OPENCL_LIBRARY),
     ("vload.cl", include_str!("../../../builtins/clc/vload.cl"), OPENCL_LIBRARY),
     ("misc.cl", include_str!("../../../builtins/clc/misc.cl"), OPENCL_LIBRARY),

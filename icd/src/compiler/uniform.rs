@@ -19,7 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::ir_text::{callees_in, def_of, locals_in, matching_paren, split_top, Alloca, Piece, PURE};
+use super::ir_text::{callees_in, def_of, locals_in, matching_paren, opencl_name, split_top, Alloca, Piece, PURE};
 
 /// Queries whose result is the same for every work-item of a group.
 const GROUP_QUERIES: &[&str] = &[
@@ -52,14 +52,6 @@ const GROUP_CALLS: &[&str] = &[
 ];
 
 const WAIT: &str = "wait_group_events";
-
-/// The source name of an Itanium-mangled free function (`_Z4nameargs` -> `name`).
-fn opencl_name(mangled: &str) -> Option<&str> {
-    let rest = mangled.strip_prefix("_Z")?;
-    let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-    let len: usize = rest[..digits].parse().ok()?;
-    rest.get(digits..digits + len)
-}
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Callee {
