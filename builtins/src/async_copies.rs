@@ -8,24 +8,14 @@
 //! passes the calling work-item's context as a hidden last argument, as it does for
 //! work-item queries, so no thread-local is needed to find it.
 //!
-//! Every work-item of a group calls each copy; the first issues it and the others take
-//! its event from the group's `CopyLog` without calling the driver (a few loads).
+//! Every work-item of a group calls each copy and only the first issues it. The calls
+//! of the others (the copy is issued: take its event; a wait in a kernel run as regions:
+//! note it) are answered from the group's `CopyLog` by an inline fast path in the
+//! kernel (`__ferrocl_fast_*` in builtins/clc/workitem.c, see DESIGN.md for why), which
+//! calls these functions only when the driver has work to do. The driver answers every
+//! case itself too (validation mode sends every call to it).
 
-use ferrocl_kernel_abi::{AsyncCopy, CopyLog, WorkItem};
-
-/// The calling work-item's copy log when the fast paths may use it (not in validation
-/// mode, where every call must reach the driver).
-///
-/// # Safety
-/// `wi` is the context the launcher passed; the log lives as long as the group runs,
-/// which is longer than any call that uses it.
-#[inline(always)]
-unsafe fn fast_log<'a>(wi: &WorkItem) -> Option<&'a mut CopyLog> {
-    // SAFETY: `copies` is null or the running group's log, which outlives the group's
-    // work-items; only the thread running the group touches it.
-    let log = unsafe { wi.copies.as_mut()? };
-    (log.slow == 0).then_some(log)
-}
+use ferrocl_kernel_abi::{AsyncCopy, WorkItem};
 
 /// # Safety
 /// `wi` is the launcher's context; the addresses are the kernel's arguments.
@@ -48,21 +38,6 @@ pub unsafe fn shaped(
 ) -> usize {
     // SAFETY: the launcher passes its live context.
     let wi = unsafe { &*wi };
-    let item = wi.item;
-    // Every work-item after the first: the copy is issued, take its event.
-    // SAFETY: as `fast_log`.
-    if let Some(log) = unsafe { fast_log(wi) } {
-        if item < log.items {
-            // SAFETY: `reached` has `items` entries and `events` has `ops`.
-            unsafe {
-                let k = *log.reached.add(item) as usize;
-                if k < log.ops {
-                    *log.reached.add(item) = k as u32 + 1;
-                    return *log.events.add(k);
-                }
-            }
-        }
-    }
     let copy = AsyncCopy {
         dst,
         src,
@@ -78,7 +53,7 @@ pub unsafe fn shaped(
         hints: 0,
     };
     // SAFETY: `group` and its services are the running launch's.
-    unsafe { ((*(*wi.group).services).copy)(wi.group, item, &copy, event) }
+    unsafe { ((*(*wi.group).services).copy)(wi.group, wi.item, &copy, event) }
 }
 
 /// `async_work_group_copy`: one line of `n` elements.
@@ -130,28 +105,6 @@ pub unsafe fn strided(
 pub unsafe fn wait(wi: *const WorkItem, count: i32, events: *const usize) {
     // SAFETY: the launcher passes its live context.
     let wi = unsafe { &*wi };
-    // Regions: note the events; the region's end completes them. Unknown events (the
-    // CTS passes an uninitialised one) are ignored; events past 64 go to the driver.
-    // SAFETY: as `fast_log`.
-    if let Some(log) = unsafe { fast_log(wi) } {
-        if log.defer != 0 {
-            let mut noted = 0;
-            while noted < count {
-                // SAFETY: `events` holds `count` events.
-                let e = unsafe { *events.add(noted as usize) };
-                if e.wrapping_sub(1) < log.issued {
-                    if e > 64 {
-                        break;
-                    }
-                    log.waited |= 1 << (e - 1);
-                }
-                noted += 1;
-            }
-            if noted == count {
-                return;
-            }
-        }
-    }
     // SAFETY: `group` and its services are the running launch's.
     unsafe {
         let services = &*(*wi.group).services;

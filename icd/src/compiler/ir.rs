@@ -274,8 +274,10 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);
     }
-    let mut module = lines.join("\n");
-    module.push('\n');
+    let (mut module, fast_paths) = route_fast_paths(&lines.join("\n"), &takes_context);
+    for declaration in fast_paths {
+        let _ = writeln!(module, "{declaration}");
+    }
     let declared: BTreeSet<(&str, &str)> = queries.values().map(|&(ours, sig)| (ours, sig)).collect();
     for (ours, sig) in declared {
         let (ret, params) = sig.split_once(' ').unwrap_or((sig, "()"));
@@ -288,6 +290,63 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
     }
     module.push_str(&extra);
     Ok(Rewritten { module, kernels, global_variable_size })
+}
+
+/// The inline fast path (builtins/clc/workitem.c) a call to an async-copy builtin of
+/// the archive goes through, and its declaration.
+fn fast_path(mangled: &str) -> Option<(String, String)> {
+    let name = opencl_name(mangled)?;
+    let params = &mangled[mangled.find(name)? + name.len()..];
+    if name == "wait_group_events" {
+        let (space, list) =
+            if params.starts_with("iPU9CLgeneric") { ("generic", "ptr addrspace(4)") } else { ("private", "ptr") };
+        let helper = format!("__ferrocl_fast_wait_{space}");
+        return Some((helper.clone(), format!("declare void @{helper}(ptr, i32, {list}, ptr)")));
+    }
+    // (helper, sizes after the pointers, offsets follow each pointer)
+    let (kind, sizes, offsets) = match name {
+        "async_work_group_copy" => ("copy", 1, false),
+        "async_work_group_strided_copy" => ("strided", 2, false),
+        "async_work_group_copy_2D2D" => ("2d", 5, true),
+        "async_work_group_copy_3D3D" => ("3d", 8, true),
+        _ => return None,
+    };
+    let (dir, dst, src) = if params.starts_with("PU7CLlocal") {
+        ("l", "ptr addrspace(3)", "ptr addrspace(1)")
+    } else {
+        ("g", "ptr addrspace(1)", "ptr addrspace(3)")
+    };
+    let mut types = vec!["ptr", dst];
+    types.extend(offsets.then_some("i64"));
+    types.push(src);
+    types.extend(offsets.then_some("i64"));
+    types.extend(std::iter::repeat("i64").take(sizes));
+    types.extend(["ptr", "ptr"]);
+    let helper = format!("__ferrocl_fast_{kind}_{dir}");
+    Some((helper.clone(), format!("declare ptr @{helper}({})", types.join(", "))))
+}
+
+/// Routes every call of an async-copy builtin of the archive through its inline fast
+/// path, which takes the builtin as its first argument and calls it only when the
+/// driver has work to do. Returns the module and the declarations it now needs.
+fn route_fast_paths(module: &str, takes_context: &dyn Fn(&str) -> bool) -> (String, BTreeSet<String>) {
+    let mut out = String::with_capacity(module.len() + 1024);
+    let mut declarations = BTreeSet::new();
+    for line in module.lines() {
+        let mut line = line.to_string();
+        if !line.starts_with("declare ") && line.contains("call ") {
+            for (name, open) in callee_names(&line).into_iter().rev() {
+                if let Some((helper, declaration)) = takes_context(&name).then(|| fast_path(&name)).flatten() {
+                    line.insert_str(open + 1, &format!("ptr @{name}, "));
+                    line.replace_range(open - name.len()..open, &helper);
+                    declarations.insert(declaration);
+                }
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    (out, declarations)
 }
 
 fn type_table_of(lines: &[String]) -> TypeTable {
@@ -522,6 +581,44 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(!m.contains("define void @__ferrocl_item_tiled("));
         assert!(!m.contains("define void @__ferrocl_item_saxpy("));
         assert!(m.contains("define internal spir_func void @saxpy("));
+    }
+
+    #[test]
+    fn async_copies_take_the_context_through_their_fast_paths() {
+        const COPY: &str = "_Z21async_work_group_copyPU7CLlocalfPU8CLglobalKfm9ocl_event";
+        const WAIT: &str = "_Z17wait_group_eventsiPU9CLgeneric9ocl_event";
+        let module = format!(
+            "define void @tile(ptr addrspace(1) %g, ptr addrspace(3) %l) {{
+  %e = call ptr @{COPY}(ptr addrspace(3) %l, ptr addrspace(1) %g, i64 4, ptr null)
+  %p = alloca ptr
+  call void @{WAIT}(i32 1, ptr addrspace(4) %p)
+  ret void
+}}
+declare ptr @{COPY}(ptr addrspace(3), ptr addrspace(1), i64, ptr)
+declare void @{WAIT}(i32, ptr addrspace(4))
+"
+        );
+        let m = rewrite(&module).unwrap().module;
+        // The builtin itself (the archive's export) gets the context as a last parameter,
+        // and is called through the inline fast path, which receives it first.
+        assert!(m.contains(&format!("declare ptr @{COPY}(ptr addrspace(3), ptr addrspace(1), i64, ptr, ptr)")), "{m}");
+        assert!(m.contains(&format!(
+            "call ptr @__ferrocl_fast_copy_l(ptr @{COPY}, ptr addrspace(3) %l, ptr addrspace(1) %g, i64 4, ptr null, \
+             ptr %__ferrocl_ctx)"
+        )));
+        assert!(m.contains(&format!(
+            "call void @__ferrocl_fast_wait_generic(ptr @{WAIT}, i32 1, ptr addrspace(4) %p, ptr %__ferrocl_ctx)"
+        )));
+        assert!(
+            m.contains("declare ptr @__ferrocl_fast_copy_l(ptr, ptr addrspace(3), ptr addrspace(1), i64, ptr, ptr)")
+        );
+        assert!(m.contains("declare void @__ferrocl_fast_wait_generic(ptr, i32, ptr addrspace(4), ptr)"));
+        assert_eq!(
+            fast_path("_Z26async_work_group_copy_3D3DPU8CLglobalvmPU7CLlocalKvmmmmmmmmm9ocl_event").unwrap().1,
+            "declare ptr @__ferrocl_fast_3d_g(ptr, ptr addrspace(1), i64, ptr addrspace(3), i64, i64, i64, i64, i64, i64, \
+             i64, i64, i64, ptr, ptr)"
+        );
+        assert!(fast_path("_Z27async_work_group_copy_fencej").is_none());
     }
 
     #[test]
