@@ -11,10 +11,7 @@
         return m * sqrt(dot(q, q)); \
     } \
     OVL T distance(V a, V b) { return length(a - b); } \
-    OVL V normalize(V p) { \
-        T l = length(p); \
-        return l == (T)0 ? p : p / l; \
-    } \
+    NORMALIZE##N(T, V) \
     OVL T fast_length(V p) { return sqrt(dot(p, p)); } \
     OVL T fast_distance(V a, V b) { return fast_length(a - b); } \
     OVL V fast_normalize(V p) { return p * rsqrt(dot(p, p)); }
@@ -23,6 +20,23 @@
 #define DOT2(a, b) ((a).x * (b).x + (a).y * (b).y)
 #define DOT3(a, b) ((a).x * (b).x + (a).y * (b).y + (a).z * (b).z)
 #define DOT4(a, b) ((a).x * (b).x + (a).y * (b).y + (a).z * (b).z + (a).w * (b).w)
+/* normalize: scaled by the largest magnitude first, so that vectors whose squared length
+ * underflows (or overflows) still normalise; a NaN anywhere gives NaNs; infinities count
+ * as +-1 and the other components as 0 (6.15.5). */
+#define NORMALIZE1(T, V) \
+    OVL T normalize(T p) { return p == (T)0 || __builtin_isnan(p) ? p : copysign((T)1, p); }
+#define NORMALIZE_VEC(T, V, N) \
+    OVL V normalize(V p) { \
+        if (__builtin_isnan(dot(p, p))) return (V)(T)NAN; \
+        T m = MAXABS##N(p); \
+        if (m == (T)0) return p; \
+        V q = __builtin_isinf(m) ? select((V)(T)0 * p, copysign((V)(T)1, p), isinf(p)) : p / m; \
+        return q / sqrt(dot(q, q)); \
+    }
+#define NORMALIZE2(T, V) NORMALIZE_VEC(T, V, 2)
+#define NORMALIZE3(T, V) NORMALIZE_VEC(T, V, 3)
+#define NORMALIZE4(T, V) NORMALIZE_VEC(T, V, 4)
+
 #define MAXABS1(p) fabs(p)
 #define MAXABS2(p) fmax(fabs((p).x), fabs((p).y))
 #define MAXABS3(p) fmax(MAXABS2(p), fabs((p).z))

@@ -72,16 +72,11 @@ MINMAX(fmin, __builtin_fminf, __builtin_fmin)
 #define DERIVED(T) \
     OVL T rsqrt(T x) { return (T)1 / sqrt(x); } \
     OVL T exp10(T x) { return pow((T)10, x); } \
-    OVL T sinpi(T x) { return sin(x * M_PI); } \
-    OVL T cospi(T x) { return cos(x * M_PI); } \
-    OVL T tanpi(T x) { return tan(x * M_PI); } \
     OVL T asinpi(T x) { return asin(x) / M_PI; } \
     OVL T acospi(T x) { return acos(x) / M_PI; } \
     OVL T atanpi(T x) { return atan(x) / M_PI; } \
     OVL T atan2pi(T y, T x) { return atan2(y, x) / M_PI; } \
     OVL T powr(T x, T y) { return pow(x, y); } \
-    OVL T pown(T x, int n) { return pow(x, (T)n); } \
-    OVL T rootn(T x, int n) { return pow(x, (T)1 / n); } \
     OVL T mad(T a, T b, T c) { return a * b + c; } \
     OVL T maxmag(T x, T y) { \
         T ax = fabs(x), ay = fabs(y); \
@@ -91,11 +86,51 @@ MINMAX(fmin, __builtin_fminf, __builtin_fmin)
         T ax = fabs(x), ay = fabs(y); \
         return ax < ay ? x : ay < ax ? y : fmin(x, y); \
     } \
-    VEC1(T, rsqrt, T) VEC1(T, exp10, T) VEC1(T, sinpi, T) VEC1(T, cospi, T) VEC1(T, tanpi, T) \
+    VEC1(T, rsqrt, T) VEC1(T, exp10, T) \
     VEC1(T, asinpi, T) VEC1(T, acospi, T) VEC1(T, atanpi, T) \
-    VEC2(T, atan2pi, T, T) VEC2(T, powr, T, T) VEC2(T, pown, T, int) VEC2(T, rootn, T, int) \
+    VEC2(T, atan2pi, T, T) VEC2(T, powr, T, T) \
     VEC2(T, maxmag, T, T) VEC2(T, minmag, T, T) \
     VEC3(T, mad, T, T, T) VEC3(T, fma, T, T, T)
+/* sinpi, cospi, tanpi: reduced exactly first (x - 2 rint(x / 2) and x - rint(x) lose no
+ * bits), so that integers and half-integers give the exact zeros, ones and infinities
+ * 6.15.2.4 requires; sin(x * M_PI) gave sinpi(1) = 1.2e-16. float works in double. */
+#define PI_FUNCTIONS(T, W) \
+    OVL T sinpi(T x) { \
+        W t = (W)x - 2 * rint((W)x * (W)0.5), a = fabs(t); \
+        W r = a <= (W)0.25 ? sin(a * M_PI) : a <= (W)0.75 ? cos(((W)0.5 - a) * M_PI) : sin(((W)1 - a) * M_PI); \
+        return r == 0 ? copysign((T)0, x) : (T)copysign(r, t); \
+    } \
+    OVL T cospi(T x) { \
+        W a = fabs((W)x - 2 * rint((W)x * (W)0.5)); \
+        return a <= (W)0.25 ? (T)cos(a * M_PI) \
+               : a <= (W)0.75 ? (T)sin(((W)0.5 - a) * M_PI) \
+                               : (T)-cos(((W)1 - a) * M_PI); \
+    } \
+    OVL T tanpi(T x) { \
+        if (__builtin_isinf(x)) return (T)NAN; \
+        W n = rint((W)x), t = (W)x - n; \
+        int odd = fmod(n, (W)2) != 0; \
+        if (t == 0) return copysign((T)0, odd ? -x : x); \
+        if (fabs(t) == (W)0.5) return fmod(floor((W)x), (W)2) == 0 ? (T)INFINITY : (T)-INFINITY; \
+        return (T)tan(t * M_PI); \
+    } \
+    /* pown and rootn: n converted to T lost its parity (float(2147483647) is even). */ \
+    OVL T pown(T x, int n) { return (T)pow((W)x, (W)n); } \
+    OVL T rootn(T x, int n) { \
+        if (n == 0) return (T)NAN; \
+        int odd = n & 1; \
+        if (x == 0) return n > 0 ? (odd ? x : (T)0) : (odd ? copysign((T)INFINITY, x) : (T)INFINITY); \
+        if (x < 0 && !odd) return (T)NAN; \
+        W r = pow(fabs((W)x), (W)1 / (W)n); \
+        return (T)(x < 0 ? -r : r); \
+    }
+PI_FUNCTIONS(float, double)
+PI_FUNCTIONS(double, double)
+VEC1(float, sinpi, float) VEC1(float, cospi, float) VEC1(float, tanpi, float)
+VEC1(double, sinpi, double) VEC1(double, cospi, double) VEC1(double, tanpi, double)
+VEC2(float, pown, float, int) VEC2(float, rootn, float, int)
+VEC2(double, pown, double, int) VEC2(double, rootn, double, int)
+
 OVL float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 OVL double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 DERIVED(float)
@@ -147,14 +182,68 @@ VEC2(float, native_powr, float, float) VEC2(float, half_powr, float, float)
         *q = qq; \
         return r; \
     } \
+    /* The sign of gamma(x): negative between -1 and 0, -3 and -2, ... (from the parity \
+     * of floor(x), not from tgamma, which underflows to -0 or overflows far out). */ \
     OVL T lgamma_r(T x, AS int *s) { \
-        T r = lgamma(x); \
-        *s = __builtin_tgamma(x) < 0 ? -1 : 1; \
+        T f = floor(x); \
+        *s = x == 0 ? (__builtin_signbit(x) ? -1 : 1) : (x < 0 && x != f && fmod(f, (T)2) != 0) ? -1 : 1; \
+        return lgamma(x); \
+    }
+/* The vector forms: each component through the scalar function into private
+ * temporaries, then the output vector stored once. */
+#define VEC_OUT(F, T, P, AS) \
+    OVL T##2 F(T##2 x, AS P##2 *o) { \
+        P a, b; \
+        T##2 r = (T##2)(F(x.s0, &a), F(x.s1, &b)); \
+        *o = (P##2)(a, b); \
+        return r; \
+    } \
+    OVL T##3 F(T##3 x, AS P##3 *o) { \
+        P a, b, c; \
+        T##3 r = (T##3)(F(x.s0, &a), F(x.s1, &b), F(x.s2, &c)); \
+        *o = (P##3)(a, b, c); \
+        return r; \
+    } \
+    VEC_OUT_HALVES(F, T, P, AS, 4, 2) VEC_OUT_HALVES(F, T, P, AS, 8, 4) VEC_OUT_HALVES(F, T, P, AS, 16, 8)
+#define VEC_OUT_HALVES(F, T, P, AS, N, H) \
+    OVL T##N F(T##N x, AS P##N *o) { \
+        P##H a, b; \
+        T##N r = (T##N)(F(x.lo, &a), F(x.hi, &b)); \
+        *o = (P##N)(a, b); \
         return r; \
     }
+/* remquo: two value arguments. */
+#define VEC_OUT2(F, T, P, AS) \
+    OVL T##2 F(T##2 x, T##2 y, AS P##2 *o) { \
+        P a, b; \
+        T##2 r = (T##2)(F(x.s0, y.s0, &a), F(x.s1, y.s1, &b)); \
+        *o = (P##2)(a, b); \
+        return r; \
+    } \
+    OVL T##3 F(T##3 x, T##3 y, AS P##3 *o) { \
+        P a, b, c; \
+        T##3 r = (T##3)(F(x.s0, y.s0, &a), F(x.s1, y.s1, &b), F(x.s2, y.s2, &c)); \
+        *o = (P##3)(a, b, c); \
+        return r; \
+    } \
+    VEC_OUT2_HALVES(F, T, P, AS, 4, 2) VEC_OUT2_HALVES(F, T, P, AS, 8, 4) VEC_OUT2_HALVES(F, T, P, AS, 16, 8)
+#define VEC_OUT2_HALVES(F, T, P, AS, N, H) \
+    OVL T##N F(T##N x, T##N y, AS P##N *o) { \
+        P##H a, b; \
+        T##N r = (T##N)(F(x.lo, y.lo, &a), F(x.hi, y.hi, &b)); \
+        *o = (P##N)(a, b); \
+        return r; \
+    }
+#define POINTER_VECTORS(T, I, AS) \
+    VEC_OUT(fract, T, T, AS) VEC_OUT(modf, T, T, AS) VEC_OUT(sincos, T, T, AS) VEC_OUT(frexp, T, I, AS) \
+    VEC_OUT(lgamma_r, T, I, AS) VEC_OUT2(remquo, T, I, AS)
 #define ALL_SPACES(M, T, I) M(T, I, __global) M(T, I, __local) M(T, I, __private)
 ALL_SPACES(POINTERS, float, int)
 ALL_SPACES(POINTERS, double, int)
+/* Private first: the wider forms of every space go through the narrower private ones. */
+#define PRIVATE_FIRST(M, T, I) M(T, I, __private) M(T, I, __global) M(T, I, __local)
+PRIVATE_FIRST(POINTER_VECTORS, float, int)
+PRIVATE_FIRST(POINTER_VECTORS, double, int)
 
 OVL int ilogb(float x) { return __builtin_ilogbf(x); }
 OVL int ilogb(double x) { return __builtin_ilogb(x); }

@@ -283,3 +283,132 @@ fn shuffles_fences_and_half_stores() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const EXACT: &str = r#"
+kernel void exact(global float *o, global double *d) {
+    o[0] = sinpi(1.0f); o[1] = sinpi(-2.0f); o[2] = cospi(0.5f); o[3] = tanpi(0.5f);
+    o[4] = tanpi(1.5f); o[5] = tanpi(1.0f); o[6] = cospi(1.0f); o[7] = sinpi(0.5f);
+    o[8] = pown(-1.0f, 2147483647); o[9] = rootn(-1.0f, 2147483647); o[10] = rootn(-8.0f, 3);
+    o[11] = rootn(-8.0f, 2); o[12] = rootn(-0.0f, -3); o[13] = sinpi(0.25f); o[14] = tanpi(-2.0f);
+    o[15] = sinpi(2.5f);
+    vstore4(normalize((float4)(1e-30f, 0.0f, 0.0f, 0.0f)), 0, o + 16);
+    vstore2(normalize((float2)(1e-40f, -1e-40f)), 0, o + 20);
+    vstore3(normalize((float3)(INFINITY, 1.0f, -INFINITY)), 0, o + 22);
+    vstore2(normalize((float2)(NAN, 1.0f)), 0, o + 25);
+    o[27] = normalize(-3.0f);
+    d[0] = sinpi(1.0); d[1] = pown(-1.0, 2147483647); d[2] = cospi(0.5); d[3] = rootn(-27.0, 3);
+}
+
+kernel void outputs(global const float *x, global float *o, global int *e, local float8 *scratch) {
+    float8 v = vload8(0, x);
+    float8 whole;
+    vstore8(fract(v, &whole), 0, o);
+    vstore8(whole, 1, o);
+    int8 ex;
+    vstore8(frexp(v, &ex), 2, o);
+    vstore8(ex, 0, e);
+    global float4 *g = (global float4 *)(o + 32);
+    vstore4(modf(v.lo, g), 0, o + 36);
+    *scratch = (float8)0.0f;
+    vstore8(sincos(v, scratch), 5, o);
+    vstore8(*scratch, 6, o);
+    int3 q;
+    vstore3(remquo(v.s012, (float3)(0.75f), &q), 0, o + 56);
+    vstore3(q, 0, e + 8);
+    int16 s;
+    float16 l = lgamma_r((float16)(v, -v), &s);
+    vstore16(l, 0, o + 64);
+    vstore16(s, 0, e + 16);
+}
+"#;
+
+#[test]
+fn pi_functions_roots_and_normalize_give_the_exact_values() {
+    let env = Env::new();
+    let p = build(&env, EXACT, "");
+    let k = kernel(p, "exact");
+    let (bo, bd) = (env.buffer(0, 32 * 4, null_mut()), env.buffer(0, 4 * 8, null_mut()));
+    set_arg(k, 0, &bo);
+    set_arg(k, 1, &bd);
+    run(&env, k, &[1], None);
+    let o: Vec<f32> = read_as(&env, bo, 28);
+    let d: Vec<f64> = read_as(&env, bd, 4);
+    let bits = |v: f32| v.to_bits();
+    // Exact zeros with the spec's signs, exact ones and infinities.
+    assert_eq!(bits(o[0]), 0.0f32.to_bits(), "sinpi(1)");
+    assert_eq!(bits(o[1]), (-0.0f32).to_bits(), "sinpi(-2)");
+    assert_eq!(bits(o[2]), 0.0f32.to_bits(), "cospi(0.5)");
+    assert_eq!(o[3], f32::INFINITY, "tanpi(0.5)");
+    assert_eq!(o[4], f32::NEG_INFINITY, "tanpi(1.5)");
+    assert_eq!(bits(o[5]), (-0.0f32).to_bits(), "tanpi(1): copysign(0, -1)");
+    assert_eq!(o[6], -1.0, "cospi(1)");
+    assert_eq!(o[7], 1.0, "sinpi(0.5)");
+    assert_eq!(o[8], -1.0, "pown(-1, 2147483647)");
+    assert_eq!(o[9], -1.0, "rootn(-1, 2147483647)");
+    assert_eq!(o[10], -2.0, "rootn(-8, 3)");
+    assert!(o[11].is_nan(), "rootn(-8, 2)");
+    assert_eq!(o[12], f32::NEG_INFINITY, "rootn(-0, -3)");
+    assert!((o[13] - std::f32::consts::FRAC_1_SQRT_2).abs() <= f32::EPSILON, "sinpi(0.25) = {}", o[13]);
+    assert_eq!(bits(o[14]), (-0.0f32).to_bits(), "tanpi(-2)");
+    assert_eq!(o[15], 1.0, "sinpi(2.5)");
+    // normalize scales first: tiny and denormal vectors still have length 1.
+    assert_eq!(&o[16..20], &[1.0, 0.0, 0.0, 0.0]);
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    assert!((o[20] - h).abs() < 1e-6 && (o[21] + h).abs() < 1e-6, "{:?}", &o[20..22]);
+    assert!((o[22] - h).abs() < 1e-6 && o[23] == 0.0 && (o[24] + h).abs() < 1e-6, "{:?}", &o[22..25]);
+    assert!(o[25].is_nan() && o[26].is_nan(), "a NaN anywhere gives NaNs");
+    assert_eq!(o[27], -1.0);
+    assert_eq!(d[0].to_bits(), 0.0f64.to_bits());
+    assert_eq!(d[1], -1.0);
+    assert_eq!(d[2].to_bits(), 0.0f64.to_bits());
+    assert_eq!(d[3], -3.0);
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+// The C library's, as host references (std links libm).
+extern "C" {
+    fn lgammaf_r(x: f32, sign: *mut i32) -> f32;
+    fn remquof(x: f32, y: f32, quo: *mut i32) -> f32;
+}
+
+#[test]
+fn vector_functions_with_pointer_outputs_in_every_address_space() {
+    let env = Env::new();
+    let p = build(&env, EXACT, "");
+    let k = kernel(p, "outputs");
+    let x: Vec<f32> = vec![-2.75, -0.5, 0.3, 1.0, 2.5, 7.125, -13.5, 100.25];
+    let (bx, bo, be) = (buffer_of(&env, &x), env.buffer(0, 80 * 4, null_mut()), env.buffer(0, 32 * 4, null_mut()));
+    set_arg(k, 0, &bx);
+    set_arg(k, 1, &bo);
+    set_arg(k, 2, &be);
+    ok!(cl!(clSetKernelArg(k, 3, 32, null())));
+    run(&env, k, &[1], None);
+    let o: Vec<f32> = read_as(&env, bo, 80);
+    let e: Vec<i32> = read_as(&env, be, 32);
+    for (i, &v) in x.iter().enumerate() {
+        assert_eq!(o[8 + i], v.floor(), "fract's whole part of {v}");
+        assert_eq!(o[i], (v - v.floor()).min(0.99999994), "fract({v})");
+        // frexp: v = m * 2^e with 0.5 <= |m| < 1.
+        assert!(o[16 + i].abs() >= 0.5 && o[16 + i].abs() < 1.0, "frexp({v}) mantissa {}", o[16 + i]);
+        assert_eq!(o[16 + i] * 2f32.powi(e[i]), v, "frexp({v})");
+        assert!(close(o[40 + i], v.sin()) && close(o[48 + i], v.cos()), "sincos({v}) into local memory");
+        let mut sign = 0;
+        // SAFETY: plain libm call with a valid out-pointer.
+        let want = unsafe { lgammaf_r(v, &mut sign) };
+        assert!(close(o[64 + i], want) && e[16 + i] == sign, "lgamma_r({v}): {} {}", o[64 + i], e[16 + i]);
+    }
+    for i in 0..4 {
+        assert_eq!(o[32 + i], x[i].trunc(), "modf into global memory");
+        assert_eq!(o[36 + i], x[i] - x[i].trunc());
+    }
+    for i in 0..3 {
+        let mut quo = 0;
+        // SAFETY: plain libm call with a valid out-pointer.
+        let want = unsafe { remquof(x[i], 0.75, &mut quo) };
+        assert_eq!(o[56 + i], want, "remquo({}, 0.75)", x[i]);
+        assert_eq!(e[8 + i] & 0x7f, quo & 0x7f, "remquo's quotient bits");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
