@@ -175,7 +175,15 @@ fn device_values_are_truthful() {
     assert!(version.starts_with("OpenCL 3.0 "));
     let conformance =
         info_string(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED, s, v, r)));
-    assert!(!conformance.is_empty());
+    // The form test_computeinfo checks: vYYYY-MM-DD-XX with a valid month and day.
+    let parts: Vec<&str> = conformance.strip_prefix('v').unwrap_or("").split('-').collect();
+    assert!(
+        parts.len() == 4
+            && parts.iter().zip([4, 2, 2, 2]).all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_digit()))
+            && (1..=12).contains(&parts[1].parse::<u32>().unwrap())
+            && (1..=31).contains(&parts[2].parse::<u32>().unwrap()),
+        "{conformance}"
+    );
     let all = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_ALL_VERSIONS, s, v, r)));
     assert!(all.len() / std::mem::size_of::<cl_name_version>() >= 3);
     // Global memory is half the machine's memory (host copies of buffers live in the

@@ -130,8 +130,9 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
             Info::of(&Vec::<cl_name_version>::new())
         }
         CL_DEVICE_IL_VERSION | CL_DEVICE_BUILT_IN_KERNELS => Info::of(""),
-        // We have not passed a conformance run; the query must still be answered.
-        CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => Info::of("v0000-00-00-00"),
+        // No conformance run has been recorded. The CTS requires the form vYYYY-MM-DD-XX
+        // with a valid month and day, so "none" is year 0, January 1 (as Mesa rusticl).
+        CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => Info::of("v0000-01-01-00"),
         CL_DEVICE_PRINTF_BUFFER_SIZE => Info::of(&l.printf_buffer_size),
         CL_DEVICE_PREFERRED_INTEROP_USER_SYNC => Info::of(&true),
         CL_DEVICE_PARENT_DEVICE => Info::of(&std::ptr::null_mut::<c_void>()),
