@@ -412,3 +412,55 @@ fn vector_functions_with_pointer_outputs_in_every_address_space() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const PRINTF: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void k(global int *o) {
+    size_t i = get_global_id(0);
+    if (i == 0) {
+        float4 f = (float4)(1.5f, -2.25f, 3.0f, 4.125f);
+        printf("f=%v4hlf i=%v2hld x=%#v2hlx c=%v3hhu l=%v2ld d=%.2v2lf h=%v2hf\n", f, (int2)(-7, 42),
+               (int2)(-7, 42), (uchar3)(1, 2, 255), (long2)(1L << 40, -3), (double2)(0.5, 1e10),
+               (half2)(0.5h, 2.0h));
+        printf("s=%s n=%d %5.1f%% %c %lu %x\n", "str", 12, 3.14159f, 'A', 18446744073709551615UL, 255u);
+    }
+    o[i] = printf("item %d:%v2hhd\n", (int)i, (char2)((char)i, (char)-i));
+}
+"#;
+
+/// Child: runs the printf kernel; its output goes to this process's standard output.
+#[test]
+#[ignore]
+fn child_prints() {
+    let env = Env::new();
+    let p = build(&env, PRINTF, "");
+    let k = kernel(p, "k");
+    let o = env.buffer(0, 64 * 4, null_mut());
+    set_arg(k, 0, &o);
+    run(&env, k, &[64], Some(&[16]));
+    let status: Vec<i32> = read_as(&env, o, 64);
+    assert!(status.iter().all(|&s| s == 0), "printf returns 0: {status:?}");
+}
+
+#[test]
+fn printf_prints_vector_and_c_conversions_one_line_per_call() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "builtins::child_prints", "--nocapture", "--test-threads=1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains(
+            "f=1.500000,-2.250000,3.000000,4.125000 i=-7,42 x=0xfffffff9,0x2a c=1,2,255 \
+             l=1099511627776,-3 d=0.50,10000000000.00 h=0.500000,2.000000\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("s=str n=12   3.1% A 18446744073709551615 ff\n"), "{text}");
+    // 64 work-items on two workers: every line whole, none lost.
+    for i in 0..64 {
+        let line = format!("item {i}:{},{}\n", i as i8, (-i) as i8);
+        assert!(text.contains(&line), "missing {line:?} in {text}");
+    }
+}

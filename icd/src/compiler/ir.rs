@@ -11,6 +11,8 @@
 //!   with barriers run as fibers;
 //! - each kernel gets entry points that run a group or one work-item (`launcher`),
 //!   taking the kernel's arguments from one packed block.
+//! - calls of the archive's async-copy builtins go through inline fast paths, and
+//!   `printf` becomes the library's OpenCL `printf` (builtins/clc/printf.c).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
@@ -274,7 +276,10 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);
     }
-    let (mut module, fast_paths) = route_fast_paths(&lines.join("\n"), &takes_context);
+    let (module, fast_paths) = route_fast_paths(&lines.join("\n"), &takes_context);
+    // OpenCL's printf (vector conversions, one write per call) is ours, not the C
+    // library's (builtins/clc/printf.c).
+    let mut module = module.replace("@printf(", "@__ferrocl_printf(");
     for declaration in fast_paths {
         let _ = writeln!(module, "{declaration}");
     }

@@ -62,6 +62,7 @@ const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
         &["-x", "cl", "-cl-std=CL1.2", "-Xclang", "-ffake-address-space-map"],
     ),
     ("workitem.c", include_str!("../../../builtins/clc/workitem.c"), &["-x", "c"]),
+    ("printf.c", include_str!("../../../builtins/clc/printf.c"), &["-x", "c"]),
 ];
 
 /// The macros the OpenCL C libraries share.
