@@ -52,7 +52,7 @@ kernel void barriers(global int *out, int count) {
 
 pub struct Session {
     pub(crate) device: cl_device_id,
-    context: cl_context,
+    pub(crate) context: cl_context,
     queue: cl_command_queue,
 }
 
@@ -217,12 +217,17 @@ impl Session {
         v
     }
 
-    /// The device's extension string contains `name`.
-    pub(crate) fn has_extension(&self, name: &str) -> bool {
+    /// The device's extension string.
+    pub(crate) fn extensions(&self) -> String {
         let mut buf = vec![0u8; 8192];
         let mut len = 0;
         cl!(clGetDeviceInfo(self.device, CL_DEVICE_EXTENSIONS, buf.len(), buf.as_mut_ptr().cast(), &mut len));
-        String::from_utf8_lossy(&buf[..len]).trim_end_matches('\0').split_whitespace().any(|e| e == name)
+        String::from_utf8_lossy(&buf[..len.min(buf.len())]).trim_end_matches('\0').to_string()
+    }
+
+    /// The device's extension string contains `name`.
+    pub(crate) fn has_extension(&self, name: &str) -> bool {
+        self.extensions().split_whitespace().any(|e| e == name)
     }
 }
 

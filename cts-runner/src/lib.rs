@@ -9,6 +9,7 @@ pub mod bench;
 pub mod bench_async;
 pub mod chart;
 pub mod cl;
+pub mod coverage;
 pub mod icd_env;
 pub mod khronos;
 pub mod suite;

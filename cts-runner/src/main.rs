@@ -37,6 +37,7 @@ commands:
   khronos     run tests of a Khronos CTS test_basic you built
   bench       benchmark platforms side by side with host references
   build       build an OpenCL C file and print the status, log and time
+  coverage    which OpenCL C builtins clang declares for the device and which it defines
 
 --ferrocl-build (before or after the command) uses this build tree's FerroCL: alone,
 or next to the system's other platforms for bench.
@@ -74,6 +75,15 @@ JSON, an SVG chart).",
 
 Builds FILE (OpenCL C) for the first platform's device and prints the status, the
 build log and the time the build took.",
+    ),
+    (
+        "coverage",
+        "usage: cts-runner coverage [--ferrocl-build] [--platform NAME] [--std CL1.2,CL2.0,CL3.0] [--json FILE]
+
+Lists every builtin overload clang's OpenCL header declares for the device's extensions
+and OpenCL C features (per -cl-std), builds kernels calling them in batches on the
+platform, and prints per family how many it defines (half overloads counted apart).
+Exit status 1 when a batch failed to build for a reason other than missing builtins.",
     ),
     (
         "bench-one",
@@ -135,6 +145,7 @@ fn main() {
         "build" => std::process::exit(build_file(&args)),
         "bench" => std::process::exit(bench(&args)),
         "bench-one" => std::process::exit(bench_one(&args)),
+        "coverage" => std::process::exit(coverage(&args)),
         "suite" => std::process::exit(suite(&args)),
         "khronos" => std::process::exit(khronos(&args, code == CL_SUCCESS && n > 0)),
         _ => {}
@@ -234,6 +245,69 @@ fn suite(args: &[String]) -> i32 {
 }
 
 /// `khronos`: see the module documentation of `cts_runner::khronos`.
+/// `coverage [--platform NAME] [--std CL1.2,CL2.0,CL3.0] [--json FILE]`: which builtins
+/// clang declares for the device's features and which the platform defines.
+fn coverage(args: &[String]) -> i32 {
+    use cts_runner::{bench, coverage};
+    let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
+    let (session, name) = match bench::Session::named(&wanted) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cts-runner: {e}");
+            return 2;
+        }
+    };
+    let clang = match coverage::find_clang() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cts-runner: {e}");
+            return 2;
+        }
+    };
+    let features = coverage::device_features(&session);
+    // FerroCL's own extensions, which clang does not declare, from the header FerroCL
+    // includes into kernels.
+    let extra = std::env::temp_dir().join(format!("cts-runner-extensions-{}.h", std::process::id()));
+    let ours = features.iter().any(|f| f == "cl_khr_extended_async_copies") && name == "FerroCL";
+    if ours {
+        let _ = std::fs::write(&extra, include_str!("../../builtins/clc/ferrocl-extensions.h"));
+    }
+    let stds = flag_values(args, "--std").pop().unwrap_or_else(|| "CL1.2,CL2.0,CL3.0".into());
+    let mut json = Vec::new();
+    let mut complete = true;
+    for std in stds.split(',') {
+        let decls = match coverage::declarations(&clang, std, &features, ours.then_some(extra.as_path())) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("cts-runner: {e}");
+                return 2;
+            }
+        };
+        let report = coverage::measure(&session, std, decls);
+        println!("builtins on '{name}'\n{}", report.table());
+        for e in &report.errors {
+            println!("a batch failed to build:\n{e}\n");
+        }
+        complete &= report.errors.is_empty();
+        for (d, f) in &report.results {
+            json.push(format!(
+                "{{\"std\": \"{std}\", \"family\": \"{}\", \"mangled\": \"{}\", \"result\": \"{f:?}\"}}",
+                d.family(),
+                d.mangled
+            ));
+        }
+    }
+    let _ = std::fs::remove_file(&extra);
+    if let Some(f) = flag_values(args, "--json").pop() {
+        cts_runner::suite::write(&f, &format!("[\n{}\n]\n", json.join(",\n")));
+    }
+    if complete {
+        0
+    } else {
+        1
+    }
+}
+
 fn khronos(args: &[String], have_platforms: bool) -> i32 {
     use cts_runner::khronos::{self, Verdict, ASYNC_TESTS};
     let Some(path) = flag_values(args, "--test-basic").pop().map(std::path::PathBuf::from) else {

@@ -1,6 +1,7 @@
 //! Finding the files that ship with the driver, relative to the driver itself, so the
 //! same binary works from the build tree and when installed.
 
+use std::collections::HashSet;
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 
@@ -63,6 +64,27 @@ fn symbol_table(archive: &Path) -> Option<Vec<u8>> {
     let mut table = Vec::new();
     f.take(size).read_to_end(&mut table).ok()?;
     Some(table)
+}
+
+/// The names an `ar` archive's symbol index defines (GNU `/`: a 32-bit big-endian count
+/// and offsets, `/SYM64/`: 64-bit ones, then the NUL-terminated names).
+pub fn archive_symbols(archive: &Path) -> HashSet<String> {
+    let Some(table) = symbol_table(archive) else { return HashSet::new() };
+    let wide = std::fs::File::open(archive)
+        .ok()
+        .and_then(|mut f| {
+            use std::io::Read;
+            let mut head = [0u8; 15];
+            f.read_exact(&mut head).ok()?;
+            Some(head[8..].starts_with(b"/SYM64/"))
+        })
+        .unwrap_or(false);
+    let word = if wide { 8 } else { 4 };
+    let Some(count) = table.get(..word).map(|b| b.iter().fold(0usize, |n, &x| n << 8 | x as usize)) else {
+        return HashSet::new();
+    };
+    let names = count.checked_add(1).and_then(|n| n.checked_mul(word)).and_then(|at| table.get(at..)).unwrap_or(&[]);
+    names.split(|&b| b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()).collect()
 }
 
 /// Refuses an archive from another FerroCL version: kernels linked with it would call

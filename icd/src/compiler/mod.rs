@@ -245,6 +245,25 @@ fn compile_library(
     std::fs::rename(&tmp, bc).map_err(|e| e.to_string())
 }
 
+/// The `_Z` (OpenCL builtin) functions a module declares that no library part and not
+/// the archive define, sorted.
+fn missing_builtins(module: &str, parts: &[Part], archive: &Path) -> Vec<String> {
+    let archive = locate::archive_symbols(archive);
+    // Only what is used: clang's declarations of the queries the rewrite replaced stay.
+    let used: HashSet<String> = module
+        .lines()
+        .filter(|l| !l.starts_with("declare ") && !l.starts_with("define "))
+        .flat_map(|l| ir_text::callee_names(l).into_iter().map(|(n, _)| n))
+        .collect();
+    let mut missing: Vec<String> = used
+        .into_iter()
+        .filter(|n| n.starts_with("_Z") && !archive.contains(n) && !parts.iter().any(|p| p.defines.contains(n)))
+        .collect();
+    missing.sort();
+    missing.dedup();
+    missing
+}
+
 /// The parts a module needs, in link order: those defining a function it declares,
 /// and, transitively, what those parts call.
 fn needed_parts<'a>(parts: &'a [Part], module: &str) -> Result<Vec<&'a Part>, String> {
@@ -491,7 +510,14 @@ fn backend(
     // printf and friends would bind to libc's and library symbols would leak).
     std::fs::write(&map, "{ global: __ferrocl_launch_*; __ferrocl_item_*; local: *; };\n")
         .map_err(|e| e.to_string())?;
-    let undefined = "(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n";
+    // On a failed link only: name the OpenCL builtins the program calls that neither the
+    // library nor the archive defines, by their mangled names (tools such as
+    // `cts-runner coverage` read these lines).
+    let undefined = || {
+        let missing = missing_builtins(&rewritten.module, &parts, archive);
+        let list: String = missing.iter().map(|n| format!("missing builtin: {n}\n")).collect();
+        format!("(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n{list}")
+    };
     let obj = dir.join("program.o");
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
@@ -505,7 +531,7 @@ fn backend(
         let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
         args.extend([os("-shared"), obj.as_os_str(), os("-o"), lib.as_os_str(), archive.as_os_str(), os(&script)]);
         args.extend(["-Wl,--no-undefined", "-Wl,--gc-sections", "-lm", "-lpthread", "-ldl"].map(os));
-        clang::run(clang, &args).map_err(|e| format!("{e}{undefined}"))
+        clang::run(clang, &args).map_err(|e| format!("{e}{}", undefined()))
     };
     log += &match link::link(clang, &cache::dir(), &obj, archive, &map, &lib) {
         Some(Ok(linked)) => linked,
