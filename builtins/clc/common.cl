@@ -1,4 +1,5 @@
-/* Common functions (OpenCL C 6.15.4) for float and double. */
+/* Common functions (OpenCL C 6.15.4) for float, double and half (whose arithmetic is
+ * done in float and rounded after each operation). */
 
 #include "clc.h"
 
@@ -42,3 +43,4 @@
 
 COMMON(float)
 COMMON(double)
+COMMON(half)

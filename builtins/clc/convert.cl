@@ -43,8 +43,15 @@ typedef __int128 wide;
 #define CMP(D, S, x) cmp_##S((D)(x), x)
 
 #define CMP_INT(S) \
+    OVL int cmp_##S(half r, S x) { return cmp_wide_h(r, (wide)x); } \
     OVL int cmp_##S(float r, S x) { return cmp_wide_f(r, (wide)x); } \
     OVL int cmp_##S(double r, S x) { return cmp_wide_d(r, (wide)x); }
+/* A finite half rounded from an integer is an integer, exact in float. */
+OVL int cmp_wide_h(half r, wide x) {
+    if (__builtin_isinf(r)) return r > 0 ? 1 : -1;
+    wide w = (wide)(float)r;
+    return w > x ? 1 : w < x ? -1 : 0;
+}
 OVL int cmp_wide_f(float r, wide x) {
     if (r >= 0x1p127f) return 1;
     wide w = (wide)r;
@@ -57,6 +64,11 @@ OVL int cmp_wide_d(double r, wide x) {
     return w > x ? 1 : w < x ? -1 : 0;
 }
 FOR_INTEGERS(CMP_INT)
+OVL int cmp_half(half r, half x) { return 0; }
+OVL int cmp_half(float r, half x) { return 0; }
+OVL int cmp_half(double r, half x) { return 0; }
+OVL int cmp_float(half r, float x) { return (float)r > x ? 1 : (float)r < x ? -1 : 0; }
+OVL int cmp_double(half r, double x) { return (double)r > x ? 1 : (double)r < x ? -1 : 0; }
 OVL int cmp_float(float r, float x) { return 0; }
 OVL int cmp_float(double r, float x) { return 0; }
 OVL int cmp_double(float r, double x) { return (double)r > x ? 1 : (double)r < x ? -1 : 0; }
@@ -75,6 +87,14 @@ OVL int cmp_double(double r, double x) { return 0; }
 #define __builtin_nextafterdouble __builtin_nextafter
 FIX_DIR(float)
 FIX_DIR(double)
+
+/* half steps with the library's nextafter(half, half) (math.cl: no builtin exists). */
+OVL half fix_dir(half r, int c, int dir) {
+    if (c == 0 || r != r) return r;
+    if (dir == 0) return c < 0 ? nextafter(r, (half)INFINITY) : r;
+    if (dir == 1) return c > 0 ? nextafter(r, (half)-INFINITY) : r;
+    return (r > 0 && c > 0) || (r < 0 && c < 0) ? nextafter(r, (half)0) : r;
+}
 
 /* Every scalar conversion into D, with vector forms. */
 #define VECS(D, S, SAT, RND) \
@@ -102,14 +122,15 @@ FIX_DIR(double)
     SAT_MODES(INT_INT_V, D, LO, HI, short) SAT_MODES(INT_INT_V, D, LO, HI, ushort) \
     SAT_MODES(INT_INT_V, D, LO, HI, int) SAT_MODES(INT_INT_V, D, LO, HI, uint) \
     SAT_MODES(INT_INT_V, D, LO, HI, long) SAT_MODES(INT_INT_V, D, LO, HI, ulong) \
-    SAT_MODES(INT_FLOAT_V, D, LO, HI, float) SAT_MODES(INT_FLOAT_V, D, LO, HI, double)
+    SAT_MODES(INT_FLOAT_V, D, LO, HI, float) SAT_MODES(INT_FLOAT_V, D, LO, HI, double) \
+    SAT_MODES(INT_FLOAT_V, D, LO, HI, half)
 
 /* A floating destination from every source type (no _sat forms). */
 #define FLOAT_DST(D) \
     MODES(FLOAT_V, D, 0, 0, char, ) MODES(FLOAT_V, D, 0, 0, uchar, ) MODES(FLOAT_V, D, 0, 0, short, ) \
     MODES(FLOAT_V, D, 0, 0, ushort, ) MODES(FLOAT_V, D, 0, 0, int, ) MODES(FLOAT_V, D, 0, 0, uint, ) \
     MODES(FLOAT_V, D, 0, 0, long, ) MODES(FLOAT_V, D, 0, 0, ulong, ) MODES(FLOAT_V, D, 0, 0, float, ) \
-    MODES(FLOAT_V, D, 0, 0, double, )
+    MODES(FLOAT_V, D, 0, 0, double, ) MODES(FLOAT_V, D, 0, 0, half, )
 
 INTEGER_DST(char, CHAR_MIN, CHAR_MAX)
 INTEGER_DST(uchar, 0, UCHAR_MAX)
@@ -121,3 +142,4 @@ INTEGER_DST(long, LONG_MIN, LONG_MAX)
 INTEGER_DST(ulong, 0, ULONG_MAX)
 FLOAT_DST(float)
 FLOAT_DST(double)
+FLOAT_DST(half)

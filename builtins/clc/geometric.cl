@@ -1,4 +1,4 @@
-/* Geometric functions (OpenCL C 6.15.5) for float and double, 1 to 4 components. */
+/* Geometric functions (OpenCL C 6.15.5) for float, double and half, 1 to 4 components. */
 
 #include "clc.h"
 
@@ -50,3 +50,4 @@
 
 ALL_WIDTHS(float)
 ALL_WIDTHS(double)
+ALL_WIDTHS(half)

@@ -259,3 +259,88 @@ OVL float nan(uint c) { return __builtin_astype(0x7fc00000u | (c & 0x3fffffu), f
 OVL double nan(ulong c) { return __builtin_astype(0x7ff8000000000000ul | (c & 0x7ffffffffffful), double); }
 VEC1(float, nan, uint)
 VEC1(double, nan, ulong)
+
+/* cl_khr_fp16: every half function computes in float, where each half is exact, and
+ * rounds its result to half once (well inside the extension's ulp limits). */
+#define HALF1(F) \
+    OVL half F(half x) { return (half)F((float)x); } \
+    VEC1(half, F, half)
+#define HALF2(F) \
+    OVL half F(half x, half y) { return (half)F((float)x, (float)y); } \
+    VEC2(half, F, half, half)
+HALF1(acos) HALF1(acosh) HALF1(acospi) HALF1(asin) HALF1(asinh) HALF1(asinpi) HALF1(atan) HALF1(atanh)
+HALF1(atanpi) HALF1(cbrt) HALF1(ceil) HALF1(cos) HALF1(cosh) HALF1(cospi) HALF1(erfc) HALF1(erf) HALF1(exp)
+HALF1(exp2) HALF1(exp10) HALF1(expm1) HALF1(fabs) HALF1(floor) HALF1(lgamma) HALF1(log) HALF1(log2)
+HALF1(log10) HALF1(log1p) HALF1(logb) HALF1(rint) HALF1(round) HALF1(rsqrt) HALF1(sin) HALF1(sinh)
+HALF1(sinpi) HALF1(sqrt) HALF1(tan) HALF1(tanh) HALF1(tanpi) HALF1(tgamma) HALF1(trunc)
+HALF2(atan2) HALF2(atan2pi) HALF2(copysign) HALF2(fdim) HALF2(fmod) HALF2(hypot) HALF2(maxmag) HALF2(minmag)
+HALF2(pow) HALF2(powr) HALF2(remainder) HALF2(fmax) HALF2(fmin)
+VEC2S(half, fmax, half, half)
+VEC2S(half, fmin, half, half)
+/* fma in double: the product of two halves is exact there, so only the sum rounds. */
+OVL half fma(half a, half b, half c) { return (half)fma((double)a, (double)b, (double)c); }
+OVL half mad(half a, half b, half c) { return (half)((float)a * (float)b + (float)c); }
+VEC3(half, fma, half, half, half)
+VEC3(half, mad, half, half, half)
+/* nextafter steps the bit pattern: a float step would round back to x. */
+OVL half nextafter(half x, half y) {
+    if (x != x || y != y) return x + y;
+    if (x == y) return y;
+    ushort b = as_ushort(x);
+    if ((b & 0x7fff) == 0) return as_half((ushort)(y > x ? 0x0001 : 0x8001));
+    return as_half((ushort)((x < y) == (x > 0) ? b + 1 : b - 1));
+}
+VEC2(half, nextafter, half, half)
+OVL int ilogb(half x) { return ilogb((float)x); }
+VEC1(int, ilogb, half)
+OVL half ldexp(half x, int k) { return (half)ldexp((float)x, k); }
+VEC2(half, ldexp, half, int)
+VEC2S(half, ldexp, half, int)
+OVL half pown(half x, int n) { return (half)pown((float)x, n); }
+OVL half rootn(half x, int n) { return (half)rootn((float)x, n); }
+VEC2(half, pown, half, int)
+VEC2(half, rootn, half, int)
+OVL half nan(ushort c) { return as_half((ushort)(0x7e00 | (c & 0x1ff))); }
+VEC1(half, nan, ushort)
+
+/* Pointer outputs through float temporaries. fract's cap is the largest half below 1:
+ * a float result just below 1 rounds to 1.0 in half. */
+#define HALF_POINTERS(T, I, AS) \
+    OVL half fract(half x, AS half *iptr) { \
+        float w; \
+        half f = (half)fract((float)x, &w); \
+        *iptr = (half)w; \
+        return fmin(f, (half)0x1.ffcp-1); \
+    } \
+    OVL half modf(half x, AS half *iptr) { \
+        float w; \
+        half r = (half)modf((float)x, &w); \
+        *iptr = (half)w; \
+        return r; \
+    } \
+    OVL half sincos(half x, AS half *c) { \
+        float co; \
+        half s = (half)sincos((float)x, &co); \
+        *c = (half)co; \
+        return s; \
+    } \
+    OVL half frexp(half x, AS int *e) { \
+        int ex; \
+        half m = (half)frexp((float)x, &ex); \
+        *e = ex; \
+        return m; \
+    } \
+    OVL half remquo(half x, half y, AS int *q) { \
+        int qq; \
+        half r = (half)remquo((float)x, (float)y, &qq); \
+        *q = qq; \
+        return r; \
+    } \
+    OVL half lgamma_r(half x, AS int *s) { \
+        int sg; \
+        half r = (half)lgamma_r((float)x, &sg); \
+        *s = sg; \
+        return r; \
+    }
+ALL_SPACES(HALF_POINTERS, half, int)
+PRIVATE_FIRST(POINTER_VECTORS, half, int)

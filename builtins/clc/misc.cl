@@ -39,6 +39,7 @@ SHUFFLES(long, ulong)
 SHUFFLES(ulong, ulong)
 SHUFFLES(float, uint)
 SHUFFLES(double, ulong)
+SHUFFLES(half, ushort)
 
 /* float -> half with a rounding mode: the nearest (hardware) result, moved one half ulp
  * step when it went the wrong way for the requested direction. */

@@ -37,6 +37,7 @@
 
 RELATIONAL(float, int)
 RELATIONAL(double, long)
+RELATIONAL(half, short)
 
 /* any/all look at the most significant bit of signed integers. */
 #define ANY_ALL(T) \
@@ -86,3 +87,4 @@ SELECTS(long, ulong, long, ulong)
 SELECTS(ulong, ulong, long, ulong)
 SELECTS(float, uint, int, uint)
 SELECTS(double, ulong, long, ulong)
+SELECTS(half, ushort, short, ushort)

@@ -464,3 +464,100 @@ fn printf_prints_vector_and_c_conversions_one_line_per_call() {
         assert!(text.contains(&line), "missing {line:?} in {text}");
     }
 }
+
+const HALVES: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void halves(global const float *in, global ushort *o, global int *n) {
+    size_t k = get_global_id(0);
+    half x = (half)in[k], y = (half)in[k + 8];
+    global ushort *r = o + k * 16;
+    r[0] = as_ushort(sqrt(fabs(x)));
+    r[1] = as_ushort(sin(x));
+    r[2] = as_ushort(exp(x));
+    r[3] = as_ushort(pow(fabs(x), (half)1.5f));
+    r[4] = as_ushort(fma(x, y, (half)1.0f));
+    half w;
+    r[5] = as_ushort(fract(x, &w));
+    r[6] = as_ushort(w);
+    r[7] = as_ushort(convert_half_rtz(in[k] * 1.001f));
+    r[8] = as_ushort(convert_half_rtp(in[k] * 1.001f));
+    r[9] = as_ushort(convert_half_rtn(in[k] * 1.001f));
+    r[10] = as_ushort(nextafter(x, (half)INFINITY));
+    r[11] = as_ushort(clamp(x, (half)-1.0f, (half)1.0f));
+    r[12] = as_ushort(hypot(x, y));
+    r[13] = as_ushort(length((half2)(x, y)));
+    r[14] = as_ushort(normalize((half2)(x, y)).x);
+    half4 v = (half4)(x, y, -x, (half)NAN);
+    r[15] = as_ushort(shuffle(v, (ushort4)(2, 0, 1, 3)).x);
+    short4 nan = isnan(v);
+    n[k * 4 + 0] = convert_int_sat_rte(x);
+    n[k * 4 + 1] = nan.w;
+    n[k * 4 + 2] = nan.x;
+    n[k * 4 + 3] = isgreater(x, y);
+}
+"#;
+
+fn half_bits_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let mant = (h & 0x3ff) as f32;
+    match exp {
+        0 => sign * mant * 2f32.powi(-24),
+        31 if mant == 0.0 => sign * f32::INFINITY,
+        31 => f32::NAN,
+        _ => sign * (1.0 + mant / 1024.0) * 2f32.powi(exp - 15),
+    }
+}
+
+/// Distance in units in the last place between two halves of the same sign.
+fn half_ulps(a: u16, b: u16) -> u16 {
+    a.abs_diff(b)
+}
+
+#[test]
+fn half_builtins_compute_in_float_and_round_once() {
+    let env = Env::new();
+    let p = build(&env, HALVES, "");
+    let k = kernel(p, "halves");
+    let xs: Vec<f32> = vec![0.3125, 1.5, 2.25, 3.75, -1.125, 7.5, 10.0, -0.625];
+    let ys: Vec<f32> = vec![0.5, 1.25, -3.0, 2.0, 0.75, -1.5, 4.0, 6.5];
+    let input: Vec<f32> = xs.iter().chain(&ys).copied().collect();
+    let (bi, bo, bn) =
+        (buffer_of(&env, &input), env.buffer(0, 8 * 16 * 2, null_mut()), env.buffer(0, 8 * 4 * 4, null_mut()));
+    set_arg(k, 0, &bi);
+    set_arg(k, 1, &bo);
+    set_arg(k, 2, &bn);
+    run(&env, k, &[8], None);
+    let o: Vec<u16> = read_as(&env, bo, 8 * 16);
+    let n: Vec<i32> = read_as(&env, bn, 8 * 4);
+    let h = |v: f32| to_half_bits(v, 0);
+    for (i, (&x, &y)) in xs.iter().zip(&ys).enumerate() {
+        let r = &o[i * 16..i * 16 + 16];
+        // Correctly rounded or within the cl_khr_fp16 limits (2 ulp for these).
+        let near = |got: u16, want: f32, ulps: u16, what: &str| {
+            assert!(half_ulps(got, h(want)) <= ulps, "{what}({x}, {y}) = {} want {want}", half_bits_to_f32(got));
+        };
+        near(r[0], x.abs().sqrt(), 1, "sqrt");
+        near(r[1], x.sin(), 2, "sin");
+        near(r[2], x.exp(), 2, "exp");
+        near(r[3], x.abs().powf(1.5), 2, "pow");
+        near(r[4], (x as f64 * y as f64 + 1.0) as f32, 1, "fma");
+        assert_eq!(half_bits_to_f32(r[5]), x - x.floor(), "fract({x})");
+        assert_eq!(half_bits_to_f32(r[6]), x.floor(), "fract's whole part of {x}");
+        let f = x * 1.001;
+        assert_eq!(r[7], to_half_bits(f, 1), "convert_half_rtz({f})");
+        assert_eq!(r[8], to_half_bits(f, 2), "convert_half_rtp({f})");
+        assert_eq!(r[9], to_half_bits(f, 3), "convert_half_rtn({f})");
+        assert_eq!(r[10], if x > 0.0 { h(x) + 1 } else { h(x) - 1 }, "nextafter({x}, inf)");
+        assert_eq!(half_bits_to_f32(r[11]), x.clamp(-1.0, 1.0));
+        near(r[12], x.hypot(y), 1, "hypot");
+        near(r[13], x.hypot(y), 2, "length");
+        near(r[14], x / x.hypot(y), 2, "normalize");
+        assert_eq!(half_bits_to_f32(r[15]), -x, "shuffle of half4");
+        assert_eq!(n[i * 4], x.round_ties_even() as i32, "convert_int_sat_rte({x})");
+        assert_eq!((n[i * 4 + 1], n[i * 4 + 2]), (-1, 0), "isnan on half4");
+        assert_eq!(n[i * 4 + 3], (x > y) as i32, "isgreater({x}, {y})");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
