@@ -561,3 +561,52 @@ fn half_builtins_compute_in_float_and_round_once() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const C11_ATOMICS: &str = r#"
+kernel void c11(global atomic_int *counter, global atomic_long *largest, global int *per_group,
+                global atomic_int *winner, global atomic_int *wins, global atomic_flag *flag,
+                global atomic_int *first, local atomic_int *l) {
+    if (get_local_id(0) == 0) atomic_init(l, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed, memory_scope_work_group);
+    atomic_fetch_max_explicit(largest, (long)get_global_id(0) * 3, memory_order_relaxed, memory_scope_work_group);
+    atomic_fetch_add_explicit(l, 2, memory_order_relaxed, memory_scope_work_group);
+    int expected = 0;
+    if (atomic_compare_exchange_strong_explicit(winner, &expected, (int)get_global_id(0) + 1, memory_order_relaxed,
+                                                memory_order_relaxed, memory_scope_work_group))
+        atomic_fetch_add_explicit(wins, 1, memory_order_relaxed, memory_scope_work_group);
+    if (!atomic_flag_test_and_set_explicit(flag, memory_order_relaxed, memory_scope_work_group))
+        atomic_fetch_add_explicit(first, 1, memory_order_relaxed, memory_scope_work_group);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0)
+        per_group[get_group_id(0)] = atomic_load_explicit(l, memory_order_relaxed, memory_scope_work_group);
+}
+"#;
+
+#[test]
+fn c11_atomics_count_exactly_across_groups_and_workers() {
+    let env = Env::new();
+    let p = build(&env, C11_ATOMICS, "-cl-std=CL3.0");
+    let k = kernel(p, "c11");
+    let (groups, items) = (64usize, 128usize);
+    let counter = buffer_of(&env, &[0i32]);
+    let largest = buffer_of(&env, &[-1i64]);
+    let per_group = env.buffer(0, groups * 4, null_mut());
+    let (winner, wins, flag, first) =
+        (buffer_of(&env, &[0i32]), buffer_of(&env, &[0i32]), buffer_of(&env, &[0i32]), buffer_of(&env, &[0i32]));
+    for (i, m) in [counter, largest, per_group, winner, wins, flag, first].iter().enumerate() {
+        set_arg(k, i as cl_uint, m);
+    }
+    ok!(cl!(clSetKernelArg(k, 7, 4, null())));
+    run(&env, k, &[groups * items], Some(&[items]));
+    let n = (groups * items) as i32;
+    assert_eq!(read_as::<i32>(&env, counter, 1)[0], n, "atomic_fetch_add_explicit");
+    assert_eq!(read_as::<i64>(&env, largest, 1)[0], (n as i64 - 1) * 3, "atomic_fetch_max_explicit on atomic_long");
+    assert_eq!(read_as::<i32>(&env, per_group, groups), vec![2 * items as i32; groups], "local atomics per group");
+    let w = read_as::<i32>(&env, winner, 1)[0];
+    assert!((1..=n).contains(&w), "compare-exchange stored a work-item's id: {w}");
+    assert_eq!(read_as::<i32>(&env, wins, 1)[0], 1, "exactly one compare-exchange succeeds");
+    assert_eq!(read_as::<i32>(&env, first, 1)[0], 1, "exactly one test-and-set finds the flag clear");
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -61,6 +61,23 @@ const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
         include_str!("../../../builtins/clc/atomics.cl"),
         &["-x", "cl", "-cl-std=CL1.2", "-Xclang", "-ffake-address-space-map"],
     ),
+    (
+        "atomics_c11.cl",
+        include_str!("../../../builtins/clc/atomics_c11.cl"),
+        // OpenCL C 3.0 with 64-bit atomics: where clang declares the atomic types and
+        // the _explicit functions with scopes, as it does for kernels.
+        &[
+            "-x",
+            "cl",
+            "-cl-std=CL3.0",
+            "-Xclang",
+            "-ffake-address-space-map",
+            "-Xclang",
+            "-finclude-default-header",
+            "-Xclang",
+            "-cl-ext=-all,+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_int64,+cl_khr_fp16,+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics",
+        ],
+    ),
     ("workitem.c", include_str!("../../../builtins/clc/workitem.c"), &["-x", "c"]),
     ("printf.c", include_str!("../../../builtins/clc/printf.c"), &["-x", "c"]),
 ];
