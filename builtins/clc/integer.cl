@@ -68,6 +68,6 @@ UPSAMPLE(ulong, uint, uint, 32)
 #define FAST24(T) \
     OVL T mul24(T x, T y) { return x * y; } \
     OVL T mad24(T x, T y, T z) { return x * y + z; } \
-    VEC2(T, mul24, T, T) VEC3(T, mad24, T, T, T)
+    VEC_EXPR2(T, mul24, x * y) VEC_EXPR3(T, mad24, x * y + z)
 FAST24(int)
 FAST24(uint)

@@ -90,7 +90,7 @@ MINMAX(fmin, __builtin_fminf, __builtin_fmin)
     VEC1(T, asinpi, T) VEC1(T, acospi, T) VEC1(T, atanpi, T) \
     VEC2(T, atan2pi, T, T) VEC2(T, powr, T, T) \
     VEC2(T, maxmag, T, T) VEC2(T, minmag, T, T) \
-    VEC3(T, mad, T, T, T) VEC3(T, fma, T, T, T)
+    VEC_EXPR3(T, mad, x * y + z) VEC3(T, fma, T, T, T)
 /* sinpi, cospi, tanpi: reduced exactly first (x - 2 rint(x / 2) and x - rint(x) lose no
  * bits), so that integers and half-integers give the exact zeros, ones and infinities
  * 6.15.2.4 requires; sin(x * M_PI) gave sinpi(1) = 1.2e-16. float works in double. */

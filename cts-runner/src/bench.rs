@@ -20,7 +20,24 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("barrier_ns", "barrier cost per work-item, ns", false),
     ("rss_mb", "resident memory: context+queue+program, MiB", false),
     ("peak_rss_mb", "peak resident memory after max-size barrier groups, MiB", false),
+    ("mad_float16_gops", "mad(float16) in a loop, G ops/s", true),
+    ("mad24_int16_gops", "mad24(int16) in a loop, G ops/s", true),
 ];
+
+/// Vector builtins at full width: a dependent chain of 256 per work-item, 16 lanes.
+/// Built apart from SOURCE, so the cold-build figure keeps measuring the same program.
+pub const SOURCE_VECTOR: &str = r#"
+kernel void mad_float16(global float16 *o, float s) {
+    float16 a = (float16)(get_global_id(0)), b = (float16)(s), c = (float16)(0.5f);
+    for (int i = 0; i < 256; i++) a = mad(a, b, c);
+    o[get_global_id(0)] = a;
+}
+kernel void mad24_int16(global int16 *o, int s) {
+    int16 a = (int16)(get_global_id(0)), b = (int16)(s), c = (int16)(3);
+    for (int i = 0; i < 256; i++) a = mad24(a, b, c);
+    o[get_global_id(0)] = a;
+}
+"#;
 
 pub const SOURCE: &str = r#"
 kernel void noop(global int *a) { }
@@ -369,6 +386,21 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
     arg(bk, 1, &4i32)?;
     s.run(bk, &[wg * 8], Some(&[wg]))?;
     out.push(("peak_rss_mb".into(), status_kib("VmHWM:") / 1024.0));
+
+    // Vector builtins: 64 Ki work-items x 256 dependent operations x 16 lanes.
+    let vprog = s.build(SOURCE_VECTOR)?;
+    let n = 1 << 16;
+    let vout = s.buffer(n * 64, None)?;
+    for (key, name, scalar) in
+        [("mad_float16_gops", "mad_float16", 0.999f32.to_bits()), ("mad24_int16_gops", "mad24_int16", 3)]
+    {
+        let k = s.kernel(vprog, name)?;
+        arg(k, 0, &vout)?;
+        arg(k, 1, &scalar)?;
+        s.run(k, &[n], None)?;
+        let t = best((0..5).map(|_| s.run(k, &[n], None)))?;
+        out.push((key.into(), (n * 16 * 256) as f64 / t / 1e9));
+    }
     out.extend(crate::bench_async::measure(&s)?);
     Ok(out)
 }

@@ -296,6 +296,11 @@ kernel void exact(global float *o, global double *d) {
     vstore3(normalize((float3)(INFINITY, 1.0f, -INFINITY)), 0, o + 22);
     vstore2(normalize((float2)(NAN, 1.0f)), 0, o + 25);
     o[27] = normalize(-3.0f);
+    float16 m = mad((float16)(2.0f), (float16)(3.0f) + (float16)(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f,
+                    8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f), (float16)(1.0f));
+    o[28] = m.s7;
+    o[29] = (float)mad24((int16)(1000), (int16)(-7), (int16)(5)).sa;
+    o[30] = (float)mul24((int3)(-4000), (int3)(300)).z;
     d[0] = sinpi(1.0); d[1] = pown(-1.0, 2147483647); d[2] = cospi(0.5); d[3] = rootn(-27.0, 3);
 }
 
@@ -331,7 +336,7 @@ fn pi_functions_roots_and_normalize_give_the_exact_values() {
     set_arg(k, 0, &bo);
     set_arg(k, 1, &bd);
     run(&env, k, &[1], None);
-    let o: Vec<f32> = read_as(&env, bo, 28);
+    let o: Vec<f32> = read_as(&env, bo, 31);
     let d: Vec<f64> = read_as(&env, bd, 4);
     let bits = |v: f32| v.to_bits();
     // Exact zeros with the spec's signs, exact ones and infinities.
@@ -358,6 +363,10 @@ fn pi_functions_roots_and_normalize_give_the_exact_values() {
     assert!((o[22] - h).abs() < 1e-6 && o[23] == 0.0 && (o[24] + h).abs() < 1e-6, "{:?}", &o[22..25]);
     assert!(o[25].is_nan() && o[26].is_nan(), "a NaN anywhere gives NaNs");
     assert_eq!(o[27], -1.0);
+    // Vector mad/mad24/mul24 (one vector expression each).
+    assert_eq!(o[28], 2.0 * 10.0 + 1.0, "mad(float16).s7");
+    assert_eq!(o[29], -6995.0, "mad24(int16)");
+    assert_eq!(o[30], -1_200_000.0, "mul24(int3)");
     assert_eq!(d[0].to_bits(), 0.0f64.to_bits());
     assert_eq!(d[1], -1.0);
     assert_eq!(d[2].to_bits(), 0.0f64.to_bits());
