@@ -133,17 +133,12 @@ impl Session {
         check(e, "clCreateProgramWithSource")?;
         let code = cl!(clBuildProgram(p, 1, &self.device, opts.as_ptr(), None, null_mut()));
         if code != CL_SUCCESS {
-            let mut log = vec![0u8; 1 << 16];
             let mut len = 0;
-            cl!(clGetProgramBuildInfo(
-                p,
-                self.device,
-                CL_PROGRAM_BUILD_LOG,
-                log.len(),
-                log.as_mut_ptr().cast(),
-                &mut len
-            ));
+            cl!(clGetProgramBuildInfo(p, self.device, CL_PROGRAM_BUILD_LOG, 0, null_mut(), &mut len));
+            let mut log = vec![0u8; len.max(1)];
+            cl!(clGetProgramBuildInfo(p, self.device, CL_PROGRAM_BUILD_LOG, len, log.as_mut_ptr().cast(), null_mut()));
             log.truncate(len.saturating_sub(1));
+            cl!(clReleaseProgram(p));
             return Err(format!("clBuildProgram failed: {code}\n{}", String::from_utf8_lossy(&log)));
         }
         Ok(p)

@@ -6,12 +6,11 @@
 //! log names those it lacks (`missing builtin: <mangled>`).
 
 use std::collections::BTreeMap;
-use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::ptr::{null, null_mut};
+use std::ptr::null_mut;
 
-use crate::bench::{check, Session};
+use crate::bench::Session;
 use crate::cl;
 use crate::cl::*;
 
@@ -213,24 +212,9 @@ impl Report {
 
 /// Builds `source` with `options`; `Err` carries the whole build log.
 fn build(session: &Session, source: &str, options: &str) -> Result<(), String> {
-    let src = CString::new(source).unwrap_or_default();
-    let opts = CString::new(options).unwrap_or_default();
-    let ptr = src.as_ptr();
-    let mut e = 0;
-    let p = cl!(clCreateProgramWithSource(session.context, 1, &ptr as *const _ as *mut _, null(), &mut e));
-    check(e, "clCreateProgramWithSource")?;
-    let code = cl!(clBuildProgram(p, 1, &session.device, opts.as_ptr(), None, null_mut()));
-    let result = if code == CL_SUCCESS {
-        Ok(())
-    } else {
-        let mut len = 0;
-        cl!(clGetProgramBuildInfo(p, session.device, CL_PROGRAM_BUILD_LOG, 0, null_mut(), &mut len));
-        let mut log = vec![0u8; len.max(1)];
-        cl!(clGetProgramBuildInfo(p, session.device, CL_PROGRAM_BUILD_LOG, len, log.as_mut_ptr().cast(), null_mut()));
-        Err(String::from_utf8_lossy(&log).trim_end_matches('\0').to_string())
-    };
+    let p = session.build_with(source, options)?;
     cl!(clReleaseProgram(p));
-    result
+    Ok(())
 }
 
 /// Calls of at most this many overloads per kernel: builds stay a second or two.

@@ -212,16 +212,15 @@ fn build_file(args: &[String]) -> i32 {
 }
 
 /// `suite`: see `cts_runner::suite`.
-fn suite(args: &[String]) -> i32 {
-    use cts_runner::{bench, suite, suite_async, suite_kernels};
+/// The session on `--platform NAME` (default FerroCL); `None` after saying why.
+fn session_for(args: &[String]) -> Option<(cts_runner::bench::Session, String)> {
     let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
-    let (session, name) = match bench::Session::named(&wanted) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("cts-runner: {e}");
-            return 2;
-        }
-    };
+    cts_runner::bench::Session::named(&wanted).map_err(|e| eprintln!("cts-runner: {e}")).ok()
+}
+
+fn suite(args: &[String]) -> i32 {
+    use cts_runner::{suite, suite_async, suite_kernels};
+    let Some((session, name)) = session_for(args) else { return 2 };
     let programs = suite::Programs::default();
     let start = std::time::Instant::now();
     let mut cases = suite_kernels::cases(&programs);
@@ -248,15 +247,8 @@ fn suite(args: &[String]) -> i32 {
 /// `coverage [--platform NAME] [--std CL1.2,CL2.0,CL3.0] [--json FILE]`: which builtins
 /// clang declares for the device's features and which the platform defines.
 fn coverage(args: &[String]) -> i32 {
-    use cts_runner::{bench, coverage};
-    let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
-    let (session, name) = match bench::Session::named(&wanted) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("cts-runner: {e}");
-            return 2;
-        }
-    };
+    use cts_runner::coverage;
+    let Some((session, name)) = session_for(args) else { return 2 };
     let clang = match coverage::find_clang() {
         Ok(c) => c,
         Err(e) => {

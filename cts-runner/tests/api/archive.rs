@@ -44,16 +44,8 @@ fn missing_or_foreign_builtins_archives_fail_the_build_with_a_clear_log() {
     assert!(out.contains("is not from this FerroCL version (it lacks FERROCL_BUILTINS_ABI_"), "{out}");
 }
 
-/// clang as the driver would pick it (FERROCL_CLANG, else the newest clang-N, else clang).
-fn clang() -> String {
-    std::env::var("FERROCL_CLANG").ok().unwrap_or_else(|| {
-        (15..=19)
-            .rev()
-            .map(|v| format!("clang-{v}"))
-            .chain(["clang".to_string()])
-            .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
-            .expect("clang is not installed: the README's setup installs clang-19")
-    })
+fn clang() -> std::path::PathBuf {
+    cts_runner::coverage::find_clang().expect("clang is not installed: the README's setup installs clang-19")
 }
 
 /// The names of the async-copy family a kernel calling every overload references, as
