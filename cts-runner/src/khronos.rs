@@ -1,17 +1,18 @@
-//! `cts-runner khronos`: runs tests of a Khronos CTS `test_basic` binary (built by the
-//! user; this project ships none of the CTS) against one platform, one process per test
-//! with a timeout, and judges each result from its exit status and log: a test that
-//! reports its feature unsupported, or skips every configuration it tried, counts as
-//! skipped, not passed.
+//! `cts-runner khronos`: runs tests of Khronos CTS suite binaries (`test_basic`,
+//! `test_half`, ... built by the user; this project ships none of the CTS) against one
+//! platform, one process per test with a timeout, and judges each result from its exit
+//! status and log: a test that reports its feature unsupported, or skips every
+//! configuration it tried, counts as skipped, not passed.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The async-copy and prefetch tests: the default selection.
+/// The async-copy and prefetch tests: the default selection of `test_basic` (other
+/// suites run whole by default).
 pub const ASYNC_TESTS: &[&str] = &[
     "async_copy_global_to_local",
     "async_copy_local_to_global",
@@ -39,12 +40,32 @@ pub enum Verdict {
 
 #[derive(Clone, Debug)]
 pub struct Outcome {
+    /// The suite binary's file name (`test_basic`).
+    pub suite: String,
     pub test: String,
     pub verdict: Verdict,
     pub seconds: f64,
     /// Configurations the test tried, and how many of them it skipped itself.
     pub configs: usize,
     pub skipped_configs: usize,
+}
+
+/// One test of one suite binary.
+#[derive(Clone, Debug)]
+pub struct Test {
+    pub binary: PathBuf,
+    pub name: String,
+}
+
+impl Test {
+    pub fn suite(&self) -> String {
+        suite_name(&self.binary)
+    }
+}
+
+/// A suite's name: its binary's file name.
+pub fn suite_name(binary: &Path) -> String {
+    binary.file_name().map_or_else(|| binary.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 /// Judges one test from its exit status (None: killed at the timeout) and its log.
@@ -72,7 +93,7 @@ pub fn judge(test: &str, status: Option<i32>, log: &str, seconds: f64) -> Outcom
             Verdict::Failed(format!("exit status {code}: {why}"))
         }
     };
-    Outcome { test: test.to_string(), verdict, seconds, configs, skipped_configs }
+    Outcome { suite: String::new(), test: test.to_string(), verdict, seconds, configs, skipped_configs }
 }
 
 /// The outcomes as the suite's, for its JUnit and JSON writers.
@@ -81,7 +102,7 @@ pub fn as_suite(outcomes: &[Outcome]) -> Vec<crate::suite::Outcome> {
     outcomes
         .iter()
         .map(|o| crate::suite::Outcome {
-            name: format!("khronos/test_basic/{}", o.test),
+            name: format!("khronos/{}/{}", o.suite, o.test),
             verdict: match &o.verdict {
                 Verdict::Passed => V::Passed,
                 Verdict::Skipped(w) => V::Skipped(w.clone()),
@@ -106,12 +127,22 @@ pub fn glob(pattern: &str, s: &str) -> bool {
     m(pattern.as_bytes(), s.as_bytes())
 }
 
-/// The tests `test_basic` offers (from its `--list` listing).
-pub fn available(test_basic: &Path) -> Result<Vec<String>, String> {
-    let out = Command::new(test_basic)
+/// Passed, skipped and failed tests of one suite (or all, for `None`).
+pub fn counts(outcomes: &[Outcome], suite: Option<&str>) -> (usize, usize, usize) {
+    let of = outcomes.iter().filter(|o| suite.map_or(true, |s| o.suite == s));
+    of.fold((0, 0, 0), |(p, s, f), o| match o.verdict {
+        Verdict::Passed => (p + 1, s, f),
+        Verdict::Skipped(_) => (p, s + 1, f),
+        Verdict::Failed(_) => (p, s, f + 1),
+    })
+}
+
+/// The tests a CTS suite binary offers (from its `--list` listing).
+pub fn available(binary: &Path) -> Result<Vec<String>, String> {
+    let out = Command::new(binary)
         .arg("--list")
         .output()
-        .map_err(|e| format!("cannot run {}: {e} (pass the path of a built test_basic)", test_basic.display()))?;
+        .map_err(|e| format!("cannot run {}: {e} (pass the path of a built CTS suite)", binary.display()))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let names: Vec<String> = text
         .lines()
@@ -120,15 +151,14 @@ pub fn available(test_basic: &Path) -> Result<Vec<String>, String> {
         .map(str::to_string)
         .collect();
     if names.is_empty() {
-        return Err(format!("{} --list listed no tests: is it a CTS test_basic binary?", test_basic.display()));
+        return Err(format!("{} --list listed no tests: is it a CTS suite binary?", binary.display()));
     }
     Ok(names)
 }
 
 /// Runs `tests` with `jobs` at a time; `env` is added to each child's environment.
 pub fn run(
-    test_basic: &Path,
-    tests: &[String],
+    tests: &[Test],
     env: &[(String, String)],
     jobs: usize,
     timeout: Duration,
@@ -141,7 +171,7 @@ pub fn run(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(test) = tests.get(i) else { break };
-                let o = run_one(test_basic, test, env, timeout);
+                let o = run_one(test, env, timeout);
                 progress(&o);
                 results.lock().unwrap().push((i, o));
             });
@@ -152,9 +182,10 @@ pub fn run(
     r.into_iter().map(|(_, o)| o).collect()
 }
 
-fn run_one(test_basic: &Path, test: &str, env: &[(String, String)], timeout: Duration) -> Outcome {
+fn run_one(t: &Test, env: &[(String, String)], timeout: Duration) -> Outcome {
     let start = Instant::now();
-    let child = Command::new(test_basic)
+    let test = t.name.as_str();
+    let child = Command::new(&t.binary)
         .arg(test)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
@@ -163,7 +194,9 @@ fn run_one(test_basic: &Path, test: &str, env: &[(String, String)], timeout: Dur
         .spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) => return judge(test, Some(-1), &format!("ERROR: cannot start: {e}"), 0.0),
+        Err(e) => {
+            return Outcome { suite: t.suite(), ..judge(test, Some(-1), &format!("ERROR: cannot start: {e}"), 0.0) }
+        }
     };
     // Read the pipes while waiting, so a chatty test cannot block on a full pipe.
     let mut out = child.stdout.take().unwrap();
@@ -191,7 +224,7 @@ fn run_one(test_basic: &Path, test: &str, env: &[(String, String)], timeout: Dur
         }
     };
     let log = reader.join().unwrap_or_default() + &err_reader.join().unwrap_or_default();
-    judge(test, status, &log, start.elapsed().as_secs_f64())
+    Outcome { suite: t.suite(), ..judge(test, status, &log, start.elapsed().as_secs_f64()) }
 }
 
 #[cfg(test)]
@@ -212,6 +245,19 @@ mod tests {
         assert!(matches!(judge("t", Some(1), "FAILED test.\n", 1.0).verdict, Verdict::Failed(_)));
         assert!(matches!(judge("t", None, "", 300.0).verdict, Verdict::Failed(_)));
         assert!(matches!(judge("t", Some(0), "crashed?", 1.0).verdict, Verdict::Failed(_)));
+    }
+
+    #[test]
+    fn counts_per_suite() {
+        let o = |suite: &str, passed: bool| Outcome {
+            suite: suite.into(),
+            ..judge("t", Some(i32::from(!passed)), if passed { "PASSED test." } else { "FAILED test." }, 1.0)
+        };
+        let all = [o("test_half", true), o("test_half", false), o("test_basic", true)];
+        assert_eq!(counts(&all, Some("test_half")), (1, 0, 1));
+        assert_eq!(counts(&all, Some("test_basic")), (1, 0, 0));
+        assert_eq!(counts(&all, None), (2, 0, 1));
+        assert_eq!(suite_name(Path::new("/cts/build/half/test_half")), "test_half");
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! OpenCL C file on the first platform and prints the status, build log and time;
 //! `bench [--platform NAME ...] [--async-only] [--json FILE] [--svg FILE]` compares platforms
 //! side by side;
-//! `khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N]
-//! [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS tests (default: the
-//! async-copy ones);
+//! `khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME]
+//! [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS suites
+//! (of test_basic, by default the async-copy tests) with counts per suite;
 //! `suite [--platform NAME] [--filter GLOB]... [--junit FILE] [--json FILE]
 //! [--selftest-failure]` runs our own conformance suites.
 //! `--ferrocl-build` makes the loader use this build tree's FerroCL (alone for
@@ -34,7 +34,7 @@ Answers \"does this OpenCL platform work, and how fast?\" through the system ICD
 commands:
   platforms   list the platforms the loader offers (the default)
   suite       run FerroCL's own conformance suites (kernels basics, async copies)
-  khronos     run tests of a Khronos CTS test_basic you built
+  khronos     run tests of Khronos CTS suites you built
   bench       benchmark platforms side by side with host references
   build       build an OpenCL C file and print the status, log and time
   coverage    which OpenCL C builtins clang declares for the device and which it defines
@@ -54,12 +54,14 @@ Runs FerroCL's conformance suites (kernels basics, async copies) on one platform
     ),
     (
         "khronos",
-        "usage: cts-runner khronos --test-basic PATH [--ferrocl-build] [--filter GLOB]... [--platform NAME]
-                          [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]
+        "usage: cts-runner khronos (--suite PATH | --test-basic PATH)... [--ferrocl-build] [--filter GLOB]...
+                          [--platform NAME] [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]
 
-Runs tests of a Khronos CTS test_basic binary you built (default: the 15 async-copy
-and prefetch tests), one process per test with a timeout. A test that says its feature
-is unsupported, or skips every configuration, counts as skipped.",
+Runs the tests of Khronos CTS suite binaries you built (test_half, test_workgroups, ...:
+--suite, every test; --test-basic, its 15 async-copy and prefetch tests), one process
+per test with a timeout, and prints counts per suite. --filter selects tests by name or
+'suite/test'. A test that says its feature is unsupported, or skips every
+configuration, counts as skipped.",
     ),
     (
         "bench",
@@ -301,18 +303,22 @@ fn coverage(args: &[String]) -> i32 {
 }
 
 fn khronos(args: &[String], have_platforms: bool) -> i32 {
-    use cts_runner::khronos::{self, Verdict, ASYNC_TESTS};
-    let Some(path) = flag_values(args, "--test-basic").pop().map(std::path::PathBuf::from) else {
+    use cts_runner::khronos::{self, Test, Verdict, ASYNC_TESTS};
+    // `--test-basic PATH` runs the async-copy tests by default; `--suite PATH` every test.
+    let basic = flag_values(args, "--test-basic").into_iter().map(|p| (std::path::PathBuf::from(p), true));
+    let suites: Vec<_> =
+        basic.chain(flag_values(args, "--suite").into_iter().map(|p| (std::path::PathBuf::from(p), false))).collect();
+    if suites.is_empty() {
         eprintln!(
-            "usage: cts-runner khronos --test-basic PATH [--filter GLOB]... [--platform NAME] [--jobs N] \
-             [--timeout SECS] [--junit FILE] [--json FILE]"
+            "usage: cts-runner khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME] \
+             [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]"
         );
         return 2;
-    };
-    if !path.is_file() {
+    }
+    if let Some((p, _)) = suites.iter().find(|(p, _)| !p.is_file()) {
         eprintln!(
-            "cts-runner: {} is not a file: build the Khronos CTS (KhronosGroup/OpenCL-CTS) and pass its test_basic",
-            path.display()
+            "cts-runner: {} is not a file: build the Khronos CTS (KhronosGroup/OpenCL-CTS) and pass its suite binaries",
+            p.display()
         );
         return 2;
     }
@@ -330,39 +336,41 @@ fn khronos(args: &[String], have_platforms: bool) -> i32 {
         eprintln!("cts-runner: no platform named '{wanted}' (found: {})", names.join(", "));
         return 2;
     };
-    let available = match khronos::available(&path) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("cts-runner: {e}");
-            return 2;
-        }
-    };
+    // A filter matches a test's name or `suite/test`.
     let filters = flag_values(args, "--filter");
-    let tests: Vec<String> = available
-        .into_iter()
-        .filter(|t| match filters.is_empty() {
-            true => ASYNC_TESTS.contains(&t.as_str()),
-            false => filters.iter().any(|f| khronos::glob(f, t)),
-        })
-        .collect();
+    let mut tests = Vec::new();
+    for (binary, async_default) in &suites {
+        let available = match khronos::available(binary) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("cts-runner: {e}");
+                return 2;
+            }
+        };
+        let suite = khronos::suite_name(binary);
+        tests.extend(
+            available
+                .into_iter()
+                .filter(|t| match filters.is_empty() {
+                    true => !async_default || ASYNC_TESTS.contains(&t.as_str()),
+                    false => filters.iter().any(|f| khronos::glob(f, t) || khronos::glob(f, &format!("{suite}/{t}"))),
+                })
+                .map(|name| Test { binary: binary.clone(), name }),
+        );
+    }
     if tests.is_empty() {
-        eprintln!("cts-runner: no test of {} matches", path.display());
+        eprintln!("cts-runner: no test matches");
         return 2;
     }
     let jobs = flag_values(args, "--jobs").pop().and_then(|j| j.parse().ok()).unwrap_or(2);
     let timeout = flag_values(args, "--timeout").pop().and_then(|t| t.parse().ok()).unwrap_or(1200);
-    println!("running {} tests of {} on '{}' ({jobs} at a time)", tests.len(), path.display(), names[index]);
+    println!("running {} tests of {} suites on '{}' ({jobs} at a time)", tests.len(), suites.len(), names[index]);
     let env = vec![("CL_PLATFORM_INDEX".to_string(), index.to_string())];
     let start = std::time::Instant::now();
-    let outcomes = khronos::run(&path, &tests, &env, jobs, std::time::Duration::from_secs(timeout), &|o| {
-        println!("  {:<72} {:>8.1} s  {}", o.test, o.seconds, verdict_text(&o.verdict));
+    let outcomes = khronos::run(&tests, &env, jobs, std::time::Duration::from_secs(timeout), &|o| {
+        let name = format!("{}/{}", o.suite, o.test);
+        println!("  {name:<72} {:>8.1} s  {}", o.seconds, verdict_text(&o.verdict));
     });
-    let count = |f: &dyn Fn(&Verdict) -> bool| outcomes.iter().filter(|o| f(&o.verdict)).count();
-    let (passed, skipped, failed) = (
-        count(&|v| *v == Verdict::Passed),
-        count(&|v| matches!(v, Verdict::Skipped(_))),
-        count(&|v| matches!(v, Verdict::Failed(_))),
-    );
     println!("\n{:<72} {:>10} {:>9} {:>10}", "test", "result", "time, s", "configs");
     for o in &outcomes {
         let configs = match o.configs {
@@ -374,14 +382,24 @@ fn khronos(args: &[String], have_platforms: bool) -> i32 {
             Verdict::Skipped(_) => "skipped",
             Verdict::Failed(_) => "FAILED",
         };
-        println!("{:<72} {result:>10} {:>9.1} {configs:>10}", o.test, o.seconds);
+        println!("{:<72} {result:>10} {:>9.1} {configs:>10}", format!("{}/{}", o.suite, o.test), o.seconds);
     }
+    println!("\n{:<32} {:>8} {:>8} {:>8}", "suite", "passed", "skipped", "failed");
+    let mut seen = Vec::new();
+    for o in &outcomes {
+        if !seen.contains(&o.suite) {
+            let (p, s, f) = khronos::counts(&outcomes, Some(&o.suite));
+            println!("{:<32} {p:>8} {s:>8} {f:>8}", o.suite);
+            seen.push(o.suite.clone());
+        }
+    }
+    let (passed, skipped, failed) = khronos::counts(&outcomes, None);
     println!(
         "\n{passed} passed, {skipped} skipped, {failed} failed in {:.0} s (configs: run/tried by the test)",
         start.elapsed().as_secs_f64()
     );
     for o in outcomes.iter().filter(|o| !matches!(o.verdict, Verdict::Passed)) {
-        println!("  {}: {}", o.test, verdict_text(&o.verdict));
+        println!("  {}/{}: {}", o.suite, o.test, verdict_text(&o.verdict));
     }
     let as_suite = khronos::as_suite(&outcomes);
     if let Some(f) = flag_values(args, "--junit").pop() {
