@@ -7,77 +7,7 @@
  * take a hidden trailing `ferrocl_ctx *` parameter; queries read it, so in the item
  * loop they become the loop's induction variables instead of memory loads. */
 
-#include <stddef.h>
-
-/* Mirrors kernel-abi's `Group`, `Services` and `AsyncCopy` (the offsets asserted below are
- * asserted there too). */
-typedef struct ferrocl_group ferrocl_group;
-typedef struct {
-    size_t dst, src, elem, per_line, lines, planes, src_line, src_plane, dst_line, dst_plane;
-    unsigned to_local, pad;
-} ferrocl_copy;
-typedef struct {
-    void (*barrier)(const ferrocl_group *);
-    size_t (*copy)(const ferrocl_group *, size_t item, const ferrocl_copy *, size_t event);
-    void (*wait)(const ferrocl_group *, size_t item, unsigned count, const size_t *events);
-    void (*fence)(const ferrocl_group *, size_t item, unsigned flags);
-    void (*settle)(const ferrocl_group *);
-} ferrocl_services;
-
-struct ferrocl_group {
-    size_t group_id[3];
-    size_t local_size[3];
-    size_t enqueued_local_size[3];
-    size_t global_offset[3];
-    size_t global_size[3];
-    size_t num_groups[3];
-    unsigned work_dim;
-    unsigned pad;
-    const ferrocl_services *services;
-    void *runtime;
-    void *frames;
-    void *copies;
-};
-_Static_assert(__builtin_offsetof(struct ferrocl_group, copies) == 176, "Group layout");
-
-/* Mirrors kernel-abi's `CopyLog`: what the async-copy fast paths below read and write. */
-typedef struct {
-    unsigned *reached;
-    size_t items;
-    const size_t *events;
-    size_t ops;
-    size_t issued;
-    unsigned long waited;
-    unsigned defer, slow;
-} ferrocl_copy_log;
-_Static_assert(sizeof(ferrocl_copy_log) == 56, "CopyLog layout");
-
-_Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
-_Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
-
-/* One work-item's view: a private copy of the group geometry plus its local id. Mirrors
- * kernel-abi's `WorkItem`: the archive's async-copy builtins receive it too. */
-typedef struct ferrocl_ctx_s {
-    size_t lid[3];
-    size_t gid[3];
-    size_t lsz[3];
-    size_t elsz[3];
-    size_t off[3];
-    size_t gsz[3];
-    size_t ngr[3];
-    unsigned dim;
-    const ferrocl_group *group;
-    /* For the async-copy builtins, which run once per work-item and copy: the group's
-     * copy log (one load instead of two) and the linear local id (set with the id). */
-    void *copies;
-    size_t item;
-} ferrocl_ctx;
-_Static_assert(__builtin_offsetof(ferrocl_ctx, group) == 176, "WorkItem layout");
-_Static_assert(__builtin_offsetof(ferrocl_ctx, item) == 192, "WorkItem layout");
-
-#define INLINE static inline __attribute__((always_inline))
-
-#define QUERY __attribute__((always_inline, used))
+#include "workitem.h"
 
 INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
     for (int d = 0; d < 3; d++) {
@@ -92,6 +22,7 @@ INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
     c->group = g;
     c->copies = g->copies;
     c->item = 0;
+    c->stack_top = g->stack_top;
 }
 
 /* Queries: the OpenCL functions with the context as a trailing argument. Out-of-range
@@ -114,6 +45,12 @@ QUERY size_t __ferrocl_get_global_linear_id(const ferrocl_ctx *c) {
 }
 QUERY size_t __ferrocl_get_local_linear_id(const ferrocl_ctx *c) {
     return (c->lid[2] * c->lsz[1] + c->lid[1]) * c->lsz[0] + c->lid[0];
+}
+/* A sub-group is one work-item (builtins/clc/subgroups.cl). */
+QUERY unsigned __ferrocl_get_sub_group_id(const ferrocl_ctx *c) { return (unsigned)__ferrocl_get_local_linear_id(c); }
+QUERY unsigned __ferrocl_get_num_sub_groups(const ferrocl_ctx *c) { return (unsigned)(c->lsz[0] * c->lsz[1] * c->lsz[2]); }
+QUERY unsigned __ferrocl_get_enqueued_num_sub_groups(const ferrocl_ctx *c) {
+    return (unsigned)(c->elsz[0] * c->elsz[1] * c->elsz[2]);
 }
 
 /* For the item loops the driver generates per kernel (icd/src/compiler/launcher.rs):
@@ -143,6 +80,8 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
     c.lid[1] = lid[1];
     c.lid[2] = lid[2];
     c.item = __ferrocl_get_local_linear_id(&c);
+    /* A fiber's private variables lie below this frame, on its own stack. */
+    c.stack_top = __builtin_frame_address(0);
     item(args, &c);
 }
 
@@ -162,7 +101,6 @@ QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
  * archive's function, passed as `slow`, only when the driver has work to do. Inline,
  * the common call costs a few loads; as a call into the archive it cost the
  * double-buffered benchmark kernel 10% (copies alone 4.6 -> 5.05 ms). */
-#define AS(n) __attribute__((address_space(n)))
 typedef AS(3) void local_p;
 typedef AS(1) void global_p;
 typedef const AS(3) void const_local_p;
@@ -286,3 +224,51 @@ __attribute__((overloadable)) void atomic_work_item_fence(unsigned flags, memory
     (void)scope;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
+
+/* to_global, to_local, to_private and get_fence (OpenCL C 2.0 generic address space):
+ * every address space is the same memory on a CPU, so the address itself says where it
+ * points. Private: between the stack pointer and the work-item's stack top, or in the
+ * frame memory of a kernel run as regions (its variables live across barriers there).
+ * Local: the group's __local arguments, or a __local variable of the kernel, which the
+ * IR rewrite makes thread-local and lists in __ferrocl_static_local (generated per
+ * module). Global: the rest. */
+_Bool __ferrocl_static_local(const AS(4) void *p);
+
+/* The frame of a function that is never inlined lies below every live frame of its
+ * callers. */
+__attribute__((noinline)) static char *stack_pointer(void) { return __builtin_frame_address(0); }
+
+INLINE int is_private(const AS(4) void *p, const ferrocl_ctx *c) {
+    const char *a = (const char *)p;
+    const ferrocl_group *g = c->group;
+    return (a >= stack_pointer() && a < c->stack_top) || (g->frames && a >= (char *)g->frames && a < g->frames_end);
+}
+
+INLINE int is_local(const AS(4) void *p, const ferrocl_ctx *c) {
+    const char *a = (const char *)p;
+    const ferrocl_group *g = c->group;
+    return (a >= g->local_begin && a < g->local_end) || __ferrocl_static_local(p);
+}
+
+QUERY AS(1) void *ferrocl_to_global(AS(4) void *p, const ferrocl_ctx *c) __asm__("__to_global");
+QUERY AS(1) void *ferrocl_to_global(AS(4) void *p, const ferrocl_ctx *c) {
+    return p && !is_private(p, c) && !is_local(p, c) ? (AS(1) void *)p : 0;
+}
+QUERY AS(3) void *ferrocl_to_local(AS(4) void *p, const ferrocl_ctx *c) __asm__("__to_local");
+QUERY AS(3) void *ferrocl_to_local(AS(4) void *p, const ferrocl_ctx *c) {
+    return p && is_local(p, c) ? (AS(3) void *)p : 0;
+}
+QUERY void *ferrocl_to_private(AS(4) void *p, const ferrocl_ctx *c) __asm__("__to_private");
+QUERY void *ferrocl_to_private(AS(4) void *p, const ferrocl_ctx *c) {
+    return p && is_private(p, c) ? (void *)p : 0;
+}
+
+/* CLK_LOCAL_MEM_FENCE for local memory, CLK_GLOBAL_MEM_FENCE for global, none for
+ * private memory, which no other work-item sees. */
+#define GET_FENCE(NAME, MANGLED, Q) \
+    QUERY unsigned NAME(Q AS(4) void *p, const ferrocl_ctx *c) __asm__(MANGLED); \
+    QUERY unsigned NAME(Q AS(4) void *p, const ferrocl_ctx *c) { \
+        return is_local(p, c) ? 1u : is_private(p, c) ? 0u : 2u; \
+    }
+GET_FENCE(ferrocl_get_fence, "_Z9get_fencePU9CLgenericv", )
+GET_FENCE(ferrocl_get_fence_const, "_Z9get_fencePU9CLgenericKv", const)

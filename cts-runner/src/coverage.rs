@@ -98,6 +98,11 @@ pub fn declarations(clang: &Path, std: &str, enabled: &[String], extra: Option<&
     if let Some(x) = extra {
         cmd.arg("-include").arg(x);
     }
+    // As the driver compiles OpenCL C 3.0: clang defines the macros of some features from
+    // -cl-ext only, not of those its header alone uses (scopes, collectives).
+    if std == "CL3.0" {
+        cmd.args(enabled.iter().filter(|f| f.starts_with("__opencl_c_")).map(|f| format!("-D{f}=1")));
+    }
     // clang reports errors for declarations of features the device lacks (images):
     // those declarations are marked invalid and skipped below.
     let out = cmd.arg(&empty).output().map_err(|e| format!("{}: {e}", clang.display()))?;

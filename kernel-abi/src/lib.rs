@@ -32,7 +32,24 @@ pub struct Group {
     pub frames: *mut c_void,
     /// The driver's async-copy state of this group (opaque to kernel code).
     pub copies: *mut c_void,
+    /// End of the frame memory in use (`frames` + frame size x work-items): a pointer
+    /// in `frames..frames_end` is a work-item's private variable (`to_private`).
+    pub frames_end: *mut c_void,
+    /// The `__local` arguments' memory, `local_begin..local_end` (`to_local`).
+    pub local_begin: *mut c_void,
+    pub local_end: *mut c_void,
+    /// An address above every stack frame of the kernel on the running thread: private
+    /// variables lie between the stack pointer and it (fibers have their own, see
+    /// `WorkItem::stack_top`).
+    pub stack_top: *mut c_void,
+    /// Memory of the work-group collective functions: `COLLECTIVE_SCRATCH` bytes,
+    /// 16-byte aligned, shared by the group's work-items.
+    pub scratch: *mut c_void,
 }
+
+/// Bytes of `Group::scratch`: two slots of 8 bytes per work-item of the largest group
+/// (operands, then results) (builtins/clc/collectives.c).
+pub const COLLECTIVE_SCRATCH: usize = 2 * 8 * 4096;
 
 impl Default for Group {
     fn default() -> Group {
@@ -49,6 +66,11 @@ impl Default for Group {
             runtime: core::ptr::null_mut(),
             frames: core::ptr::null_mut(),
             copies: core::ptr::null_mut(),
+            frames_end: core::ptr::null_mut(),
+            local_begin: core::ptr::null_mut(),
+            local_end: core::ptr::null_mut(),
+            stack_top: core::ptr::null_mut(),
+            scratch: core::ptr::null_mut(),
         }
     }
 }
@@ -144,18 +166,23 @@ pub struct WorkItem {
     pub copies: *mut CopyLog,
     /// The linear local id.
     pub item: usize,
+    /// An address above the work-item's stack frames (`Group::stack_top`, or the top of
+    /// its fiber).
+    pub stack_top: *mut c_void,
 }
 
 // The same offsets are asserted in builtins/clc/workitem.c.
 const _: () = assert!(core::mem::offset_of!(WorkItem, group) == 176);
 const _: () = assert!(core::mem::offset_of!(WorkItem, item) == 192);
 const _: () = assert!(core::mem::size_of::<CopyLog>() == 56);
+const _: () = assert!(core::mem::offset_of!(WorkItem, stack_top) == 200);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
+const _: () = assert!(core::mem::offset_of!(Group, scratch) == 216);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
 
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
-pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_3";
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_4";
 
 /// `__ferrocl_launch_<kernel>`: runs every work-item of one group (no barriers).
 pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);

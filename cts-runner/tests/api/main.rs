@@ -11,6 +11,7 @@ mod contexts;
 mod events;
 mod handles;
 mod kernels;
+mod opencl_c2;
 mod platform;
 mod programs;
 mod queues;

@@ -143,18 +143,22 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_PARTITION_TYPE => Info::empty(),
         CL_DEVICE_REFERENCE_COUNT => Info::of(&1u32),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => Info::of(&true),
-        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => Info::of(&false),
-        CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => Info::of(&false),
+        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => {
+            Info::of(&cl_bool::from(device::has_feature("__opencl_c_work_group_collective_functions")))
+        }
+        CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => {
+            Info::of(&cl_bool::from(device::has_feature("__opencl_c_generic_address_space")))
+        }
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(w[4] as usize)),
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => Info::of(&false),
-        CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&none_u32),
-        // The minimum an OpenCL 3.0 device must report.
-        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => {
-            Info::of(&(CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP))
+        // Sub-groups of one work-item (builtins/clc/subgroups.cl).
+        CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&(l.max_work_group_size as u32)),
+        // Every order and scope (x86 atomics are sequentially consistent across the
+        // host), as the OpenCL C features claim.
+        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => Info::of(&device::atomic_capabilities()),
+        CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => {
+            Info::of(&(device::atomic_capabilities() | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM))
         }
-        CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => Info::of(
-            &(CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_ORDER_ACQ_REL | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP),
-        ),
         // Optional features we do not support: images, SVM, pipes, device enqueue.
         CL_DEVICE_IMAGE_SUPPORT => Info::of(&false),
         CL_DEVICE_MAX_READ_IMAGE_ARGS

@@ -222,6 +222,7 @@ dispatch_table! {
     clGetKernelWorkGroupInfo => kernel::clGetKernelWorkGroupInfo,
     clGetKernelArgInfo => kernel::clGetKernelArgInfo,
     clGetKernelSubGroupInfo => kernel::clGetKernelSubGroupInfo,
+    clGetKernelSubGroupInfoKHR => kernel::clGetKernelSubGroupInfo,
     clCloneKernel => kernel::clCloneKernel,
     clSetKernelArgSVMPointer => kernel::clSetKernelArgSVMPointer,
     clSetKernelExecInfo => kernel::clSetKernelExecInfo,

@@ -243,21 +243,65 @@ pub(super) unsafe extern "C" fn clGetKernelArgInfo(
     })
 }
 
+/// Sub-groups are one work-item each (builtins/clc/subgroups.cl): a group of N
+/// work-items has N sub-groups of size 1.
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
     kernel: cl_kernel,
     device: cl_device_id,
-    _param_name: cl_kernel_sub_group_info,
-    _input_size: usize,
-    _input: *const c_void,
-    _size: usize,
-    _value: *mut c_void,
-    _size_ret: *mut usize,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
 ) -> cl_int {
     status(|| {
         let k = from_handle::<Kernel>(kernel)?;
-        kernel_device(&k, device)?;
-        // "CL_INVALID_OPERATION if device does not support subgroups."
-        Err(CL_INVALID_OPERATION)
+        let d = kernel_device(&k, device)?;
+        // "CL_INVALID_VALUE if param_name is CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE and the
+        // size in bytes specified by input_value_size is not valid or if input_value is
+        // NULL" (and likewise for the other queries that take an input).
+        let local_size = || -> CLResult<Vec<usize>> {
+            let n = input_value_size / size_of::<usize>();
+            if input_value.is_null() || input_value_size % size_of::<usize>() != 0 || !(1..=3).contains(&n) {
+                return Err(CL_INVALID_VALUE);
+            }
+            // SAFETY: the caller passes input_value_size readable bytes (checked non-null).
+            Ok(unsafe { std::slice::from_raw_parts(input_value.cast::<usize>(), n) }.to_vec())
+        };
+        let info = match param_name {
+            CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
+                local_size()?;
+                Info::of(&1usize)
+            }
+            CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
+                let items = local_size()?.iter().try_fold(1usize, |p, &n| p.checked_mul(n)).ok_or(CL_INVALID_VALUE)?;
+                Info::of(&items)
+            }
+            CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
+                if input_value.is_null() || input_value_size != size_of::<usize>() {
+                    return Err(CL_INVALID_VALUE);
+                }
+                // SAFETY: checked non-null and the size of one size_t.
+                let count = unsafe { input_value.cast::<usize>().read_unaligned() };
+                // The local size in as many dimensions as the caller's array holds; all
+                // zero when no work-group has that many sub-groups.
+                let dims = (param_value_size / size_of::<usize>()).clamp(1, 3);
+                let fits = (1..=d.limits.max_work_group_size).contains(&count);
+                let mut size = vec![0usize; dims];
+                if fits {
+                    size.iter_mut().for_each(|s| *s = 1);
+                    size[0] = count;
+                }
+                Info::of(&size[..])
+            }
+            CL_KERNEL_MAX_NUM_SUB_GROUPS => Info::of(&d.limits.max_work_group_size),
+            // No kernel attribute sets a sub-group count.
+            CL_KERNEL_COMPILE_NUM_SUB_GROUPS => Info::of(&0usize),
+            _ => Err(CL_INVALID_VALUE),
+        }?;
+        info.write(param_value_size, param_value, param_value_size_ret)
     })
 }
 

@@ -37,14 +37,18 @@ const QUERIES: &[(&str, &str, &str)] = &[
     ("_Z17get_global_offsetj", "__ferrocl_get_global_offset", "i64 (i32, ptr)"),
     ("_Z20get_global_linear_idv", "__ferrocl_get_global_linear_id", "i64 (ptr)"),
     ("_Z19get_local_linear_idv", "__ferrocl_get_local_linear_id", "i64 (ptr)"),
+    // Sub-groups of one work-item (builtins/clc/subgroups.cl).
+    ("_Z16get_sub_group_idv", "__ferrocl_get_sub_group_id", "i32 (ptr)"),
+    ("_Z18get_num_sub_groupsv", "__ferrocl_get_num_sub_groups", "i32 (ptr)"),
+    ("_Z27get_enqueued_num_sub_groupsv", "__ferrocl_get_enqueued_num_sub_groups", "i32 (ptr)"),
     // Barriers reach the driver through the group in the context, with no TLS lookup.
     ("_Z7barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
     ("_Z18work_group_barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
     ("_Z18work_group_barrierj12memory_scope", "__ferrocl_barrier_scope", "void (i32, i32, ptr)"),
 ];
 
-/// Builtins of the archive that take the work-item context as a hidden last argument,
-/// like the queries (builtins/src/async_copies.rs), by OpenCL C name.
+/// Builtins that take the work-item context as a hidden last argument, like the
+/// queries: the archive's async copies (builtins/src/async_copies.rs), by OpenCL C name.
 const CONTEXT_BUILTINS: &[&str] = &[
     "async_work_group_copy",
     "async_work_group_strided_copy",
@@ -52,11 +56,31 @@ const CONTEXT_BUILTINS: &[&str] = &[
     "async_work_group_copy_3D3D",
     "async_work_group_copy_fence",
     "wait_group_events",
+    // Where a generic pointer points: the address tells (builtins/clc/workitem.c).
+    "get_fence",
 ];
 
-/// Builtins that make work-items of a group wait for each other: kernels reaching one
-/// run their work-items as fibers.
-const SYNC_PREFIXES: &[&str] = &["_Z7barrierj", "_Z18work_group_barrier", "_Z17wait_group_events", "_Z10work_group_"];
+/// What clang calls for `to_global`, `to_local` and `to_private` (unmangled), which
+/// take the context too.
+const CONTEXT_FUNCTIONS: &[&str] = &["__to_global", "__to_local", "__to_private"];
+
+/// Whether a builtin takes the context: the above, and the work-group collectives
+/// (builtins/clc/collectives.c), which synchronise the group.
+fn takes_context_by_name(mangled: &str) -> bool {
+    CONTEXT_FUNCTIONS.contains(&mangled)
+        || opencl_name(mangled).is_some_and(|n| CONTEXT_BUILTINS.contains(&n) || is_collective(n))
+}
+
+fn is_collective(opencl_name: &str) -> bool {
+    opencl_name.starts_with("work_group_") && opencl_name != "work_group_barrier"
+}
+
+/// Whether a builtin makes the work-items of a group wait for each other: kernels
+/// reaching one run their work-items as fibers, unless the region transform splits them.
+fn synchronises(mangled: &str) -> bool {
+    opencl_name(mangled)
+        .is_some_and(|n| matches!(n, "barrier" | "work_group_barrier" | "wait_group_events") || is_collective(n))
+}
 
 /// One function definition: its `define` line and body line range.
 struct Function {
@@ -183,8 +207,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
     // Functions that need the context: callers of queries and of the archive's builtins
     // that take it, then their callers.
     let queries: HashMap<&str, (&str, &str)> = QUERIES.iter().map(|&(m, f, r)| (m, (f, r))).collect();
-    let takes_context =
-        |name: &str| !defined.contains(name) && opencl_name(name).is_some_and(|n| CONTEXT_BUILTINS.contains(&n));
+    let takes_context = |name: &str| !defined.contains(name) && takes_context_by_name(name);
     let mut needs: HashSet<String> = HashSet::new();
     loop {
         let before = needs.len();
@@ -289,6 +312,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         let _ = writeln!(module, "declare {ret} @{ours}{params}");
     }
     module.push_str(launcher::DECLARATIONS);
+    module.push_str(&static_local_test(&locals));
     let memcpy = format!("@{}(", regions::MEMCPY);
     if module.contains(&memcpy) && !module.contains(&format!("declare void {memcpy}")) {
         let _ = writeln!(module, "declare void {memcpy}ptr, ptr, i64, i1 immarg)");
@@ -352,6 +376,26 @@ fn route_fast_paths(module: &str, takes_context: &dyn Fn(&str) -> bool) -> (Stri
         out.push('\n');
     }
     (out, declarations)
+}
+
+/// `__ferrocl_static_local(p)`: whether `p` points into one of the module's `__local`
+/// variables (this thread's copies), for `to_local` and `get_fence`.
+fn static_local_test(locals: &[(String, u64)]) -> String {
+    let mut f = String::from(
+        "define hidden zeroext i1 @__ferrocl_static_local(ptr addrspace(4) %p) {\n  %a = ptrtoint ptr addrspace(4) %p to i64\n",
+    );
+    let mut last = "false".to_string();
+    for (i, (name, size)) in locals.iter().enumerate() {
+        let _ = write!(
+            f,
+            "  %b{i} = ptrtoint ptr addrspace(3) @\"{name}\" to i64\n  %e{i} = add i64 %b{i}, {size}\n  \
+             %ge{i} = icmp uge i64 %a, %b{i}\n  %lt{i} = icmp ult i64 %a, %e{i}\n  %in{i} = and i1 %ge{i}, %lt{i}\n  \
+             %or{i} = or i1 {last}, %in{i}\n"
+        );
+        last = format!("%or{i}");
+    }
+    let _ = writeln!(f, "  ret i1 {last}\n}}");
+    f
 }
 
 fn type_table_of(lines: &[String]) -> TypeTable {
@@ -459,7 +503,7 @@ fn kernel_info(
 
 /// Whether `f` (transitively) calls a synchronising builtin.
 fn reaches_sync(f: &str, callees: &HashMap<&str, BTreeSet<String>>) -> bool {
-    reaches(f, callees, &|g| SYNC_PREFIXES.iter().any(|p| g.starts_with(p)))
+    reaches(f, callees, &synchronises)
 }
 
 /// Whether `f` (transitively) calls an async-copy builtin, which finds its work-item
@@ -491,7 +535,7 @@ fn sync_kind(callee: &str, defined: &HashSet<&str>, callees: &HashMap<&str, BTre
         "__ferrocl_barrier" | "__ferrocl_barrier_scope" => Sync::Barrier,
         c if c.starts_with("_Z17wait_group_events") => Sync::ThenBarrier,
         c if defined.contains(c) && reaches_sync(c, callees) => Sync::Unsupported,
-        c if SYNC_PREFIXES.iter().any(|p| c.starts_with(p)) => Sync::Unsupported,
+        c if synchronises(c) => Sync::Unsupported,
         _ => Sync::None,
     }
 }

@@ -29,6 +29,9 @@ use crate::core::device::Device;
 /// default header (which declares what they define).
 macro_rules! opencl_library {
     ($std:literal) => {
+        opencl_library!($std, "+cl_khr_fp64,+cl_khr_fp16,+cl_khr_byte_addressable_store")
+    };
+    ($std:literal, $($extensions:literal),+) => {
         &[
             "-x",
             "cl",
@@ -38,16 +41,29 @@ macro_rules! opencl_library {
             "-Xclang",
             "-finclude-default-header",
             "-Xclang",
-            "-cl-ext=-all,+cl_khr_fp64,+cl_khr_fp16,+cl_khr_byte_addressable_store",
+            concat!("-cl-ext=-all,", $($extensions),+),
             "-Wno-psabi",
         ]
     };
 }
+/// OpenCL C 3.0 parts: where clang declares the functions of the features they define.
+macro_rules! opencl_library_3 {
+    ($features:literal) => {
+        opencl_library!(
+            "-cl-std=CL3.0",
+            "+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_int64,+cl_khr_fp16,+__opencl_c_generic_address_space,",
+            $features
+        )
+    };
+}
 const OPENCL_LIBRARY: &[&str] = opencl_library!("-cl-std=CL1.2");
+/// For the forms with generic pointers, which clang declares only from OpenCL C 2.0.
+const OPENCL_LIBRARY_GENERIC: &[&str] = opencl_library!("-cl-std=CL2.0");
 
 /// In link order: a part comes before the parts it calls (checked when linking), so
 /// one "link only what is needed" pass per part resolves everything.
 const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
+    ("generic.cl", include_str!("../../../builtins/clc/generic.cl"), OPENCL_LIBRARY_GENERIC),
     ("convert.cl", include_str!("../../../builtins/clc/convert.cl"), OPENCL_LIBRARY),
     ("vload.cl", include_str!("../../../builtins/clc/vload.cl"), OPENCL_LIBRARY),
     ("misc.cl", include_str!("../../../builtins/clc/misc.cl"), OPENCL_LIBRARY),
@@ -64,33 +80,41 @@ const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
     (
         "atomics_c11.cl",
         include_str!("../../../builtins/clc/atomics_c11.cl"),
-        // OpenCL C 3.0 with 64-bit atomics: where clang declares the atomic types and
-        // the _explicit functions with scopes, as it does for kernels.
-        &[
-            "-x",
-            "cl",
-            "-cl-std=CL3.0",
-            "-Xclang",
-            "-ffake-address-space-map",
-            "-Xclang",
-            "-finclude-default-header",
-            "-Xclang",
-            "-cl-ext=-all,+cl_khr_fp64,+__opencl_c_fp64,+__opencl_c_int64,+cl_khr_fp16,+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics",
-        ],
+        // With 64-bit atomics and every order and scope, as the device claims.
+        opencl_library_3!(
+            "+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics,+__opencl_c_atomic_order_acq_rel,\
+             +__opencl_c_atomic_order_seq_cst,+__opencl_c_atomic_scope_device,+__opencl_c_atomic_scope_all_devices"
+        ),
     ),
+    (
+        "subgroups.cl",
+        include_str!("../../../builtins/clc/subgroups.cl"),
+        opencl_library_3!("+cl_khr_subgroups,+__opencl_c_subgroups"),
+    ),
+    ("collectives.c", include_str!("../../../builtins/clc/collectives.c"), &["-x", "c"]),
     ("workitem.c", include_str!("../../../builtins/clc/workitem.c"), &["-x", "c"]),
     ("printf.c", include_str!("../../../builtins/clc/printf.c"), &["-x", "c"]),
 ];
 
-/// The macros the OpenCL C libraries share.
-const LIBRARY_HEADER: &str = include_str!("../../../builtins/clc/clc.h");
+/// The headers library parts include: the macros the OpenCL C parts share, and the
+/// structures the C parts share with the driver.
+const LIBRARY_HEADERS: &[(&str, &str)] = &[
+    ("clc.h", include_str!("../../../builtins/clc/clc.h")),
+    ("workitem.h", include_str!("../../../builtins/clc/workitem.h")),
+];
 
 /// Declarations of our extensions' builtins (clang has none), included into kernels.
 const EXTENSIONS_HEADER: &str = include_str!("../../../builtins/clc/ferrocl-extensions.h");
 
-/// All library sources, for cache keys.
+/// All library sources and flags, for cache keys.
 fn libraries_text() -> String {
-    BITCODE_LIBRARIES.iter().map(|(_, src, _)| *src).chain([LIBRARY_HEADER, EXTENSIONS_HEADER]).collect()
+    // Sources and the flags each part is compiled with.
+    BITCODE_LIBRARIES
+        .iter()
+        .flat_map(|(_, src, flags)| std::iter::once(*src).chain(flags.iter().copied()))
+        .chain(LIBRARY_HEADERS.iter().map(|(_, src)| *src))
+        .chain([EXTENSIONS_HEADER])
+        .collect()
 }
 
 /// Bumped whenever the pipeline's output for the same input changes.
@@ -166,6 +190,17 @@ fn extension_flag() -> String {
     format!("-cl-ext=-all{on}")
 }
 
+/// `-D<feature>=1` for each OpenCL C feature the device claims, in OpenCL C 3.0: clang
+/// defines the macros of some from `-cl-ext`, but not those its header alone uses (the
+/// device and all-devices scopes, the work-group collectives). Defining the others again
+/// with the same value is harmless.
+fn feature_macros(clang_options: &[String]) -> Vec<String> {
+    if !clang_options.iter().any(|o| o == "-cl-std=CL3.0") {
+        return Vec::new();
+    }
+    crate::core::device::OPENCL_C_FEATURES.iter().map(|(n, _)| format!("-D{n}=1")).collect()
+}
+
 fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
@@ -194,7 +229,9 @@ fn library_parts(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<V
     cache::mark_library_used(&lock);
     if !paths.iter().all(|(bc, idx)| bc.is_file() && idx.is_file()) {
         let _lock = cache::Lock::acquire(&lock);
-        std::fs::write(scratch.join("clc.h"), LIBRARY_HEADER).map_err(|e| e.to_string())?;
+        for (name, text) in LIBRARY_HEADERS {
+            std::fs::write(scratch.join(name), text).map_err(|e| e.to_string())?;
+        }
         std::thread::scope(|s| {
             let handles: Vec<_> = BITCODE_LIBRARIES
                 .iter()
@@ -472,6 +509,8 @@ fn frontend(
     let ext = extension_flag();
     args.extend([os("-Xclang"), os(&ext)]);
     args.extend(opts.clang.iter().map(|s| os(s)));
+    let features = feature_macros(&opts.clang);
+    args.extend(features.iter().map(|s| os(s)));
     let inc_flag = format!("-I{}", inc.display());
     args.extend([os(&inc_flag), cl.as_os_str(), os("-o"), ll.as_os_str()]);
     let log = clang::run(clang, &args)?;

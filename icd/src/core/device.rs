@@ -80,6 +80,7 @@ pub const OPENCL_C_VERSIONS: &[(&str, u32)] = &[
     ("OpenCL C", cl_version(1, 0, 0)),
     ("OpenCL C", cl_version(1, 1, 0)),
     ("OpenCL C", cl_version(1, 2, 0)),
+    ("OpenCL C", cl_version(2, 0, 0)),
     ("OpenCL C", cl_version(3, 0, 0)),
 ];
 
@@ -97,6 +98,7 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_int64_extended_atomics", cl_version(1, 0, 0)),
     ("cl_khr_extended_async_copies", cl_version(1, 0, 0)),
     ("cl_khr_async_work_group_copy_fence", cl_version(1, 0, 0)),
+    ("cl_khr_subgroups", cl_version(1, 0, 0)),
 ];
 
 /// OpenCL C 3.0 optional features the device supports.
@@ -104,7 +106,33 @@ pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_int64", cl_version(3, 0, 0)),
     ("__opencl_c_fp64", cl_version(3, 0, 0)),
     ("__opencl_c_program_scope_global_variables", cl_version(3, 0, 0)),
+    ("__opencl_c_generic_address_space", cl_version(3, 0, 0)),
+    ("__opencl_c_atomic_order_acq_rel", cl_version(3, 0, 0)),
+    ("__opencl_c_atomic_order_seq_cst", cl_version(3, 0, 0)),
+    ("__opencl_c_atomic_scope_device", cl_version(3, 0, 0)),
+    ("__opencl_c_atomic_scope_all_devices", cl_version(3, 0, 0)),
+    ("__opencl_c_work_group_collective_functions", cl_version(3, 0, 0)),
+    ("__opencl_c_subgroups", cl_version(3, 0, 0)),
 ];
+
+/// Whether the device claims an OpenCL C feature.
+pub fn has_feature(name: &str) -> bool {
+    OPENCL_C_FEATURES.iter().any(|(n, _)| *n == name)
+}
+
+/// `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES`, from the atomic features claimed.
+pub fn atomic_capabilities() -> u64 {
+    [
+        ("", CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP),
+        ("__opencl_c_atomic_order_acq_rel", CL_DEVICE_ATOMIC_ORDER_ACQ_REL),
+        ("__opencl_c_atomic_order_seq_cst", CL_DEVICE_ATOMIC_ORDER_SEQ_CST),
+        ("__opencl_c_atomic_scope_device", CL_DEVICE_ATOMIC_SCOPE_DEVICE),
+        ("__opencl_c_atomic_scope_all_devices", CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES),
+    ]
+    .iter()
+    .filter(|(f, _)| f.is_empty() || has_feature(f))
+    .fold(0, |caps, (_, c)| caps | c)
+}
 
 /// Largest program-scope `__global` variable (the OpenCL minimum when supported);
 /// the variables live in the kernel library's data.

@@ -72,8 +72,7 @@ impl Launch {
             _pad: 0,
             services: &SERVICES,
             runtime: std::ptr::null_mut(),
-            frames: std::ptr::null_mut(),
-            copies: std::ptr::null_mut(),
+            ..Default::default()
         }
     }
 
@@ -98,6 +97,8 @@ impl Launch {
     }
 
     fn run_group(&self, w: &mut Worker, index: usize, n: [usize; 3]) {
+        // Everything the kernel keeps on this thread's stack lies below this frame.
+        let stack_marker = 0u8;
         let mut group = self.group(index, n);
         let args = self.args_for(w);
         let items: usize = group.local_size.iter().product();
@@ -107,7 +108,13 @@ impl Launch {
                 w.frames = super::aligned_zeroed(bytes);
             }
             group.frames = w.frames.as_mut_ptr().cast();
+            group.frames_end = group.frames.wrapping_byte_add(bytes);
         }
+        let arena = w.arena.as_mut_ptr();
+        group.local_begin = arena.cast();
+        group.local_end = group.local_begin.wrapping_byte_add(local_arg_bytes(self.local_args.iter().map(|&(_, s)| s)));
+        group.stack_top = std::ptr::addr_of!(stack_marker).cast_mut().cast();
+        group.scratch = w.scratch.as_mut_ptr().cast();
         w.copies.begin(items, self.regions, self.stream);
         if let (Some(l), Some(v)) = (&self.validation, w.copies.validator()) {
             let arena = w.arena.as_ptr() as usize;

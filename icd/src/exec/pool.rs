@@ -25,6 +25,8 @@ pub struct Worker {
     pub frames: Vec<super::Aligned>,
     pub fibers: Fibers,
     pub copies: super::copies::group::GroupCopies,
+    /// Memory of the work-group collective functions (`Group::scratch`).
+    pub scratch: Vec<super::Aligned>,
 }
 
 impl Worker {
@@ -36,6 +38,7 @@ impl Worker {
             frames: Vec::new(),
             fibers: Fibers::default(),
             copies: Default::default(),
+            scratch: super::aligned_zeroed(ferrocl_kernel_abi::COLLECTIVE_SCRATCH),
         }
     }
 }

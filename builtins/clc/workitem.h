@@ -1,0 +1,94 @@
+/* The structures kernel code shares with the driver (mirrors of kernel-abi's types; the
+ * offsets asserted here are asserted there too), for the C parts of the kernel library. */
+
+#ifndef FERROCL_WORKITEM_H
+#define FERROCL_WORKITEM_H
+
+#include <stddef.h>
+
+/* Mirrors kernel-abi's `Group`, `Services` and `AsyncCopy` (the offsets asserted below are
+ * asserted there too). */
+typedef struct ferrocl_group ferrocl_group;
+typedef struct {
+    size_t dst, src, elem, per_line, lines, planes, src_line, src_plane, dst_line, dst_plane;
+    unsigned to_local, pad;
+} ferrocl_copy;
+typedef struct {
+    void (*barrier)(const ferrocl_group *);
+    size_t (*copy)(const ferrocl_group *, size_t item, const ferrocl_copy *, size_t event);
+    void (*wait)(const ferrocl_group *, size_t item, unsigned count, const size_t *events);
+    void (*fence)(const ferrocl_group *, size_t item, unsigned flags);
+    void (*settle)(const ferrocl_group *);
+} ferrocl_services;
+
+struct ferrocl_group {
+    size_t group_id[3];
+    size_t local_size[3];
+    size_t enqueued_local_size[3];
+    size_t global_offset[3];
+    size_t global_size[3];
+    size_t num_groups[3];
+    unsigned work_dim;
+    unsigned pad;
+    const ferrocl_services *services;
+    void *runtime;
+    void *frames;
+    void *copies;
+    /* For to_private, to_local and get_fence: the frame memory in use, the __local
+     * arguments, and an address above the kernel's stack frames. */
+    char *frames_end;
+    char *local_begin, *local_end;
+    char *stack_top;
+    /* The collective functions' memory (collectives.c): COLLECTIVE_SLOTS operands, then
+     * as many results, of 8 bytes each. */
+    void *scratch;
+};
+_Static_assert(__builtin_offsetof(struct ferrocl_group, copies) == 176, "Group layout");
+_Static_assert(__builtin_offsetof(struct ferrocl_group, scratch) == 216, "Group layout");
+#define COLLECTIVE_SLOTS 4096
+
+/* Mirrors kernel-abi's `CopyLog`: what the async-copy fast paths below read and write. */
+typedef struct {
+    unsigned *reached;
+    size_t items;
+    const size_t *events;
+    size_t ops;
+    size_t issued;
+    unsigned long waited;
+    unsigned defer, slow;
+} ferrocl_copy_log;
+_Static_assert(sizeof(ferrocl_copy_log) == 56, "CopyLog layout");
+
+_Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
+_Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
+
+/* One work-item's view: a private copy of the group geometry plus its local id. Mirrors
+ * kernel-abi's `WorkItem`: the archive's async-copy builtins receive it too. */
+typedef struct ferrocl_ctx_s {
+    size_t lid[3];
+    size_t gid[3];
+    size_t lsz[3];
+    size_t elsz[3];
+    size_t off[3];
+    size_t gsz[3];
+    size_t ngr[3];
+    unsigned dim;
+    const ferrocl_group *group;
+    /* For the async-copy builtins, which run once per work-item and copy: the group's
+     * copy log (one load instead of two) and the linear local id (set with the id). */
+    void *copies;
+    size_t item;
+    /* Above the work-item's stack frames: the group's, or the top of its fiber. */
+    char *stack_top;
+} ferrocl_ctx;
+_Static_assert(__builtin_offsetof(ferrocl_ctx, group) == 176, "WorkItem layout");
+_Static_assert(__builtin_offsetof(ferrocl_ctx, item) == 192, "WorkItem layout");
+_Static_assert(__builtin_offsetof(ferrocl_ctx, stack_top) == 200, "WorkItem layout");
+
+#define INLINE static inline __attribute__((always_inline))
+
+#define QUERY __attribute__((always_inline, used))
+
+#define AS(n) __attribute__((address_space(n)))
+
+#endif

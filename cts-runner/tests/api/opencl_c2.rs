@@ -1,0 +1,300 @@
+//! OpenCL C 2.0 and 3.0 features through the driver, compared with host references:
+//! work-group collectives, the generic address space (`to_global`, `to_local`,
+//! `to_private`, `get_fence`, builtins on generic pointers) and the C11 atomics on
+//! generic pointers with the default order and scope.
+
+use crate::common::*;
+
+const COLLECTIVES: &str = r#"
+kernel void ints(global const int *in, global int *out) {
+    size_t g = get_global_id(0);
+    int x = in[g];
+    global int *o = out + g * 9;
+    o[0] = work_group_reduce_add(x);
+    o[1] = work_group_reduce_min(x);
+    o[2] = work_group_reduce_max(x);
+    o[3] = work_group_scan_inclusive_add(x);
+    o[4] = work_group_scan_exclusive_add(x);
+    o[5] = work_group_scan_exclusive_min(x);
+    o[6] = work_group_broadcast(x, 3);
+    o[7] = work_group_all(x > -1000);
+    o[8] = work_group_any(x == 7);
+}
+kernel void wide(global const int *in, global long *out, global float *f, global double *d) {
+    size_t g = get_global_id(1) * get_global_size(0) + get_global_id(0);
+    long x = (long)in[g] << 33;
+    out[g * 2] = work_group_scan_inclusive_max(x);
+    out[g * 2 + 1] = work_group_broadcast(x, 2, 1);
+    f[g] = work_group_reduce_add((float)in[g]);
+    d[g] = work_group_scan_exclusive_max((double)in[g]);
+}
+"#;
+
+/// Host references of one group's collectives, in local-id order.
+fn scan(xs: &[i64], inclusive: bool, op: fn(i64, i64) -> i64, identity: i64) -> Vec<i64> {
+    let mut r = identity;
+    xs.iter()
+        .map(|&x| {
+            let before = r;
+            r = op(r, x);
+            if inclusive {
+                r
+            } else {
+                before
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn work_group_collectives_match_the_host_in_every_group() {
+    let env = Env::new();
+    let p = build(&env, COLLECTIVES, "-cl-std=CL2.0");
+    // Groups of 48 (the last of a non-uniform range: 200 = 4 x 48 + 8).
+    let (n, local) = (200usize, 48usize);
+    let input: Vec<i32> = (0..n as i32).map(|i| (i * 37 + 11) % 101 - 50).collect();
+    let k = kernel(p, "ints");
+    let (bin, bout) = (buffer_of(&env, &input), env.buffer(0, n * 9 * 4, null_mut()));
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &bout);
+    run(&env, k, &[n], Some(&[local]));
+    let out: Vec<i32> = read_as(&env, bout, n * 9);
+    for (gi, group) in input.chunks(local).enumerate() {
+        let xs: Vec<i64> = group.iter().map(|&x| x as i64).collect();
+        let add = |a: i64, b: i64| a + b;
+        let (incl, excl) = (scan(&xs, true, add, 0), scan(&xs, false, add, 0));
+        let excl_min = scan(&xs, false, i64::min, i32::MAX as i64);
+        for (l, _) in group.iter().enumerate() {
+            let o = &out[(gi * local + l) * 9..][..9];
+            let want = [
+                xs.iter().sum::<i64>(),
+                *xs.iter().min().unwrap(),
+                *xs.iter().max().unwrap(),
+                incl[l],
+                excl[l],
+                excl_min[l],
+                xs[3.min(xs.len() - 1)],
+                1,
+                xs.contains(&7) as i64,
+            ];
+            let got: Vec<i64> = o.iter().map(|&v| v as i64).collect();
+            assert_eq!(got, want, "group {gi}, work-item {l}");
+        }
+    }
+
+    // 2D groups of 4 x 3: broadcast from (2, 1), long scans, float and double.
+    let k = kernel(p, "wide");
+    let (w, h) = (8usize, 6usize);
+    let input: Vec<i32> = (0..(w * h) as i32).map(|i| (i * 13) % 29 - 9).collect();
+    let bin = buffer_of(&env, &input);
+    let (bl, bf, bd) = (
+        env.buffer(0, w * h * 16, null_mut()),
+        env.buffer(0, w * h * 4, null_mut()),
+        env.buffer(0, w * h * 8, null_mut()),
+    );
+    for (i, m) in [bin, bl, bf, bd].iter().enumerate() {
+        set_arg(k, i as cl_uint, m);
+    }
+    run(&env, k, &[w, h], Some(&[4, 3]));
+    let (l, f, d): (Vec<i64>, Vec<f32>, Vec<f64>) =
+        (read_as(&env, bl, w * h * 2), read_as(&env, bf, w * h), read_as(&env, bd, w * h));
+    for gy in 0..h / 3 {
+        for gx in 0..w / 4 {
+            let at = |x: usize, y: usize| (gy * 3 + y) * w + gx * 4 + x;
+            let xs: Vec<i64> =
+                (0..3).flat_map(|y| (0..4).map(move |x| (x, y))).map(|(x, y)| input[at(x, y)] as i64).collect();
+            let maxes = scan(&xs, true, i64::max, i64::MIN);
+            let excl_max = scan(&xs, false, i64::max, i64::MIN);
+            for (i, (x, y)) in (0..3).flat_map(|y| (0..4).map(move |x| (x, y))).enumerate() {
+                let g = at(x, y);
+                assert_eq!(l[g * 2], maxes[i] << 33, "long inclusive max at ({x}, {y})");
+                assert_eq!(l[g * 2 + 1], (input[at(2, 1)] as i64) << 33, "2D broadcast at ({x}, {y})");
+                assert_eq!(f[g], xs.iter().sum::<i64>() as f32, "float reduce at ({x}, {y})");
+                let want = if i == 0 { f64::NEG_INFINITY } else { excl_max[i] as f64 };
+                assert_eq!(d[g], want, "double exclusive max at ({x}, {y})");
+            }
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+const GENERIC: &str = r#"
+int where(generic int *p) {
+    return (to_global(p) != 0) | (to_local(p) != 0) << 1 | (to_private(p) != 0) << 2 | get_fence(p) << 4;
+}
+global int program_scope = 3;
+kernel void spaces(global int *g, local int *la, global int *out) {
+    local int lv[16];
+    int p = 5;
+    int *q = &p;
+    size_t i = get_global_id(0) * 6;
+    out[i] = where(g + 1);
+    out[i + 1] = where(la + get_local_id(0));
+    out[i + 2] = where(&lv[get_local_id(0)]);
+    out[i + 3] = where(q);
+    out[i + 4] = where(&program_scope);
+    out[i + 5] = (to_global((generic int *)0) == 0) + *q;
+}
+// A private variable whose address lives across a barrier: the region transform keeps
+// it in frame memory, and it is still private.
+kernel void framed(global int *out) {
+    int v = (int)get_global_id(0);
+    generic int *p = &v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = where(p) * 1000 + *p;
+}
+// Builtins with generic pointer arguments, and the C11 atomics with default order and
+// scope on generic pointers.
+kernel void builtins(global float *f, global int *n, global atomic_int *counter, local atomic_int *lc) {
+    size_t i = get_global_id(0);
+    generic float *gf = f + 8 * i;
+    float whole;
+    int e;
+    gf[0] = fract(1.25f + i, &whole);
+    gf[1] = whole;
+    gf[2] = frexp(12.0f, &e);
+    n[i] = e;
+    vstore2(vload2(0, (generic const float *)gf) * 2.0f, 2, gf);
+    vstore_half(3.5f, 12, (generic half *)gf);
+    gf[7] = vload_half(12, (generic const half *)gf);
+    if (get_local_id(0) == 0) atomic_init(lc, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    generic atomic_int *any = get_local_id(0) % 2 ? (generic atomic_int *)lc : (generic atomic_int *)counter;
+    atomic_fetch_add(any, 1);
+    atomic_fetch_add_explicit(counter, 10, memory_order_acq_rel);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) atomic_fetch_add_explicit(counter, atomic_load(lc) * 1000, memory_order_seq_cst,
+                                                          memory_scope_device);
+}
+"#;
+
+#[test]
+fn generic_pointers_know_where_they_point() {
+    let env = Env::new();
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let p = build(&env, GENERIC, std);
+        let k = kernel(p, "spaces");
+        let (n, local) = (64usize, 16usize);
+        let (bg, bout) = (env.buffer(0, 64, null_mut()), env.buffer(0, n * 6 * 4, null_mut()));
+        set_arg(k, 0, &bg);
+        ok!(cl!(clSetKernelArg(k, 1, local * 4, null())));
+        set_arg(k, 2, &bout);
+        run(&env, k, &[n], Some(&[local]));
+        let out: Vec<i32> = read_as(&env, bout, n * 6);
+        // to_global, to_local, to_private bits, then get_fence (2 global, 1 local, 0 private).
+        let (global, local_, private) = (1 | 2 << 4, 2 | 1 << 4, 4);
+        for i in 0..n {
+            assert_eq!(&out[i * 6..i * 6 + 6], &[global, local_, local_, private, global, 6], "{std}, work-item {i}");
+        }
+        let k2 = kernel(p, "framed");
+        set_arg(k2, 0, &bout);
+        run(&env, k2, &[n], Some(&[local]));
+        let out: Vec<i32> = read_as(&env, bout, n);
+        assert_eq!(
+            out,
+            (0..n as i32).map(|i| private * 1000 + i).collect::<Vec<_>>(),
+            "{std}: framed private variable"
+        );
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseKernel(k2)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}
+
+#[test]
+fn builtins_and_atomics_take_generic_pointers() {
+    let env = Env::new();
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let p = build(&env, GENERIC, std);
+        let k = kernel(p, "builtins");
+        let (n, local) = (32usize, 8usize);
+        let init: Vec<f32> = (0..n * 8).map(|i| i as f32).collect();
+        let (bf, bn, bc) = (buffer_of(&env, &init), env.buffer(0, n * 4, null_mut()), buffer_of(&env, &[0i32]));
+        set_arg(k, 0, &bf);
+        set_arg(k, 1, &bn);
+        set_arg(k, 2, &bc);
+        ok!(cl!(clSetKernelArg(k, 3, 4, null())));
+        run(&env, k, &[n], Some(&[local]));
+        let (f, e, c): (Vec<f32>, Vec<i32>, Vec<i32>) =
+            (read_as(&env, bf, n * 8), read_as(&env, bn, n), read_as(&env, bc, 1));
+        for i in 0..n {
+            let g = &f[i * 8..i * 8 + 8];
+            assert_eq!((g[0], g[1]), (0.25, 1.0 + i as f32), "{std}: fract through a generic pointer");
+            assert_eq!((g[2], e[i]), (0.75, 4), "{std}: frexp through a generic pointer");
+            assert_eq!((g[4], g[5]), (0.5, 2.0 + 2.0 * i as f32), "{std}: vload2/vstore2");
+            assert_eq!(g[7], 3.5, "{std}: vstore_half/vload_half");
+        }
+        // Even work-items add 1 to the global counter, odd ones to their group's local one;
+        // every work-item adds 10; each group adds its local count x 1000.
+        let groups = n / local;
+        assert_eq!(c[0], (n / 2 + 10 * n + groups * (local / 2) * 1000) as i32, "{std}: atomics on generic pointers");
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}
+
+const SUB_GROUPS: &str = r#"
+kernel void sub(global const int *in, global int *out) {
+    size_t g = get_global_id(0);
+    int x = in[g];
+    global int *o = out + g * 10;
+    o[0] = get_sub_group_size();
+    o[1] = get_max_sub_group_size();
+    o[2] = get_num_sub_groups();
+    o[3] = get_sub_group_id();
+    o[4] = get_sub_group_local_id();
+    o[5] = sub_group_reduce_add(x) + sub_group_scan_inclusive_max(x);
+    o[6] = sub_group_scan_exclusive_add(x);
+    o[7] = sub_group_scan_exclusive_min(x) == INT_MAX;
+    o[8] = sub_group_broadcast(x, 0) + sub_group_all(x > 0) * 1000;
+    sub_group_barrier(CLK_GLOBAL_MEM_FENCE);
+    o[9] = get_enqueued_num_sub_groups();
+}
+"#;
+
+#[test]
+fn sub_groups_are_one_work_item() {
+    let env = Env::new();
+    let p = build(&env, SUB_GROUPS, "-cl-std=CL3.0");
+    let k = kernel(p, "sub");
+    // 100 = 3 x 32 + 4: the last group is partial.
+    let (n, local) = (100usize, 32usize);
+    let input: Vec<i32> = (0..n as i32).map(|i| i * 7 - 300).collect();
+    let (bin, bout) = (buffer_of(&env, &input), env.buffer(0, n * 40, null_mut()));
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &bout);
+    run(&env, k, &[n], Some(&[local]));
+    let out: Vec<i32> = read_as(&env, bout, n * 10);
+    for (g, &x) in input.iter().enumerate() {
+        let size = if g >= 96 { 4 } else { local as i32 };
+        let want = [1, 1, size, (g % local) as i32, 0, 2 * x, 0, 1, x + 1000 * (x > 0) as i32, local as i32];
+        assert_eq!(&out[g * 10..g * 10 + 10], &want, "work-item {g}");
+    }
+    // The host's view agrees.
+    let query = |param: cl_kernel_sub_group_info, input: &[usize], out_len: usize| -> (cl_int, Vec<usize>) {
+        let mut v = vec![0usize; out_len];
+        let e = cl!(clGetKernelSubGroupInfo(
+            k,
+            env.device,
+            param,
+            std::mem::size_of_val(input),
+            input.as_ptr().cast(),
+            out_len * 8,
+            v.as_mut_ptr().cast(),
+            null_mut()
+        ));
+        (e, v)
+    };
+    assert_eq!(query(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[32, 2], 1), (CL_SUCCESS, vec![1]));
+    assert_eq!(query(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[32, 2], 1), (CL_SUCCESS, vec![64]));
+    assert_eq!(query(CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, &[48], 3), (CL_SUCCESS, vec![48, 1, 1]));
+    assert_eq!(query(CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, &[1 << 20], 2), (CL_SUCCESS, vec![0, 0]));
+    assert_eq!(query(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[1, 2, 3, 4], 1).0, CL_INVALID_VALUE);
+    assert_eq!(query(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[], 1).0, CL_INVALID_VALUE);
+    assert_eq!(query(0x1234, &[1], 1).0, CL_INVALID_VALUE);
+    let max: cl_uint = device_info(env.device, CL_DEVICE_MAX_NUM_SUB_GROUPS);
+    assert_eq!(query(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], 1), (CL_SUCCESS, vec![max as usize]));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
