@@ -619,3 +619,64 @@ fn c11_atomics_count_exactly_across_groups_and_workers() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+#[test]
+fn denorms_are_zero_flushes_only_when_asked() {
+    let env = Env::new();
+    let src = "kernel void half_of(global float *x, global double *d) { x[0] = x[0] * 0.5f; x[1] = x[1] + 0.0f; \
+               d[0] = d[0] * 0.5; }";
+    let tiny = [f32::MIN_POSITIVE, 1e-40f32];
+    for (options, flushed) in [("", false), ("-cl-denorms-are-zero", true)] {
+        let p = build(&env, src, options);
+        let k = kernel(p, "half_of");
+        let (bx, bd) = (buffer_of(&env, &tiny), buffer_of(&env, &[f64::MIN_POSITIVE]));
+        set_arg(k, 0, &bx);
+        set_arg(k, 1, &bd);
+        run(&env, k, &[1], None);
+        let (x, d): (Vec<f32>, Vec<f64>) = (read_as(&env, bx, 2), read_as(&env, bd, 1));
+        if flushed {
+            assert_eq!((x[0], x[1], d[0]), (0.0, 0.0, 0.0), "'{options}': denormal results and inputs flush");
+        } else {
+            assert_eq!((x[0], x[1]), (f32::MIN_POSITIVE / 2.0, 1e-40), "'{options}': denormals kept");
+            assert_eq!(d[0], f64::MIN_POSITIVE / 2.0, "'{options}': double denormals kept");
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+    // The mode does not leak into a later launch of a program built without it.
+    let p = build(&env, src, "");
+    let k = kernel(p, "half_of");
+    let bx = buffer_of(&env, &tiny);
+    let bd = buffer_of(&env, &[f64::MIN_POSITIVE]);
+    set_arg(k, 0, &bx);
+    set_arg(k, 1, &bd);
+    run(&env, k, &[1], None);
+    assert_eq!(read_as::<f32>(&env, bx, 2)[0], f32::MIN_POSITIVE / 2.0, "mode restored after the flushing program");
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn half_loads_read_private_arrays_written_as_ushort() {
+    // OpenCL C has no type-based aliasing unless -cl-strict-aliasing: the CTS writes
+    // private ushort arrays and reads them through half pointers.
+    let env = Env::new();
+    let src = "kernel void k(global const ushort *in, global float *out) {
+        volatile ushort a[48];
+        for (int i = 0; i < 48; i++) a[i] = in[i];
+        out[0] = vload_half(45, (const private half *)a);
+        out[1] = vloada_half4(10, (const private half *)a).y;
+        out[2] = vload_half2(3, (const private half *)a).x;
+    }";
+    let p = build(&env, src, "");
+    let k = kernel(p, "k");
+    let input: Vec<u16> = (0..48).map(|i| 0x3c00 + i * 16).collect(); // 1 + i / 64
+    let (bin, bout) = (buffer_of(&env, &input), env.buffer(0, 12, null_mut()));
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &bout);
+    run(&env, k, &[1], None);
+    let h = |i: u16| 1.0 + i as f32 / 64.0;
+    assert_eq!(read_as::<f32>(&env, bout, 3), vec![h(45), h(41), h(6)]);
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -29,7 +29,7 @@ const PASSED: &[&str] = &[
 ];
 
 /// Options that are valid but change nothing here.
-const IGNORED: &[&str] = &["-cl-strict-aliasing", "-cl-no-subgroup-ifp", "-enable-link-options"];
+const IGNORED: &[&str] = &["-cl-no-subgroup-ifp", "-enable-link-options"];
 
 const STANDARDS: &[&str] = &["CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"];
 
@@ -63,7 +63,7 @@ fn words(s: &str) -> Vec<String> {
 /// Parses build options; the error names the option that is not valid.
 pub fn parse(s: &str) -> Result<BuildOptions, String> {
     let mut o = BuildOptions::default();
-    let mut std_given = false;
+    let (mut std_given, mut strict_aliasing) = (false, false);
     let mut it = words(s).into_iter();
     while let Some(w) = it.next() {
         match w.as_str() {
@@ -74,6 +74,7 @@ pub fn parse(s: &str) -> Result<BuildOptions, String> {
             _ if (w.starts_with("-D") || w.starts_with("-I")) && w.len() > 2 => o.clang.push(w),
             "-cl-opt-disable" => o.opt_disable = true,
             "-create-library" => o.create_library = true,
+            "-cl-strict-aliasing" => strict_aliasing = true,
             _ if PASSED.contains(&w.as_str()) => o.clang.push(w),
             _ if IGNORED.contains(&w.as_str()) => {}
             _ if w.starts_with("-cl-std=") => {
@@ -91,6 +92,12 @@ pub fn parse(s: &str) -> Result<BuildOptions, String> {
     if !std_given {
         o.clang.push("-cl-std=CL1.2".into());
     }
+    // OpenCL C assumes no type-based aliasing rules unless asked (-cl-strict-aliasing):
+    // kernels read private arrays of ushort through half pointers (vload_half), and with
+    // clang's default type-based alias analysis such loads folded to undefined values.
+    if !strict_aliasing {
+        o.clang.push("-fno-strict-aliasing".into());
+    }
     Ok(o)
 }
 
@@ -101,13 +108,17 @@ mod tests {
     #[test]
     fn defines_includes_and_flags() {
         let o = parse(r#"-D N=4 -DM -I /tmp/x -I"/a b" -cl-mad-enable -cl-std=CL3.0 -cl-opt-disable"#).unwrap();
-        assert_eq!(o.clang, vec!["-DN=4", "-DM", "-I/tmp/x", "-I/a b", "-cl-mad-enable", "-cl-std=CL3.0"]);
+        assert_eq!(
+            o.clang,
+            vec!["-DN=4", "-DM", "-I/tmp/x", "-I/a b", "-cl-mad-enable", "-cl-std=CL3.0", "-fno-strict-aliasing"]
+        );
         assert!(o.opt_disable);
     }
 
     #[test]
     fn default_standard_and_errors() {
-        assert_eq!(parse("").unwrap().clang, vec!["-cl-std=CL1.2"]);
+        assert_eq!(parse("").unwrap().clang, vec!["-cl-std=CL1.2", "-fno-strict-aliasing"]);
+        assert_eq!(parse("-cl-strict-aliasing").unwrap().clang, vec!["-cl-std=CL1.2"]);
         assert!(parse("-cl-std=CL9.9").is_err());
         assert!(parse("-fno-such-thing").is_err());
         assert!(parse("-D").is_err());

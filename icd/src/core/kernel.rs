@@ -190,6 +190,7 @@ impl Kernel {
             stream: buffers.iter().map(|(start, end)| end - start).sum::<usize>() as u64 > device.host.cache_bytes,
             validation,
             static_locals: self.info.static_local_size > 0,
+            flush_denormals: build_option(&self.program, "-cl-denorms-are-zero"),
             args: block,
             local_args,
             work_dim: dims as u32,
@@ -205,6 +206,11 @@ impl Drop for Kernel {
     fn drop(&mut self) {
         self.program.kernel_detached();
     }
+}
+
+/// Whether the program was built with `option`.
+fn build_option(p: &Program, option: &str) -> bool {
+    p.build.lock().options.split_whitespace().any(|w| w == option)
 }
 
 fn non_uniform_allowed(p: &Program) -> bool {

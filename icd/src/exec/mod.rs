@@ -3,6 +3,7 @@
 //! barriers, as fibers (`fibers`); `ndrange` ties them to a launch.
 
 pub mod copies;
+pub mod denormals;
 pub mod fibers;
 pub mod ndrange;
 pub mod occupancy;

@@ -28,6 +28,8 @@ pub struct Launch {
     pub validation: Option<Arc<super::copies::validate::Launch>>,
     /// The kernel declares `__local` variables (which do not live in the arena).
     pub static_locals: bool,
+    /// Built with `-cl-denorms-are-zero`: groups run flushing denormals to zero.
+    pub flush_denormals: bool,
     /// The packed argument block.
     pub args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
@@ -123,6 +125,7 @@ impl Launch {
             v.begin(l.clone(), group.group_id, group.local_size, local);
         }
         group.copies = (&mut w.copies as *mut super::copies::group::GroupCopies).cast();
+        let _mode = self.flush_denormals.then(super::denormals::FlushDenormals::begin);
         // SAFETY: the launcher and item functions come from the kernel library that
         // `keep` holds, and take exactly these arguments.
         unsafe {
