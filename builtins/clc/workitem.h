@@ -40,7 +40,7 @@ struct ferrocl_group {
     char *local_begin, *local_end;
     char *stack_top;
     /* The collective functions' memory (collectives.c): COLLECTIVE_SLOTS operands, then
-     * as many results, of 8 bytes each. */
+     * as many results, of 8 bytes each, then a broadcast's source. */
     void *scratch;
 };
 _Static_assert(__builtin_offsetof(struct ferrocl_group, copies) == 176, "Group layout");

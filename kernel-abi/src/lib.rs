@@ -48,8 +48,8 @@ pub struct Group {
 }
 
 /// Bytes of `Group::scratch`: two slots of 8 bytes per work-item of the largest group
-/// (operands, then results) (builtins/clc/collectives.c).
-pub const COLLECTIVE_SCRATCH: usize = 2 * 8 * 4096;
+/// (operands, then results), then a broadcast's source (builtins/clc/collectives.c).
+pub const COLLECTIVE_SCRATCH: usize = 2 * 8 * 4096 + 64;
 
 impl Default for Group {
     fn default() -> Group {

@@ -20,6 +20,11 @@ kernel void ints(global const int *in, global int *out) {
     o[7] = work_group_all(x > -1000);
     o[8] = work_group_any(x == 7);
 }
+// In a called function the collective's barriers run as fibers.
+int helper_sum(int x) { return work_group_reduce_add(x); }
+kernel void in_helper(global const int *in, global int *out) {
+    out[get_global_id(0)] = helper_sum(in[get_global_id(0)]) * 1000 + work_group_scan_inclusive_add(1);
+}
 kernel void wide(global const int *in, global long *out, global float *f, global double *d) {
     size_t g = get_global_id(1) * get_global_size(0) + get_global_id(0);
     long x = (long)in[g] << 33;
@@ -79,6 +84,18 @@ fn work_group_collectives_match_the_host_in_every_group() {
             ];
             let got: Vec<i64> = o.iter().map(|&v| v as i64).collect();
             assert_eq!(got, want, "group {gi}, work-item {l}");
+        }
+    }
+
+    let k = kernel(p, "in_helper");
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &bout);
+    run(&env, k, &[n], Some(&[local]));
+    let out: Vec<i32> = read_as(&env, bout, n);
+    for (gi, group) in input.chunks(local).enumerate() {
+        let sum: i32 = group.iter().sum();
+        for l in 0..group.len() {
+            assert_eq!(out[gi * local + l], sum * 1000 + l as i32 + 1, "in a helper: group {gi}, work-item {l}");
         }
     }
 

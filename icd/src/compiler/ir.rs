@@ -7,6 +7,7 @@
 //! - `__local` variables (`addrspace(3)` globals) become thread-local, so each worker
 //!   thread (which runs one work-group at a time) has its own copy, and get `hidden`
 //!   linkage so alias analysis cannot assume a barrier leaves them unchanged;
+//! - work-group collectives become barriers around library helpers (`collectives`);
 //! - kernels with barriers in their own body become resumable (`regions`); others
 //!   with barriers run as fibers;
 //! - each kernel gets entry points that run a group or one work-item (`launcher`),
@@ -17,6 +18,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
+use super::collectives;
 use super::ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
 use super::ir_type::{self, IrType, TypeTable};
 use super::kernel_info::{Arg, ArgKind, Kernel};
@@ -64,11 +66,12 @@ const CONTEXT_BUILTINS: &[&str] = &[
 /// take the context too.
 const CONTEXT_FUNCTIONS: &[&str] = &["__to_global", "__to_local", "__to_private"];
 
-/// Whether a builtin takes the context: the above, and the work-group collectives
-/// (builtins/clc/collectives.c), which synchronise the group.
+/// Whether a builtin takes the context: the above, and the helpers work-group
+/// collectives become (`collectives`).
 fn takes_context_by_name(mangled: &str) -> bool {
     CONTEXT_FUNCTIONS.contains(&mangled)
-        || opencl_name(mangled).is_some_and(|n| CONTEXT_BUILTINS.contains(&n) || is_collective(n))
+        || mangled.starts_with("__ferrocl_wg_")
+        || opencl_name(mangled).is_some_and(|n| CONTEXT_BUILTINS.contains(&n))
 }
 
 fn is_collective(opencl_name: &str) -> bool {
@@ -183,6 +186,7 @@ fn global_variables(lines: &[String], types: &TypeTable) -> u64 {
 }
 
 pub fn rewrite(text: &str) -> Result<Rewritten, String> {
+    let text = collectives::expand_all(text)?;
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
     let md = metadata(&lines);
@@ -668,6 +672,29 @@ declare void @{WAIT}(i32, ptr addrspace(4))
              i64, i64, i64, ptr, ptr)"
         );
         assert!(fast_path("_Z27async_work_group_copy_fencej").is_none());
+    }
+
+    #[test]
+    fn kernels_calling_collectives_run_as_regions() {
+        let module = "define dso_local spir_kernel void @sum(ptr addrspace(1) noundef align 4 %0) #0 \
+            !kernel_arg_addr_space !1 !kernel_arg_access_qual !2 !kernel_arg_type !3 !kernel_arg_base_type !3 \
+            !kernel_arg_type_qual !4 {
+  %2 = load i32, ptr addrspace(1) %0, align 4
+  %3 = call i32 @_Z21work_group_reduce_addi(i32 noundef %2) #1
+  store i32 %3, ptr addrspace(1) %0, align 4
+  ret void
+}
+declare i32 @_Z21work_group_reduce_addi(i32 noundef)
+!1 = !{i32 1}
+!2 = !{!\"none\"}
+!3 = !{!\"int*\"}
+!4 = !{!\"\"}
+";
+        let r = rewrite(module).unwrap();
+        let k = &r.kernels[0];
+        assert!(k.regions && !k.fibers, "{k:?}");
+        assert!(r.module.contains("call void @__ferrocl_wg_put_i(i32 %__v2, ptr %__ferrocl_ctx)"), "{}", r.module);
+        assert!(r.module.contains("declare i32 @__ferrocl_wg_get_i(i32, ptr)"), "{}", r.module);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod cache;
 pub mod clang;
+mod collectives;
 pub mod ir;
 pub mod ir_text;
 pub mod ir_type;
