@@ -1,6 +1,7 @@
 /* The work-group collective functions (OpenCL C 6.15.16): work_group_all/any,
  * broadcast, reduce and inclusive/exclusive scans with add, min and max, on int, uint,
- * long, ulong, float, double and half. The driver's IR rewrite turns each call into
+ * long, ulong, float, double and half, and the same sub_group_ functions (a sub-group
+ * is the whole work-group). The driver's IR rewrite turns each call into
  *
  *     __ferrocl_wg_put_T(x); barrier; __ferrocl_wg_OP_T(); barrier; r = __ferrocl_wg_get_T(mine)
  *
@@ -66,6 +67,10 @@ QUERY void __ferrocl_wg_source(size_t x, size_t y, size_t z, const ferrocl_ctx *
     size_t i = (z * c->lsz[1] + y) * c->lsz[0] + x;
     *SOURCE(c) = x < c->lsz[0] && y < c->lsz[1] && z < c->lsz[2] ? i : 0;
 }
+
+/* sub_group_broadcast(x, sub-group local id): a sub-group is the work-group, and its
+ * local id the linear one. */
+QUERY void __ferrocl_wg_source_linear(unsigned id, const ferrocl_ctx *c) { *SOURCE(c) = id < items(c) ? id : 0; }
 
 /* Every collective of one type: T, its mangled code M, its least and greatest values. */
 #define TYPE(T, M, MIN, MAX) \

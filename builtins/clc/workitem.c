@@ -46,11 +46,26 @@ QUERY size_t __ferrocl_get_global_linear_id(const ferrocl_ctx *c) {
 QUERY size_t __ferrocl_get_local_linear_id(const ferrocl_ctx *c) {
     return (c->lid[2] * c->lsz[1] + c->lid[1]) * c->lsz[0] + c->lid[0];
 }
-/* A sub-group is one work-item (builtins/clc/subgroups.cl). */
-QUERY unsigned __ferrocl_get_sub_group_id(const ferrocl_ctx *c) { return (unsigned)__ferrocl_get_local_linear_id(c); }
-QUERY unsigned __ferrocl_get_num_sub_groups(const ferrocl_ctx *c) { return (unsigned)(c->lsz[0] * c->lsz[1] * c->lsz[2]); }
-QUERY unsigned __ferrocl_get_enqueued_num_sub_groups(const ferrocl_ctx *c) {
+/* Sub-groups: a sub-group is the whole work-group, one per group. Work-items run one
+ * after another in a loop the compiler vectorises (or as fibers), with no lanes that
+ * could form smaller sub-groups; a sub-group of the whole group keeps the sub-group
+ * functions exactly the work-group ones, and its sub-groups trivially make independent
+ * forward progress (cl_khr_subgroups requires it; one work-item per sub-group could not
+ * let a work-item spin-wait on a later one). */
+QUERY unsigned __ferrocl_get_sub_group_size(const ferrocl_ctx *c) { return (unsigned)(c->lsz[0] * c->lsz[1] * c->lsz[2]); }
+QUERY unsigned __ferrocl_get_max_sub_group_size(const ferrocl_ctx *c) {
     return (unsigned)(c->elsz[0] * c->elsz[1] * c->elsz[2]);
+}
+QUERY unsigned __ferrocl_get_num_sub_groups(const ferrocl_ctx *c) {
+    (void)c;
+    return 1;
+}
+QUERY unsigned __ferrocl_get_sub_group_id(const ferrocl_ctx *c) {
+    (void)c;
+    return 0;
+}
+QUERY unsigned __ferrocl_get_sub_group_local_id(const ferrocl_ctx *c) {
+    return (unsigned)__ferrocl_get_local_linear_id(c);
 }
 
 /* For the item loops the driver generates per kernel (icd/src/compiler/launcher.rs):

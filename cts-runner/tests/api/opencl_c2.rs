@@ -271,7 +271,7 @@ kernel void sub(global const int *in, global int *out) {
 "#;
 
 #[test]
-fn sub_groups_are_one_work_item() {
+fn a_sub_group_is_the_work_group() {
     let env = Env::new();
     let p = build(&env, SUB_GROUPS, "-cl-std=CL3.0");
     let k = kernel(p, "sub");
@@ -283,10 +283,27 @@ fn sub_groups_are_one_work_item() {
     set_arg(k, 1, &bout);
     run(&env, k, &[n], Some(&[local]));
     let out: Vec<i32> = read_as(&env, bout, n * 10);
-    for (g, &x) in input.iter().enumerate() {
-        let size = if g >= 96 { 4 } else { local as i32 };
-        let want = [1, 1, size, (g % local) as i32, 0, 2 * x, 0, 1, x + 1000 * (x > 0) as i32, local as i32];
-        assert_eq!(&out[g * 10..g * 10 + 10], &want, "work-item {g}");
+    for (gi, group) in input.chunks(local).enumerate() {
+        let (sum, max) = (group.iter().sum::<i32>(), *group.iter().max().unwrap());
+        for (l, &x) in group.iter().enumerate() {
+            let g = gi * local + l;
+            let before: i32 = group[..l].iter().sum();
+            let all = group.iter().all(|&v| v > 0) as i32;
+            // The inclusive max of an increasing sequence is the work-item's own value.
+            let want = [
+                group.len() as i32,
+                local as i32,
+                1,
+                0,
+                l as i32,
+                sum + x,
+                before,
+                (l == 0) as i32,
+                group[0] + 1000 * all,
+                1,
+            ];
+            assert_eq!(&out[g * 10..g * 10 + 10], &want, "work-item {g} (group max {max})");
+        }
     }
     // The host's view agrees.
     let query = |param: cl_kernel_sub_group_info, input: &[usize], out_len: usize| -> (cl_int, Vec<usize>) {
@@ -303,15 +320,24 @@ fn sub_groups_are_one_work_item() {
         ));
         (e, v)
     };
-    assert_eq!(query(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[32, 2], 1), (CL_SUCCESS, vec![1]));
-    assert_eq!(query(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[32, 2], 1), (CL_SUCCESS, vec![64]));
-    assert_eq!(query(CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, &[48], 3), (CL_SUCCESS, vec![48, 1, 1]));
-    assert_eq!(query(CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, &[1 << 20], 2), (CL_SUCCESS, vec![0, 0]));
+    // Groups of a kernel using sub-group functions are one sub-group: at most 128.
+    let max_group: usize =
+        info(|n, v, r| cl!(clGetKernelWorkGroupInfo(k, env.device, CL_KERNEL_WORK_GROUP_SIZE, n, v, r)));
+    assert_eq!(max_group, 128);
+    let too_big = [256usize];
+    let e =
+        cl!(clEnqueueNDRangeKernel(env.queue, k, 1, null(), too_big.as_ptr(), too_big.as_ptr(), 0, null(), null_mut()));
+    assert_eq!(e, CL_INVALID_WORK_GROUP_SIZE);
+    assert_eq!(query(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[32, 2], 1), (CL_SUCCESS, vec![64]));
+    assert_eq!(query(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[32, 2], 1), (CL_SUCCESS, vec![1]));
+    assert_eq!(query(CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, &[1], 3), (CL_SUCCESS, vec![max_group, 1, 1]));
+    assert_eq!(query(CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT, &[2], 2), (CL_SUCCESS, vec![0, 0]));
     assert_eq!(query(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE, &[1, 2, 3, 4], 1).0, CL_INVALID_VALUE);
     assert_eq!(query(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[], 1).0, CL_INVALID_VALUE);
     assert_eq!(query(0x1234, &[1], 1).0, CL_INVALID_VALUE);
-    let max: cl_uint = device_info(env.device, CL_DEVICE_MAX_NUM_SUB_GROUPS);
-    assert_eq!(query(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], 1), (CL_SUCCESS, vec![max as usize]));
+    assert_eq!(query(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], 1), (CL_SUCCESS, vec![1]));
+    assert_eq!(device_info::<cl_uint>(env.device, CL_DEVICE_MAX_NUM_SUB_GROUPS), 1);
+    assert_eq!(device_info::<cl_bool>(env.device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS), CL_TRUE);
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }

@@ -150,9 +150,10 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
             Info::of(&cl_bool::from(device::has_feature("__opencl_c_generic_address_space")))
         }
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(w[4] as usize)),
-        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => Info::of(&false),
-        // Sub-groups of one work-item (builtins/clc/subgroups.cl).
-        CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&(l.max_work_group_size as u32)),
+        // A sub-group is the whole work-group (builtins/clc/workitem.c): one per group,
+        // independent of any other sub-group of its group, as there is none.
+        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => Info::of(&true),
+        CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&1u32),
         // Every order and scope (x86 atomics are sequentially consistent across the
         // host), as the OpenCL C features claim.
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => Info::of(&device::atomic_capabilities()),

@@ -186,7 +186,7 @@ pub(super) unsafe extern "C" fn clGetKernelWorkGroupInfo(
         let k = from_handle::<Kernel>(kernel)?;
         let d = kernel_device(&k, device)?;
         let info = match param_name {
-            CL_KERNEL_WORK_GROUP_SIZE => Info::of(&d.limits.max_work_group_size),
+            CL_KERNEL_WORK_GROUP_SIZE => Info::of(&k.max_work_group_size(&d)),
             CL_KERNEL_COMPILE_WORK_GROUP_SIZE => Info::of(&k.info.reqd_work_group_size.unwrap_or([0; 3])),
             CL_KERNEL_LOCAL_MEM_SIZE => Info::of(&k.local_mem_size()),
             CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(d.vector_widths()[4] as usize)),
@@ -243,8 +243,8 @@ pub(super) unsafe extern "C" fn clGetKernelArgInfo(
     })
 }
 
-/// Sub-groups are one work-item each (builtins/clc/subgroups.cl): a group of N
-/// work-items has N sub-groups of size 1.
+/// A sub-group is the whole work-group (builtins/clc/workitem.c): one per group, of the
+/// group's size.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
     kernel: cl_kernel,
@@ -272,12 +272,12 @@ pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
         };
         let info = match param_name {
             CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
-                local_size()?;
-                Info::of(&1usize)
-            }
-            CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
                 let items = local_size()?.iter().try_fold(1usize, |p, &n| p.checked_mul(n)).ok_or(CL_INVALID_VALUE)?;
                 Info::of(&items)
+            }
+            CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
+                local_size()?;
+                Info::of(&1usize)
             }
             CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
                 if input_value.is_null() || input_value_size != size_of::<usize>() {
@@ -285,18 +285,17 @@ pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
                 }
                 // SAFETY: checked non-null and the size of one size_t.
                 let count = unsafe { input_value.cast::<usize>().read_unaligned() };
-                // The local size in as many dimensions as the caller's array holds; all
-                // zero when no work-group has that many sub-groups.
+                // The local size in as many dimensions as the caller's array holds: the
+                // largest group for one sub-group, all zero for more (none has more).
                 let dims = (param_value_size / size_of::<usize>()).clamp(1, 3);
-                let fits = (1..=d.limits.max_work_group_size).contains(&count);
                 let mut size = vec![0usize; dims];
-                if fits {
+                if count == 1 {
                     size.iter_mut().for_each(|s| *s = 1);
-                    size[0] = count;
+                    size[0] = k.max_work_group_size(&d);
                 }
                 Info::of(&size[..])
             }
-            CL_KERNEL_MAX_NUM_SUB_GROUPS => Info::of(&d.limits.max_work_group_size),
+            CL_KERNEL_MAX_NUM_SUB_GROUPS => Info::of(&1usize),
             // No kernel attribute sets a sub-group count.
             CL_KERNEL_COMPILE_NUM_SUB_GROUPS => Info::of(&0usize),
             _ => Err(CL_INVALID_VALUE),

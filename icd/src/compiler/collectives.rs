@@ -1,4 +1,4 @@
-//! Work-group collectives become barriers around small library helpers
+//! Work-group and sub-group collectives become barriers around small library helpers
 //! (builtins/clc/collectives.c), on clang's unoptimised IR before the rest of the
 //! rewrite: `%r = call i32 @_Z21work_group_reduce_addi(i32 %x)` becomes
 //!
@@ -13,7 +13,8 @@
 //! so a kernel calling collectives in its own body runs as barrier regions (a loop per
 //! region, like any kernel with barriers) instead of fibers: a work-group sum over 16M
 //! floats took 3.4 s as fibers. The helpers and the barriers then take the work-item
-//! context like the queries do.
+//! context like the queries do. A sub-group is the whole work-group, so sub-group
+//! collectives are the same (their broadcast takes a linear id).
 
 use std::collections::BTreeSet;
 
@@ -40,13 +41,21 @@ fn declarations(code: &str, op: &str, ty: &str) -> [String; 3] {
     ]
 }
 
+/// Whether an OpenCL C function is a collective this pass expands.
+pub fn is_collective(opencl_name: &str) -> bool {
+    let op = opencl_name.strip_prefix("work_group_").or_else(|| opencl_name.strip_prefix("sub_group_"));
+    op.is_some_and(|o| matches!(o, "all" | "any" | "broadcast") || o.starts_with("reduce_") || o.starts_with("scan_"))
+}
+
 /// Expands one call line, or returns None when it calls no collective.
 fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<String>, String>> {
-    let (name, open) = callee_names(line)
-        .into_iter()
-        .find(|(n, _)| opencl_name(n).is_some_and(|o| o.starts_with("work_group_") && o != "work_group_barrier"))?;
-    let fail = || Err(format!("cannot expand the work-group collective call '{}'", line.trim()));
-    let Some(op) = opencl_name(&name).and_then(|o| o.strip_prefix("work_group_")) else { return Some(fail()) };
+    let (name, open) = callee_names(line).into_iter().find(|(n, _)| opencl_name(n).is_some_and(is_collective))?;
+    let fail = || Err(format!("cannot expand the collective call '{}'", line.trim()));
+    let full = opencl_name(&name).unwrap_or_default();
+    let sub_group = full.starts_with("sub_group_");
+    let Some(op) = full.strip_prefix("work_group_").or_else(|| full.strip_prefix("sub_group_")) else {
+        return Some(fail());
+    };
     // The parameter codes after the name: the operand's type, then size_t ids (broadcast).
     let params = &name[name.find(op).map_or(name.len(), |at| at + op.len())..];
     let code = if params.starts_with("Dh") { "Dh" } else { params.get(..1).unwrap_or("") };
@@ -66,7 +75,11 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
         return Some(fail());
     }
     let mut out = vec![format!("  call void @__ferrocl_wg_put_{code}({ty} {}){dbg}", args[0])];
-    if op == "broadcast" {
+    if op == "broadcast" && sub_group {
+        // sub_group_broadcast(x, uint sub_group_local_id).
+        out.push(format!("  call void @__ferrocl_wg_source_linear(i32 {}){dbg}", args[1]));
+        declared.insert("declare void @__ferrocl_wg_source_linear(i32)".into());
+    } else if op == "broadcast" {
         let id = |i: usize| args.get(i).copied().unwrap_or("0");
         out.push(format!("  call void @__ferrocl_wg_source(i64 {}, i64 {}, i64 {}){dbg}", id(1), id(2), id(3)));
         declared.insert("declare void @__ferrocl_wg_source(i64, i64, i64)".into());
@@ -81,7 +94,7 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
 
 /// Expands every collective call of the module; the text is unchanged without any.
 pub fn expand_all(text: &str) -> Result<String, String> {
-    if !text.contains("@_Z") || !text.contains("work_group_") {
+    if !text.contains("@_Z") || !(text.contains("work_group_") || text.contains("sub_group_")) {
         return Ok(text.to_string());
     }
     let mut declared = BTreeSet::new();
@@ -137,6 +150,11 @@ mod tests {
         assert!(out.contains("declare half @__ferrocl_wg_get_Dh(i32)"), "{out}");
         // The original declaration stays (unused).
         assert!(out.contains("declare i32 @_Z21work_group_reduce_addi(i32 noundef)"));
+        let sub = "  %4 = call i32 @_Z19sub_group_broadcastij(i32 %x, i32 3)\n";
+        let out = expand_all(sub).unwrap();
+        assert!(out.contains("call void @__ferrocl_wg_source_linear(i32 3)\n"), "{out}");
+        assert!(is_collective("sub_group_scan_inclusive_min") && !is_collective("sub_group_barrier"));
+        assert!(!is_collective("work_group_barrier") && !is_collective("sub_group_ballot"));
         let plain = "define void @k() {\n  call void @_Z18work_group_barrierj(i32 1)\n  ret void\n}\n";
         assert_eq!(expand_all(plain).unwrap(), plain);
     }

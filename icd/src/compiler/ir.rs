@@ -39,14 +39,19 @@ const QUERIES: &[(&str, &str, &str)] = &[
     ("_Z17get_global_offsetj", "__ferrocl_get_global_offset", "i64 (i32, ptr)"),
     ("_Z20get_global_linear_idv", "__ferrocl_get_global_linear_id", "i64 (ptr)"),
     ("_Z19get_local_linear_idv", "__ferrocl_get_local_linear_id", "i64 (ptr)"),
-    // Sub-groups of one work-item (builtins/clc/subgroups.cl).
-    ("_Z16get_sub_group_idv", "__ferrocl_get_sub_group_id", "i32 (ptr)"),
+    // A sub-group is the whole work-group (builtins/clc/workitem.c).
+    ("_Z18get_sub_group_sizev", "__ferrocl_get_sub_group_size", "i32 (ptr)"),
+    ("_Z22get_max_sub_group_sizev", "__ferrocl_get_max_sub_group_size", "i32 (ptr)"),
     ("_Z18get_num_sub_groupsv", "__ferrocl_get_num_sub_groups", "i32 (ptr)"),
-    ("_Z27get_enqueued_num_sub_groupsv", "__ferrocl_get_enqueued_num_sub_groups", "i32 (ptr)"),
+    ("_Z27get_enqueued_num_sub_groupsv", "__ferrocl_get_num_sub_groups", "i32 (ptr)"),
+    ("_Z16get_sub_group_idv", "__ferrocl_get_sub_group_id", "i32 (ptr)"),
+    ("_Z22get_sub_group_local_idv", "__ferrocl_get_sub_group_local_id", "i32 (ptr)"),
     // Barriers reach the driver through the group in the context, with no TLS lookup.
     ("_Z7barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
     ("_Z18work_group_barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
     ("_Z18work_group_barrierj12memory_scope", "__ferrocl_barrier_scope", "void (i32, i32, ptr)"),
+    ("_Z17sub_group_barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
+    ("_Z17sub_group_barrierj12memory_scope", "__ferrocl_barrier_scope", "void (i32, i32, ptr)"),
 ];
 
 /// Builtins that take the work-item context as a hidden last argument, like the
@@ -74,15 +79,13 @@ fn takes_context_by_name(mangled: &str) -> bool {
         || opencl_name(mangled).is_some_and(|n| CONTEXT_BUILTINS.contains(&n))
 }
 
-fn is_collective(opencl_name: &str) -> bool {
-    opencl_name.starts_with("work_group_") && opencl_name != "work_group_barrier"
-}
-
 /// Whether a builtin makes the work-items of a group wait for each other: kernels
 /// reaching one run their work-items as fibers, unless the region transform splits them.
 fn synchronises(mangled: &str) -> bool {
-    opencl_name(mangled)
-        .is_some_and(|n| matches!(n, "barrier" | "work_group_barrier" | "wait_group_events") || is_collective(n))
+    opencl_name(mangled).is_some_and(|n| {
+        matches!(n, "barrier" | "work_group_barrier" | "sub_group_barrier" | "wait_group_events")
+            || collectives::is_collective(n)
+    })
 }
 
 /// One function definition: its `define` line and body line range.
@@ -502,7 +505,13 @@ fn kernel_info(
         frame_size: 0,
         regions: false,
         reqd_work_group_size: reqd,
+        sub_groups: reaches(&name, callees, &|g| opencl_name(g).is_some_and(is_sub_group_function)),
     })
+}
+
+/// Sub-group functions and queries (`sub_group_*`, `get_sub_group_*`, ...).
+fn is_sub_group_function(opencl_name: &str) -> bool {
+    opencl_name.starts_with("sub_group_") || opencl_name.contains("_sub_group")
 }
 
 /// Whether `f` (transitively) calls a synchronising builtin.

@@ -43,4 +43,7 @@ pub struct Kernel {
     /// The kernel was made resumable: it runs as barrier regions.
     pub regions: bool,
     pub reqd_work_group_size: Option<[usize; 3]>,
+    /// The kernel uses sub-group functions: its work-groups (each one sub-group) are
+    /// limited to `MAX_SUB_GROUP_SIZE` work-items.
+    pub sub_groups: bool,
 }

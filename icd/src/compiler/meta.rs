@@ -8,8 +8,15 @@ pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
     for k in kernels {
         let reqd = k.reqd_work_group_size.map_or("-".to_string(), |r| format!("{},{},{}", r[0], r[1], r[2]));
         s += &format!(
-            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
-            k.name, k.args_size, k.static_local_size, k.fibers as u8, k.frame_size, k.regions as u8, reqd
+            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            k.name,
+            k.args_size,
+            k.static_local_size,
+            k.fibers as u8,
+            k.frame_size,
+            k.regions as u8,
+            reqd,
+            k.sub_groups as u8
         );
         for a in &k.args {
             let kind = match a.kind {
@@ -40,7 +47,7 @@ pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
         let f: Vec<&str> = line.split('\t').collect();
         match f[0] {
             "globals" if f.len() == 2 => globals = f[1].parse().ok()?,
-            "kernel" if f.len() == 8 => out.push(Kernel {
+            "kernel" if f.len() == 9 => out.push(Kernel {
                 name: f[1].into(),
                 args: Vec::new(),
                 args_size: f[2].parse().ok()?,
@@ -55,6 +62,7 @@ pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
                         Some([*v.first()?, *v.get(1)?, *v.get(2)?])
                     }
                 },
+                sub_groups: f[8] == "1",
             }),
             "arg" if f.len() == 9 => out.last_mut()?.args.push(Arg {
                 kind: match f[1] {
@@ -100,6 +108,7 @@ mod tests {
             frame_size: 96,
             regions: false,
             reqd_work_group_size: Some([8, 4, 1]),
+            sub_groups: true,
         };
         assert_eq!(from_text(&to_text(std::slice::from_ref(&k), 24)), Some((vec![k], 24)));
         assert_eq!(from_text("garbage"), None);

@@ -87,11 +87,6 @@ const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
              +__opencl_c_atomic_order_seq_cst,+__opencl_c_atomic_scope_device,+__opencl_c_atomic_scope_all_devices"
         ),
     ),
-    (
-        "subgroups.cl",
-        include_str!("../../../builtins/clc/subgroups.cl"),
-        opencl_library_3!("+cl_khr_subgroups,+__opencl_c_subgroups"),
-    ),
     ("collectives.c", include_str!("../../../builtins/clc/collectives.c"), &["-x", "c"]),
     ("workitem.c", include_str!("../../../builtins/clc/workitem.c"), &["-x", "c"]),
     ("printf.c", include_str!("../../../builtins/clc/printf.c"), &["-x", "c"]),

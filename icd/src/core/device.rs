@@ -41,6 +41,11 @@ pub struct Limits {
 /// group times the fiber stack size is the per-worker reservation (4096 x 128 KiB,
 /// committed only as stacks are touched), so the two are chosen together.
 pub const MAX_WORK_GROUP_SIZE: usize = 4096;
+/// Largest sub-group. A sub-group is the whole work-group (builtins/clc/workitem.c), and
+/// 128 is what cl_khr_subgroup_ballot's 128-bit masks can describe (the CTS's sub-group
+/// harness assumes it too), so kernels using sub-group functions have groups of at most
+/// this many work-items.
+pub const MAX_SUB_GROUP_SIZE: usize = 128;
 
 /// See the global memory comment in `DEVICE`.
 const MAX_GLOBAL_MEM: u64 = 6 << 30;

@@ -95,6 +95,17 @@ impl Kernel {
         self.info.static_local_size + local as u64
     }
 
+    /// `CL_KERNEL_WORK_GROUP_SIZE`: the device's maximum, or for a kernel using sub-group
+    /// functions the largest sub-group (a sub-group is the work-group).
+    pub fn max_work_group_size(&self, device: &Device) -> usize {
+        let max = device.limits.max_work_group_size;
+        if self.info.sub_groups {
+            max.min(crate::core::device::MAX_SUB_GROUP_SIZE)
+        } else {
+            max
+        }
+    }
+
     /// Prepares a launch over `range` on `device` with the arguments as they are now
     /// (later `clSetKernelArg` calls do not affect it): chooses the work-group size when
     /// the application did not, checks the geometry and arguments as
@@ -116,7 +127,7 @@ impl Kernel {
                         global,
                         dims,
                         limits.max_work_item_sizes,
-                        cap.min(limits.max_work_group_size),
+                        cap.min(self.max_work_group_size(device)),
                         Pool::get().workers,
                     )
                 }
@@ -142,7 +153,7 @@ impl Kernel {
         if self.info.reqd_work_group_size.is_some_and(|r| r != local) {
             return Err(CL_INVALID_WORK_GROUP_SIZE);
         }
-        if local.iter().product::<usize>() > limits.max_work_group_size {
+        if local.iter().product::<usize>() > self.max_work_group_size(device) {
             return Err(CL_INVALID_WORK_GROUP_SIZE);
         }
         if !non_uniform_allowed(&self.program) && (0..dims).any(|d| global[d] % local[d] != 0) {
