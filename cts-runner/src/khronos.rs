@@ -55,6 +55,8 @@ pub struct Outcome {
 pub struct Test {
     pub binary: PathBuf,
     pub name: String,
+    /// Options for the suite before the test's name (`-w`: the suite's quick mode).
+    pub options: Vec<String>,
 }
 
 impl Test {
@@ -186,6 +188,7 @@ fn run_one(t: &Test, env: &[(String, String)], timeout: Duration) -> Outcome {
     let start = Instant::now();
     let test = t.name.as_str();
     let child = Command::new(&t.binary)
+        .args(&t.options)
         .arg(test)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
