@@ -680,3 +680,46 @@ fn half_loads_read_private_arrays_written_as_ushort() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+#[test]
+fn integer_division_by_zero_does_not_kill_the_host() {
+    // Unspecified results, but x86's divide error must not reach the process.
+    let env = Env::new();
+    let src = "kernel void div(global const int *a, global const int *b, global int *q, global long *r,
+                              global uint4 *v) {
+        size_t i = get_global_id(0);
+        q[i] = a[i] / b[i];
+        r[i] = (long)a[i] % (long)b[i] + (char)a[i] / (char)b[i];
+        v[i] = (uint4)(a[i]) / (uint4)(b[i], 1, b[i], 2);
+    }
+    kernel void after_barrier(global const int *a, global const int *b, global int *q, local int *t) {
+        size_t i = get_global_id(0);
+        t[get_local_id(0)] = b[i];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        q[i] = a[i] % t[get_local_id(0)] + a[i] / t[get_local_id(0)];
+    }";
+    let p = build(&env, src, "");
+    let a = [7, i32::MIN, 9, -8];
+    let b = [0, -1, 3, 0];
+    let (ba, bb) = (buffer_of(&env, &a), buffer_of(&env, &b));
+    let (bq, br, bv) = (env.buffer(0, 16, null_mut()), env.buffer(0, 32, null_mut()), env.buffer(0, 64, null_mut()));
+    let k = kernel(p, "div");
+    for (i, m) in [ba, bb, bq, br, bv].iter().enumerate() {
+        set_arg(k, i as cl_uint, m);
+    }
+    run(&env, k, &[4], None);
+    // Defined divisions still give their results.
+    assert_eq!(read_as::<i32>(&env, bq, 4)[2], 3);
+    assert_eq!(read_as::<i64>(&env, br, 4)[2], 3);
+    assert_eq!(read_as::<u32>(&env, bv, 16)[8..12], [3, 9, 3, 4]);
+    let k2 = kernel(p, "after_barrier");
+    set_arg(k2, 0, &ba);
+    set_arg(k2, 1, &bb);
+    set_arg(k2, 2, &bq);
+    ok!(cl!(clSetKernelArg(k2, 3, 16, null())));
+    run(&env, k2, &[4], Some(&[4]));
+    assert_eq!(read_as::<i32>(&env, bq, 4)[2], 3);
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseKernel(k2)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -7,7 +7,8 @@
 //! - `__local` variables (`addrspace(3)` globals) become thread-local, so each worker
 //!   thread (which runs one work-group at a time) has its own copy, and get `hidden`
 //!   linkage so alias analysis cannot assume a barrier leaves them unchanged;
-//! - work-group collectives become barriers around library helpers (`collectives`);
+//! - work-group collectives become barriers around library helpers (`collectives`),
+//!   and integer divisions cannot trap (`division`);
 //! - kernels with barriers in their own body become resumable (`regions`); others
 //!   with barriers run as fibers;
 //! - each kernel gets entry points that run a group or one work-item (`launcher`),
@@ -18,12 +19,12 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
-use super::collectives;
 use super::ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
 use super::ir_type::{self, IrType, TypeTable};
 use super::kernel_info::{Arg, ArgKind, Kernel};
 use super::launcher::{self, CTX};
 use super::regions::{self, Sync};
+use super::{collectives, division};
 
 /// Builtins that read the work-item context: clang's mangled name, our implementation
 /// (which takes the context as an extra last argument), and its IR declaration.
@@ -189,7 +190,7 @@ fn global_variables(lines: &[String], types: &TypeTable) -> u64 {
 }
 
 pub fn rewrite(text: &str) -> Result<Rewritten, String> {
-    let text = collectives::expand_all(text)?;
+    let text = division::guard(&collectives::expand_all(text)?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
     let md = metadata(&lines);

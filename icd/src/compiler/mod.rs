@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod clang;
 mod collectives;
+mod division;
 pub mod ir;
 pub mod ir_text;
 pub mod ir_type;
