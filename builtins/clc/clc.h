@@ -68,6 +68,13 @@
     OVL T##8 F(T##8 x, T##8 y, T##8 z) { return EXPR; } \
     OVL T##16 F(T##16 x, T##16 y, T##16 z) { return EXPR; }
 
+/* M(N, args...) for every vector width N: for vector forms written as one vector
+ * expression (an element-wise clang builtin, or arithmetic), which stay vector code
+ * where component-wise forms came out as 4-wide or scalar code. */
+#define FOR_WIDTHS(M, ...) M(2, __VA_ARGS__) M(3, __VA_ARGS__) M(4, __VA_ARGS__) M(8, __VA_ARGS__) M(16, __VA_ARGS__)
+#define CVT(x, T) __builtin_convertvector(x, T)
+#define AS(x, T) __builtin_astype(x, T)
+
 /* The scalar integer types, for macros applied to each. */
 #define FOR_INTEGERS(M) M(char) M(uchar) M(short) M(ushort) M(int) M(uint) M(long) M(ulong)
 #define FOR_FLOATS(M) M(float) M(double)

@@ -396,6 +396,7 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
         let t = best((0..5).map(|_| s.run(k, &[n], None)))?;
         out.push((key.into(), (n * 16 * 256) as f64 / t / 1e9));
     }
+    out.extend(crate::bench_vector::measure(&s)?);
     out.extend(crate::bench_async::measure(&s)?);
     Ok(out)
 }

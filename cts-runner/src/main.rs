@@ -454,7 +454,8 @@ fn bench_one(args: &[String]) -> i32 {
 fn bench(args: &[String]) -> i32 {
     use cts_runner::bench::{host_saxpy_gbs, METRICS, SOURCE};
     use cts_runner::bench_async::{host_memcpy_gbs, METRICS as ASYNC_METRICS};
-    let metrics: Vec<&(&str, &str, bool)> = METRICS.iter().chain(ASYNC_METRICS).collect();
+    use cts_runner::bench_vector::{BUILTINS, METRICS as VECTOR_METRICS};
+    let metrics: Vec<&(&str, &str, bool)> = METRICS.iter().chain(VECTOR_METRICS).chain(ASYNC_METRICS).collect();
     let mut platforms = flag_values(args, "--platform");
     if platforms.is_empty() {
         platforms = vec!["FerroCL".into(), "Portable Computing Language".into()];
@@ -522,6 +523,17 @@ fn bench(args: &[String]) -> i32 {
             print!("{ratio:>16}");
         }
         println!();
+    }
+    // Each vector builtin against the scalar loop it replaces, per platform.
+    for (label, ..) in BUILTINS {
+        let key = format!("vector_ratio_{label}");
+        if results.iter().any(|(_, v)| v.contains_key(&key)) {
+            print!("{:<58}", format!("  {label}: vector / scalar loop"));
+            for (_, v) in &results {
+                print!("{:>24}", v.get(&key).map_or("-".into(), |x| format!("{x:.3}")));
+            }
+            println!();
+        }
     }
     println!("{:<58}{:>24.3}", "host saxpy, all cores, GB/s (reference)", host);
     println!("{:<58}{:>24.3}", "host memcpy, all cores, read+write GB/s (reference)", memcpy);

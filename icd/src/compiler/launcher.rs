@@ -21,6 +21,12 @@
 
 use std::fmt::Write;
 
+/// Attributes of the entry points, into which the kernel is inlined: code generation
+/// follows the containing function's. No reciprocal estimates, even for divisions
+/// -cl-fast-relaxed-math marks approximate: x86's vrcp14ps and one Newton step left
+/// them 3 ulp off, and the relaxed limit is 2.5.
+const ENTRY_ATTRIBUTES: &str = "\"reciprocal-estimates\"=\"none\"";
+
 use super::ir_text::{matching_paren, parse_param, split_top, type_text, Param};
 use super::ir_type::TypeTable;
 use super::kernel_info::Kernel;
@@ -166,7 +172,10 @@ none:
         );
     }
 
-    let _ = writeln!(out, "define void @__ferrocl_launch_{name}(ptr %group, ptr noalias nocapture readonly %args) {{");
+    let _ = writeln!(
+        out,
+        "define void @__ferrocl_launch_{name}(ptr %group, ptr noalias nocapture readonly %args) {ENTRY_ATTRIBUTES} {{"
+    );
     match e.barriers {
         Some(barriers) => {
             let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %r{n}")).collect();
@@ -229,7 +238,8 @@ r{n}.end:
     if k.fibers {
         let _ = writeln!(
             out,
-            "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) {{\n  \
+            "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) \
+             {ENTRY_ATTRIBUTES} {{\n  \
                  call void @__ferrocl_run_item(ptr %group, ptr %args, ptr %lid, ptr @__ferrocl_body_{name})\n  \
                  ret void\n}}"
         );

@@ -499,6 +499,8 @@ fn frontend(
     args.extend(["-x", "cl", "-emit-llvm", "-S", "-O2"].map(os));
     args.extend(["-Xclang", "-disable-llvm-passes", "-Xclang", "-ffake-address-space-map"].map(os));
     args.extend(["-Xclang", "-fdeclare-opencl-builtins", "-Xclang", "-finclude-default-header", "-Wno-psabi"].map(os));
+    // No reciprocal estimates (see launcher::ENTRY_ATTRIBUTES).
+    args.push(os("-mrecip=none"));
     // The device's OpenCL version (clang defines it only for SPIR targets).
     args.push(os("-D__OPENCL_VERSION__=300"));
     args.extend([os("-include"), ext.as_os_str()]);
