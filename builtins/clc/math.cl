@@ -143,6 +143,9 @@ MINMAX(fmin, __builtin_fminf, __builtin_fmin, __builtin_elementwise_min)
         int odd = fmod(n, (W)2) != 0; \
         if (t == 0) return copysign((T)0, odd ? -x : x); \
         if (fabs(t) == (W)0.5) return fmod(floor((W)x), (W)2) == 0 ? (T)INFINITY : (T)-INFINITY; \
+        /* Near a pole tan magnifies the argument's rounding: there, 1 / tan of the \
+         * (exact) distance to it. */ \
+        if (fabs(t) > (W)0.25) return (T)copysign((W)1 / tan(((W)0.5 - fabs(t)) * M_PI), t); \
         return (T)tan(t * M_PI); \
     } \
     /* pown and rootn: n converted to T lost its parity (float(2147483647) is even). */ \
@@ -152,7 +155,14 @@ MINMAX(fmin, __builtin_fminf, __builtin_fmin, __builtin_elementwise_min)
         int odd = n & 1; \
         if (x == 0) return n > 0 ? (odd ? x : (T)0) : (odd ? copysign((T)INFINITY, x) : (T)INFINITY); \
         if (x < 0 && !odd) return (T)NAN; \
-        W r = pow(fabs((W)x), (W)1 / (W)n); \
+        if (__builtin_isinf(x)) return n > 0 ? x : copysign((T)0, x); \
+        /* |x| = m 2^e with e = q n + s, |s| < |n|: the root is 2^q (m 2^s)^(1/n), where \
+         * 1/n's rounding moves the result by far less than with |x| itself \
+         * (rootn(-DBL_MAX, 3) was 75 ulp off). */ \
+        int e; \
+        W m = frexp(fabs((W)x), &e); \
+        int s = e % n, q = (e - s) / n; \
+        W r = ldexp(pow(ldexp(m, s), (W)1 / (W)n), q); \
         return (T)(x < 0 ? -r : r); \
     }
 PI_FUNCTIONS(float, double)
@@ -185,6 +195,34 @@ VEC1(float, native_recip, float) VEC1(float, half_recip, float)
 VEC2(float, native_divide, float, float) VEC2(float, half_divide, float, float)
 VEC2(float, native_powr, float, float) VEC2(float, half_powr, float, float)
 
+/* remquo with the 7 low bits of the quotient OpenCL requires (the C library gives 3):
+ * fmod by 128 y is exact and leaves a quotient below 128, whose bits come from
+ * subtracting 64 y, 32 y, ... (each exact by Sterbenz's lemma), then rounding to
+ * nearest, ties to even, as remainder does. */
+#define REMQUO7(T) \
+    static OVL T remquo7(T x, T y, int *quo) { \
+        T r = remainder(x, y); \
+        if (__builtin_isnan(r)) { \
+            *quo = 0; \
+            return r; \
+        } \
+        T ay = fabs(y), a = fmod(fabs(x), ay * (T)128); \
+        int k = 0; \
+        for (int b = 6; b >= 0; b--) { \
+            T m = ay * (T)(1 << b); \
+            if (a >= m) { \
+                a -= m; \
+                k += 1 << b; \
+            } \
+        } \
+        if (a > ay - a || (a == ay - a && (k & 1))) k++; \
+        k &= 127; \
+        *quo = (__builtin_signbit(x) != __builtin_signbit(y)) ? -k : k; \
+        return r; \
+    }
+REMQUO7(float)
+REMQUO7(double)
+
 /* ilogb, ldexp, nan, fract/modf/frexp/remquo/sincos/lgamma_r (pointer outputs). */
 #define POINTERS(T, I, AS) \
     /* The largest T below 1 caps x - floor(x), which rounds to 1 for tiny negative x; \
@@ -212,7 +250,7 @@ VEC2(float, native_powr, float, float) VEC2(float, half_powr, float, float)
     } \
     OVL T remquo(T x, T y, AS int *q) { \
         int qq; \
-        T r = __builtin_remquo(x, y, &qq); \
+        T r = remquo7(x, y, &qq); \
         *q = qq; \
         return r; \
     } \
