@@ -57,6 +57,8 @@ pub struct Test {
     pub name: String,
     /// Options for the suite before the test's name (`-w`: the suite's quick mode).
     pub options: Vec<String>,
+    /// Where to keep the test's output (`<dir>/<suite>/<test>.log`), if anywhere.
+    pub logs: Option<PathBuf>,
 }
 
 impl Test {
@@ -227,6 +229,11 @@ fn run_one(t: &Test, env: &[(String, String)], timeout: Duration) -> Outcome {
         }
     };
     let log = reader.join().unwrap_or_default() + &err_reader.join().unwrap_or_default();
+    if let Some(dir) = &t.logs {
+        let dir = dir.join(t.suite());
+        // A log that cannot be written costs the report nothing else.
+        let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join(format!("{test}.log")), &log));
+    }
     Outcome { suite: t.suite(), ..judge(test, status, &log, start.elapsed().as_secs_f64()) }
 }
 

@@ -56,14 +56,14 @@ Runs FerroCL's conformance suites (kernels basics, async copies) on one platform
         "khronos",
         "usage: cts-runner khronos (--suite PATH | --test-basic PATH)... [--ferrocl-build] [--filter GLOB]...
                           [--cts-arg ARG]... [--platform NAME] [--jobs N] [--timeout SECS]
-                          [--junit FILE] [--json FILE]
+                          [--logs DIR] [--junit FILE] [--json FILE]
 
 Runs the tests of Khronos CTS suite binaries you built (test_half, test_workgroups, ...:
 --suite, every test; --test-basic, its 15 async-copy and prefetch tests), one process
 per test with a timeout, and prints counts per suite. --filter selects tests by name or
-'suite/test'; --cts-arg passes an option to every test (e.g. -w, the quick mode). A
-test that says its feature is unsupported, or skips every configuration, counts as
-skipped.",
+'suite/test'; --cts-arg passes an option to every test (e.g. -w, the quick mode);
+--logs keeps each test's output as DIR/suite/test.log. A test that says its feature is
+unsupported, or skips every configuration, counts as skipped.",
     ),
     (
         "bench",
@@ -357,7 +357,12 @@ fn khronos(args: &[String], have_platforms: bool) -> i32 {
                     true => !async_default || ASYNC_TESTS.contains(&t.as_str()),
                     false => filters.iter().any(|f| khronos::glob(f, t) || khronos::glob(f, &format!("{suite}/{t}"))),
                 })
-                .map(|name| Test { binary: binary.clone(), name, options: flag_values(args, "--cts-arg") }),
+                .map(|name| Test {
+                    binary: binary.clone(),
+                    name,
+                    options: flag_values(args, "--cts-arg"),
+                    logs: flag_values(args, "--logs").pop().map(Into::into),
+                }),
         );
     }
     if tests.is_empty() {
