@@ -82,8 +82,14 @@ pub fn judge(test: &str, status: Option<i32>, log: &str, seconds: f64) -> Outcom
         let why = log.lines().find(|l| l.contains("not supported") || l.contains("Skipping")).unwrap_or("");
         why.trim().to_string()
     });
+    // A name the suite does not know runs nothing and still exits 0 (test_conversions'
+    // listed "conversions").
+    let ran_nothing = log.lines().find(|l| l.contains("Unable to parse function name")).map(|l| l.trim().to_string());
     let verdict = match status {
         None => Verdict::Failed(format!("timed out after {seconds:.0} s")),
+        Some(0) if ran_nothing.is_some() => {
+            Verdict::Failed(format!("ran nothing: {}", ran_nothing.unwrap_or_default()))
+        }
         Some(0) if !log.contains("PASSED test.") => Verdict::Failed("exited 0 without 'PASSED test.'".into()),
         Some(0) => match unsupported {
             Some(why) => Verdict::Skipped(why),
@@ -255,6 +261,8 @@ mod tests {
         assert!(matches!(judge("t", Some(1), "FAILED test.\n", 1.0).verdict, Verdict::Failed(_)));
         assert!(matches!(judge("t", None, "", 300.0).verdict, Verdict::Failed(_)));
         assert!(matches!(judge("t", Some(0), "crashed?", 1.0).verdict, Verdict::Failed(_)));
+        let nothing = "**** ERROR:  Unable to parse function name conversions.  Skipping....\nPASSED test.\n";
+        assert!(matches!(judge("conversions", Some(0), nothing, 1.0).verdict, Verdict::Failed(_)));
     }
 
     #[test]
