@@ -385,34 +385,20 @@ VEC1(half, nan, ushort)
         *iptr = (half)w; \
         return __builtin_isnan(f) ? f : fmin(f, (half)0x1.ffcp-1); \
     } \
-    OVL half modf(half x, AS half *iptr) { \
-        float w; \
-        half r = (half)modf((float)x, &w); \
-        *iptr = (half)w; \
-        return r; \
-    } \
-    OVL half sincos(half x, AS half *c) { \
-        float co; \
-        half s = (half)sincos((float)x, &co); \
-        *c = (half)co; \
-        return s; \
-    } \
-    OVL half frexp(half x, AS int *e) { \
-        int ex; \
-        half m = (half)frexp((float)x, &ex); \
-        *e = ex; \
-        return m; \
-    } \
+    HALF_OUT(modf, half, float, AS) HALF_OUT(sincos, half, float, AS) HALF_OUT(frexp, int, int, AS) \
+    HALF_OUT(lgamma_r, int, int, AS) \
     OVL half remquo(half x, half y, AS int *q) { \
         int qq; \
         half r = (half)remquo((float)x, (float)y, &qq); \
         *q = qq; \
         return r; \
-    } \
-    OVL half lgamma_r(half x, AS int *s) { \
-        int sg; \
-        half r = (half)lgamma_r((float)x, &sg); \
-        *s = sg; \
+    }
+/* F(half x, P *out) through the float form with a W temporary. */
+#define HALF_OUT(F, P, W, AS) \
+    OVL half F(half x, AS P *out) { \
+        W w; \
+        half r = (half)F((float)x, &w); \
+        *out = (P)w; \
         return r; \
     }
 ALL_SPACES(HALF_POINTERS, half, int)
