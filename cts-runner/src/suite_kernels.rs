@@ -84,6 +84,28 @@ kernel void isolation(global int *out, int spin) {
     out[get_global_id(0)] = ok * 1000000 + x;
 }
 
+/* 64 KiB of kernel-scope local memory, twice the device's figure (allowed for a kernel's
+   own variables): each group fills it, then every work-item sums a strided slice in
+   reverse, so a group sharing or losing any of it gets a wrong sum. */
+kernel void big_local(global long *out) {
+    local long big[8192];
+    size_t lid = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+    for (size_t i = lid; i < 8192; i += n) big[i] = (long)(g * 100000 + i);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    long sum = 0;
+    for (size_t i = n - 1 - lid; i < 8192; i += n) sum += big[i];
+    out[get_global_id(0)] = sum;
+}
+
+/* Two __local arguments, for the limits on their sizes. */
+kernel void two_locals(global int *out, local int *a, local int *b) {
+    size_t lid = get_local_id(0);
+    a[lid] = (int)lid;
+    b[lid] = 2 * (int)lid;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = a[lid] + b[get_local_size(0) - 1 - lid];
+}
+
 /* A 3D group transposes its 4x4x4 cube through local memory. */
 kernel void transpose3d(global const int *in, global int *out) {
     local int cube[4][4][4];
@@ -434,6 +456,56 @@ fn isolation_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
         .map(|i| 1_000_000 + (0..spin).filter(|j| (j ^ (i % 64) as i32) & 1 == 1).count() as i32)
         .collect();
     Ok(same("per-item 1000000 (local memory intact) + spin count", &ints(&out[0]), &want))
+}
+
+fn big_local_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
+    let (groups, group) = (32usize, 64usize);
+    let out =
+        launch(s, p, "big_local", &[A::Buf(vec![0; groups * group * 8])], (None, &[groups * group], Some(&[group])))?;
+    let got: Vec<i64> = out[0].chunks_exact(8).map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default())).collect();
+    let want: Vec<i64> = (0..groups * group)
+        .map(|i| {
+            let (g, lid) = (i / group, i % group);
+            (group - 1 - lid..8192).step_by(group).map(|j| (g * 100000 + j) as i64).sum()
+        })
+        .collect();
+    Ok(same("strided sums of a 64 KiB local array", &got, &want))
+}
+
+/// `__local` argument sizes the application chooses: the arena's size works, one byte
+/// more is refused, and sums that overflow are refused rather than wrapped.
+fn local_limits_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
+    let arena = s.device_info(CL_DEVICE_LOCAL_MEM_SIZE);
+    let group = 16;
+    let k = s.kernel(p, "two_locals")?;
+    let out = s.buffer_of(&vec![0; group * 4])?;
+    let result = (|| {
+        check(cl!(clSetKernelArg(k, 0, 8, (&out as *const cl_mem).cast())), "clSetKernelArg(0)")?;
+        // The arguments are rounded up to 128 bytes each, so this pair fills the arena.
+        let cases = [
+            (arena - 128, 128, CL_SUCCESS),
+            (arena - 128, 129, CL_OUT_OF_RESOURCES),
+            (usize::MAX, 64, CL_OUT_OF_RESOURCES),
+            (1 << 63, 1 << 63, CL_OUT_OF_RESOURCES),
+            (64, 64, CL_SUCCESS),
+        ];
+        for (a, b, want) in cases {
+            check(cl!(clSetKernelArg(k, 1, a, null())), "clSetKernelArg(1)")?;
+            check(cl!(clSetKernelArg(k, 2, b, null())), "clSetKernelArg(2)")?;
+            let got = match s.run_nd(k, None, &[group], Some(&[group])) {
+                Ok(()) => CL_SUCCESS,
+                Err(e) => e,
+            };
+            if got != want {
+                return Ok(Verdict::Failed(format!("__local arguments of {a} and {b} bytes: {got}, expected {want}")));
+            }
+        }
+        let want: Vec<i32> = (0..group as i32).map(|l| l + 2 * (group as i32 - 1 - l)).collect();
+        Ok(same("the launch after the refused ones", &ints(&s.read(out, group * 4)?), &want))
+    })();
+    cl!(clReleaseMemObject(out));
+    cl!(clReleaseKernel(k));
+    result
 }
 
 fn transpose_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
@@ -798,6 +870,8 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
         basic("barrier/in_called_function/group256", Box::new(|s, p| reverse_case(s, p, 256))),
         basic("local/isolation/256_groups", Box::new(isolation_case)),
         basic("local/transpose/3d_groups", Box::new(transpose_case)),
+        basic("local/variables_over_device_figure/64KiB", Box::new(big_local_case)),
+        basic("local/argument_limits/arena_and_overflow", Box::new(local_limits_case)),
         basic("local/matmul/40x48x36", Box::new(|s, p| matmul_case(s, p, 40, 48, 36))),
         basic("local/matmul/7x5x3", Box::new(|s, p| matmul_case(s, p, 7, 5, 3))),
         basic("args/by_value/struct_vectors_scalars_null", Box::new(by_value_case)),

@@ -53,8 +53,17 @@ const MAX_GLOBAL_MEM: u64 = 6 << 30;
 /// 32 KiB of local memory per work-group, the full-profile minimum. The Khronos CTS
 /// 2D/3D async-copy tests skip every configuration when local memory exceeds about 8x
 /// the maximum work-group size (their buffers are sized from local memory and checked
-/// against the group size), so this pair lets them actually run.
+/// against the group size), so this pair lets them actually run. It bounds the `__local`
+/// arguments of a launch (each worker's preallocated arena).
 pub const LOCAL_MEM_SIZE: u64 = 32 << 10;
+/// Most `__local` memory one launch may use when the kernel's own `__local` variables
+/// take it past `LOCAL_MEM_SIZE`. Those variables have sizes fixed when the program is
+/// compiled and live in each worker thread's TLS block, not in the arena, so a kernel
+/// that declares more than the device figure still runs, as it does on PoCL (1 MiB of
+/// local memory). The CTS's test_half declares 16x the maximum work-group size
+/// (`__local double16 data[4096 / 8]`, 64 KiB), which no figure that keeps the 2D/3D
+/// async-copy tests running can cover.
+pub const LOCAL_MEM_WITH_VARIABLES: u64 = 1 << 20;
 
 static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
     let host = HostFacts::probe();

@@ -92,7 +92,8 @@ impl Kernel {
             Some(ArgValue::Local(s)) => Some(*s),
             _ => None,
         }));
-        self.info.static_local_size + local as u64
+        // An overflowing sum is refused at enqueue; the query reports the most it can.
+        self.info.static_local_size.saturating_add(local.map_or(u64::MAX, |l| l as u64))
     }
 
     /// `CL_KERNEL_WORK_GROUP_SIZE`: the device's maximum, or for a kernel using sub-group
@@ -189,8 +190,12 @@ impl Kernel {
         // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of
         // kernel on the command-queue because of insufficient resources needed to execute
         // the kernel": __local memory over the device's size.
-        let local_bytes = self.info.static_local_size as usize + local_arg_bytes(local_args.iter().map(|&(_, s)| s));
-        if local_bytes as u64 > limits.local_mem_size {
+        // The arguments live in the worker's arena, which is the device's figure; the
+        // kernel's own variables may take the total further (see LOCAL_MEM_WITH_VARIABLES).
+        let local_arg_total = local_arg_bytes(local_args.iter().map(|&(_, s)| s)).ok_or(CL_OUT_OF_RESOURCES)?;
+        let local_bytes = self.info.static_local_size.saturating_add(local_arg_total as u64);
+        if local_arg_total as u64 > limits.local_mem_size || local_bytes > crate::core::device::LOCAL_MEM_WITH_VARIABLES
+        {
             return Err(CL_OUT_OF_RESOURCES);
         }
         Ok(Arc::new(Launch {
@@ -204,6 +209,7 @@ impl Kernel {
             flush_denormals: build_option(&self.program, "-cl-denorms-are-zero"),
             args: block,
             local_args,
+            local_arg_total,
             work_dim: dims as u32,
             global,
             local,

@@ -34,6 +34,8 @@ pub struct Launch {
     pub args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
     pub local_args: Vec<(usize, usize)>,
+    /// Arena bytes the `__local` arguments take (checked against the arena at enqueue).
+    pub local_arg_total: usize,
     pub work_dim: u32,
     pub global: [usize; 3],
     pub local: [usize; 3],
@@ -47,9 +49,10 @@ pub struct Launch {
 unsafe impl Send for Launch {}
 unsafe impl Sync for Launch {}
 
-/// Bytes of `__local` argument memory a launch needs in each worker's arena.
-pub fn local_arg_bytes(sizes: impl Iterator<Item = usize>) -> usize {
-    sizes.map(|s| s.div_ceil(LOCAL_ALIGN) * LOCAL_ALIGN).sum()
+/// Bytes of `__local` argument memory a launch needs in each worker's arena; `None`
+/// when the sum does not fit in a `usize` (the sizes come from the application).
+pub fn local_arg_bytes(mut sizes: impl Iterator<Item = usize>) -> Option<usize> {
+    sizes.try_fold(0usize, |sum, s| sum.checked_add(s.checked_next_multiple_of(LOCAL_ALIGN)?))
 }
 
 impl Launch {
@@ -114,14 +117,13 @@ impl Launch {
         }
         let arena = w.arena.as_mut_ptr();
         group.local_begin = arena.cast();
-        group.local_end = group.local_begin.wrapping_byte_add(local_arg_bytes(self.local_args.iter().map(|&(_, s)| s)));
+        group.local_end = group.local_begin.wrapping_byte_add(self.local_arg_total);
         group.stack_top = std::ptr::addr_of!(stack_marker).cast_mut().cast();
         group.scratch = w.scratch.as_mut_ptr().cast();
         w.copies.begin(items, self.regions, self.stream);
         if let (Some(l), Some(v)) = (&self.validation, w.copies.validator()) {
             let arena = w.arena.as_ptr() as usize;
-            let local = (!self.static_locals)
-                .then(|| (arena, arena + local_arg_bytes(self.local_args.iter().map(|&(_, s)| s))));
+            let local = (!self.static_locals).then(|| (arena, arena + self.local_arg_total));
             v.begin(l.clone(), group.group_id, group.local_size, local);
         }
         group.copies = (&mut w.copies as *mut super::copies::group::GroupCopies).cast();
