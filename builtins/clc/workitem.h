@@ -87,7 +87,9 @@ _Static_assert(__builtin_offsetof(ferrocl_ctx, stack_top) == 200, "WorkItem layo
 
 #define INLINE static inline __attribute__((always_inline))
 
-#define QUERY __attribute__((always_inline, used))
+/* Not `used`: that keeps every helper alive (optimised and compiled) in every kernel
+   module, ~50 ms of each build. */
+#define QUERY __attribute__((always_inline))
 
 #define AS(n) __attribute__((address_space(n)))
 
