@@ -75,10 +75,12 @@ JSON, an SVG chart).",
     ),
     (
         "build",
-        "usage: cts-runner build [--ferrocl-build] [--options OPTS] FILE
+        "usage: cts-runner build [--ferrocl-build] [--options OPTS] [--cold N] FILE
 
 Builds FILE (OpenCL C) for the first platform's device and prints the status, the
-build log and the time the build took.",
+build log and the time the build took. --cold N then builds N variants of FILE no
+process has built before (a comment appended), one after the other in this process as
+a conformance test does, and prints each time and the median.",
     ),
     (
         "coverage",
@@ -169,16 +171,18 @@ fn main() {
 fn build_file(args: &[String]) -> i32 {
     let mut options = String::new();
     let mut file = None;
+    let mut cold = 0usize;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--options" => options = it.next().cloned().unwrap_or_default(),
+            "--cold" => cold = it.next().and_then(|n| n.parse().ok()).unwrap_or(0),
             "--ferrocl-build" => {}
             f => file = Some(f.to_string()),
         }
     }
     let Some(file) = file else {
-        eprintln!("usage: cts-runner build [--options OPTS] FILE");
+        eprintln!("usage: cts-runner build [--options OPTS] [--cold N] FILE");
         return 2;
     };
     let source = match std::fs::read_to_string(&file) {
@@ -194,25 +198,50 @@ fn build_file(args: &[String]) -> i32 {
     cl!(clGetPlatformIDs(1, &mut platform, null_mut()));
     cl!(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &mut device, null_mut()));
     let context = cl!(clCreateContext(std::ptr::null(), 1, &device, None, null_mut(), &mut e));
-    let src = std::ffi::CString::new(source).unwrap_or_default();
-    let ptr = src.as_ptr();
-    let program = cl!(clCreateProgramWithSource(context, 1, &ptr as *const _ as *mut _, std::ptr::null(), &mut e));
     let opts = std::ffi::CString::new(options).unwrap_or_default();
-    let start = std::time::Instant::now();
-    let code = cl!(clBuildProgram(program, 1, &device, opts.as_ptr(), None, null_mut()));
-    let took = start.elapsed();
-    let mut log = vec![0u8; 1 << 16];
-    let mut len = 0;
-    cl!(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, log.len(), log.as_mut_ptr().cast(), &mut len));
-    log.truncate(len.saturating_sub(1));
+    // Builds `text`: the status, the time, the log.
+    let mut build = |text: &str| {
+        let src = std::ffi::CString::new(text).unwrap_or_default();
+        let ptr = src.as_ptr();
+        let program = cl!(clCreateProgramWithSource(context, 1, &ptr as *const _ as *mut _, std::ptr::null(), &mut e));
+        let start = std::time::Instant::now();
+        let code = cl!(clBuildProgram(program, 1, &device, opts.as_ptr(), None, null_mut()));
+        let took = start.elapsed().as_secs_f64() * 1e3;
+        let mut log = vec![0u8; 1 << 16];
+        let mut len = 0;
+        cl!(clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, log.len(), log.as_mut_ptr().cast(), &mut len));
+        log.truncate(len.saturating_sub(1));
+        cl!(clReleaseProgram(program));
+        (code, took, String::from_utf8_lossy(&log).into_owned())
+    };
+    let (code, took, log) = build(&source);
     let name = if code == CL_SUCCESS { "CL_SUCCESS".to_string() } else { code.to_string() };
-    println!("build: {name} in {:.2} ms", took.as_secs_f64() * 1e3);
-    print!("{}", String::from_utf8_lossy(&log));
-    if code == CL_SUCCESS {
-        0
-    } else {
-        1
+    println!("build: {name} in {took:.2} ms");
+    print!("{log}");
+    if code != CL_SUCCESS {
+        return 1;
     }
+    let stamp = format!("{:?} {}", std::time::SystemTime::now(), std::process::id());
+    let mut times = Vec::new();
+    for i in 0..cold {
+        let (code, took, log) = build(&format!("{source}\n// cold variant {i} {stamp}\n"));
+        if code != CL_SUCCESS {
+            println!("cold build {i}: {code}\n{log}");
+            return 1;
+        }
+        println!("cold build {i}: {took:.2} ms");
+        times.push(took);
+    }
+    if !times.is_empty() {
+        times.sort_by(f64::total_cmp);
+        println!(
+            "cold builds: median {:.2} ms, min {:.2}, max {:.2}",
+            times[times.len() / 2],
+            times[0],
+            times[times.len() - 1]
+        );
+    }
+    0
 }
 
 /// `suite`: see `cts_runner::suite`.
