@@ -35,13 +35,19 @@ fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
                 return Some(args);
             }
             std::fs::write(&input, b"").ok()?;
-            let out = Command::new(&clang.path)
-                .args(["-###", "-target", "x86_64-unknown-linux-gnu", "-shared"])
-                .args([input.as_os_str(), OsStr::new("-o"), output.as_os_str()])
-                .args(["-lm", "-lpthread", "-ldl"])
-                .output()
-                .ok()?;
-            let args = parse_plan(&String::from_utf8_lossy(&out.stderr), &input, &output)?;
+            // gold where clang can use it: it links a kernel in ~7 ms, GNU ld in ~15-22.
+            let args = [Some("-fuse-ld=gold"), None].into_iter().find_map(|linker| {
+                let out = Command::new(&clang.path)
+                    .args(["-###", "-target", "x86_64-unknown-linux-gnu", "-shared"])
+                    .args(linker)
+                    .args([input.as_os_str(), OsStr::new("-o"), output.as_os_str()])
+                    .args(["-lm", "-lpthread", "-ldl"])
+                    .output()
+                    .ok()?;
+                let plan = parse_plan(&String::from_utf8_lossy(&out.stderr), &input, &output)?;
+                // clang plans a linker it cannot find too; it must exist.
+                Path::new(&plan[0]).is_file().then_some(plan)
+            })?;
             let _ = cache::write_atomic(&file, args.join("\n").as_bytes());
             Some(args)
         })
@@ -49,7 +55,7 @@ fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
 }
 
 fn template_file(clang: &clang::Clang, cache: &Path) -> std::path::PathBuf {
-    cache.join(format!("link-{}.args", cache::key(&[clang.identity.as_bytes()])))
+    cache.join(format!("link-{}.args", cache::key(&[clang.identity.as_bytes(), b"gold first"])))
 }
 
 /// Drops the cached command line (it failed where clang's own link worked); the next
