@@ -48,8 +48,13 @@ pub fn find() -> Option<&'static Clang> {
         .as_ref()
 }
 
-/// Runs clang; `Err` carries its diagnostics.
+/// Runs clang (on a fork server where one works); `Err` carries its diagnostics.
 pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
+    if let Some(ran) =
+        super::fork_server::run(&super::fork_server::Tool { path: &clang.path, identity: &clang.identity }, args)
+    {
+        return if ran.success { Ok(ran.output) } else { Err(ran.output) };
+    }
     let out = Command::new(&clang.path)
         .args(args)
         .output()

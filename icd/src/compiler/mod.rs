@@ -6,6 +6,7 @@ pub mod cache;
 pub mod clang;
 mod collectives;
 mod division;
+mod fork_server;
 pub mod ir;
 pub mod ir_text;
 pub mod ir_type;

@@ -1,0 +1,248 @@
+//! Running clang through fork servers: clang processes that have loaded and
+//! initialised LLVM once and fork a child per request (`fork_server.c`, loaded into
+//! clang with `LD_PRELOAD`).
+//!
+//! A clang process spends ~25 ms starting (mapping, relocating and constructing
+//! libLLVM and libclang-cpp) before it compiles anything, and a build runs clang
+//! twice. A request to a server costs a fork (~3 ms). The servers are separate
+//! processes, so no LLVM enters the host process; the shim is compiled by the same
+//! clang on first use and kept in the cache. Where anything about this fails, the
+//! caller runs clang itself, as before. `FERROCL_CLANG_SERVER=0` turns servers off.
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
+
+use super::cache;
+
+/// The clang a server runs: its path, and its identity (part of the shim's cache key).
+pub struct Tool<'a> {
+    pub path: &'a Path,
+    pub identity: &'a str,
+}
+
+const SHIM: &str = include_str!("fork_server.c");
+
+/// The variable that makes the shim serve (set only in a server's environment).
+const SERVE: &str = "FERROCL_CLANG_SERVE";
+
+/// What a run produced: whether clang succeeded, and its stdout and stderr.
+pub struct Ran {
+    pub success: bool,
+    pub output: String,
+}
+
+struct Server {
+    child: Child,
+    socket: UnixStream,
+    /// The process that started it: a forked copy of the host must not share it.
+    owner: u32,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.owner == std::process::id() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Idle servers of the clang that `find` chose (one clang per process).
+static IDLE: Mutex<Vec<Server>> = Mutex::new(Vec::new());
+/// Set when a fresh server failed: then every run spawns clang.
+static BROKEN: AtomicBool = AtomicBool::new(false);
+
+/// How long one clang run may take: `FERROCL_BUILD_TIMEOUT` seconds, else 600 (large
+/// kernels take a minute).
+fn timeout() -> std::time::Duration {
+    static LIMIT: OnceLock<u64> = OnceLock::new();
+    let s = *LIMIT.get_or_init(|| {
+        std::env::var("FERROCL_BUILD_TIMEOUT").ok().and_then(|v| v.parse().ok()).filter(|&s| s > 0).unwrap_or(600)
+    });
+    std::time::Duration::from_secs(s)
+}
+
+fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("FERROCL_CLANG_SERVER").map_or(true, |v| v != "0"))
+        && !BROKEN.load(Ordering::Relaxed)
+}
+
+/// The shim library for `clang`, compiled into the cache on first use.
+fn shim(clang: &Tool) -> Option<&'static Path> {
+    static SHIM_PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    SHIM_PATH
+        .get_or_init(|| {
+            let dir = cache::dir();
+            let key = cache::key(&[SHIM.as_bytes(), clang.identity.as_bytes()]);
+            let lib = dir.join(format!("clang-server-{key}.so"));
+            if lib.is_file() {
+                return Some(lib);
+            }
+            std::fs::create_dir_all(&dir).ok()?;
+            let tmp = dir.join(format!(".clang-server-{key}.{}.so", std::process::id()));
+            let mut c = Command::new(clang.path)
+                .args(["-x", "c", "-O2", "-shared", "-fPIC", "-o"])
+                .arg(&tmp)
+                .args(["-", "-ldl"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .ok()?;
+            let wrote = c.stdin.take().map(|mut i| i.write_all(SHIM.as_bytes()).is_ok());
+            let built = c.wait().ok()?.success() && wrote == Some(true);
+            let placed = built && std::fs::rename(&tmp, &lib).is_ok();
+            let _ = std::fs::remove_file(&tmp);
+            placed.then_some(lib)
+        })
+        .as_deref()
+}
+
+fn start(clang: &Tool) -> Option<Server> {
+    let shim = shim(clang)?;
+    let (ours, theirs) = UnixStream::pair().ok()?;
+    let fd = theirs.as_raw_fd();
+    let preload = match std::env::var_os("LD_PRELOAD") {
+        Some(p) if !p.is_empty() => {
+            let mut v = shim.as_os_str().to_owned();
+            v.push(":");
+            v.push(p);
+            v
+        }
+        _ => shim.as_os_str().to_owned(),
+    };
+    let mut cmd = Command::new(clang.path);
+    cmd.env("LD_PRELOAD", preload).env(SERVE, "1").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: runs in the forked child before exec and calls only async-signal-safe
+    // functions. The socket is moved above 9 first, so that making it fds 3 and 4 (the
+    // shim's) cannot close it when it already is one of them; dup2's copies do not
+    // close on exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+            if high < 0 || libc::dup2(high, 3) < 0 || libc::dup2(high, 4) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().ok()?;
+    drop(theirs);
+    Some(Server { child, socket: ours, owner: std::process::id() })
+}
+
+/// Sends all of `bytes` without raising SIGPIPE in the host when the server is gone.
+fn send_all(s: &UnixStream, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        // SAFETY: a valid socket and a buffer of the given length.
+        let n = unsafe { libc::send(s.as_raw_fd(), bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        bytes = &bytes[n as usize..];
+    }
+    Ok(())
+}
+
+fn read_i32(s: &mut UnixStream) -> std::io::Result<i32> {
+    let mut b = [0u8; 4];
+    s.read_exact(&mut b)?;
+    Ok(i32::from_ne_bytes(b))
+}
+
+/// One request: `Err` means the server is unusable (the caller drops it).
+fn request(server: &mut Server, clang: &Tool, args: &[&OsStr]) -> std::io::Result<Ran> {
+    let cwd = std::env::current_dir()?;
+    let mut words: Vec<&[u8]> = vec![cwd.as_os_str().as_bytes(), clang.path.as_os_str().as_bytes()];
+    words.extend(args.iter().map(|a| a.as_bytes()));
+    if words.iter().any(|w| w.contains(&0)) {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in an argument"));
+    }
+    let mut message = Vec::new();
+    for w in &words {
+        message.extend_from_slice(w);
+        message.push(0);
+    }
+    let len = u32::try_from(message.len()).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+    message.splice(0..0, len.to_ne_bytes());
+    send_all(&server.socket, &message)?;
+    let pid = read_i32(&mut server.socket)?;
+    if pid <= 0 {
+        return Err(std::io::Error::other("the server could not fork"));
+    }
+    // A clang that hangs must not hang the application's clBuildProgram for ever.
+    let limit = timeout();
+    server.socket.set_read_timeout(Some(limit))?;
+    let (status, stopped) = match read_i32(&mut server.socket) {
+        Ok(s) => (s, false),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            // SAFETY: kill has no memory preconditions; the pid is the server's child,
+            // which the server has not reaped (it reports the status first).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            server.socket.set_read_timeout(None)?;
+            (read_i32(&mut server.socket)?, true)
+        }
+        Err(e) => return Err(e),
+    };
+    server.socket.set_read_timeout(None)?;
+    let status = std::process::ExitStatus::from_raw(status);
+    let size = read_i32(&mut server.socket)? as u32 as usize;
+    let mut text = vec![0u8; size];
+    server.socket.read_exact(&mut text)?;
+    let mut output = String::from_utf8_lossy(&text).into_owned();
+    if stopped {
+        output += &format!(
+            "clang did not finish within {} s and was stopped (FERROCL_BUILD_TIMEOUT sets the limit)\n",
+            limit.as_secs()
+        );
+    } else if let Some(sig) = status.signal() {
+        output += &format!("clang was killed by signal {sig}\n");
+    }
+    Ok(Ran { success: status.success(), output })
+}
+
+/// Runs clang with `args` on a server; `None` when no server can run it (then the
+/// caller spawns clang itself).
+pub fn run(clang: &Tool, args: &[&OsStr]) -> Option<Ran> {
+    if !enabled() {
+        return None;
+    }
+    let me = std::process::id();
+    let reused = {
+        let mut idle = IDLE.lock();
+        // Servers inherited from the process this one was forked from are not ours.
+        idle.retain(|s| s.owner == me);
+        idle.pop()
+    };
+    let fresh = reused.is_none();
+    let mut server = reused.or_else(|| start(clang))?;
+    match request(&mut server, clang, args) {
+        Ok(ran) => {
+            IDLE.lock().push(server);
+            Some(ran)
+        }
+        Err(_) => {
+            // A reused server may have died (killed from outside); a fresh one that
+            // fails means servers do not work with this clang.
+            if fresh {
+                BROKEN.store(true, Ordering::Relaxed);
+            }
+            None
+        }
+    }
+}
