@@ -3,6 +3,7 @@
 //! with the builtins archive. Results are cached on disk (`cache`).
 
 pub mod cache;
+mod chunks;
 pub mod clang;
 mod collectives;
 mod division;
@@ -203,29 +204,53 @@ fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
-/// One compiled library part: its bitcode and the functions it defines and calls.
+/// One linkable piece of the library (a part, or a chunk of one): its bitcode and the
+/// functions it defines and calls.
 struct Part {
     bitcode: PathBuf,
     defines: HashSet<String>,
     calls: HashSet<String>,
 }
 
+/// Reads a part's index (`C file`, then its `D name` and `U name` lines, per piece);
+/// `None` when it is missing or names a missing file.
+fn read_index(idx: &Path) -> Option<Vec<Part>> {
+    let text = std::fs::read_to_string(idx).ok()?;
+    let mut pieces: Vec<Part> = Vec::new();
+    for line in text.lines() {
+        match (line.split_once(' '), pieces.last_mut()) {
+            (Some(("C", f)), _) => {
+                pieces.push(Part { bitcode: PathBuf::from(f), defines: HashSet::new(), calls: HashSet::new() })
+            }
+            (Some(("D", n)), Some(p)) => drop(p.defines.insert(n.to_string())),
+            (Some(("U", n)), Some(p)) => drop(p.calls.insert(n.to_string())),
+            _ => return None,
+        }
+    }
+    (!pieces.is_empty() && pieces.iter().all(|p| p.bitcode.is_file())).then_some(pieces)
+}
+
 /// The library parts for this clang and CPU, compiled on first use (in parallel, under
-/// a lock so concurrent first builds wait for one; the conversions alone take seconds).
-fn library_parts(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<Vec<Part>, String> {
+/// a lock so concurrent first builds wait for one; the conversions alone take seconds),
+/// as pieces in link order.
+fn library_parts(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<&'static [Part], String> {
     let key = cache::key(&[
         PIPELINE.as_bytes(),
         clang.identity.as_bytes(),
         libraries_text().as_bytes(),
         cpu_identity().as_bytes(),
     ]);
-    let paths: Vec<(PathBuf, PathBuf)> = BITCODE_LIBRARIES
-        .iter()
-        .map(|(name, ..)| (cache.join(format!("{name}-{key}.bc")), cache.join(format!("{name}-{key}.symbols"))))
-        .collect();
+    // Read once per process: a build would otherwise spend ~3 ms reading the indexes.
+    static LOADED: parking_lot::Mutex<Vec<(PathBuf, String, &'static [Part])>> = parking_lot::Mutex::new(Vec::new());
+    if let Some((.., parts)) = LOADED.lock().iter().find(|(c, k, _)| c == cache && *k == key) {
+        return Ok(parts);
+    }
+    let indexes: Vec<PathBuf> =
+        BITCODE_LIBRARIES.iter().map(|(name, ..)| cache.join(format!("{name}-{key}.symbols"))).collect();
     let lock = cache.join(format!("libclc-{key}.lock"));
     cache::mark_library_used(&lock);
-    if !paths.iter().all(|(bc, idx)| bc.is_file() && idx.is_file()) {
+    let mut read: Vec<Option<Vec<Part>>> = indexes.iter().map(|i| read_index(i)).collect();
+    if read.iter().any(Option::is_none) {
         let _lock = cache::Lock::acquire(&lock);
         for (name, text) in LIBRARY_HEADERS {
             std::fs::write(scratch.join(name), text).map_err(|e| e.to_string())?;
@@ -233,33 +258,34 @@ fn library_parts(clang: &clang::Clang, cache: &Path, scratch: &Path) -> Result<V
         std::thread::scope(|s| {
             let handles: Vec<_> = BITCODE_LIBRARIES
                 .iter()
-                .zip(&paths)
-                .filter(|(_, (bc, idx))| !(bc.is_file() && idx.is_file()))
-                .map(|(&(name, source, lang), (bc, idx))| {
-                    s.spawn(move || compile_library(clang, scratch, bc, idx, name, source, lang))
+                .zip(&indexes)
+                .filter(|(_, idx)| read_index(idx).is_none())
+                .map(|(&(name, source, lang), idx)| {
+                    let bc = cache.join(format!("{name}-{key}.bc"));
+                    s.spawn(move || compile_library(clang, scratch, &bc, idx, name, source, lang))
                 })
                 .collect();
             handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err("library compile panicked".into())))
         })?;
+        read = indexes.iter().map(|i| read_index(i)).collect();
     }
-    paths
+    let parts: Vec<Part> = read
         .into_iter()
-        .map(|(bitcode, idx)| {
-            let text = std::fs::read_to_string(&idx).map_err(|e| e.to_string())?;
-            let (mut defines, mut calls) = (HashSet::new(), HashSet::new());
-            for line in text.lines() {
-                match line.split_once(' ') {
-                    Some(("D", n)) => defines.insert(n.to_string()),
-                    Some(("U", n)) => calls.insert(n.to_string()),
-                    _ => false,
-                };
-            }
-            Ok(Part { bitcode, defines, calls })
-        })
-        .collect()
+        .zip(&indexes)
+        .map(|(p, i)| p.ok_or_else(|| format!("FerroCL's library index {} is unreadable\n", i.display())))
+        .collect::<Result<Vec<Vec<Part>>, String>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    // Kept for the process's life: a few hundred small sets per clang and cache.
+    let parts: &'static [Part] = Vec::leak(parts);
+    LOADED.lock().push((cache.to_path_buf(), key, parts));
+    Ok(parts)
 }
 
-/// Compiles one part to IR text (read for its symbols) and then to bitcode.
+/// Compiles one part to IR text (read for its symbols) and then to bitcode, cut into
+/// chunks where it is big and `llvm-extract` is there (`chunks`); the index is written
+/// last.
 fn compile_library(
     clang: &clang::Clang,
     scratch: &Path,
@@ -277,7 +303,17 @@ fn compile_library(
     args.extend([os("-O2"), os("-emit-llvm"), os("-S"), src.as_os_str(), os("-o"), ll.as_os_str()]);
     clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its {name} library:\n{e}"))?;
     let text = std::fs::read_to_string(&ll).map_err(|e| e.to_string())?;
-    let mut symbols = String::new();
+    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
+    args.extend([os("-c"), os("-emit-llvm"), ll.as_os_str(), os("-o"), tmp.as_os_str()]);
+    clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its {name} library:\n{e}"))?;
+    std::fs::rename(&tmp, bc).map_err(|e| e.to_string())?;
+    let index = chunked_index(clang, bc, &text, name).unwrap_or_else(|| whole_index(bc, &text));
+    cache::write_atomic(idx, index.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// The index of a part linked whole: what its text defines and declares.
+fn whole_index(bc: &Path, text: &str) -> String {
+    let mut index = format!("C {}\n", bc.display());
     for line in text.lines() {
         let tag = if line.starts_with("define ") {
             "D"
@@ -287,14 +323,27 @@ fn compile_library(
             continue;
         };
         if let Some((n, _)) = ir_text::callee_names(line).into_iter().next() {
-            symbols += &format!("{tag} {n}\n");
+            index += &format!("{tag} {n}\n");
         }
     }
-    let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
-    args.extend([os("-c"), os("-emit-llvm"), ll.as_os_str(), os("-o"), tmp.as_os_str()]);
-    clang::run(clang, &args).map_err(|e| format!("FerroCL could not compile its {name} library:\n{e}"))?;
-    std::fs::write(idx, symbols).map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, bc).map_err(|e| e.to_string())
+    index
+}
+
+/// The index of a part cut into chunks (`name.N-key.bc` beside it); `None` when it is
+/// one chunk anyway, or extraction is impossible.
+fn chunked_index(clang: &clang::Clang, bc: &Path, text: &str, name: &str) -> Option<String> {
+    let plan = chunks::plan(text);
+    let tool = chunks::extractor(&clang.path).filter(|_| plan.len() > 1)?;
+    let key = bc.file_stem()?.to_str()?.rsplit_once('-')?.1;
+    let mut index = String::new();
+    for (i, chunk) in plan.iter().enumerate() {
+        let file = bc.with_file_name(format!("{name}.{i}-{key}.bc"));
+        chunks::extract(&tool, bc, chunk, &file).ok()?;
+        index += &format!("C {}\n", file.display());
+        index.extend(chunk.listed.iter().map(|n| format!("D {n}\n")));
+        index.extend(chunk.calls.iter().map(|n| format!("U {n}\n")));
+    }
+    Some(index)
 }
 
 /// The `_Z` (OpenCL builtin) functions a module declares that no library part and not
@@ -557,7 +606,7 @@ fn backend(
         clang::verify(clang, &opt_ll)?;
     }
     let parts = library_parts(clang, &cache::dir(), dir)?;
-    let needed = needed_parts(&parts, &rewritten.module)?;
+    let needed = needed_parts(parts, &rewritten.module)?;
 
     // IR -> object in one clang run (cc1 runs in its process), with the needed library
     // parts linked in as bitcode so builtins inline into the kernels and the group loop
@@ -570,7 +619,7 @@ fn backend(
     // library nor the archive defines, by their mangled names (tools such as
     // `cts-runner coverage` read these lines).
     let undefined = || {
-        let missing = missing_builtins(&rewritten.module, &parts, archive);
+        let missing = missing_builtins(&rewritten.module, parts, archive);
         let list: String = missing.iter().map(|n| format!("missing builtin: {n}\n")).collect();
         format!("(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n{list}")
     };
