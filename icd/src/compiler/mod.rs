@@ -564,7 +564,18 @@ fn frontend(
     args.extend([os(&inc_flag), cl.as_os_str(), os("-o"), ll.as_os_str()]);
     let log = clang::run(clang, &args)?;
     let text = std::fs::read_to_string(&ll).map_err(|e| e.to_string())?;
-    Ok((text, log))
+    Ok((without_scratch(text, dir), log))
+}
+
+/// The module with the scratch directory's path (the module name, debug info's
+/// directories) replaced by a fixed name: the path holds the process id and a counter,
+/// and a compiled module is part of `clLinkProgram`'s cache key, which must not change
+/// from run to run.
+fn without_scratch(text: String, dir: &Path) -> String {
+    match dir.to_str() {
+        Some(d) if !d.is_empty() => text.replace(d, "ferrocl-program"),
+        _ => text,
+    }
 }
 
 /// Merges IR modules into one (clang links the others in as bitcode).
@@ -587,7 +598,7 @@ fn merge(clang: &clang::Clang, modules: &[String], dir: &Path) -> Result<String,
     let out = dir.join("linked.ll");
     args.extend([os("-Wno-override-module"), os("-o"), out.as_os_str()]);
     clang::run(clang, &args)?;
-    std::fs::read_to_string(&out).map_err(|e| e.to_string())
+    std::fs::read_to_string(&out).map(|t| without_scratch(t, dir)).map_err(|e| e.to_string())
 }
 
 /// Rewritten IR -> object -> shared object. Returns the library file (in the cache
@@ -699,6 +710,22 @@ mod tests {
 #[cfg(test)]
 mod link_tests {
     use super::*;
+
+    #[test]
+    fn compiled_and_linked_modules_do_not_depend_on_the_scratch_directory() {
+        let compiled = |name: &str| {
+            let src = format!("kernel void {name}(global float *x) {{ x[get_global_id(0)] = 1.0f; }}\n");
+            compile(&src, "-g", &[]).unwrap_or_else(|e| panic!("{e:?}")).0
+        };
+        let (a, b) = (compiled("a"), compiled("b"));
+        assert_eq!(a, compiled("a"), "a compiled module is the same whatever scratch directory made it");
+        let linked = || match link(&[a.clone(), b.clone()], "-create-library") {
+            Ok(Linked::Library(ir)) => ir,
+            Ok(_) => panic!("not a library"),
+            Err(e) => panic!("{e:?}"),
+        };
+        assert_eq!(linked(), linked(), "so is a linked one (clLinkProgram's cache key)");
+    }
 
     #[test]
     fn link_keeps_every_module_kernels() {
