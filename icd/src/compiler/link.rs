@@ -18,10 +18,14 @@ use super::{cache, clang};
 /// Placeholders in the cache directory: clang wants the input to exist.
 const INPUT: &str = "link-template-input.o";
 const OUTPUT: &str = "link-template-output.so";
+/// What the plan keeps in their place: it outlives the cache directory it was asked in
+/// (an application may change `XDG_CACHE_HOME` between builds).
+const INPUT_TOKEN: &str = "<ferrocl-link-input>";
+const OUTPUT_TOKEN: &str = "<ferrocl-link-output>";
 
 /// The linker's arguments for `clang -shared INPUT -o OUTPUT` and the libraries kernels
-/// use (`INPUT` and `OUTPUT` as paths in `cache`), or `None` when clang's plan cannot
-/// be read (then the caller links through clang).
+/// use (with `INPUT_TOKEN` and `OUTPUT_TOKEN` in place of those), or `None` when
+/// clang's plan cannot be read (then the caller links through clang).
 fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
     static TEMPLATE: OnceLock<Option<Vec<String>>> = OnceLock::new();
     TEMPLATE
@@ -31,7 +35,7 @@ fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
             let cached: Option<Vec<String>> =
                 std::fs::read_to_string(&file).ok().map(|text| text.lines().map(str::to_string).collect());
             // A damaged file (empty, or without the placeholders) is asked for again.
-            if let Some(args) = cached.filter(|a| is_plan(a, &input, &output)) {
+            if let Some(args) = cached.filter(|a| is_plan(a, Path::new(INPUT_TOKEN), Path::new(OUTPUT_TOKEN))) {
                 return Some(args);
             }
             std::fs::write(&input, b"").ok()?;
@@ -48,6 +52,14 @@ fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
                 // clang plans a linker it cannot find too; it must exist.
                 Path::new(&plan[0]).is_file().then_some(plan)
             })?;
+            let args: Vec<String> = args
+                .into_iter()
+                .map(|a| match Path::new(&a) {
+                    p if p == input => INPUT_TOKEN.to_string(),
+                    p if p == output => OUTPUT_TOKEN.to_string(),
+                    _ => a,
+                })
+                .collect();
             let _ = cache::write_atomic(&file, args.join("\n").as_bytes());
             Some(args)
         })
@@ -55,7 +67,7 @@ fn template(clang: &clang::Clang, cache: &Path) -> Option<Vec<String>> {
 }
 
 fn template_file(clang: &clang::Clang, cache: &Path) -> std::path::PathBuf {
-    cache.join(format!("link-{}.args", cache::key(&[clang.identity.as_bytes(), b"gold first"])))
+    cache.join(format!("link-{}.args", cache::key(&[clang.identity.as_bytes(), b"gold first, tokens"])))
 }
 
 /// Drops the cached command line (it failed where clang's own link worked); the next
@@ -111,14 +123,13 @@ pub fn link(
     lib: &Path,
 ) -> Option<Result<String, String>> {
     let template = template(clang, cache)?;
-    let (input, output) = (cache.join(INPUT), cache.join(OUTPUT));
     let mut args: Vec<&OsStr> = Vec::with_capacity(template.len() + 6);
     let script = format!("--version-script={}", version_script.display());
     for a in &template[1..] {
-        if Path::new(a) == input {
+        if a == INPUT_TOKEN {
             // The archive right after the object: its members need the C libraries.
             args.extend([object.as_os_str(), archive.as_os_str(), OsStr::new(&script)]);
-        } else if Path::new(a) == output {
+        } else if a == OUTPUT_TOKEN {
             args.push(lib.as_os_str());
         } else {
             args.push(OsStr::new(a));
@@ -136,6 +147,34 @@ pub fn link(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plan is asked once per process, in whatever cache directory is current; a
+    /// later build in another directory (the first one gone) must still link.
+    #[test]
+    fn linking_survives_a_change_of_cache_directory() {
+        let clang = clang::find().unwrap_or_else(|| panic!("{}", clang::MISSING));
+        let root = std::env::temp_dir().join(format!("ferrocl-link-test-{}", std::process::id()));
+        let (first, second) = (root.join("first"), root.join("second"));
+        for d in [&first, &second] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let (src, obj, archive, map) =
+            (root.join("k.c"), root.join("k.o"), root.join("empty.a"), root.join("exports.map"));
+        std::fs::write(&src, "int __ferrocl_launch_k(void) { return 7; }\n").unwrap();
+        std::fs::write(&archive, "!<arch>\n").unwrap();
+        std::fs::write(&map, "{ global: __ferrocl_launch_*; local: *; };\n").unwrap();
+        let ok = Command::new(&clang.path).args(["-c", "-fPIC"]).arg(&src).arg("-o").arg(&obj).status().unwrap();
+        assert!(ok.success());
+        for (dir, lib) in [(&first, root.join("one.so")), (&second, root.join("two.so"))] {
+            if let Some(Err(e)) = link(clang, dir, &obj, &archive, &map, &lib) {
+                panic!("linking in {}: {e}", dir.display());
+            }
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+        let two = std::fs::read(root.join("two.so")).unwrap_or_default();
+        assert!(two.starts_with(b"\x7fELF") && two.len() > 1000, "the second link wrote a shared object");
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn the_linker_job_is_found_in_a_plan() {
