@@ -16,3 +16,4 @@ pub mod khronos;
 pub mod suite;
 pub mod suite_async;
 pub mod suite_kernels;
+pub mod suite_programs;

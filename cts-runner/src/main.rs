@@ -252,12 +252,13 @@ fn session_for(args: &[String]) -> Option<(cts_runner::bench::Session, String)> 
 }
 
 fn suite(args: &[String]) -> i32 {
-    use cts_runner::{suite, suite_async, suite_kernels};
+    use cts_runner::{suite, suite_async, suite_kernels, suite_programs};
     let Some((session, name)) = session_for(args) else { return 2 };
     let programs = suite::Programs::default();
     let start = std::time::Instant::now();
     let mut cases = suite_kernels::cases(&programs);
     cases.extend(suite_async::cases(&programs));
+    cases.extend(suite_programs::cases());
     if args.iter().any(|a| a == "--selftest-failure") {
         cases.push(suite::failing_case());
     }

@@ -1,5 +1,6 @@
 //! The object model behind the API: what each object holds and how commands run.
 
+pub mod binary;
 pub mod context;
 pub mod device;
 pub mod event;

@@ -8,6 +8,7 @@ use ferrocl_kernel_abi::{ItemFn, LaunchFn};
 use opencl_sys::*;
 use parking_lot::Mutex;
 
+use super::binary;
 use super::context::Context;
 use super::object::{Base, ClObject, Kind};
 use crate::compiler::{self, cache, meta, BuildError};
@@ -68,38 +69,45 @@ impl KernelLibrary {
         self.info.kernels.iter().find(|k| k.name == name)
     }
 
-    /// `CL_PROGRAM_BINARIES`: our container of the kernel descriptions and the library.
+    /// `CL_PROGRAM_BINARIES`: the kernel descriptions and the library (`binary`).
     pub fn binary(&self) -> Vec<u8> {
-        let mut out = format!(
-            "{BINARY_MAGIC}\n{}{BINARY_END}\n",
-            meta::to_text(&self.info.kernels, self.info.global_variable_size)
-        )
-        .into_bytes();
-        out.extend(std::fs::read(&self.info.path).unwrap_or_default());
-        out
+        let meta = meta::to_text(&self.info.kernels, self.info.global_variable_size);
+        let so = std::fs::read(&self.info.path).unwrap_or_default();
+        binary::pack(binary::Kind::Executable, &host_isa(), &meta, &so)
     }
 }
 
-const BINARY_MAGIC: &str = "FERROCL-BINARY-1";
-const BINARY_END: &str = "--";
+fn host_isa() -> Vec<&'static str> {
+    binary::isa_of(&super::device::Device::get().host.cpu_flags)
+}
 
-/// Unpacks a program binary into the cache; `None` if it is not one of ours.
-pub fn library_from_binary(bytes: &[u8]) -> Option<compiler::Library> {
-    let text_end = bytes.windows(BINARY_END.len() + 2).position(|w| w == format!("\n{BINARY_END}\n").as_bytes())?;
-    let head = std::str::from_utf8(&bytes[..text_end + 1]).ok()?;
-    let meta_text = head.strip_prefix(BINARY_MAGIC)?.strip_prefix('\n')?;
-    let (kernels, global_variable_size) = meta::from_text(meta_text)?;
-    let so = &bytes[text_end + BINARY_END.len() + 2..];
-    if !so.starts_with(b"\x7fELF") {
-        return None;
+/// What a program binary holds, once checked.
+pub enum FromBinary {
+    /// An executable, unpacked into the cache.
+    Executable(compiler::Library),
+    /// A compiled object or a library: its module.
+    Module(cl_program_binary_type, String),
+}
+
+/// Checks a program binary and unpacks it; `Err` says why it cannot be used.
+pub fn from_binary(bytes: &[u8]) -> Result<FromBinary, String> {
+    let unpacked = binary::unpack(bytes, &super::device::Device::get().host.cpu_flags)?;
+    let module = || String::from_utf8_lossy(unpacked.payload).into_owned();
+    match unpacked.kind {
+        binary::Kind::CompiledObject => Ok(FromBinary::Module(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, module())),
+        binary::Kind::Library => Ok(FromBinary::Module(CL_PROGRAM_BINARY_TYPE_LIBRARY, module())),
+        binary::Kind::Executable => {
+            let (kernels, global_variable_size) =
+                meta::from_text(unpacked.meta).ok_or("damaged binary: unreadable kernel descriptions")?;
+            let path = cache::dir().join(format!("bin-{}.so", cache::key(&[bytes])));
+            if path.is_file() {
+                cache::touch(&path);
+            } else {
+                cache::write_atomic(&path, unpacked.payload).map_err(|e| format!("cannot unpack the binary: {e}"))?;
+            }
+            Ok(FromBinary::Executable(compiler::Library { path, kernels, global_variable_size }))
+        }
     }
-    let path = cache::dir().join(format!("bin-{}.so", cache::key(&[bytes])));
-    if path.is_file() {
-        cache::touch(&path);
-    } else {
-        cache::write_atomic(&path, so).ok()?;
-    }
-    Some(compiler::Library { path, kernels, global_variable_size })
 }
 
 pub struct BuildState {
@@ -112,10 +120,19 @@ pub struct BuildState {
     pub ir: Option<String>,
 }
 
+/// How a program object was made: what clBuildProgram and clCompileProgram accept.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Origin {
+    Source,
+    Binary,
+    Linked,
+}
+
 #[repr(C)]
 pub struct Program {
     pub base: Base,
     pub context: Arc<Context>,
+    pub origin: Origin,
     pub source: String,
     /// Set for programs created from a binary, until built.
     pub pending_binary: Option<compiler::Library>,
@@ -134,10 +151,16 @@ impl ClObject for Program {
 }
 
 impl Program {
-    fn new(context: Arc<Context>, source: String, pending_binary: Option<compiler::Library>) -> Arc<Program> {
+    fn new(
+        context: Arc<Context>,
+        origin: Origin,
+        source: String,
+        pending_binary: Option<compiler::Library>,
+    ) -> Arc<Program> {
         Arc::new(Program {
             base: Base::new(),
             context,
+            origin,
             source,
             pending_binary,
             build: Mutex::new(BuildState {
@@ -153,13 +176,41 @@ impl Program {
     }
 
     pub fn from_source(context: Arc<Context>, source: String) -> Arc<Program> {
-        Program::new(context, source, None)
+        Program::new(context, Origin::Source, source, None)
     }
 
-    pub fn from_binary(context: Arc<Context>, library: compiler::Library) -> Arc<Program> {
-        let p = Program::new(context, String::new(), Some(library));
-        p.build.lock().binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-        p
+    pub fn from_binary(context: Arc<Context>, binary: FromBinary) -> Arc<Program> {
+        match binary {
+            FromBinary::Executable(library) => {
+                let p = Program::new(context, Origin::Binary, String::new(), Some(library));
+                p.build.lock().binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+                p
+            }
+            // A compiled object or library can be linked as it is.
+            FromBinary::Module(binary_type, ir) => {
+                let p = Program::new(context, Origin::Binary, String::new(), None);
+                let mut st = p.build.lock();
+                st.binary_type = binary_type;
+                st.ir = Some(ir);
+                drop(st);
+                p
+            }
+        }
+    }
+
+    /// `CL_PROGRAM_BINARIES`: the executable, or the compiled object or library, or
+    /// nothing.
+    pub fn binary(&self) -> Vec<u8> {
+        let st = self.build.lock();
+        if let Some(lib) = &st.library {
+            return lib.binary();
+        }
+        let kind = match st.binary_type {
+            CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT => binary::Kind::CompiledObject,
+            CL_PROGRAM_BINARY_TYPE_LIBRARY => binary::Kind::Library,
+            _ => return Vec::new(),
+        };
+        st.ir.as_ref().map(|ir| binary::pack(kind, &host_isa(), "", ir.as_bytes())).unwrap_or_default()
     }
 
     pub fn library(&self) -> Option<Arc<KernelLibrary>> {
@@ -168,9 +219,18 @@ impl Program {
 
     /// Builds the program (or loads its binary) and records the outcome.
     pub fn build(&self, options: &str) -> Result<(), cl_int> {
-        let result = match &self.pending_binary {
-            Some(lib) => Ok((lib.clone(), String::new())),
-            None => compiler::build(&self.source, options, &[]).map(|b| (b.library, b.log)),
+        let module = (self.origin == Origin::Binary).then(|| self.build.lock().ir.clone()).flatten();
+        let result = match (&self.pending_binary, module) {
+            (Some(lib), _) => Ok((lib.clone(), String::new())),
+            // A compiled object or library from a binary: linked into an executable.
+            (None, Some(ir)) => match compiler::link(&[ir], options) {
+                Ok(compiler::Linked::Executable(b)) => Ok((b.library, b.log)),
+                Ok(compiler::Linked::Library(_)) => Err(BuildError::InvalidOptions(
+                    "-create-library is a clLinkProgram option, not a clBuildProgram one\n".into(),
+                )),
+                Err(e) => Err(e),
+            },
+            (None, None) => compiler::build(&self.source, options, &[]).map(|b| (b.library, b.log)),
         };
         self.build.lock().options = options.to_string();
         let loaded =
@@ -232,7 +292,7 @@ impl Program {
         options: &str,
         inputs: &[Arc<Program>],
     ) -> (Arc<Program>, Result<(), cl_int>) {
-        let p = Program::new(context, String::new(), None);
+        let p = Program::new(context, Origin::Linked, String::new(), None);
         p.build.lock().options = options.to_string();
         let modules: Vec<String> = inputs.iter().filter_map(|i| i.build.lock().ir.clone()).collect();
         let result = match compiler::link(&modules, options) {

@@ -1,0 +1,289 @@
+//! The programs suite: program objects through their whole life. Binaries of each type
+//! (executable, compiled object, library) saved and loaded again, then run; damaged
+//! binaries refused without harm; separate compilation and linking, including a link
+//! that fails; the error codes of compile and link options; an empty program.
+
+use std::ffi::CString;
+use std::ptr::{null, null_mut};
+
+use crate::bench::{check, Session};
+use crate::cl;
+use crate::cl::*;
+use crate::suite::{Case, Verdict};
+
+const SCALE: &str =
+    "kernel void scale(global int *x, int k) { size_t i = get_global_id(0); x[i] = x[i] * k + (int)i; }\n";
+
+/// A program object released when dropped.
+struct Prog(cl_program);
+
+impl Drop for Prog {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            cl!(clReleaseProgram(self.0));
+        }
+    }
+}
+
+fn from_source(s: &Session, src: &str) -> Result<Prog, String> {
+    let c = CString::new(src).unwrap_or_default();
+    let ptr = c.as_ptr();
+    let mut e = 0;
+    let p = cl!(clCreateProgramWithSource(s.context, 1, &ptr as *const _ as *mut _, null(), &mut e));
+    check(e, "clCreateProgramWithSource")?;
+    Ok(Prog(p))
+}
+
+fn compile(s: &Session, p: &Prog, options: &str) -> cl_int {
+    let o = CString::new(options).unwrap_or_default();
+    cl!(clCompileProgram(p.0, 1, &s.device, o.as_ptr(), 0, null(), null_mut(), None, null_mut()))
+}
+
+/// `clLinkProgram`: the program it returned (maybe NULL) and the error code.
+fn link(s: &Session, inputs: &[&Prog], options: &str) -> (Prog, cl_int) {
+    let o = CString::new(options).unwrap_or_default();
+    let handles: Vec<cl_program> = inputs.iter().map(|p| p.0).collect();
+    let mut e = 0;
+    let p = cl!(clLinkProgram(
+        s.context,
+        1,
+        &s.device,
+        o.as_ptr(),
+        handles.len() as cl_uint,
+        handles.as_ptr(),
+        None,
+        null_mut(),
+        &mut e
+    ));
+    (Prog(p), e)
+}
+
+fn binary_type(s: &Session, p: &Prog) -> cl_program_binary_type {
+    let mut t: cl_program_binary_type = 0;
+    cl!(clGetProgramBuildInfo(
+        p.0,
+        s.device,
+        CL_PROGRAM_BINARY_TYPE,
+        std::mem::size_of_val(&t),
+        (&mut t as *mut cl_program_binary_type).cast(),
+        null_mut()
+    ));
+    t
+}
+
+fn build_log(s: &Session, p: &Prog) -> String {
+    let mut len = 0;
+    cl!(clGetProgramBuildInfo(p.0, s.device, CL_PROGRAM_BUILD_LOG, 0, null_mut(), &mut len));
+    let mut log = vec![0u8; len.max(1)];
+    cl!(clGetProgramBuildInfo(p.0, s.device, CL_PROGRAM_BUILD_LOG, len, log.as_mut_ptr().cast(), null_mut()));
+    String::from_utf8_lossy(&log[..len.saturating_sub(1)]).into_owned()
+}
+
+fn binary_of(p: &Prog) -> Result<Vec<u8>, String> {
+    let mut size = 0usize;
+    check(
+        cl!(clGetProgramInfo(p.0, CL_PROGRAM_BINARY_SIZES, 8, (&mut size as *mut usize).cast(), null_mut())),
+        "CL_PROGRAM_BINARY_SIZES",
+    )?;
+    if size == 0 {
+        return Err("the program reports an empty binary".into());
+    }
+    let mut bin = vec![0u8; size];
+    let mut ptr = bin.as_mut_ptr();
+    check(
+        cl!(clGetProgramInfo(p.0, CL_PROGRAM_BINARIES, 8, (&mut ptr as *mut *mut u8).cast(), null_mut())),
+        "CL_PROGRAM_BINARIES",
+    )?;
+    Ok(bin)
+}
+
+/// `clCreateProgramWithBinary`: the program (maybe NULL), the error code and the
+/// binary status.
+fn from_binary(s: &Session, bin: &[u8]) -> (Prog, cl_int, cl_int) {
+    let (len, mut ptr, mut status, mut e) = (bin.len(), bin.as_ptr(), 0, 0);
+    let p = cl!(clCreateProgramWithBinary(s.context, 1, &s.device, &len, &mut ptr, &mut status, &mut e));
+    (Prog(p), e, status)
+}
+
+/// Runs `scale` from `p` (built) and checks it.
+fn run_scale(s: &Session, p: &Prog) -> Result<Verdict, String> {
+    let n = 1000;
+    let input: Vec<i32> = (0..n as i32).map(|i| i * 7 - 300).collect();
+    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let k = s.kernel(p.0, "scale")?;
+    let m = s.buffer_of(&bytes)?;
+    let result = (|| {
+        check(cl!(clSetKernelArg(k, 0, 8, (&m as *const cl_mem).cast())), "clSetKernelArg")?;
+        check(cl!(clSetKernelArg(k, 1, 4, (&3i32 as *const i32).cast())), "clSetKernelArg")?;
+        s.run(k, &[n], None)?;
+        s.read(m, n * 4)
+    })();
+    cl!(clReleaseMemObject(m));
+    cl!(clReleaseKernel(k));
+    let got: Vec<i32> = result?.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let want: Vec<i32> = input.iter().enumerate().map(|(i, v)| v * 3 + i as i32).collect();
+    Ok(if got == want { Verdict::Passed } else { Verdict::Failed("scale computed wrong values".into()) })
+}
+
+/// Binaries come back as what they were and run.
+fn round_trip(s: &Session, kind: cl_program_binary_type) -> Result<Verdict, String> {
+    let src = from_source(s, SCALE)?;
+    let original = match kind {
+        CL_PROGRAM_BINARY_TYPE_EXECUTABLE => {
+            check(cl!(clBuildProgram(src.0, 1, &s.device, null(), None, null_mut())), "clBuildProgram")?;
+            src
+        }
+        _ => {
+            check(compile(s, &src, ""), "clCompileProgram")?;
+            if kind == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT {
+                src
+            } else {
+                let (lib, e) = link(s, &[&src], "-create-library");
+                check(e, "clLinkProgram -create-library")?;
+                lib
+            }
+        }
+    };
+    if binary_type(s, &original) != kind {
+        return Ok(Verdict::Failed(format!(
+            "binary type {} before saving, expected {kind}",
+            binary_type(s, &original)
+        )));
+    }
+    let (loaded, e, status) = from_binary(s, &binary_of(&original)?);
+    check(e, "clCreateProgramWithBinary")?;
+    check(status, "binary status")?;
+    if binary_type(s, &loaded) != kind {
+        return Ok(Verdict::Failed(format!("binary type {} after loading, expected {kind}", binary_type(s, &loaded))));
+    }
+    let runnable = match kind {
+        CL_PROGRAM_BINARY_TYPE_EXECUTABLE => {
+            check(cl!(clBuildProgram(loaded.0, 1, &s.device, null(), None, null_mut())), "clBuildProgram")?;
+            loaded
+        }
+        _ => {
+            let (exe, e) = link(s, &[&loaded], "");
+            check(e, "clLinkProgram")?;
+            exe
+        }
+    };
+    run_scale(s, &runnable)
+}
+
+/// Damaged binaries: every truncation point in the header and many in the code, and
+/// flipped bytes, each refused with CL_INVALID_BINARY.
+fn damaged(s: &Session) -> Result<Verdict, String> {
+    let src = from_source(s, SCALE)?;
+    check(cl!(clBuildProgram(src.0, 1, &s.device, null(), None, null_mut())), "clBuildProgram")?;
+    let good = binary_of(&src)?;
+    let mut variants: Vec<(String, Vec<u8>)> = Vec::new();
+    for n in (1..good.len()).filter(|&n| n < 512 || n % 97 == 0) {
+        variants.push((format!("truncated to {n} bytes"), good[..n].to_vec()));
+    }
+    for i in (0..good.len()).step_by(131) {
+        let mut d = good.clone();
+        d[i] ^= 0x5a;
+        variants.push((format!("byte {i} flipped"), d));
+    }
+    variants.push(("another vendor's bytes".into(), b"\x7fELF\x02\x01\x01 not ours".to_vec()));
+    for (what, bin) in variants {
+        let (p, e, status) = from_binary(s, &bin);
+        if e == CL_SUCCESS {
+            // A flip inside the kernel descriptions may leave a readable binary; it must
+            // still not be mistaken for the original.
+            let still_right = bin.len() == good.len()
+                && check(cl!(clBuildProgram(p.0, 1, &s.device, null(), None, null_mut())), "").is_ok()
+                && run_scale(s, &p).map(|v| v == Verdict::Passed).unwrap_or(false);
+            if still_right {
+                continue;
+            }
+            return Ok(Verdict::Failed(format!("{what}: accepted")));
+        }
+        if e != CL_INVALID_BINARY || status != CL_INVALID_BINARY {
+            return Ok(Verdict::Failed(format!("{what}: {e} (status {status}), expected CL_INVALID_BINARY")));
+        }
+    }
+    Ok(Verdict::Passed)
+}
+
+/// A link that fails (a kernel calls a function no input defines) returns a program
+/// whose log says why, with CL_LINK_PROGRAM_FAILURE.
+fn link_failure(s: &Session) -> Result<Verdict, String> {
+    let src = from_source(s, "int nowhere(int);\nkernel void k(global int *x) { x[0] = nowhere(x[1]); }\n")?;
+    check(compile(s, &src, ""), "clCompileProgram")?;
+    let (p, e) = link(s, &[&src], "");
+    if e != CL_LINK_PROGRAM_FAILURE {
+        return Ok(Verdict::Failed(format!("clLinkProgram: {e}, expected CL_LINK_PROGRAM_FAILURE")));
+    }
+    if p.0.is_null() {
+        return Ok(Verdict::Failed("no program returned with CL_LINK_PROGRAM_FAILURE".into()));
+    }
+    let log = build_log(s, &p);
+    Ok(if log.contains("nowhere") {
+        Verdict::Passed
+    } else {
+        Verdict::Failed(format!("the log does not say why: {log}"))
+    })
+}
+
+/// Invalid options give each entry point its own code.
+fn option_codes(s: &Session) -> Result<Verdict, String> {
+    let src = from_source(s, SCALE)?;
+    let e = compile(s, &src, "-cl-no-such-option");
+    if e != CL_INVALID_COMPILER_OPTIONS {
+        return Ok(Verdict::Failed(format!(
+            "clCompileProgram with a bad option: {e}, expected CL_INVALID_COMPILER_OPTIONS"
+        )));
+    }
+    let broken = from_source(s, "kernel void k(global int *x) { x[0] = undeclared; }\n")?;
+    let e = compile(s, &broken, "");
+    if e != CL_COMPILE_PROGRAM_FAILURE {
+        return Ok(Verdict::Failed(format!(
+            "clCompileProgram of a broken kernel: {e}, expected CL_COMPILE_PROGRAM_FAILURE"
+        )));
+    }
+    check(compile(s, &src, ""), "clCompileProgram")?;
+    let (p, e) = link(s, &[&src], "-cl-no-such-option");
+    if e != CL_INVALID_LINKER_OPTIONS || !p.0.is_null() {
+        return Ok(Verdict::Failed(format!(
+            "clLinkProgram with a bad option: {e}, expected CL_INVALID_LINKER_OPTIONS"
+        )));
+    }
+    Ok(Verdict::Passed)
+}
+
+/// A program built from an empty string has no kernels (it is not an error).
+fn empty_program(s: &Session) -> Result<Verdict, String> {
+    let p = from_source(s, "")?;
+    check(cl!(clBuildProgram(p.0, 1, &s.device, null(), None, null_mut())), "clBuildProgram of an empty program")?;
+    let mut n = usize::MAX;
+    check(
+        cl!(clGetProgramInfo(p.0, CL_PROGRAM_NUM_KERNELS, 8, (&mut n as *mut usize).cast(), null_mut())),
+        "CL_PROGRAM_NUM_KERNELS",
+    )?;
+    Ok(if n == 0 { Verdict::Passed } else { Verdict::Failed(format!("{n} kernels in an empty program")) })
+}
+
+type Check = fn(&Session) -> Result<Verdict, String>;
+
+pub fn cases<'a>() -> Vec<Case<'a>> {
+    let list: [(&str, Check); 8] = [
+        ("binary/round_trip/executable", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_EXECUTABLE)),
+        ("binary/round_trip/compiled_object", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT)),
+        ("binary/round_trip/library", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_LIBRARY)),
+        ("binary/damaged/refused", damaged),
+        ("link/failure/returns_program_with_log", link_failure),
+        ("options/invalid/codes_per_entry_point", option_codes),
+        ("source/empty/builds_without_kernels", empty_program),
+        ("binary/foreign/refused", |s| {
+            let (_, e, _) = from_binary(s, b"FERROCL-BINARY-1\nnot really\n--\n\x7fELF");
+            Ok(if e == CL_INVALID_BINARY { Verdict::Passed } else { Verdict::Failed(format!("{e}")) })
+        }),
+    ];
+    list.into_iter()
+        .map(|(name, f)| Case {
+            name: format!("programs/{name}"),
+            run: Box::new(move |s: &Session| f(s).unwrap_or_else(Verdict::Failed)),
+        })
+        .collect()
+}

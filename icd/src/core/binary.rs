@@ -1,0 +1,208 @@
+//! Program binaries (`CL_PROGRAM_BINARIES`): FerroCL's container around an executable
+//! (the kernel library, a shared object, with its kernel descriptions) or a compiled
+//! object or library (LLVM IR text).
+//!
+//! ```text
+//! FERROCL-BINARY-2
+//! kind executable|compiled-object|library
+//! isa <the instruction-set flags of the CPU it was compiled for>
+//! payload <bytes> <hash>
+//! <kernel descriptions, executables only>
+//! --
+//! <payload>
+//! ```
+//!
+//! An executable is code the process will map and run, so a binary is checked before
+//! anything of it is used: its length and hash (a truncated or damaged binary made
+//! the dynamic loader fault), and that this CPU has every instruction-set extension
+//! the code was compiled for (`-march=native`; another CPU would die of SIGILL).
+
+const MAGIC: &str = "FERROCL-BINARY-2";
+const END: &str = "\n--\n";
+
+/// CPU flags (as `/proc/cpuinfo` names them) that decide which instructions compiled
+/// code may use; the others (`hypervisor`, `constant_tsc`, ...) do not matter to it.
+const ISA: &[&str] = &[
+    "sse",
+    "sse2",
+    "pni",
+    "ssse3",
+    "sse4_1",
+    "sse4_2",
+    "popcnt",
+    "aes",
+    "pclmulqdq",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "bmi1",
+    "bmi2",
+    "abm",
+    "lzcnt",
+    "movbe",
+    "adx",
+    "sha_ni",
+    "gfni",
+    "vaes",
+    "vpclmulqdq",
+    "xsave",
+    "rdrand",
+    "rdseed",
+    "clflushopt",
+    "clwb",
+    "cx16",
+    "avx512f",
+    "avx512dq",
+    "avx512cd",
+    "avx512bw",
+    "avx512vl",
+    "avx512ifma",
+    "avx512vbmi",
+    "avx512_vbmi2",
+    "avx512_vnni",
+    "avx512_bitalg",
+    "avx512_vpopcntdq",
+    "avx512_bf16",
+    "avx512_fp16",
+    "avx_vnni",
+    "amx_tile",
+    "amx_int8",
+    "amx_bf16",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Executable,
+    CompiledObject,
+    Library,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Executable => "executable",
+            Kind::CompiledObject => "compiled-object",
+            Kind::Library => "library",
+        }
+    }
+}
+
+/// A binary taken apart: what it is, the kernel descriptions (executables) and the
+/// payload (the shared object, or the IR text).
+#[derive(Debug)]
+pub struct Unpacked<'a> {
+    pub kind: Kind,
+    pub meta: &'a str,
+    pub payload: &'a [u8],
+}
+
+/// The instruction-set flags among `cpu_flags`, in `ISA` order.
+pub fn isa_of(cpu_flags: &str) -> Vec<&'static str> {
+    let have: std::collections::HashSet<&str> = cpu_flags.split_whitespace().collect();
+    ISA.iter().copied().filter(|f| have.contains(f)).collect()
+}
+
+pub fn pack(kind: Kind, isa: &[&str], meta: &str, payload: &[u8]) -> Vec<u8> {
+    let hash = crate::compiler::cache::key(&[payload]);
+    let mut out = format!(
+        "{MAGIC}\nkind {}\nisa {}\npayload {} {hash}\n{meta}{}",
+        kind.name(),
+        isa.join(" "),
+        payload.len(),
+        &END[1..]
+    )
+    .into_bytes();
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Checks and takes apart a binary for a CPU with flags `cpu_flags`; `Err` says why
+/// it cannot be used.
+pub fn unpack<'a>(bytes: &'a [u8], cpu_flags: &str) -> Result<Unpacked<'a>, String> {
+    let end = bytes.windows(END.len()).position(|w| w == END.as_bytes()).ok_or("not a FerroCL program binary")?;
+    let head = std::str::from_utf8(&bytes[..end + 1]).map_err(|_| "not a FerroCL program binary")?;
+    let payload = &bytes[end + END.len()..];
+    let mut lines = head.lines();
+    if lines.next() != Some(MAGIC) {
+        return Err("not a FerroCL program binary of this version".into());
+    }
+    let kind = match lines.next().and_then(|l| l.strip_prefix("kind ")) {
+        Some("executable") => Kind::Executable,
+        Some("compiled-object") => Kind::CompiledObject,
+        Some("library") => Kind::Library,
+        _ => return Err("damaged binary: no kind".into()),
+    };
+    let isa = lines.next().and_then(|l| l.strip_prefix("isa")).ok_or("damaged binary: no instruction set")?;
+    let here = isa_of(cpu_flags);
+    let lacking: Vec<&str> = isa.split_whitespace().filter(|f| !here.contains(f)).collect();
+    if !lacking.is_empty() {
+        return Err(format!("compiled for a CPU with {} that this CPU lacks", lacking.join(", ")));
+    }
+    let mut fields = lines.next().and_then(|l| l.strip_prefix("payload ")).ok_or("damaged binary")?.split(' ');
+    let (len, hash) = (fields.next().and_then(|n| n.parse::<usize>().ok()), fields.next());
+    if len != Some(payload.len()) {
+        return Err(format!("truncated or extended binary: {} payload bytes, {len:?} recorded", payload.len()));
+    }
+    if hash != Some(crate::compiler::cache::key(&[payload]).as_str()) {
+        return Err("damaged binary: its contents do not match their hash".into());
+    }
+    let meta_start = head.match_indices('\n').nth(3).map_or(head.len(), |(i, _)| i + 1);
+    let meta = &head[meta_start.min(head.len())..];
+    match kind {
+        Kind::Executable if !payload.starts_with(b"\x7fELF") => Err("damaged binary: no shared object".into()),
+        Kind::CompiledObject | Kind::Library if std::str::from_utf8(payload).is_err() => {
+            Err("damaged binary: the module is not text".into())
+        }
+        _ => Ok(Unpacked { kind, meta, payload }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CPU: &str = "fpu sse sse2 avx avx2 fma hypervisor";
+
+    fn sample() -> Vec<u8> {
+        let so = [b"\x7fELF".as_slice(), &[7u8; 300]].concat();
+        pack(Kind::Executable, &isa_of(CPU), "k 1 2 3\nmore\n", &so)
+    }
+
+    #[test]
+    fn a_binary_comes_back_as_packed() {
+        let b = sample();
+        let u = unpack(&b, CPU).unwrap();
+        assert_eq!(u.kind, Kind::Executable);
+        assert_eq!(u.meta, "k 1 2 3\nmore\n");
+        assert_eq!(u.payload.len(), 304);
+        let ir = pack(Kind::Library, &isa_of(CPU), "", b"define void @f() {\n}\n");
+        let u = unpack(&ir, CPU).unwrap();
+        assert_eq!((u.kind, u.meta, u.payload), (Kind::Library, "", b"define void @f() {\n}\n".as_slice()));
+    }
+
+    #[test]
+    fn every_truncation_and_every_flipped_byte_is_refused() {
+        let b = sample();
+        for n in 0..b.len() {
+            assert!(unpack(&b[..n], CPU).is_err(), "truncated to {n} bytes");
+        }
+        for i in 0..b.len() {
+            let mut d = b.clone();
+            d[i] ^= 0x20;
+            // A flip inside the kernel descriptions can still read as descriptions;
+            // those are checked when parsed.
+            if let Ok(u) = unpack(&d, CPU) {
+                assert_ne!(u.meta, "k 1 2 3\nmore\n", "flip at {i} went unnoticed");
+            }
+        }
+    }
+
+    #[test]
+    fn code_for_extensions_this_cpu_lacks_is_refused() {
+        let b = sample();
+        let e = unpack(&b, "fpu sse sse2 avx").unwrap_err();
+        assert!(e.contains("avx2") && e.contains("fma"), "{e}");
+        assert!(unpack(&b, "sse sse2 avx avx2 fma avx512f").is_ok(), "a CPU with more is fine");
+    }
+}
