@@ -216,6 +216,19 @@ fn request(server: &mut Server, clang: &Tool, args: &[&OsStr]) -> std::io::Resul
     Ok(Ran { success: status.success(), output })
 }
 
+/// Starts a server in the background, so that the first build of the process does not
+/// wait for clang to start (applications create a program before they build it).
+pub fn warm_up(clang: Tool<'static>) {
+    if !enabled() || !IDLE.lock().is_empty() {
+        return;
+    }
+    std::thread::spawn(move || {
+        if let Some(server) = start(&clang) {
+            IDLE.lock().push(server);
+        }
+    });
+}
+
 /// Runs clang with `args` on a server; `None` when no server can run it (then the
 /// caller spawns clang itself).
 pub fn run(clang: &Tool, args: &[&OsStr]) -> Option<Ran> {

@@ -471,6 +471,13 @@ fn tools() -> Result<(&'static clang::Clang, PathBuf), BuildError> {
     Ok((clang, archive))
 }
 
+/// Prepares for a build soon (`clCreateProgramWithSource`): starts a clang server.
+pub fn warm_up() {
+    if let Some(clang) = clang::find() {
+        fork_server::warm_up(fork_server::Tool { path: &clang.path, identity: &clang.identity });
+    }
+}
+
 /// Builds (or loads from the cache) the kernel library for `source`.
 pub fn build(source: &str, options: &str, headers: &[(String, String)]) -> Result<Built, BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;

@@ -176,6 +176,7 @@ impl Program {
     }
 
     pub fn from_source(context: Arc<Context>, source: String) -> Arc<Program> {
+        compiler::warm_up();
         Program::new(context, Origin::Source, source, None)
     }
 
