@@ -75,10 +75,11 @@ JSON, an SVG chart).",
     ),
     (
         "build",
-        "usage: cts-runner build [--ferrocl-build] [--options OPTS] [--cold N] FILE
+        "usage: cts-runner build [--ferrocl-build] [--options OPTS] [--separate] [--cold N] FILE
 
 Builds FILE (OpenCL C) for the first platform's device and prints the status, the
-build log and the time the build took. --cold N then builds N variants of FILE no
+build log and the time the build took; --separate compiles and links it
+(clCompileProgram, clLinkProgram) instead of clBuildProgram. --cold N then builds N variants of FILE no
 process has built before (a comment appended), one after the other in this process as
 a conformance test does, and prints each time and the median.",
     ),
@@ -172,11 +173,13 @@ fn build_file(args: &[String]) -> i32 {
     let mut options = String::new();
     let mut file = None;
     let mut cold = 0usize;
+    let mut separate = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--options" => options = it.next().cloned().unwrap_or_default(),
             "--cold" => cold = it.next().and_then(|n| n.parse().ok()).unwrap_or(0),
+            "--separate" => separate = true,
             "--ferrocl-build" => {}
             f => file = Some(f.to_string()),
         }
@@ -205,7 +208,29 @@ fn build_file(args: &[String]) -> i32 {
         let ptr = src.as_ptr();
         let program = cl!(clCreateProgramWithSource(context, 1, &ptr as *const _ as *mut _, std::ptr::null(), &mut e));
         let start = std::time::Instant::now();
-        let code = cl!(clBuildProgram(program, 1, &device, opts.as_ptr(), None, null_mut()));
+        let (program, code) = if separate {
+            let code = cl!(clCompileProgram(
+                program,
+                1,
+                &device,
+                opts.as_ptr(),
+                0,
+                std::ptr::null(),
+                null_mut(),
+                None,
+                null_mut()
+            ));
+            if code != CL_SUCCESS {
+                (program, code)
+            } else {
+                let linked =
+                    cl!(clLinkProgram(context, 1, &device, std::ptr::null(), 1, &program, None, null_mut(), &mut e));
+                cl!(clReleaseProgram(program));
+                (linked, e)
+            }
+        } else {
+            (program, cl!(clBuildProgram(program, 1, &device, opts.as_ptr(), None, null_mut())))
+        };
         let took = start.elapsed().as_secs_f64() * 1e3;
         let mut log = vec![0u8; 1 << 16];
         let mut len = 0;

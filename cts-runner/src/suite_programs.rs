@@ -264,10 +264,85 @@ fn empty_program(s: &Session) -> Result<Verdict, String> {
     Ok(if n == 0 { Verdict::Passed } else { Verdict::Failed(format!("{n} kernels in an empty program")) })
 }
 
+/// Whether the session's platform is FerroCL (the cache cases set its variables).
+fn is_ferrocl(s: &Session) -> bool {
+    let mut platform: cl_platform_id = null_mut();
+    cl!(clGetDeviceInfo(s.device, CL_DEVICE_PLATFORM, 8, (&mut platform as *mut cl_platform_id).cast(), null_mut()));
+    let mut name = vec![0u8; 256];
+    cl!(clGetPlatformInfo(platform, CL_PLATFORM_NAME, 256, name.as_mut_ptr().cast(), null_mut()));
+    String::from_utf8_lossy(&name).starts_with("FerroCL")
+}
+
+/// Runs `cts-runner build ARGS FILE` (FILE holding SCALE) in a child process with
+/// `env`: whether it built, and its output. The child inherits the loader's settings.
+fn child_build(
+    dir: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Result<(bool, String), String> {
+    let file = dir.join("scale.cl");
+    std::fs::write(&file, SCALE).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("build").args(args).arg(&file);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    Ok((out.status.success() && text.contains("CL_SUCCESS"), text))
+}
+
+/// The program cache in other processes: compile + link of the same source hits the
+/// cache from a new process (the entries do not grow), and a cache directory that
+/// cannot be created or written still builds (in a private one under `TMPDIR`).
+fn cache_cases(s: &Session) -> Result<Verdict, String> {
+    if !is_ferrocl(s) {
+        return Ok(Verdict::Skipped("sets FerroCL's cache variables".into()));
+    }
+    let root = std::env::temp_dir().join(format!("ferrocl-suite-cache-{}", std::process::id()));
+    // The directory FerroCL falls back to under TMPDIR=root, so the library compiled for
+    // the first part serves the second.
+    // SAFETY: getuid has no preconditions.
+    let cache = root.join(format!("ferrocl-cache-{}", unsafe { libc::getuid() }));
+    let result = (|| {
+        let entries = || {
+            std::fs::read_dir(&cache)
+                .map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "meta")).count())
+                .unwrap_or(0)
+        };
+        let env = [("FERROCL_CACHE_DIR", cache.as_os_str())];
+        std::fs::create_dir_all(&root).map_err(|e| e.to_string())?;
+        let (ok, out) = child_build(&root, &["--separate"], &env)?;
+        if !ok {
+            return Ok(Verdict::Failed(format!("compile + link in a new cache: {out}")));
+        }
+        let first = entries();
+        let (ok, out) = child_build(&root, &["--separate"], &env)?;
+        if !ok || entries() != first {
+            return Ok(Verdict::Failed(format!(
+                "compile + link again: {} cache entries, {first} before; {out}",
+                entries()
+            )));
+        }
+        for unusable in ["/proc/self/ferrocl-no-cache-here", &format!("{}/scale.cl/sub", root.display())] {
+            let env = [("FERROCL_CACHE_DIR", std::ffi::OsStr::new(unusable)), ("TMPDIR", root.as_os_str())];
+            let (ok, out) = child_build(&root, &[], &env)?;
+            if !ok {
+                return Ok(Verdict::Failed(format!("with the cache in {unusable}: {out}")));
+            }
+        }
+        Ok(Verdict::Passed)
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
+
 type Check = fn(&Session) -> Result<Verdict, String>;
 
 pub fn cases<'a>() -> Vec<Case<'a>> {
-    let list: [(&str, Check); 8] = [
+    let list: [(&str, Check); 9] = [
+        ("cache/other_processes/hits_and_unusable_directories", cache_cases),
         ("binary/round_trip/executable", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_EXECUTABLE)),
         ("binary/round_trip/compiled_object", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT)),
         ("binary/round_trip/library", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_LIBRARY)),

@@ -8,10 +8,12 @@
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-/// The cache directory: `$FERROCL_CACHE_DIR`, else `$XDG_CACHE_HOME/ferrocl`, else
-/// `~/.cache/ferrocl`.
-pub fn dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("FERROCL_CACHE_DIR") {
+use parking_lot::Mutex;
+
+/// Where the cache should be: `$FERROCL_CACHE_DIR`, else `$XDG_CACHE_HOME/ferrocl`,
+/// else `~/.cache/ferrocl`. Read at every use: an application may change them.
+fn configured() -> PathBuf {
+    if let Some(d) = std::env::var_os("FERROCL_CACHE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
     if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
@@ -20,8 +22,70 @@ pub fn dir() -> PathBuf {
     if let Some(h) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(h).join(".cache/ferrocl");
     }
-    // SAFETY: getuid has no preconditions.
-    std::env::temp_dir().join(format!("ferrocl-cache-{}", unsafe { libc::getuid() }))
+    private()
+}
+
+/// Directories found writable, and those given up on (read-only, not creatable, full).
+static WRITABLE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static UNUSABLE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The cache directory: the configured one where it can be written (checked once per
+/// path), else a private one under the temporary directory, so that a read-only,
+/// missing or full cache never fails a build.
+pub fn dir() -> PathBuf {
+    let d = configured();
+    if UNUSABLE.lock().contains(&d) {
+        return private();
+    }
+    if WRITABLE.lock().contains(&d) {
+        return d;
+    }
+    if writable_now(&d) {
+        WRITABLE.lock().push(d.clone());
+        d
+    } else {
+        UNUSABLE.lock().push(d);
+        private()
+    }
+}
+
+/// Whether a file can be created in `d` now (creating `d` if needed).
+pub fn writable_now(d: &Path) -> bool {
+    let probe = d.join(format!(".probe-{}", std::process::id()));
+    let ok = std::fs::create_dir_all(d).is_ok() && std::fs::write(&probe, b"ferrocl").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
+/// Stops using `d` for this process (a build failed there and it cannot be written).
+pub fn give_up_on(d: &Path) {
+    WRITABLE.lock().retain(|w| w != d);
+    UNUSABLE.lock().push(d.to_path_buf());
+}
+
+/// This user's own directory under the temporary directory: `ferrocl-cache-<uid>`
+/// when it is ours and private, else one for this process alone.
+fn private() -> PathBuf {
+    static PRIVATE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PRIVATE
+        .get_or_init(|| {
+            use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+            // SAFETY: getuid has no preconditions.
+            let uid = unsafe { libc::getuid() };
+            let tmp = std::env::temp_dir();
+            let shared = tmp.join(format!("ferrocl-cache-{uid}"));
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&shared);
+            // Someone else's directory, or one others may write, must not hold code we run.
+            let ours =
+                std::fs::symlink_metadata(&shared).is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0);
+            if ours && writable_now(&shared) {
+                return shared;
+            }
+            let own = tmp.join(format!("ferrocl-cache-{uid}-{}", std::process::id()));
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&own);
+            own
+        })
+        .clone()
 }
 
 /// A 128-bit key over `parts` (two SipHash passes with distinct prefixes; the std

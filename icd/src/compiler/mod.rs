@@ -480,6 +480,23 @@ pub fn warm_up() {
 
 /// Builds (or loads from the cache) the kernel library for `source`.
 pub fn build(source: &str, options: &str, headers: &[(String, String)]) -> Result<Built, BuildError> {
+    in_usable_cache(|| build_here(source, options, headers))
+}
+
+/// Runs `step` in the cache directory; when it fails and that directory cannot be
+/// written any more (the disk filled, it became read-only), again in a private one.
+fn in_usable_cache<T>(step: impl Fn() -> Result<T, BuildError>) -> Result<T, BuildError> {
+    let dir = cache::dir();
+    match step() {
+        Err(BuildError::Failed(_)) if !cache::writable_now(&dir) => {
+            cache::give_up_on(&dir);
+            step()
+        }
+        r => r,
+    }
+}
+
+fn build_here(source: &str, options: &str, headers: &[(String, String)]) -> Result<Built, BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
     let (clang, archive) = tools()?;
     let env = environment(clang, &archive);
@@ -501,6 +518,10 @@ pub fn build(source: &str, options: &str, headers: &[(String, String)]) -> Resul
 
 /// `clCompileProgram`: OpenCL C to LLVM IR (text), with clang's diagnostics.
 pub fn compile(source: &str, options: &str, headers: &[(String, String)]) -> Result<(String, String), BuildError> {
+    in_usable_cache(|| compile_here(source, options, headers))
+}
+
+fn compile_here(source: &str, options: &str, headers: &[(String, String)]) -> Result<(String, String), BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
     let (clang, _) = tools()?;
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
@@ -510,6 +531,10 @@ pub fn compile(source: &str, options: &str, headers: &[(String, String)]) -> Res
 /// `clLinkProgram`: merges compiled modules; with `-create-library` returns the merged
 /// IR, otherwise builds (or loads from the cache) the executable.
 pub fn link(modules: &[String], options: &str) -> Result<Linked, BuildError> {
+    in_usable_cache(|| link_here(modules, options))
+}
+
+fn link_here(modules: &[String], options: &str) -> Result<Linked, BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
     let (clang, archive) = tools()?;
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
