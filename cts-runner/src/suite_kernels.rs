@@ -783,6 +783,32 @@ fn task_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
     Ok(same("global size + 10 x local size + 100 x dims", &ints(&r?), &[111]))
 }
 
+/// OpenCL 2.1 and later: a global size of 0 in any dimension is a command that
+/// completes and runs nothing, with or without a local size.
+fn zero_size_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
+    let k = s.kernel(p, "task")?;
+    let m = s.buffer_of(&[7; 4])?;
+    let result = (|| {
+        crate::bench::arg(k, 0, &m)?;
+        let ranges: [(&[usize], Option<&[usize]>); 5] = [
+            (&[0], None),
+            (&[0], Some(&[4])),
+            (&[8, 0], None),
+            (&[4, 4, 0], Some(&[2, 2, 2])),
+            (&[0, 0, 0], None),
+        ];
+        for (global, local) in ranges {
+            if let Err(e) = s.run_nd(k, None, global, local) {
+                return Ok(Verdict::Failed(format!("global {global:?}, local {local:?}: {e}")));
+            }
+        }
+        Ok(same("the buffer (no work-item ran)", &s.read(m, 4)?, &[7; 4]))
+    })();
+    cl!(clReleaseMemObject(m));
+    cl!(clReleaseKernel(k));
+    result
+}
+
 fn globals_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
     let first = launch(s, p, "store", &[A::Buf(vec![0; 32])], (None, &[8], None))?;
     let second = launch(s, p, "load", &[A::Buf(vec![0; 32])], (None, &[8], None))?;
@@ -882,6 +908,7 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
         basic("builtins/vectors/all", Box::new(vectors_case)),
         basic("control/flow/switch_loops", Box::new(control_case)),
         basic("enqueue/task/one_item", Box::new(task_case)),
+        basic("enqueue/zero_size/runs_nothing", Box::new(zero_size_case)),
     ];
     for (name, f) in plain.drain(..) {
         add(name, nothing(), "kernels-basic", SOURCE, f);
