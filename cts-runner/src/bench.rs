@@ -121,6 +121,10 @@ impl Session {
         Ok(Session { device, context, queue })
     }
 
+    pub(crate) fn queue(&self) -> cl_command_queue {
+        self.queue
+    }
+
     pub(crate) fn build(&self, source: &str) -> Result<cl_program, String> {
         self.build_with(source, "")
     }

@@ -6,7 +6,7 @@
 //! float and vector builtins; control flow; program-scope variables; `clEnqueueTask`;
 //! and a kernel that does not compile.
 
-use std::ptr::null;
+use std::ptr::{null, null_mut};
 
 use crate::bench::{check, Session};
 use crate::cl;
@@ -790,13 +790,8 @@ fn zero_size_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
     let m = s.buffer_of(&[7; 4])?;
     let result = (|| {
         crate::bench::arg(k, 0, &m)?;
-        let ranges: [(&[usize], Option<&[usize]>); 5] = [
-            (&[0], None),
-            (&[0], Some(&[4])),
-            (&[8, 0], None),
-            (&[4, 4, 0], Some(&[2, 2, 2])),
-            (&[0, 0, 0], None),
-        ];
+        let ranges: [(&[usize], Option<&[usize]>); 5] =
+            [(&[0], None), (&[0], Some(&[4])), (&[8, 0], None), (&[4, 4, 0], Some(&[2, 2, 2])), (&[0, 0, 0], None)];
         for (global, local) in ranges {
             if let Err(e) = s.run_nd(k, None, global, local) {
                 return Ok(Verdict::Failed(format!("global {global:?}, local {local:?}: {e}")));
@@ -805,6 +800,54 @@ fn zero_size_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
         Ok(same("the buffer (no work-item ran)", &s.read(m, 4)?, &[7; 4]))
     })();
     cl!(clReleaseMemObject(m));
+    cl!(clReleaseKernel(k));
+    result
+}
+
+/// A buffer set as a kernel argument is destroyed at the application's last release
+/// (its destructor callback runs), a later launch reports the missing argument, and a
+/// buffer released right after an enqueue still serves that launch.
+fn released_argument_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static DESTROYED: AtomicUsize = AtomicUsize::new(0);
+    extern "C" fn destroyed(_: cl_mem, _: *mut std::ffi::c_void) {
+        DESTROYED.fetch_add(1, Ordering::SeqCst);
+    }
+    let k = s.kernel(p, "task")?;
+    let result = (|| {
+        let m = s.buffer_of(&[0; 4])?;
+        check(cl!(clSetMemObjectDestructorCallback(m, Some(destroyed), null_mut())), "destructor callback")?;
+        crate::bench::arg(k, 0, &m)?;
+        let before = DESTROYED.load(Ordering::SeqCst);
+        cl!(clReleaseMemObject(m));
+        if DESTROYED.load(Ordering::SeqCst) != before + 1 {
+            return Ok(Verdict::Failed("the buffer outlived its last release (held by the kernel argument)".into()));
+        }
+        match s.run_nd(k, None, &[1], None) {
+            Err(CL_INVALID_KERNEL_ARGS) => {}
+            other => {
+                return Ok(Verdict::Failed(format!(
+                    "launch with a released buffer: {other:?}, expected CL_INVALID_KERNEL_ARGS"
+                )))
+            }
+        }
+        // Released after the enqueue, before the launch ran: the launch keeps it.
+        let out = s.buffer_of(&[0; 4])?;
+        crate::bench::arg(k, 0, &out)?;
+        let host = s.buffer_of(&[0; 4])?;
+        let one = [1usize];
+        let mut ev: cl_event = null_mut();
+        check(
+            cl!(clEnqueueNDRangeKernel(s.queue(), k, 1, null(), one.as_ptr(), null(), 0, null(), &mut ev)),
+            "clEnqueueNDRangeKernel",
+        )?;
+        check(cl!(clEnqueueCopyBuffer(s.queue(), out, host, 0, 0, 4, 1, &ev, null_mut())), "clEnqueueCopyBuffer")?;
+        cl!(clReleaseMemObject(out));
+        let got = s.read(host, 4);
+        cl!(clReleaseMemObject(host));
+        cl!(clReleaseEvent(ev));
+        Ok(same("the launch's result, its buffer released after the enqueue", &ints(&got?), &[111]))
+    })();
     cl!(clReleaseKernel(k));
     result
 }
@@ -909,6 +952,7 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
         basic("control/flow/switch_loops", Box::new(control_case)),
         basic("enqueue/task/one_item", Box::new(task_case)),
         basic("enqueue/zero_size/runs_nothing", Box::new(zero_size_case)),
+        basic("args/released_buffer/not_kept_alive", Box::new(released_argument_case)),
     ];
     for (name, f) in plain.drain(..) {
         add(name, nothing(), "kernels-basic", SOURCE, f);

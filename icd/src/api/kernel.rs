@@ -99,7 +99,7 @@ pub(super) unsafe extern "C" fn clSetKernelArg(
                 } else {
                     // "CL_INVALID_MEM_OBJECT for an argument declared to be a memory
                     // object when the specified arg_value is not a valid memory object."
-                    ArgValue::Buffer(Some(from_handle::<Mem>(mem)?))
+                    ArgValue::Buffer(Some(Arc::downgrade(&from_handle::<Mem>(mem)?)))
                 }
             }
             ArgKind::Local => {

@@ -19,8 +19,10 @@ use crate::exec::pool::Pool;
 #[derive(Clone)]
 pub enum ArgValue {
     Bytes(Vec<u8>),
-    /// A buffer, or NULL.
-    Buffer(Option<Arc<Mem>>),
+    /// A buffer, or NULL. Weak: setting an argument does not keep the buffer alive past
+    /// the application's last release (its destructor callbacks must run then; the
+    /// CTS's retain_mem_object_set_kernel_arg waits for them). A launch holds it.
+    Buffer(Option<std::sync::Weak<Mem>>),
     /// A `__local` argument of this many bytes.
     Local(usize),
 }
@@ -176,7 +178,10 @@ impl Kernel {
         for (a, v) in self.info.args.iter().zip(values.into_iter().flatten()) {
             match v {
                 ArgValue::Bytes(b) => bytes[a.offset..a.offset + b.len()].copy_from_slice(&b),
-                ArgValue::Buffer(Some(m)) => {
+                ArgValue::Buffer(Some(weak)) => {
+                    // A buffer released since it was set: using it is an error, not a
+                    // dangling pointer.
+                    let m = weak.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
                     bytes[a.offset..a.offset + 8].copy_from_slice(&(m.data() as usize).to_ne_bytes());
                     buffers.push((m.data() as usize, m.data() as usize + m.size));
                     keep.push(m);
