@@ -338,10 +338,58 @@ fn cache_cases(s: &Session) -> Result<Verdict, String> {
     result
 }
 
+/// A program whose kernels the application released may be built again at once, even
+/// while a launch of the old kernel still runs (and finishes with the old code).
+fn rebuild_while_running(s: &Session) -> Result<Verdict, String> {
+    let src = "kernel void spin(global int *x, int n) {\n\
+               int acc = 0; for (int i = 0; i < n; i++) acc += i ^ (int)get_global_id(0);\n\
+               x[get_global_id(0)] = acc + VALUE; }\n";
+    let p = from_source(s, src)?;
+    let build = |v: i32| {
+        let o = CString::new(format!("-DVALUE={v}")).unwrap_or_default();
+        cl!(clBuildProgram(p.0, 1, &s.device, o.as_ptr(), None, null_mut()))
+    };
+    check(build(1), "clBuildProgram -DVALUE=1")?;
+    let (n, spins) = (64usize, 200_000i32);
+    let m = s.buffer_of(&vec![0u8; n * 4])?;
+    let want = |value: i32| -> Vec<i32> {
+        (0..n as i32).map(|g| (0..spins).fold(0i32, |a, i| a.wrapping_add(i ^ g)).wrapping_add(value)).collect()
+    };
+    let result = (|| {
+        for value in [1, 2] {
+            let k = s.kernel(p.0, "spin")?;
+            crate::bench::arg(k, 0, &m)?;
+            crate::bench::arg(k, 1, &spins)?;
+            let global = [n];
+            check(
+                cl!(clEnqueueNDRangeKernel(s.queue(), k, 1, null(), global.as_ptr(), null(), 0, null(), null_mut())),
+                "clEnqueueNDRangeKernel",
+            )?;
+            cl!(clReleaseKernel(k));
+            if value == 1 {
+                let e = build(2);
+                if e != CL_SUCCESS {
+                    return Ok(Verdict::Failed(format!("rebuilding after the kernel's release: {e}")));
+                }
+            }
+            check(cl!(clFinish(s.queue())), "clFinish")?;
+            let got: Vec<i32> =
+                s.read(m, n * 4)?.chunks_exact(4).map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+            if got != want(value) {
+                return Ok(Verdict::Failed(format!("the launch built with VALUE={value} computed other values")));
+            }
+        }
+        Ok(Verdict::Passed)
+    })();
+    cl!(clReleaseMemObject(m));
+    result
+}
+
 type Check = fn(&Session) -> Result<Verdict, String>;
 
 pub fn cases<'a>() -> Vec<Case<'a>> {
-    let list: [(&str, Check); 9] = [
+    let list: [(&str, Check); 10] = [
+        ("source/rebuild/after_kernel_release_while_launch_runs", rebuild_while_running),
         ("cache/other_processes/hits_and_unusable_directories", cache_cases),
         ("binary/round_trip/executable", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_EXECUTABLE)),
         ("binary/round_trip/compiled_object", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT)),

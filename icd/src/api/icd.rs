@@ -111,6 +111,7 @@ pub fn release<T: ClObject>(handle: *mut c_void) -> CLResult<()> {
     if obj.base().release() {
         handles.remove(&(handle as usize));
         drop(handles);
+        obj.released();
         // SAFETY: this is the reference `into_handle` leaked; the handle is gone from
         // the registry so nobody else can reach it through the API.
         drop(unsafe { Arc::from_raw(handle as *const T) });

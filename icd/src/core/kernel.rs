@@ -48,6 +48,12 @@ impl ClObject for Kernel {
     fn base(&self) -> &Base {
         &self.base
     }
+    /// Detached from its program when the application releases it, not when the last
+    /// launch holding it ends: a program may be built again right after its kernels'
+    /// release (the CTS's multiple_build_program), while a worker may still hold it.
+    fn released(&self) {
+        self.program.kernel_detached();
+    }
 }
 
 impl Kernel {
@@ -221,12 +227,6 @@ impl Kernel {
             offset,
             keep,
         }))
-    }
-}
-
-impl Drop for Kernel {
-    fn drop(&mut self) {
-        self.program.kernel_detached();
     }
 }
 

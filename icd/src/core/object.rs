@@ -87,6 +87,10 @@ pub trait ClObject: Send + Sync + Sized + 'static {
     /// The error for an invalid handle of this family, e.g. `CL_INVALID_CONTEXT`.
     const INVALID: cl_int;
     fn base(&self) -> &Base;
+    /// The application released its last reference. The object itself may live on a
+    /// while (commands in flight hold it); what depends on the application's view (a
+    /// program's attached kernels) changes now.
+    fn released(&self) {}
 }
 
 #[cfg(test)]
