@@ -385,10 +385,36 @@ fn rebuild_while_running(s: &Session) -> Result<Verdict, String> {
     result
 }
 
+/// `CL_KERNEL_ATTRIBUTES` gives back the source's kernel attributes.
+fn kernel_attributes(s: &Session) -> Result<Verdict, String> {
+    let src = "__attribute__((vec_type_hint(ushort8))) __attribute__((work_group_size_hint(8, 4, 2)))\n\
+               __attribute__((reqd_work_group_size(4, 2, 1))) kernel void k(global int *x) { }\n\
+               kernel void plain(global int *x) { }\n";
+    let p = from_source(s, src)?;
+    check(cl!(clBuildProgram(p.0, 1, &s.device, null(), None, null_mut())), "clBuildProgram")?;
+    for (name, want) in [
+        ("k", &["vec_type_hint(ushort8)", "work_group_size_hint(8,4,2)", "reqd_work_group_size(4,2,1)"][..]),
+        ("plain", &[][..]),
+    ] {
+        let k = s.kernel(p.0, name)?;
+        let mut text = vec![0u8; 512];
+        let mut len = 0;
+        cl!(clGetKernelInfo(k, CL_KERNEL_ATTRIBUTES, text.len(), text.as_mut_ptr().cast(), &mut len));
+        cl!(clReleaseKernel(k));
+        let got: String = String::from_utf8_lossy(&text[..len.saturating_sub(1)]).replace(' ', "");
+        let missing: Vec<&&str> = want.iter().filter(|w| !got.contains(*w)).collect();
+        if !missing.is_empty() || (want.is_empty() && !got.is_empty()) {
+            return Ok(Verdict::Failed(format!("kernel {name}: '{got}', expected {want:?}")));
+        }
+    }
+    Ok(Verdict::Passed)
+}
+
 type Check = fn(&Session) -> Result<Verdict, String>;
 
 pub fn cases<'a>() -> Vec<Case<'a>> {
-    let list: [(&str, Check); 10] = [
+    let list: [(&str, Check); 11] = [
+        ("kernel/attributes/as_written", kernel_attributes),
         ("source/rebuild/after_kernel_release_while_launch_runs", rebuild_while_running),
         ("cache/other_processes/hits_and_unusable_directories", cache_cases),
         ("binary/round_trip/executable", |s| round_trip(s, CL_PROGRAM_BINARY_TYPE_EXECUTABLE)),

@@ -137,11 +137,7 @@ fn kernel_info(k: &Kernel, param: cl_kernel_info) -> CLResult<Info> {
         CL_KERNEL_REFERENCE_COUNT => Info::of(&k.base.ref_count()),
         CL_KERNEL_CONTEXT => Info::of(&icd::handle_of(&k.program.context)),
         CL_KERNEL_PROGRAM => Info::of(&icd::handle_of(&k.program)),
-        CL_KERNEL_ATTRIBUTES => Info::of(
-            &k.info
-                .reqd_work_group_size
-                .map_or(String::new(), |r| format!("reqd_work_group_size({},{},{})", r[0], r[1], r[2])),
-        ),
+        CL_KERNEL_ATTRIBUTES => Info::of(&k.info.attributes),
         _ => Err(CL_INVALID_VALUE),
     }
 }

@@ -495,6 +495,7 @@ fn kernel_info(
         let d: Vec<usize> = v.iter().filter_map(|i| md_int(i).map(|n| n as usize)).collect();
         (d.len() == 3).then(|| [d[0], d[1], d[2]])
     });
+    let attributes = kernel_attributes(define, md);
     let prefix = format!("{name}.");
     let static_local_size = locals.iter().filter(|(n, _)| n.starts_with(&prefix)).map(|(_, s)| s).sum();
     Ok(Kernel {
@@ -507,7 +508,50 @@ fn kernel_info(
         regions: false,
         reqd_work_group_size: reqd,
         sub_groups: reaches(&name, callees, &|g| opencl_name(g).is_some_and(is_sub_group_function)),
+        attributes,
     })
+}
+
+/// The kernel's source attributes, written back from the metadata clang attaches:
+/// `vec_type_hint` (`!{<4 x i32> undef, i32 0}`: a type and whether it is signed) and
+/// the work-group sizes.
+fn kernel_attributes(define: &str, md: &HashMap<String, Vec<String>>) -> String {
+    let sizes = |key: &str| {
+        attached(define, key, md).and_then(|v| {
+            let d: Vec<String> = v.iter().filter_map(|i| md_int(i).map(|n| n.to_string())).collect();
+            (d.len() == 3).then(|| format!("{key}({})", d.join(",")))
+        })
+    };
+    let hint = attached(define, "vec_type_hint", md).and_then(|v| {
+        let ty = v.first()?.trim().strip_suffix(" undef")?;
+        let signed = v.get(1).and_then(|s| md_int(s)) == Some(1);
+        let (width, elem) = match ty.strip_prefix('<').and_then(|t| t.strip_suffix('>')) {
+            Some(t) => {
+                let (n, e) = t.split_once(" x ")?;
+                (n.trim().to_string(), e.trim())
+            }
+            None => (String::new(), ty),
+        };
+        let name = match elem {
+            "half" | "float" | "double" => elem.to_string(),
+            "i8" | "i16" | "i32" | "i64" => {
+                let base =
+                    ["char", "short", "int", "long"][["i8", "i16", "i32", "i64"].iter().position(|&t| t == elem)?];
+                if signed {
+                    base.to_string()
+                } else {
+                    format!("u{base}")
+                }
+            }
+            _ => return None,
+        };
+        Some(format!("vec_type_hint({name}{width})"))
+    });
+    [hint, sizes("work_group_size_hint"), sizes("reqd_work_group_size")]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Sub-group functions and queries (`sub_group_*`, `get_sub_group_*`, ...).
@@ -606,6 +650,7 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(!tiled.fibers);
         assert_eq!(tiled.frame_size, 0);
         assert_eq!(tiled.reqd_work_group_size, Some([64, 1, 1]));
+        assert_eq!(tiled.attributes, "reqd_work_group_size(64,1,1)");
     }
 
     #[test]
@@ -620,6 +665,28 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(!m.contains("call void @__ferrocl_barrier("));
         assert!(m.contains("define internal spir_func i32 @tiled("));
         assert!(m.contains("  ret i32 1\n__fcl_r1:\n  ret i32 0"));
+    }
+
+    #[test]
+    fn kernel_attributes_are_written_as_in_the_source() {
+        let md: HashMap<String, Vec<String>> = [
+            ("!1", vec!["<4 x i32> undef", "i32 0"]),
+            ("!2", vec!["i32 1", "i32 2", "i32 3"]),
+            ("!3", vec!["<16 x half> undef", "i32 0"]),
+            ("!4", vec!["i8 undef", "i32 1"]),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
+        .collect();
+        let define =
+            "define spir_kernel void @k() !vec_type_hint !1 !work_group_size_hint !2 !reqd_work_group_size !2 {";
+        assert_eq!(
+            kernel_attributes(define, &md),
+            "vec_type_hint(uint4) work_group_size_hint(1,2,3) reqd_work_group_size(1,2,3)"
+        );
+        assert_eq!(kernel_attributes("define void @h() !vec_type_hint !3 {", &md), "vec_type_hint(half16)");
+        assert_eq!(kernel_attributes("define void @c() !vec_type_hint !4 {", &md), "vec_type_hint(char)");
+        assert_eq!(kernel_attributes("define void @none() {", &md), "");
     }
 
     #[test]

@@ -46,4 +46,7 @@ pub struct Kernel {
     /// The kernel uses sub-group functions: its work-groups (each one sub-group) are
     /// limited to `MAX_SUB_GROUP_SIZE` work-items.
     pub sub_groups: bool,
+    /// `CL_KERNEL_ATTRIBUTES`: the attributes the source gives the kernel, as written
+    /// (`vec_type_hint(uint4) reqd_work_group_size(64,1,1)`), space-separated.
+    pub attributes: String,
 }
