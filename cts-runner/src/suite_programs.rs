@@ -170,8 +170,9 @@ fn round_trip(s: &Session, kind: cl_program_binary_type) -> Result<Verdict, Stri
     run_scale(s, &runnable)
 }
 
-/// Damaged binaries: every truncation point in the header and many in the code, and
-/// flipped bytes, each refused with CL_INVALID_BINARY.
+/// Damaged binaries: every truncation point in the header and many in the code,
+/// flipped bytes and random mutations, each refused with CL_INVALID_BINARY (in this
+/// process: a crash would end the suite).
 fn damaged(s: &Session) -> Result<Verdict, String> {
     let src = from_source(s, SCALE)?;
     check(cl!(clBuildProgram(src.0, 1, &s.device, null(), None, null_mut())), "clBuildProgram")?;
@@ -186,6 +187,28 @@ fn damaged(s: &Session) -> Result<Verdict, String> {
         variants.push((format!("byte {i} flipped"), d));
     }
     variants.push(("another vendor's bytes".into(), b"\x7fELF\x02\x01\x01 not ours".to_vec()));
+    // And a fuzz loop: 400 binaries with 1-8 random bytes changed, some also cut short
+    // (a fixed-seed generator, so a failure repeats).
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..400 {
+        let mut d = good.clone();
+        for _ in 0..1 + next() % 8 {
+            let at = (next() % d.len() as u64) as usize;
+            d[at] = next() as u8;
+        }
+        if round % 3 == 0 {
+            d.truncate(1 + (next() % d.len() as u64) as usize);
+        }
+        if d != good {
+            variants.push((format!("fuzz round {round}"), d));
+        }
+    }
     for (what, bin) in variants {
         let (p, e, status) = from_binary(s, &bin);
         if e == CL_SUCCESS {
@@ -410,6 +433,38 @@ fn kernel_attributes(s: &Session) -> Result<Verdict, String> {
     Ok(Verdict::Passed)
 }
 
+/// A binary records the CPU's instruction-set extensions: one made for a CPU with an
+/// extension this one lacks is refused; one made for a CPU with fewer runs. (FerroCL's
+/// container: the record is its `isa` line.) An older container version is refused.
+fn other_cpu(s: &Session) -> Result<Verdict, String> {
+    if !is_ferrocl(s) {
+        return Ok(Verdict::Skipped("edits FerroCL's binary container".into()));
+    }
+    let src = from_source(s, SCALE)?;
+    check(cl!(clBuildProgram(src.0, 1, &s.device, null(), None, null_mut())), "clBuildProgram")?;
+    let good = binary_of(&src)?;
+    let text = String::from_utf8_lossy(&good[..good.len().min(4096)]).into_owned();
+    let Some(line) = text.lines().find(|l| l.starts_with("isa")) else {
+        return Ok(Verdict::Failed("no isa line in the binary".into()));
+    };
+    let edited = |new: &str| {
+        let at = good.windows(line.len()).position(|w| w == line.as_bytes()).unwrap_or(0);
+        [&good[..at], new.as_bytes(), &good[at + line.len()..]].concat()
+    };
+    let (_, e, _) = from_binary(s, &edited(&format!("{line} amx_tile avx512_fp16 no_such_extension")));
+    if e != CL_INVALID_BINARY {
+        return Ok(Verdict::Failed(format!("a binary needing extensions this CPU lacks: {e}")));
+    }
+    let (fewer, e, _) = from_binary(s, &edited("isa sse sse2"));
+    check(e, "clCreateProgramWithBinary of a binary for a CPU with fewer extensions")?;
+    check(cl!(clBuildProgram(fewer.0, 1, &s.device, null(), None, null_mut())), "clBuildProgram")?;
+    if run_scale(s, &fewer)? != Verdict::Passed {
+        return Ok(Verdict::Failed("the binary for a CPU with fewer extensions computed wrong values".into()));
+    }
+    let (_, e, _) = from_binary(s, b"FERROCL-BINARY-1\nkernel\tk\n--\n\x7fELF");
+    Ok(if e == CL_INVALID_BINARY { Verdict::Passed } else { Verdict::Failed(format!("version 1 container: {e}")) })
+}
+
 type Check = fn(&Session) -> Result<Verdict, String>;
 
 pub fn cases<'a>() -> Vec<Case<'a>> {
@@ -424,10 +479,7 @@ pub fn cases<'a>() -> Vec<Case<'a>> {
         ("link/failure/returns_program_with_log", link_failure),
         ("options/invalid/codes_per_entry_point", option_codes),
         ("source/empty/builds_without_kernels", empty_program),
-        ("binary/foreign/refused", |s| {
-            let (_, e, _) = from_binary(s, b"FERROCL-BINARY-1\nnot really\n--\n\x7fELF");
-            Ok(if e == CL_INVALID_BINARY { Verdict::Passed } else { Verdict::Failed(format!("{e}")) })
-        }),
+        ("binary/other_cpu/more_refused_fewer_run", other_cpu),
     ];
     list.into_iter()
         .map(|(name, f)| Case {
