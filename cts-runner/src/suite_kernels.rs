@@ -852,6 +852,84 @@ fn released_argument_case(s: &Session, p: cl_program) -> Result<Verdict, String>
     result
 }
 
+/// Kernels that fault (a wild write, a trap, a stack overflow, in a plain kernel and in
+/// one with barriers): the command's event reports an error, and the process, the
+/// queue and the same kernels go on working.
+fn faults_case(s: &Session) -> Result<Verdict, String> {
+    const SRC: &str = "kernel void wild(global int *x, int bad) {\n\
+        size_t g = get_global_id(0); if ((int)g == bad) *(volatile global int *)(ulong)16 = 1; x[g] = (int)g; }\n\
+        kernel void trap(global int *x, int bad) {\n\
+        size_t g = get_global_id(0); if ((int)g == bad) __builtin_trap(); x[g] = (int)g; }\n\
+        __attribute__((noinline)) int overflow(global int *x) {\n\
+        volatile int big[1 << 22]; for (int i = 0; i < 8; i++) big[i * 4099] = x[i]; return big[x[0] & 7]; }\n\
+        kernel void deep(global int *x, int bad) {\n\
+        size_t g = get_global_id(0); x[g] = (int)g == bad ? overflow(x) : (int)g; }\n\
+        kernel void wild_barrier(global int *x, local int *l, int bad) {\n\
+        size_t g = get_global_id(0), i = get_local_id(0); l[i] = (int)g; barrier(CLK_LOCAL_MEM_FENCE);\n\
+        if ((int)g == bad) *(volatile global int *)(ulong)16 = 1; x[g] = l[i]; }\n";
+    let p = s.build(SRC)?;
+    let n = 256usize;
+    let run = |name: &str, bad: i32| -> Result<(cl_int, Vec<i32>), String> {
+        let k = s.kernel(p, name)?;
+        let m = s.buffer_of(&vec![0u8; n * 4])?;
+        let result = (|| {
+            crate::bench::arg(k, 0, &m)?;
+            if name == "wild_barrier" {
+                check(cl!(clSetKernelArg(k, 1, 64 * 4, null())), "clSetKernelArg")?;
+                crate::bench::arg(k, 2, &bad)?;
+            } else {
+                crate::bench::arg(k, 1, &bad)?;
+            }
+            let (global, local) = ([n], [64usize]);
+            let mut ev: cl_event = null_mut();
+            check(
+                cl!(clEnqueueNDRangeKernel(
+                    s.queue(),
+                    k,
+                    1,
+                    null(),
+                    global.as_ptr(),
+                    local.as_ptr(),
+                    0,
+                    null(),
+                    &mut ev
+                )),
+                "clEnqueueNDRangeKernel",
+            )?;
+            cl!(clWaitForEvents(1, &ev));
+            let mut status: cl_int = 0;
+            cl!(clGetEventInfo(
+                ev,
+                CL_EVENT_COMMAND_EXECUTION_STATUS,
+                4,
+                (&mut status as *mut cl_int).cast(),
+                null_mut()
+            ));
+            cl!(clReleaseEvent(ev));
+            Ok((status, ints(&s.read(m, n * 4)?)))
+        })();
+        cl!(clReleaseMemObject(m));
+        cl!(clReleaseKernel(k));
+        result
+    };
+    let all: Vec<i32> = (0..n as i32).collect();
+    let result = (|| {
+        for name in ["wild", "trap", "deep", "wild_barrier"] {
+            let (status, _) = run(name, 100)?;
+            if status >= 0 {
+                return Ok(Verdict::Failed(format!("{name}: the faulting launch reported status {status}")));
+            }
+            let (status, got) = run(name, -1)?;
+            if status != CL_COMPLETE || got != all {
+                return Ok(Verdict::Failed(format!("{name}: the next launch, which does not fault: status {status}")));
+            }
+        }
+        Ok(Verdict::Passed)
+    })();
+    cl!(clReleaseProgram(p));
+    result
+}
+
 fn globals_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
     let first = launch(s, p, "store", &[A::Buf(vec![0; 32])], (None, &[8], None))?;
     let second = launch(s, p, "load", &[A::Buf(vec![0; 32])], (None, &[8], None))?;
@@ -975,5 +1053,9 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
         Box::new(fp64_case),
     );
     out.push(Case { name: "kernels/build/compile_error/log".into(), run: Box::new(compile_error_case) });
+    out.push(Case {
+        name: "kernels/faults/wild_write_trap_stack_overflow/survived".into(),
+        run: Box::new(|s: &Session| faults_case(s).unwrap_or_else(Verdict::Failed)),
+    });
     out
 }

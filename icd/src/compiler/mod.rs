@@ -583,6 +583,10 @@ fn frontend(
     args.extend(["-Xclang", "-fdeclare-opencl-builtins", "-Xclang", "-finclude-default-header", "-Wno-psabi"].map(os));
     // No reciprocal estimates (see launcher::ENTRY_ATTRIBUTES).
     args.push(os("-mrecip=none"));
+    // Frames over a page touch each page in turn, so a kernel that overflows its stack
+    // hits the guard page (and faults, which exec::fault catches) rather than jumping
+    // past it into other memory.
+    args.push(os("-fstack-clash-protection"));
     // The device's OpenCL version (clang defines it only for SPIR targets).
     args.push(os("-D__OPENCL_VERSION__=300"));
     args.extend([os("-include"), ext.as_os_str()]);

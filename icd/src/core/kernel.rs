@@ -210,6 +210,8 @@ impl Kernel {
             return Err(CL_OUT_OF_RESOURCES);
         }
         Ok(Arc::new(Launch {
+            kernel: self.info.name.as_str().into(),
+            faulted: Default::default(),
             launch: self.launch,
             item: self.item,
             frame_size: self.info.frame_size as usize,

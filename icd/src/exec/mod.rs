@@ -4,6 +4,7 @@
 
 pub mod copies;
 pub mod denormals;
+pub mod fault;
 pub mod fibers;
 pub mod ndrange;
 pub mod occupancy;

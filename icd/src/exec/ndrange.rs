@@ -14,6 +14,10 @@ use super::SERVICES;
 const LOCAL_ALIGN: usize = 128;
 
 pub struct Launch {
+    /// The kernel's name, for messages.
+    pub kernel: Arc<str>,
+    /// A group faulted (reported once).
+    pub faulted: std::sync::atomic::AtomicBool,
     pub launch: LaunchFn,
     /// Set for kernels that run their work-items as fibers.
     pub item: Option<ItemFn>,
@@ -101,7 +105,8 @@ impl Launch {
         block
     }
 
-    fn run_group(&self, w: &mut Worker, index: usize, n: [usize; 3]) {
+    /// Runs group `index`; `false` when the kernel faulted in it.
+    fn run_group(&self, w: &mut Worker, index: usize, n: [usize; 3]) -> bool {
         // Everything the kernel keeps on this thread's stack lies below this frame.
         let stack_marker = 0u8;
         let mut group = self.group(index, n);
@@ -128,19 +133,41 @@ impl Launch {
         }
         group.copies = (&mut w.copies as *mut super::copies::group::GroupCopies).cast();
         let _mode = self.flush_denormals.then(super::denormals::FlushDenormals::begin);
-        // SAFETY: the launcher and item functions come from the kernel library that
-        // `keep` holds, and take exactly these arguments.
-        unsafe {
-            match self.item {
-                Some(item) if items > 1 => {
-                    if let Err(e) = w.fibers.run_group(item, &group, args) {
-                        panic!("{e}");
+        // A hardware fault in the kernel ends the group (and fails the launch) instead
+        // of the process.
+        let fibers = &mut w.fibers;
+        let ran = super::fault::guarded(|| {
+            // SAFETY: the launcher and item functions come from the kernel library that
+            // `keep` holds, and take exactly these arguments.
+            unsafe {
+                match self.item {
+                    Some(item) if items > 1 => {
+                        if let Err(e) = fibers.run_group(item, &group, args) {
+                            panic!("{e}");
+                        }
                     }
+                    _ => (self.launch)(&group, args),
                 }
-                _ => (self.launch)(&group, args),
+            }
+        });
+        w.copies.finish();
+        match ran {
+            Ok(()) => true,
+            Err(fault) => {
+                // Fibers abandoned mid-run: start afresh (the old stacks are leaked).
+                std::mem::forget(std::mem::take(&mut w.fibers));
+                // The application learns of it from the command's status; this says why,
+                // once per launch.
+                if !self.faulted.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    eprintln!(
+                        "FerroCL: kernel {} faulted: {fault}, in work-group {:?}; the command fails with \
+                         CL_OUT_OF_RESOURCES",
+                        self.kernel, group.group_id
+                    );
+                }
+                false
             }
         }
-        w.copies.finish();
     }
 
     /// Runs every group on the worker pool; returns when all are done.

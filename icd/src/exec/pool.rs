@@ -48,7 +48,8 @@ thread_local! {
     static CALLER: std::cell::RefCell<Option<Worker>> = const { std::cell::RefCell::new(None) };
 }
 
-type GroupFn = dyn Fn(&mut Worker, usize) + Send + Sync;
+/// Runs one group; `false` when it failed (a kernel fault).
+type GroupFn = dyn Fn(&mut Worker, usize) -> bool + Send + Sync;
 
 pub struct Job {
     next: AtomicUsize,
@@ -97,7 +98,8 @@ impl Pool {
     }
 
     /// Runs `run(worker, group)` for every group in `0..total` and returns when all
-    /// have finished; `false` if any panicked (a driver bug, reported as an error).
+    /// have finished; `false` if any failed or panicked (a driver bug, reported as an
+    /// error).
     pub fn run(&self, total: usize, run: Box<GroupFn>) -> bool {
         if total == 0 {
             return true;
@@ -107,7 +109,7 @@ impl Pool {
             return CALLER.with(|w| {
                 let mut w = w.borrow_mut();
                 let w = w.get_or_insert_with(Worker::new);
-                catch_unwind(AssertUnwindSafe(|| run(w, 0))).is_ok()
+                catch_unwind(AssertUnwindSafe(|| run(w, 0))).unwrap_or(false)
             });
         }
         // Enough chunks per worker to balance uneven groups, few enough that the
@@ -159,7 +161,9 @@ fn worker_loop(shared: &Shared, w: &mut Worker) {
                 break;
             }
             let end = (start + job.chunk).min(job.total);
-            let ok = catch_unwind(AssertUnwindSafe(|| (start..end).for_each(|g| (job.run)(w, g)))).is_ok();
+            // Every group runs, even after one failed.
+            let failures = catch_unwind(AssertUnwindSafe(|| (start..end).filter(|&g| !(job.run)(w, g)).count()));
+            let ok = matches!(failures, Ok(0));
             if !ok {
                 job.failed.store(true, Ordering::Release);
             }

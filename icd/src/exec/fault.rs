@@ -1,0 +1,305 @@
+//! Surviving hardware faults in kernel code.
+//!
+//! A kernel that writes through a wild pointer, overflows its stack or executes a trap
+//! raises SIGSEGV, SIGBUS, SIGILL or SIGFPE on the thread running it. Left alone that
+//! kills the application. While a FerroCL thread runs kernel code it is *guarded*:
+//! `guarded` saves the callee-saved registers and stack pointer of its caller (an
+//! assembly trampoline, since Rust cannot call `setjmp`), and the signal handler,
+//! finding the faulting thread guarded, edits the interrupted context so that, when
+//! the handler returns, execution continues in `ferrocl_fault_resume`, which restores
+//! those registers and returns from the trampoline with 1. The launch then fails with
+//! an error the application sees on its event, and the process goes on.
+//!
+//! A fault on a thread that is not guarded goes to the handler that was installed
+//! before ours, or to the default action (the process dies as it would have).
+//! Guarded threads are found by thread id in a fixed table, because the handler may
+//! not allocate (thread-local storage of a loaded library may).
+
+use std::cell::UnsafeCell;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+use std::sync::OnceLock;
+
+/// What the trampoline saves: rbx, rbp, r12-r15, the caller's stack pointer and the
+/// return address; then the signal and address of a fault.
+#[repr(C)]
+#[derive(Default)]
+struct Recovery {
+    regs: [u64; 8],
+    signal: i32,
+    addr: usize,
+}
+
+std::arch::global_asm!(
+    ".pushsection .text.ferrocl_fault,\"ax\",@progbits",
+    ".globl ferrocl_fault_guarded",
+    ".hidden ferrocl_fault_guarded",
+    ".type ferrocl_fault_guarded,@function",
+    // rdi: f, rsi: data, rdx: recovery. Returns 0 after f(data) returned.
+    "ferrocl_fault_guarded:",
+    "mov [rdx], rbx",
+    "mov [rdx + 8], rbp",
+    "mov [rdx + 16], r12",
+    "mov [rdx + 24], r13",
+    "mov [rdx + 32], r14",
+    "mov [rdx + 40], r15",
+    "lea rax, [rsp + 8]",
+    "mov [rdx + 48], rax",
+    "mov rax, [rsp]",
+    "mov [rdx + 56], rax",
+    "sub rsp, 8",
+    "mov rax, rdi",
+    "mov rdi, rsi",
+    "call rax",
+    "add rsp, 8",
+    "xor eax, eax",
+    "ret",
+    ".size ferrocl_fault_guarded, . - ferrocl_fault_guarded",
+    ".globl ferrocl_fault_resume",
+    ".hidden ferrocl_fault_resume",
+    ".type ferrocl_fault_resume,@function",
+    // rdi: recovery (set by the handler). Returns 1 from ferrocl_fault_guarded.
+    "ferrocl_fault_resume:",
+    "cld",
+    "mov rbx, [rdi]",
+    "mov rbp, [rdi + 8]",
+    "mov r12, [rdi + 16]",
+    "mov r13, [rdi + 24]",
+    "mov r14, [rdi + 32]",
+    "mov r15, [rdi + 40]",
+    "mov rsp, [rdi + 48]",
+    "mov eax, 1",
+    "jmp qword ptr [rdi + 56]",
+    ".size ferrocl_fault_resume, . - ferrocl_fault_resume",
+    ".popsection",
+);
+
+extern "C" {
+    fn ferrocl_fault_guarded(f: extern "C" fn(*mut c_void), data: *mut c_void, rec: *mut Recovery) -> i32;
+    fn ferrocl_fault_resume();
+}
+
+/// Guarded threads: (thread id, its recovery). Enough for every worker, copy thread
+/// and application thread running a group at once; a thread finding no free slot
+/// runs unguarded.
+const SLOTS: usize = 512;
+struct Slot {
+    tid: AtomicI32,
+    rec: AtomicPtr<Recovery>,
+}
+static TABLE: [Slot; SLOTS] =
+    [const { Slot { tid: AtomicI32::new(0), rec: AtomicPtr::new(std::ptr::null_mut()) } }; SLOTS];
+
+fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions and is async-signal-safe.
+    unsafe { libc::gettid() }
+}
+
+/// The handlers in place before ours, per signal (read by the handler).
+struct Previous(UnsafeCell<[libc::sigaction; 4]>);
+// SAFETY: written once, before the handlers that read it are installed.
+unsafe impl Sync for Previous {}
+static PREVIOUS: Previous = Previous(UnsafeCell::new(unsafe { std::mem::zeroed() }));
+const SIGNALS: [i32; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE];
+
+extern "C" fn handler(sig: i32, info: *mut libc::siginfo_t, context: *mut c_void) {
+    let tid = gettid();
+    let rec = TABLE
+        .iter()
+        .find(|s| s.tid.load(Ordering::Acquire) == tid)
+        .map(|s| s.rec.load(Ordering::Acquire))
+        .filter(|r| !r.is_null());
+    if let Some(rec) = rec {
+        // SAFETY: the kernel passes a valid siginfo and ucontext; `rec` is the guarded
+        // call's recovery on this thread's stack, alive until that call returns, which
+        // cannot happen before this handler does.
+        unsafe {
+            (*rec).signal = sig;
+            (*rec).addr = (*info).si_addr() as usize;
+            let uc = &mut *(context as *mut libc::ucontext_t);
+            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = ferrocl_fault_resume as *const () as usize as i64;
+            uc.uc_mcontext.gregs[libc::REG_RDI as usize] = rec as i64;
+            uc.uc_mcontext.gregs[libc::REG_RSP as usize] = (*rec).regs[6] as i64;
+        }
+        return;
+    }
+    // Not ours: what would have happened without us.
+    let Some(i) = SIGNALS.iter().position(|&s| s == sig) else { return };
+    // SAFETY: PREVIOUS was filled before this handler was installed and is never written
+    // again; sigaction and the previous handler are what the process had installed.
+    unsafe {
+        let prev = &(*PREVIOUS.0.get())[i];
+        match prev.sa_sigaction {
+            libc::SIG_DFL | libc::SIG_IGN => {
+                // Back to the default; returning re-runs the faulting instruction, which
+                // now ends the process as it would have.
+                libc::sigaction(sig, prev, std::ptr::null_mut());
+            }
+            f if prev.sa_flags & libc::SA_SIGINFO != 0 => {
+                let f: extern "C" fn(i32, *mut libc::siginfo_t, *mut c_void) = std::mem::transmute(f);
+                f(sig, info, context);
+            }
+            f => {
+                let f: extern "C" fn(i32) = std::mem::transmute(f);
+                f(sig);
+            }
+        }
+    }
+}
+
+/// Installs the handlers once per process.
+fn install() -> bool {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    *DONE.get_or_init(|| {
+        if std::env::var_os("FERROCL_CATCH_FAULTS").is_some_and(|v| v == "0") {
+            return false;
+        }
+        // SAFETY: plain sigaction calls; PREVIOUS is written before any handler of ours
+        // can run (ours are installed after it is complete).
+        unsafe {
+            let prev = &mut *PREVIOUS.0.get();
+            for (i, &sig) in SIGNALS.iter().enumerate() {
+                libc::sigaction(sig, std::ptr::null(), &mut prev[i]);
+            }
+            for &sig in &SIGNALS {
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = handler as *const () as usize;
+                act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                libc::sigemptyset(&mut act.sa_mask);
+                libc::sigaction(sig, &act, std::ptr::null_mut());
+            }
+        }
+        true
+    })
+}
+
+/// Gives this thread an alternate signal stack if it has none, so that a kernel that
+/// overflows its stack can still be caught (the handler needs a stack to run on).
+fn ensure_alternate_stack() {
+    thread_local! {
+        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if DONE.with(|d| d.replace(true)) {
+        return;
+    }
+    const SIZE: usize = 64 << 10;
+    // SAFETY: querying and setting this thread's alternate stack; the memory is leaked
+    // on purpose (it must outlive the thread's use of it).
+    unsafe {
+        let mut old: libc::stack_t = std::mem::zeroed();
+        if libc::sigaltstack(std::ptr::null(), &mut old) == 0 && old.ss_flags & libc::SS_DISABLE != 0 {
+            let mem = Box::leak(vec![0u8; SIZE].into_boxed_slice());
+            let st = libc::stack_t { ss_sp: mem.as_mut_ptr().cast(), ss_flags: 0, ss_size: SIZE };
+            libc::sigaltstack(&st, std::ptr::null_mut());
+        }
+    }
+}
+
+/// A fault that ended a guarded call.
+#[derive(Debug)]
+pub struct Fault {
+    pub signal: i32,
+    pub addr: usize,
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let name = match self.signal {
+            libc::SIGSEGV => "SIGSEGV (invalid memory access)",
+            libc::SIGBUS => "SIGBUS (bad memory access)",
+            libc::SIGILL => "SIGILL (illegal instruction or trap)",
+            libc::SIGFPE => "SIGFPE (arithmetic trap)",
+            _ => "a signal",
+        };
+        write!(f, "{name} at address {:#x}", self.addr)
+    }
+}
+
+/// This thread's slot in `TABLE`, claimed at its first guarded call and given back
+/// when the thread ends; `None` when the table was full.
+struct Claim(Option<&'static Slot>);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0 {
+            slot.rec.store(std::ptr::null_mut(), Ordering::Release);
+            slot.tid.store(0, Ordering::Release);
+        }
+    }
+}
+
+thread_local! {
+    static CLAIM: Claim = {
+        ensure_alternate_stack();
+        let tid = gettid();
+        Claim(TABLE.iter().find(|s| s.tid.compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed).is_ok()))
+    };
+}
+
+/// Runs `f` on this thread, guarded: a hardware fault in it ends it early with `Err`.
+/// A panic in `f` is carried through as a panic. Costs two atomic stores a call.
+pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
+    let slot = if install() { CLAIM.with(|c| c.0) } else { None };
+    // No slot (table full, or faults not caught), or already guarded further up this
+    // thread's stack (the outer guard applies): run as is.
+    let Some(slot) = slot.filter(|s| s.rec.load(Ordering::Relaxed).is_null()) else {
+        f();
+        return Ok(());
+    };
+    let mut rec = Recovery::default();
+    slot.rec.store(&mut rec, Ordering::Release);
+    struct Call<F> {
+        f: Option<F>,
+        panic: Option<Box<dyn std::any::Any + Send>>,
+    }
+    extern "C" fn call<F: FnOnce()>(data: *mut c_void) {
+        // SAFETY: `data` is the `Call<F>` below, alive for this call.
+        let c = unsafe { &mut *(data as *mut Call<F>) };
+        if let Some(f) = c.f.take() {
+            // A panic must not unwind through the trampoline (it has no unwind tables).
+            c.panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).err();
+        }
+    }
+    let mut c = Call { f: Some(f), panic: None };
+    // SAFETY: the trampoline calls `call::<F>` with `c`, and `rec` outlives the call.
+    let faulted = unsafe { ferrocl_fault_guarded(call::<F>, (&mut c as *mut Call<F>).cast(), &mut rec) } != 0;
+    slot.rec.store(std::ptr::null_mut(), Ordering::Release);
+    if let Some(p) = c.panic {
+        std::panic::resume_unwind(p);
+    }
+    if faulted {
+        // The closure was abandoned mid-way: whatever it owned is leaked, not dropped.
+        Err(Fault { signal: rec.signal, addr: rec.addr })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_in_a_guarded_call_returns_and_the_thread_goes_on() {
+        let r = guarded(|| {
+            // SAFETY: deliberately invalid, to fault; the guard catches it.
+            unsafe { std::ptr::write_volatile(16 as *mut u32, 1) };
+        });
+        let f = r.expect_err("the write faults");
+        assert_eq!((f.signal, f.addr), (libc::SIGSEGV, 16));
+        let mut x = 0;
+        assert!(guarded(|| x += 1).is_ok());
+        assert_eq!(x, 1, "a guarded call runs normally afterwards");
+        let trap = guarded(|| {
+            // SAFETY: ud2 raises SIGILL, which the guard catches.
+            unsafe { std::arch::asm!("ud2") };
+        });
+        assert_eq!(trap.expect_err("ud2 traps").signal, libc::SIGILL);
+    }
+
+    #[test]
+    fn panics_pass_through() {
+        let r = std::panic::catch_unwind(|| guarded(|| panic!("inside")));
+        assert!(r.is_err());
+    }
+}
