@@ -853,8 +853,9 @@ fn released_argument_case(s: &Session, p: cl_program) -> Result<Verdict, String>
 }
 
 /// Kernels that fault (a wild write, a trap, a stack overflow, in a plain kernel and in
-/// one with barriers): the command's event reports an error, and the process, the
-/// queue and the same kernels go on working.
+/// one with barriers, and an async copy from an unmapped address, which copy threads
+/// may run): the command's event reports an error, and the process, the queue and the
+/// same kernels go on working.
 fn faults_case(s: &Session) -> Result<Verdict, String> {
     const SRC: &str = "kernel void wild(global int *x, int bad) {\n\
         size_t g = get_global_id(0); if ((int)g == bad) *(volatile global int *)(ulong)16 = 1; x[g] = (int)g; }\n\
@@ -866,7 +867,12 @@ fn faults_case(s: &Session) -> Result<Verdict, String> {
         size_t g = get_global_id(0); x[g] = (int)g == bad ? overflow(x) : (int)g; }\n\
         kernel void wild_barrier(global int *x, local int *l, int bad) {\n\
         size_t g = get_global_id(0), i = get_local_id(0); l[i] = (int)g; barrier(CLK_LOCAL_MEM_FENCE);\n\
-        if ((int)g == bad) *(volatile global int *)(ulong)16 = 1; x[g] = l[i]; }\n";
+        if ((int)g == bad) *(volatile global int *)(ulong)16 = 1; x[g] = l[i]; }\n\
+        kernel void wild_copy(global int *x, local int *l, int bad) {\n\
+        int wild = bad >= 0 && (int)get_group_id(0) == bad / 64;\n\
+        global const int *src = wild ? (global const int *)(ulong)65536 : x;\n\
+        event_t e = async_work_group_copy(l, src, wild ? 4096 : 64, 0); wait_group_events(1, &e);\n\
+        x[get_global_id(0)] = (int)get_global_id(0); }\n";
     let p = s.build(SRC)?;
     let n = 256usize;
     let run = |name: &str, bad: i32| -> Result<(cl_int, Vec<i32>), String> {
@@ -874,8 +880,8 @@ fn faults_case(s: &Session) -> Result<Verdict, String> {
         let m = s.buffer_of(&vec![0u8; n * 4])?;
         let result = (|| {
             crate::bench::arg(k, 0, &m)?;
-            if name == "wild_barrier" {
-                check(cl!(clSetKernelArg(k, 1, 64 * 4, null())), "clSetKernelArg")?;
+            if name == "wild_barrier" || name == "wild_copy" {
+                check(cl!(clSetKernelArg(k, 1, 4096 * 4, null())), "clSetKernelArg")?;
                 crate::bench::arg(k, 2, &bad)?;
             } else {
                 crate::bench::arg(k, 1, &bad)?;
@@ -914,7 +920,7 @@ fn faults_case(s: &Session) -> Result<Verdict, String> {
     };
     let all: Vec<i32> = (0..n as i32).collect();
     let result = (|| {
-        for name in ["wild", "trap", "deep", "wild_barrier"] {
+        for name in ["wild", "trap", "deep", "wild_barrier", "wild_copy"] {
             let (status, _) = run(name, 100)?;
             if status >= 0 {
                 return Ok(Verdict::Failed(format!("{name}: the faulting launch reported status {status}")));
@@ -1054,7 +1060,7 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
     );
     out.push(Case { name: "kernels/build/compile_error/log".into(), run: Box::new(compile_error_case) });
     out.push(Case {
-        name: "kernels/faults/wild_write_trap_stack_overflow/survived".into(),
+        name: "kernels/faults/wild_write_trap_stack_overflow_copy/survived".into(),
         run: Box::new(|s: &Session| faults_case(s).unwrap_or_else(Verdict::Failed)),
     });
     out

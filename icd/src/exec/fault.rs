@@ -237,15 +237,17 @@ thread_local! {
 }
 
 /// Runs `f` on this thread, guarded: a hardware fault in it ends it early with `Err`.
-/// A panic in `f` is carried through as a panic. Costs two atomic stores a call.
+/// A panic in `f` is carried through as a panic. Costs an atomic load and two stores.
 pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
     let slot = if install() { CLAIM.with(|c| c.0) } else { None };
-    // No slot (table full, or faults not caught), or already guarded further up this
-    // thread's stack (the outer guard applies): run as is.
-    let Some(slot) = slot.filter(|s| s.rec.load(Ordering::Relaxed).is_null()) else {
+    // No slot (table full, or faults not caught): run as is.
+    let Some(slot) = slot else {
         f();
         return Ok(());
     };
+    // Guards nest: the innermost catches (a copy chunk run by a group waiting for it must
+    // be counted done even when it faults), and the outer one applies again after.
+    let outer = slot.rec.load(Ordering::Acquire);
     let mut rec = Recovery::default();
     slot.rec.store(&mut rec, Ordering::Release);
     struct Call<F> {
@@ -263,7 +265,7 @@ pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
     let mut c = Call { f: Some(f), panic: None };
     // SAFETY: the trampoline calls `call::<F>` with `c`, and `rec` outlives the call.
     let faulted = unsafe { ferrocl_fault_guarded(call::<F>, (&mut c as *mut Call<F>).cast(), &mut rec) } != 0;
-    slot.rec.store(std::ptr::null_mut(), Ordering::Release);
+    slot.rec.store(outer, Ordering::Release);
     if let Some(p) = c.panic {
         std::panic::resume_unwind(p);
     }
@@ -290,6 +292,16 @@ mod tests {
         let mut x = 0;
         assert!(guarded(|| x += 1).is_ok());
         assert_eq!(x, 1, "a guarded call runs normally afterwards");
+        let nested = guarded(|| {
+            let inner = guarded(|| {
+                // SAFETY: deliberately invalid; the inner guard catches it.
+                unsafe { std::ptr::write_volatile(32 as *mut u32, 1) };
+            });
+            assert_eq!(inner.expect_err("inner fault").addr, 32, "the innermost guard catches");
+            // SAFETY: deliberately invalid; the outer guard applies again.
+            unsafe { std::ptr::write_volatile(48 as *mut u32, 1) };
+        });
+        assert_eq!(nested.expect_err("outer fault").addr, 48);
         let trap = guarded(|| {
             // SAFETY: ud2 raises SIGILL, which the guard catches.
             unsafe { std::arch::asm!("ud2") };

@@ -150,9 +150,19 @@ impl Launch {
                 }
             }
         });
-        w.copies.finish();
+        let copied = w.copies.finish();
         match ran {
-            Ok(()) => true,
+            Ok(()) if copied => true,
+            Ok(()) => {
+                if !self.faulted.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    eprintln!(
+                        "FerroCL: an async copy of kernel {} faulted (an address it was given is not mapped), in \
+                         work-group {:?}; the command fails with CL_OUT_OF_RESOURCES",
+                        self.kernel, group.group_id
+                    );
+                }
+                false
+            }
             Err(fault) => {
                 // Fibers abandoned mid-run: start afresh (the old stacks are leaked).
                 std::mem::forget(std::mem::take(&mut w.fibers));

@@ -34,6 +34,8 @@ pub struct Job {
     next: AtomicUsize,
     /// Chunks finished.
     done: AtomicUsize,
+    /// A chunk faulted (an address the kernel passed is not mapped).
+    failed: AtomicBool,
 }
 
 // SAFETY: the shape's addresses stay valid until the job is done: the issuing group
@@ -43,7 +45,13 @@ unsafe impl Sync for Job {}
 
 impl Job {
     fn new(copy: &AsyncCopy) -> Arc<Job> {
-        Arc::new(Job { copy: *copy, chunks: Chunks::of(copy), next: AtomicUsize::new(0), done: AtomicUsize::new(0) })
+        Arc::new(Job {
+            copy: *copy,
+            chunks: Chunks::of(copy),
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+        })
     }
 
     /// Runs chunks until none is left to claim.
@@ -53,8 +61,13 @@ impl Job {
             if i >= self.chunks.count {
                 return;
             }
+            // A fault (a wild address from the kernel) fails the copy, and with it the
+            // group's command, instead of killing the process; the chunk counts as done
+            // so that nobody waits for it for ever.
             // SAFETY: see the `Send` impl; each chunk is claimed once.
-            unsafe { self.chunks.run(&self.copy, i) };
+            if crate::exec::fault::guarded(|| unsafe { self.chunks.run(&self.copy, i) }).is_err() {
+                self.failed.store(true, Ordering::Release);
+            }
             self.done.fetch_add(1, Ordering::AcqRel);
         }
     }
@@ -72,6 +85,11 @@ impl Job {
                 std::thread::sleep(Duration::from_micros(10));
             }
         }
+    }
+
+    /// A chunk of the copy faulted.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
     }
 
     pub fn is_done(&self) -> bool {

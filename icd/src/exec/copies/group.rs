@@ -107,14 +107,17 @@ impl GroupCopies {
     }
 
     /// The group has ended: completes whatever it left in flight (a group must not end
-    /// with copies still writing its local memory) and forgets its events.
-    pub fn finish(&mut self) {
+    /// with copies still writing its local memory) and forgets its events. `false`
+    /// when one of its copies faulted.
+    pub fn finish(&mut self) -> bool {
+        let mut ok = true;
         if let Some(v) = self.check.as_mut().filter(|_| *MODE != Mode::Off) {
             v.finish(&self.reached, self.ops.len(), &(1..=self.events).collect::<Vec<_>>());
         }
         for op in self.ops.drain(..) {
             if let Op::Copy { job: Some(j), .. } = op {
                 j.complete();
+                ok &= !j.failed();
             }
         }
         self.op_events.clear();
@@ -124,6 +127,7 @@ impl GroupCopies {
         self.pending.clear();
         self.log.waited = 0;
         self.sync_log();
+        ok
     }
 
     /// The operation index work-item `item` is at, and whether it is the first there.
