@@ -79,34 +79,33 @@ fn enabled() -> bool {
 }
 
 /// The shim library for `clang`, compiled into the cache on first use.
-fn shim(clang: &Tool) -> Option<&'static Path> {
-    static SHIM_PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
-    SHIM_PATH
-        .get_or_init(|| {
-            let dir = cache::dir();
-            let key = cache::key(&[SHIM.as_bytes(), clang.identity.as_bytes()]);
-            let lib = dir.join(format!("clang-server-{key}.so"));
-            if lib.is_file() {
-                return Some(lib);
-            }
-            std::fs::create_dir_all(&dir).ok()?;
-            let tmp = dir.join(format!(".clang-server-{key}.{}.so", std::process::id()));
-            let mut c = Command::new(clang.path)
-                .args(["-x", "c", "-O2", "-shared", "-fPIC", "-o"])
-                .arg(&tmp)
-                .args(["-", "-ldl"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .ok()?;
-            let wrote = c.stdin.take().map(|mut i| i.write_all(SHIM.as_bytes()).is_ok());
-            let built = c.wait().ok()?.success() && wrote == Some(true);
-            let placed = built && std::fs::rename(&tmp, &lib).is_ok();
-            let _ = std::fs::remove_file(&tmp);
-            placed.then_some(lib)
-        })
-        .as_deref()
+fn shim(clang: &Tool) -> Option<PathBuf> {
+    // In the cache directory of the moment (the application may move it, or remove the
+    // old one); compiled again where missing, once per directory.
+    let dir = cache::dir();
+    let key = cache::key(&[SHIM.as_bytes(), clang.identity.as_bytes()]);
+    let lib = dir.join(format!("clang-server-{key}.so"));
+    if lib.is_file() {
+        return Some(lib);
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(".clang-server-{key}.{}-{n}.so", std::process::id()));
+    let mut c = Command::new(clang.path)
+        .args(["-x", "c", "-O2", "-shared", "-fPIC", "-o"])
+        .arg(&tmp)
+        .args(["-", "-ldl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let wrote = c.stdin.take().map(|mut i| i.write_all(SHIM.as_bytes()).is_ok());
+    let built = c.wait().ok()?.success() && wrote == Some(true);
+    let placed = built && std::fs::rename(&tmp, &lib).is_ok();
+    let _ = std::fs::remove_file(&tmp);
+    placed.then_some(lib)
 }
 
 fn start(clang: &Tool) -> Option<Server> {
