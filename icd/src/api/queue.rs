@@ -35,8 +35,16 @@ fn create_queue(
     if !c.has_device(&d) {
         return Err(CL_INVALID_DEVICE);
     }
-    // "CL_INVALID_VALUE if values specified in properties are not valid."
-    if props & !KNOWN_PROPERTIES != 0 {
+    // "CL_INVALID_VALUE if values specified in properties are not valid": unknown bits;
+    // CL_QUEUE_ON_DEVICE without CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE ("If
+    // CL_QUEUE_ON_DEVICE is set, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE must also be
+    // set"), CL_QUEUE_ON_DEVICE_DEFAULT without CL_QUEUE_ON_DEVICE ("can only be used
+    // with CL_QUEUE_ON_DEVICE").
+    let on_device = props & CL_QUEUE_ON_DEVICE != 0;
+    if props & !KNOWN_PROPERTIES != 0
+        || (on_device && props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0)
+        || (props & CL_QUEUE_ON_DEVICE_DEFAULT != 0 && !on_device)
+    {
         return Err(CL_INVALID_VALUE);
     }
     // "CL_INVALID_QUEUE_PROPERTIES if values specified in properties are valid but are
@@ -64,14 +72,18 @@ pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(
 ) -> cl_command_queue {
     with_errcode(errcode_ret, null_mut(), || {
         let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
-        let mut props = 0;
+        let (mut props, mut sized) = (0, false);
         for &(name, value) in &pairs {
             match name as cl_uint {
                 CL_QUEUE_PROPERTIES => props = value,
-                // Only on-device queues have a size; we have none.
-                CL_QUEUE_SIZE => return Err(CL_INVALID_QUEUE_PROPERTIES),
+                CL_QUEUE_SIZE => sized = true,
                 _ => return Err(CL_INVALID_VALUE),
             }
+        }
+        // CL_QUEUE_SIZE "can only be specified if CL_QUEUE_ON_DEVICE is set"; with it,
+        // the queue is valid but unsupported (create_queue says so).
+        if sized && props & CL_QUEUE_ON_DEVICE == 0 {
+            return Err(CL_INVALID_VALUE);
         }
         create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()))
     })
