@@ -11,18 +11,6 @@ fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
 }
 
-/// The kernels and programs suites: kernel basics, faults survived, program binaries,
-/// compile and link, the program cache from other processes.
-#[test]
-fn kernels_and_programs_suites_pass() {
-    let o = cts_runner(&["suite", "--ferrocl-build", "--filter", "kernels/*", "--filter", "programs/*"]);
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
-    let total = t.lines().find(|l| l.starts_with("total")).unwrap_or_default();
-    let counts: Vec<usize> = total.split_whitespace().skip(1).take(3).filter_map(|n| n.parse().ok()).collect();
-    assert!(counts.len() == 3 && counts[0] >= 45 && counts[2] == 0, "{t}");
-}
-
 #[test]
 fn suite_passes_and_writes_junit_and_json() {
     let dir = std::env::temp_dir().join(format!("ferrocl-cli-{}", std::process::id()));
@@ -91,7 +79,7 @@ fn the_whole_suite_passes() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("kernels/barrier/reduce                                  5        0        0"), "{t}");
-    assert!(t.contains("total                                                1414        0        0"), "{t}");
+    assert!(t.contains("total                                                1430        0        0"), "{t}");
 }
 
 #[test]
