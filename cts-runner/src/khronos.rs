@@ -54,6 +54,7 @@ pub struct Outcome {
 #[derive(Clone, Debug)]
 pub struct Test {
     pub binary: PathBuf,
+    /// Empty: the whole suite in one process (reported as `all`).
     pub name: String,
     /// Options for the suite before the test's name (`-w`: the suite's quick mode).
     pub options: Vec<String>,
@@ -194,10 +195,10 @@ pub fn run(
 
 fn run_one(t: &Test, env: &[(String, String)], timeout: Duration) -> Outcome {
     let start = Instant::now();
-    let test = t.name.as_str();
+    let test = if t.name.is_empty() { "all" } else { t.name.as_str() };
     let child = Command::new(&t.binary)
         .args(&t.options)
-        .arg(test)
+        .args((!t.name.is_empty()).then_some(test))
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -54,13 +54,15 @@ Runs FerroCL's conformance suites (kernels basics, async copies) on one platform
     ),
     (
         "khronos",
-        "usage: cts-runner khronos (--suite PATH | --test-basic PATH)... [--ferrocl-build] [--filter GLOB]...
-                          [--cts-arg ARG]... [--platform NAME] [--jobs N] [--timeout SECS]
-                          [--logs DIR] [--junit FILE] [--json FILE]
+        "usage: cts-runner khronos (--suite PATH | --test-basic PATH | --whole PATH)... [--ferrocl-build]
+                          [--filter GLOB]... [--cts-arg ARG]... [--platform NAME] [--jobs N]
+                          [--timeout SECS] [--logs DIR] [--junit FILE] [--json FILE]
 
 Runs the tests of Khronos CTS suite binaries you built (test_half, test_workgroups, ...:
 --suite, every test; --test-basic, its 15 async-copy and prefetch tests), one process
-per test with a timeout, and prints counts per suite. --filter selects tests by name or
+per test with a timeout, and prints counts per suite. --whole runs a suite as one
+process without test names (test_conversions, whose tests its --list does not name),
+reported as its test 'all'. --filter selects tests by name or
 'suite/test'; --cts-arg passes an option to every test (e.g. -w, the quick mode);
 --logs keeps each test's output as DIR/suite/test.log. A test that says its feature is
 unsupported, or skips every configuration, counts as skipped.",
@@ -362,13 +364,24 @@ fn coverage(args: &[String]) -> i32 {
 fn khronos(args: &[String], have_platforms: bool) -> i32 {
     use cts_runner::khronos::{self, Test, Verdict, ASYNC_TESTS};
     // `--test-basic PATH` runs the async-copy tests by default; `--suite PATH` every test.
-    let basic = flag_values(args, "--test-basic").into_iter().map(|p| (std::path::PathBuf::from(p), true));
-    let suites: Vec<_> =
-        basic.chain(flag_values(args, "--suite").into_iter().map(|p| (std::path::PathBuf::from(p), false))).collect();
+    // `--whole PATH`: the suite in one process, without test names.
+    #[derive(PartialEq)]
+    enum Pick {
+        Async,
+        Every,
+        Whole,
+    }
+    let of = |flag: &str, pick: fn() -> Pick| {
+        flag_values(args, flag).into_iter().map(move |p| (std::path::PathBuf::from(p), pick()))
+    };
+    let suites: Vec<_> = of("--test-basic", || Pick::Async)
+        .chain(of("--suite", || Pick::Every))
+        .chain(of("--whole", || Pick::Whole))
+        .collect();
     if suites.is_empty() {
         eprintln!(
-            "usage: cts-runner khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME] \
-             [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]"
+            "usage: cts-runner khronos (--suite PATH | --test-basic PATH | --whole PATH)... [--filter GLOB]... \
+             [--platform NAME] [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]"
         );
         return 2;
     }
@@ -396,7 +409,17 @@ fn khronos(args: &[String], have_platforms: bool) -> i32 {
     // A filter matches a test's name or `suite/test`.
     let filters = flag_values(args, "--filter");
     let mut tests = Vec::new();
-    for (binary, async_default) in &suites {
+    for (binary, pick) in &suites {
+        if *pick == Pick::Whole {
+            tests.push(Test {
+                binary: binary.clone(),
+                name: String::new(),
+                options: flag_values(args, "--cts-arg"),
+                logs: flag_values(args, "--logs").pop().map(Into::into),
+            });
+            continue;
+        }
+        let async_default = *pick == Pick::Async;
         let available = match khronos::available(binary) {
             Ok(a) => a,
             Err(e) => {

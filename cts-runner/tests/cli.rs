@@ -11,6 +11,28 @@ fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
 }
 
+/// `khronos --whole` runs a suite binary once, without test names (a stand-in script
+/// here: the CTS is not part of the project), and judges it like a test.
+#[test]
+fn khronos_runs_a_whole_suite_in_one_process() {
+    let dir = std::env::temp_dir().join(format!("ferrocl-whole-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = dir.join("test_fake");
+    // Lists one name it does not accept; run without names it tests everything.
+    std::fs::write(
+        &suite,
+        "#!/bin/sh\nif [ \"$1\" = --list ]; then echo fake; exit 0; fi\n\
+         [ $# -eq 1 ] && [ \"$1\" = -w ] || { echo \"ERROR: arguments: $*\"; exit 1; }\necho 'PASSED test.'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&suite, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = cts_runner(&["khronos", "--ferrocl-build", "--whole", suite.to_str().unwrap(), "--cts-arg", "-w"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("test_fake/all") && t.contains("1 passed, 0 skipped, 0 failed"), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn suite_passes_and_writes_junit_and_json() {
     let dir = std::env::temp_dir().join(format!("ferrocl-cli-{}", std::process::id()));
@@ -120,7 +142,7 @@ fn help_describes_every_command_without_running_it() {
     for (args, want) in [
         (&["suite", "--help"][..], "usage: cts-runner suite"),
         (&["--ferrocl-build", "suite", "-h"][..], "usage: cts-runner suite"),
-        (&["khronos", "--help"][..], "usage: cts-runner khronos (--suite PATH | --test-basic PATH)..."),
+        (&["khronos", "--help"][..], "usage: cts-runner khronos (--suite PATH | --test-basic PATH | --whole PATH)..."),
         (&["bench", "--help"][..], "usage: cts-runner bench"),
         (&["help", "build"][..], "usage: cts-runner build"),
     ] {
