@@ -77,11 +77,12 @@ JSON, an SVG chart).",
     ),
     (
         "build",
-        "usage: cts-runner build [--ferrocl-build] [--options OPTS] [--separate] [--cold N] FILE
+        "usage: cts-runner build [--ferrocl-build] [--options OPTS] [--separate] [--then-cache DIR] [--cold N] FILE
 
 Builds FILE (OpenCL C) for the first platform's device and prints the status, the
 build log and the time the build took; --separate compiles and links it
-(clCompileProgram, clLinkProgram) instead of clBuildProgram. --cold N then builds N variants of FILE no
+(clCompileProgram, clLinkProgram) instead of clBuildProgram. --then-cache DIR moves
+FerroCL's program cache to DIR (FERROCL_CACHE_DIR) after the first build. --cold N then builds N variants of FILE no
 process has built before (a comment appended), one after the other in this process as
 a conformance test does, and prints each time and the median.",
     ),
@@ -176,12 +177,14 @@ fn build_file(args: &[String]) -> i32 {
     let mut file = None;
     let mut cold = 0usize;
     let mut separate = false;
+    let mut then_cache = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--options" => options = it.next().cloned().unwrap_or_default(),
             "--cold" => cold = it.next().and_then(|n| n.parse().ok()).unwrap_or(0),
             "--separate" => separate = true,
+            "--then-cache" => then_cache = it.next().cloned(),
             "--ferrocl-build" => {}
             f => file = Some(f.to_string()),
         }
@@ -247,6 +250,11 @@ fn build_file(args: &[String]) -> i32 {
     print!("{log}");
     if code != CL_SUCCESS {
         return 1;
+    }
+    if let Some(dir) = then_cache {
+        // SAFETY (of the environment write): the driver reads it only when it builds,
+        // on this thread; its other threads are idle between builds.
+        std::env::set_var("FERROCL_CACHE_DIR", dir);
     }
     let stamp = format!("{:?} {}", std::time::SystemTime::now(), std::process::id());
     let mut times = Vec::new();

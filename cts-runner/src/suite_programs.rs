@@ -317,8 +317,9 @@ fn child_build(
 }
 
 /// The program cache in other processes: compile + link of the same source hits the
-/// cache from a new process (the entries do not grow), and a cache directory that
-/// cannot be created or written still builds (in a private one under `TMPDIR`).
+/// cache from a new process (the entries do not grow), builds go on after the process
+/// moves its cache directory, and a cache directory that cannot be created or written
+/// still builds (in a private one under `TMPDIR`).
 fn cache_cases(s: &Session) -> Result<Verdict, String> {
     if !is_ferrocl(s) {
         return Ok(Verdict::Skipped("sets FerroCL's cache variables".into()));
@@ -347,6 +348,15 @@ fn cache_cases(s: &Session) -> Result<Verdict, String> {
                 "compile + link again: {} cache entries, {first} before; {out}",
                 entries()
             )));
+        }
+        // The cache moved mid-process (after a build that linked), compile + link and
+        // builds in the new place.
+        let moved = root.join("moved");
+        let (ok, out) =
+            child_build(&root, &["--separate", "--then-cache", &moved.display().to_string(), "--cold", "2"], &env)?;
+        let moved_entries = std::fs::read_dir(&moved).map(|d| d.count()).unwrap_or(0);
+        if !ok || moved_entries == 0 {
+            return Ok(Verdict::Failed(format!("builds after the cache directory moved: {out}")));
         }
         for unusable in ["/proc/self/ferrocl-no-cache-here", &format!("{}/scale.cl/sub", root.display())] {
             let env = [("FERROCL_CACHE_DIR", std::ffi::OsStr::new(unusable)), ("TMPDIR", root.as_os_str())];
