@@ -936,6 +936,76 @@ fn faults_case(s: &Session) -> Result<Verdict, String> {
     result
 }
 
+/// `FERROCL_KERNEL_TIMEOUT`: a kernel that never ends is stopped and its command fails;
+/// the process and the kernel go on. The variable is read when the driver starts, so the
+/// case runs itself again in a child process with it set.
+fn watchdog_case(s: &Session) -> Result<Verdict, String> {
+    const NAME: &str = "kernels/watchdog/endless_kernel/stopped";
+    if std::env::var_os("FERROCL_KERNEL_TIMEOUT").is_none() {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let out = std::process::Command::new(exe)
+            .args(["suite", "--filter", NAME])
+            .env("FERROCL_KERNEL_TIMEOUT", "0.5")
+            .output()
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        return Ok(match out.status.success() && text.contains(&format!("passed {NAME}")) {
+            true => Verdict::Passed,
+            false => Verdict::Failed(format!("in a child process with FERROCL_KERNEL_TIMEOUT=0.5: {text}")),
+        });
+    }
+    let p = s.build(
+        "kernel void endless(global int *x, int stop) {\n\
+         size_t g = get_global_id(0); int i = 0; while (x[0] != stop) i++; x[g + 1] = i + (int)g; }\n",
+    )?;
+    let k = s.kernel(p, "endless")?;
+    let m = s.buffer_of(&[0u8; 64 * 4 + 4])?;
+    let result = (|| {
+        crate::bench::arg(k, 0, &m)?;
+        for (stop, want_ok) in [(1i32, false), (0, true)] {
+            crate::bench::arg(k, 1, &stop)?;
+            let t = std::time::Instant::now();
+            let (global, local) = ([64usize], [16usize]);
+            let mut ev: cl_event = null_mut();
+            check(
+                cl!(clEnqueueNDRangeKernel(
+                    s.queue(),
+                    k,
+                    1,
+                    null(),
+                    global.as_ptr(),
+                    local.as_ptr(),
+                    0,
+                    null(),
+                    &mut ev
+                )),
+                "clEnqueueNDRangeKernel",
+            )?;
+            cl!(clWaitForEvents(1, &ev));
+            let mut status: cl_int = 0;
+            cl!(clGetEventInfo(
+                ev,
+                CL_EVENT_COMMAND_EXECUTION_STATUS,
+                4,
+                (&mut status as *mut cl_int).cast(),
+                null_mut()
+            ));
+            cl!(clReleaseEvent(ev));
+            if (status == CL_COMPLETE) != want_ok {
+                return Ok(Verdict::Failed(format!(
+                    "stop={stop}: status {status} after {:.1} s",
+                    t.elapsed().as_secs_f64()
+                )));
+            }
+        }
+        Ok(Verdict::Passed)
+    })();
+    cl!(clReleaseMemObject(m));
+    cl!(clReleaseKernel(k));
+    cl!(clReleaseProgram(p));
+    result
+}
+
 fn globals_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
     let first = launch(s, p, "store", &[A::Buf(vec![0; 32])], (None, &[8], None))?;
     let second = launch(s, p, "load", &[A::Buf(vec![0; 32])], (None, &[8], None))?;
@@ -1059,6 +1129,10 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
         Box::new(fp64_case),
     );
     out.push(Case { name: "kernels/build/compile_error/log".into(), run: Box::new(compile_error_case) });
+    out.push(Case {
+        name: "kernels/watchdog/endless_kernel/stopped".into(),
+        run: Box::new(|s: &Session| watchdog_case(s).unwrap_or_else(Verdict::Failed)),
+    });
     out.push(Case {
         name: "kernels/faults/wild_write_trap_stack_overflow_copy/survived".into(),
         run: Box::new(|s: &Session| faults_case(s).unwrap_or_else(Verdict::Failed)),

@@ -212,6 +212,7 @@ impl Kernel {
         Ok(Arc::new(Launch {
             kernel: self.info.name.as_str().into(),
             faulted: Default::default(),
+            cancelled: Default::default(),
             launch: self.launch,
             item: self.item,
             frame_size: self.info.frame_size as usize,

@@ -17,7 +17,7 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// What the trampoline saves: rbx, rbp, r12-r15, the caller's stack pointer and the
@@ -86,9 +86,36 @@ const SLOTS: usize = 512;
 struct Slot {
     tid: AtomicI32,
     rec: AtomicPtr<Recovery>,
+    /// What the guarded call runs (a launch), for `interrupt`.
+    tag: AtomicUsize,
 }
 static TABLE: [Slot; SLOTS] =
-    [const { Slot { tid: AtomicI32::new(0), rec: AtomicPtr::new(std::ptr::null_mut()) } }; SLOTS];
+    [const { Slot { tid: AtomicI32::new(0), rec: AtomicPtr::new(std::ptr::null_mut()), tag: AtomicUsize::new(0) } };
+        SLOTS];
+
+/// The signal `interrupt` sends (a real-time signal: queued, and meaning nothing else
+/// to the process). Its handler ignores it on a thread that is not guarded.
+fn interrupt_signal() -> i32 {
+    libc::SIGRTMIN() + 7
+}
+
+/// Ends the guarded calls running `tag` on any thread, as if they had faulted (with
+/// `interrupt_signal()`); calls not guarded at this moment are not touched.
+pub fn interrupt(tag: usize) {
+    if !install() {
+        return;
+    }
+    // SAFETY: getpid and tgkill have no memory preconditions; a thread that ended since
+    // is at worst a failed call (its slot was given back).
+    let pid = unsafe { libc::getpid() };
+    for s in TABLE.iter().filter(|s| s.tag.load(Ordering::Acquire) == tag && !s.rec.load(Ordering::Acquire).is_null()) {
+        let tid = s.tid.load(Ordering::Acquire);
+        if tid != 0 {
+            // SAFETY: see above.
+            unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, interrupt_signal()) };
+        }
+    }
+}
 
 fn gettid() -> i32 {
     // SAFETY: gettid has no preconditions and is async-signal-safe.
@@ -123,7 +150,8 @@ extern "C" fn handler(sig: i32, info: *mut libc::siginfo_t, context: *mut c_void
         }
         return;
     }
-    // Not ours: what would have happened without us.
+    // Not ours: what would have happened without us. An interrupt that arrives after its
+    // guarded call ended is dropped.
     let Some(i) = SIGNALS.iter().position(|&s| s == sig) else { return };
     // SAFETY: PREVIOUS was filled before this handler was installed and is never written
     // again; sigaction and the previous handler are what the process had installed.
@@ -161,7 +189,7 @@ fn install() -> bool {
             for (i, &sig) in SIGNALS.iter().enumerate() {
                 libc::sigaction(sig, std::ptr::null(), &mut prev[i]);
             }
-            for &sig in &SIGNALS {
+            for sig in SIGNALS.into_iter().chain([interrupt_signal()]) {
                 let mut act: libc::sigaction = std::mem::zeroed();
                 act.sa_sigaction = handler as *const () as usize;
                 act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
@@ -204,6 +232,9 @@ pub struct Fault {
 
 impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if self.signal == interrupt_signal() {
+            return write!(f, "the FERROCL_KERNEL_TIMEOUT watchdog (it ran too long)");
+        }
         let name = match self.signal {
             libc::SIGSEGV => "SIGSEGV (invalid memory access)",
             libc::SIGBUS => "SIGBUS (bad memory access)",
@@ -239,6 +270,11 @@ thread_local! {
 /// Runs `f` on this thread, guarded: a hardware fault in it ends it early with `Err`.
 /// A panic in `f` is carried through as a panic. Costs an atomic load and two stores.
 pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
+    guarded_as(0, f)
+}
+
+/// `guarded`, marked as running `tag` (non-zero): `interrupt(tag)` can end it.
+pub fn guarded_as<F: FnOnce()>(tag: usize, f: F) -> Result<(), Fault> {
     let slot = if install() { CLAIM.with(|c| c.0) } else { None };
     // No slot (table full, or faults not caught): run as is.
     let Some(slot) = slot else {
@@ -248,6 +284,10 @@ pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
     // Guards nest: the innermost catches (a copy chunk run by a group waiting for it must
     // be counted done even when it faults), and the outer one applies again after.
     let outer = slot.rec.load(Ordering::Acquire);
+    let outer_tag = slot.tag.load(Ordering::Relaxed);
+    if tag != 0 {
+        slot.tag.store(tag, Ordering::Relaxed);
+    }
     let mut rec = Recovery::default();
     slot.rec.store(&mut rec, Ordering::Release);
     struct Call<F> {
@@ -266,6 +306,7 @@ pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
     // SAFETY: the trampoline calls `call::<F>` with `c`, and `rec` outlives the call.
     let faulted = unsafe { ferrocl_fault_guarded(call::<F>, (&mut c as *mut Call<F>).cast(), &mut rec) } != 0;
     slot.rec.store(outer, Ordering::Release);
+    slot.tag.store(outer_tag, Ordering::Relaxed);
     if let Some(p) = c.panic {
         std::panic::resume_unwind(p);
     }
@@ -307,6 +348,24 @@ mod tests {
             unsafe { std::arch::asm!("ud2") };
         });
         assert_eq!(trap.expect_err("ud2 traps").signal, libc::SIGILL);
+    }
+
+    #[test]
+    fn an_interrupt_ends_a_guarded_loop() {
+        static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let t = std::thread::spawn(|| {
+            guarded_as(77, || {
+                while !STOP.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        interrupt(77);
+        let r = t.join().unwrap();
+        STOP.store(true, Ordering::Relaxed);
+        assert_eq!(r.expect_err("interrupted").signal, interrupt_signal());
+        interrupt(77); // nothing runs it now: ignored
     }
 
     #[test]

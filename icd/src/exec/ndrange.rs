@@ -18,6 +18,8 @@ pub struct Launch {
     pub kernel: Arc<str>,
     /// A group faulted (reported once).
     pub faulted: std::sync::atomic::AtomicBool,
+    /// The watchdog stopped the launch: groups not yet started do not start.
+    pub cancelled: std::sync::atomic::AtomicBool,
     pub launch: LaunchFn,
     /// Set for kernels that run their work-items as fibers.
     pub item: Option<ItemFn>,
@@ -107,6 +109,9 @@ impl Launch {
 
     /// Runs group `index`; `false` when the kernel faulted in it.
     fn run_group(&self, w: &mut Worker, index: usize, n: [usize; 3]) -> bool {
+        if self.cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
         // Everything the kernel keeps on this thread's stack lies below this frame.
         let stack_marker = 0u8;
         let mut group = self.group(index, n);
@@ -136,7 +141,7 @@ impl Launch {
         // A hardware fault in the kernel ends the group (and fails the launch) instead
         // of the process.
         let fibers = &mut w.fibers;
-        let ran = super::fault::guarded(|| {
+        let ran = super::fault::guarded_as(self as *const Launch as usize, || {
             // SAFETY: the launcher and item functions come from the kernel library that
             // `keep` holds, and take exactly these arguments.
             unsafe {
@@ -170,7 +175,7 @@ impl Launch {
                 // once per launch.
                 if !self.faulted.swap(true, std::sync::atomic::Ordering::Relaxed) {
                     eprintln!(
-                        "FerroCL: kernel {} faulted: {fault}, in work-group {:?}; the command fails with \
+                        "FerroCL: kernel {} was ended by {fault}, in work-group {:?}; the command fails with \
                          CL_OUT_OF_RESOURCES",
                         self.kernel, group.group_id
                     );
@@ -187,6 +192,7 @@ impl Launch {
         }
         let n = self.num_groups();
         let me = self.clone();
+        let _watched = super::watchdog::watch(&self);
         Pool::get().run(n.iter().product(), Box::new(move |w, g| me.run_group(w, g, n)))
     }
 }
