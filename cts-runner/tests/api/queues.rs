@@ -76,5 +76,7 @@ fn bad_queue_arguments() {
     let (_, e) = with_err(|e| cl!(clCreateCommandQueue(env.queue as cl_context, env.device, 0, e)));
     err!(CL_INVALID_CONTEXT, e);
     err!(CL_INVALID_COMMAND_QUEUE, cl!(clFinish(env.context as cl_command_queue)));
+    // No on-device queues, so no default one to replace, whatever the queue argument.
+    err!(CL_INVALID_OPERATION, cl!(clSetDefaultDeviceCommandQueue(env.context, env.device, null_mut())));
     err!(CL_INVALID_COMMAND_QUEUE, cl!(clFlush(env.context as cl_command_queue)));
 }

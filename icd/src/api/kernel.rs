@@ -360,13 +360,10 @@ fn enqueue_ndrange(
         }
         v
     };
-    // "CL_INVALID_GLOBAL_WORK_SIZE if global_work_size is NULL", "if any of the values
-    // specified in global_work_size ... exceed the maximum value representable by size_t
-    // on the device". A zero size is a no-op since OpenCL 2.1.
-    if global_work_size.is_null() {
-        return Err(CL_INVALID_GLOBAL_WORK_SIZE);
-    }
-    let global = fill(global_work_size, 1);
+    // Since OpenCL 2.1: "If global_work_size is NULL, or the value in any passed
+    // dimension is 0 then the kernel command will trivially succeed after its event
+    // dependencies are satisfied" (CL_INVALID_GLOBAL_WORK_SIZE for those is deprecated).
+    let global = if global_work_size.is_null() { [0; 3] } else { fill(global_work_size, 1) };
     let offset = fill(global_work_offset, 0);
     // "CL_INVALID_GLOBAL_OFFSET if the value specified in global_work_size + the
     // corresponding values in global_work_offset for any dimensions is greater than the

@@ -405,7 +405,7 @@ pub(super) unsafe extern "C" fn clSetProgramSpecializationConstant(
     _spec_size: usize,
     _spec_value: *const c_void,
 ) -> cl_int {
-    // "CL_INVALID_PROGRAM if program is not a valid program object created from an
-    // intermediate language": no program here is.
-    status(|| from_handle::<Program>(program).and(Err(CL_INVALID_PROGRAM)))
+    // "CL_INVALID_OPERATION if no devices associated with program support intermediate
+    // language programs" (the device has no IL), once program is a program object.
+    status(|| from_handle::<Program>(program).and(Err(CL_INVALID_OPERATION)))
 }
