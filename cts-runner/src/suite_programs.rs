@@ -303,8 +303,18 @@ fn child_build(
     args: &[&str],
     env: &[(&str, &std::ffi::OsStr)],
 ) -> Result<(bool, String), String> {
-    let file = dir.join("scale.cl");
-    std::fs::write(&file, SCALE).map_err(|e| e.to_string())?;
+    child_build_of(dir, SCALE, args, env)
+}
+
+/// `child_build` of `source`.
+fn child_build_of(
+    dir: &std::path::Path,
+    source: &str,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Result<(bool, String), String> {
+    let file = dir.join("program.cl");
+    std::fs::write(&file, source).map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("build").args(args).arg(&file);
@@ -358,7 +368,7 @@ fn cache_cases(s: &Session) -> Result<Verdict, String> {
         if !ok || moved_entries == 0 {
             return Ok(Verdict::Failed(format!("builds after the cache directory moved: {out}")));
         }
-        for unusable in ["/proc/self/ferrocl-no-cache-here", &format!("{}/scale.cl/sub", root.display())] {
+        for unusable in ["/proc/self/ferrocl-no-cache-here", &format!("{}/program.cl/sub", root.display())] {
             let env = [("FERROCL_CACHE_DIR", std::ffi::OsStr::new(unusable)), ("TMPDIR", root.as_os_str())];
             let (ok, out) = child_build(&root, &[], &env)?;
             if !ok {
@@ -475,10 +485,41 @@ fn other_cpu(s: &Session) -> Result<Verdict, String> {
     Ok(if e == CL_INVALID_BINARY { Verdict::Passed } else { Verdict::Failed(format!("version 1 container: {e}")) })
 }
 
+/// A compile that takes longer than `FERROCL_BUILD_TIMEOUT` is stopped and the build
+/// fails saying so, on a clang server and with clang spawned per run.
+fn build_timeout(s: &Session) -> Result<Verdict, String> {
+    if !is_ferrocl(s) {
+        return Ok(Verdict::Skipped("sets FerroCL's variables".into()));
+    }
+    // A hundred thousand statements: far more than a second to compile.
+    let slow = "#define S acc = sin(acc * x[3]) + cos(acc);\n#define A(s) s s s s s s s s s s\n\
+                kernel void k(global float *x) { float acc = x[0]; A(A(A(A(A(S))))) x[1] = acc; }\n";
+    let root = std::env::temp_dir().join(format!("ferrocl-suite-timeout-{}", std::process::id()));
+    std::fs::create_dir_all(&root).map_err(|e| e.to_string())?;
+    let result = (|| {
+        for server in ["1", "0"] {
+            let env = [
+                ("FERROCL_BUILD_TIMEOUT", std::ffi::OsStr::new("1")),
+                ("FERROCL_CLANG_SERVER", std::ffi::OsStr::new(server)),
+            ];
+            let t = std::time::Instant::now();
+            let (ok, out) = child_build_of(&root, slow, &[], &env)?;
+            let took = t.elapsed().as_secs_f64();
+            if ok || !out.contains("FERROCL_BUILD_TIMEOUT") || took > 30.0 {
+                return Ok(Verdict::Failed(format!("servers {server}: built {ok} in {took:.1} s: {out}")));
+            }
+        }
+        Ok(Verdict::Passed)
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
+
 type Check = fn(&Session) -> Result<Verdict, String>;
 
 pub fn cases<'a>() -> Vec<Case<'a>> {
-    let list: [(&str, Check); 11] = [
+    let list: [(&str, Check); 12] = [
+        ("build/timeout/stopped_with_a_log", build_timeout),
         ("kernel/attributes/as_written", kernel_attributes),
         ("source/rebuild/after_kernel_release_while_launch_runs", rebuild_while_running),
         ("cache/other_processes/hits_and_unusable_directories", cache_cases),

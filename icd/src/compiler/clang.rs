@@ -55,10 +55,7 @@ pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
     {
         return if ran.success { Ok(ran.output) } else { Err(ran.output) };
     }
-    let out = Command::new(&clang.path)
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}\n", clang.path.display()))?;
+    let out = super::tool::output(Command::new(&clang.path).args(args))?;
     let diagnostics = String::from_utf8_lossy(&out.stderr).into_owned();
     if out.status.success() {
         Ok(diagnostics)

@@ -62,16 +62,6 @@ static IDLE: Mutex<Vec<Server>> = Mutex::new(Vec::new());
 /// Set when a fresh server failed: then every run spawns clang.
 static BROKEN: AtomicBool = AtomicBool::new(false);
 
-/// How long one clang run may take: `FERROCL_BUILD_TIMEOUT` seconds, else 600 (large
-/// kernels take a minute).
-fn timeout() -> std::time::Duration {
-    static LIMIT: OnceLock<u64> = OnceLock::new();
-    let s = *LIMIT.get_or_init(|| {
-        std::env::var("FERROCL_BUILD_TIMEOUT").ok().and_then(|v| v.parse().ok()).filter(|&s| s > 0).unwrap_or(600)
-    });
-    std::time::Duration::from_secs(s)
-}
-
 fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("FERROCL_CLANG_SERVER").map_or(true, |v| v != "0"))
@@ -185,7 +175,7 @@ fn request(server: &mut Server, clang: &Tool, args: &[&OsStr]) -> std::io::Resul
         return Err(std::io::Error::other("the server could not fork"));
     }
     // A clang that hangs must not hang the application's clBuildProgram for ever.
-    let limit = timeout();
+    let limit = super::tool::limit();
     server.socket.set_read_timeout(Some(limit))?;
     let (status, stopped) = match read_i32(&mut server.socket) {
         Ok(s) => (s, false),
@@ -205,10 +195,7 @@ fn request(server: &mut Server, clang: &Tool, args: &[&OsStr]) -> std::io::Resul
     server.socket.read_exact(&mut text)?;
     let mut output = String::from_utf8_lossy(&text).into_owned();
     if stopped {
-        output += &format!(
-            "clang did not finish within {} s and was stopped (FERROCL_BUILD_TIMEOUT sets the limit)\n",
-            limit.as_secs()
-        );
+        output += &format!("clang {}", super::tool::stopped(limit));
     } else if let Some(sig) = status.signal() {
         output += &format!("clang was killed by signal {sig}\n");
     }

@@ -136,9 +136,9 @@ pub fn link(
         }
     }
     args.extend(["--no-undefined", "--gc-sections"].map(OsStr::new));
-    let out = match Command::new(&template[0]).args(&args).output() {
+    let out = match super::tool::output(Command::new(&template[0]).args(&args)) {
         Ok(out) => out,
-        Err(e) => return Some(Err(format!("cannot run {}: {e}\n", template[0]))),
+        Err(e) => return Some(Err(e)),
     };
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
     Some(if out.status.success() { Ok(log) } else { Err(log) })

@@ -18,6 +18,7 @@ pub mod locate;
 pub mod meta;
 pub mod options;
 pub mod regions;
+mod tool;
 mod uniform;
 
 use std::collections::HashSet;
