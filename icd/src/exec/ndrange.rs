@@ -141,7 +141,7 @@ impl Launch {
         // A hardware fault in the kernel ends the group (and fails the launch) instead
         // of the process.
         let fibers = &mut w.fibers;
-        let ran = super::fault::guarded_as(self as *const Launch as usize, || {
+        let ran = super::fault::guarded_as(super::watchdog::Stoppable::tag(self), || {
             // SAFETY: the launcher and item functions come from the kernel library that
             // `keep` holds, and take exactly these arguments.
             unsafe {
@@ -192,7 +192,18 @@ impl Launch {
         }
         let n = self.num_groups();
         let me = self.clone();
-        let _watched = super::watchdog::watch(&self);
+        let _watched = super::watchdog::watch(self.clone());
         Pool::get().run(n.iter().product(), Box::new(move |w, g| me.run_group(w, g, n)))
+    }
+}
+
+impl super::watchdog::Stoppable for Launch {
+    /// The launch's address: what its groups' guards are tagged with.
+    fn tag(&self) -> usize {
+        self as *const Launch as usize
+    }
+
+    fn stop(&self) {
+        self.cancelled.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }

@@ -10,7 +10,12 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::ndrange::Launch;
+/// What the watchdog can stop (a launch): it is told to stop, and the guarded calls
+/// running it (tagged `tag`) are interrupted.
+pub trait Stoppable: Send + Sync {
+    fn tag(&self) -> usize;
+    fn stop(&self);
+}
 
 /// The limit, if the variable sets one.
 fn limit() -> Option<Duration> {
@@ -22,10 +27,10 @@ fn limit() -> Option<Duration> {
 }
 
 /// Launches running, with their start.
-static RUNNING: Mutex<Vec<(Weak<Launch>, Instant)>> = Mutex::new(Vec::new());
+static RUNNING: Mutex<Vec<(Weak<dyn Stoppable>, Instant)>> = Mutex::new(Vec::new());
 
 /// Watches `launch` while the returned value lives (nothing without a limit).
-pub fn watch(launch: &Arc<Launch>) -> Option<Watched> {
+pub fn watch(launch: Arc<dyn Stoppable>) -> Option<Watched> {
     limit()?;
     static THREAD: LazyLock<()> = LazyLock::new(|| {
         // A thread for the process's life, checking as often as the limit is short.
@@ -38,23 +43,23 @@ pub fn watch(launch: &Arc<Launch>) -> Option<Watched> {
         });
     });
     LazyLock::force(&THREAD);
-    let weak = Arc::downgrade(launch);
+    let weak = Arc::downgrade(&launch);
     RUNNING.lock().push((weak.clone(), Instant::now()));
     Some(Watched(weak))
 }
 
 /// Stops the launches past `limit`.
 fn check(limit: Duration) {
-    let late: Vec<Arc<Launch>> =
+    let late: Vec<Arc<dyn Stoppable>> =
         RUNNING.lock().iter().filter(|(_, t)| t.elapsed() > limit).filter_map(|(l, _)| l.upgrade()).collect();
     for l in late {
-        l.cancelled.store(true, std::sync::atomic::Ordering::Relaxed);
-        super::fault::interrupt(Arc::as_ptr(&l) as usize);
+        l.stop();
+        super::fault::interrupt(l.tag());
     }
 }
 
 /// A launch being watched; dropping it ends the watch.
-pub struct Watched(Weak<Launch>);
+pub struct Watched(Weak<dyn Stoppable>);
 
 impl Drop for Watched {
     fn drop(&mut self) {
