@@ -83,7 +83,7 @@ pub(crate) fn check(code: cl_int, what: &str) -> Result<(), String> {
     }
 }
 
-pub(crate) fn platform_named(name: &str) -> Result<(cl_platform_id, String), String> {
+pub fn platform_named(name: &str) -> Result<(cl_platform_id, String), String> {
     let mut n = 0;
     cl!(clGetPlatformIDs(0, null_mut(), &mut n));
     let mut ps = vec![null_mut(); n as usize];

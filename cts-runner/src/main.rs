@@ -77,9 +77,11 @@ JSON, an SVG chart).",
     ),
     (
         "build",
-        "usage: cts-runner build [--ferrocl-build] [--options OPTS] [--separate] [--then-cache DIR] [--cold N] FILE
+        "usage: cts-runner build [--ferrocl-build] [--platform NAME] [--options OPTS] [--separate] [--then-cache DIR]
+                        [--cold N] FILE
 
-Builds FILE (OpenCL C) for the first platform's device and prints the status, the
+Builds FILE (OpenCL C) for the device of FerroCL (or of --platform NAME; else of the
+first platform) and prints the status, the
 build log and the time the build took; --separate compiles and links it
 (clCompileProgram, clLinkProgram) instead of clBuildProgram. --then-cache DIR moves
 FerroCL's program cache to DIR (FERROCL_CACHE_DIR) after the first build. --cold N then builds N variants of FILE no
@@ -185,6 +187,9 @@ fn build_file(args: &[String]) -> i32 {
             "--cold" => cold = it.next().and_then(|n| n.parse().ok()).unwrap_or(0),
             "--separate" => separate = true,
             "--then-cache" => then_cache = it.next().cloned(),
+            "--platform" => {
+                it.next();
+            }
             "--ferrocl-build" => {}
             f => file = Some(f.to_string()),
         }
@@ -200,10 +205,19 @@ fn build_file(args: &[String]) -> i32 {
             return 2;
         }
     };
-    let mut platform = null_mut();
+    // FerroCL where the loader offers it (other platforms may come first), else what
+    // --platform names, else the first.
+    let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
+    let platform = match cts_runner::bench::platform_named(&wanted) {
+        Ok((p, _)) => p,
+        Err(_) => {
+            let mut first = null_mut();
+            cl!(clGetPlatformIDs(1, &mut first, null_mut()));
+            first
+        }
+    };
     let mut device = null_mut();
     let mut e = 0;
-    cl!(clGetPlatformIDs(1, &mut platform, null_mut()));
     cl!(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &mut device, null_mut()));
     let context = cl!(clCreateContext(std::ptr::null(), 1, &device, None, null_mut(), &mut e));
     let opts = std::ffi::CString::new(options).unwrap_or_default();
