@@ -222,6 +222,32 @@ impl Session {
         }
     }
 
+    /// Enqueues an NDRange, waits for it, and returns its event's execution status (a
+    /// command can fail after a successful enqueue, which `clFinish` does not report).
+    pub(crate) fn run_status(&self, k: cl_kernel, global: &[usize], local: &[usize]) -> Result<cl_int, String> {
+        let mut ev: cl_event = null_mut();
+        let dims = global.len() as cl_uint;
+        check(
+            cl!(clEnqueueNDRangeKernel(
+                self.queue,
+                k,
+                dims,
+                null(),
+                global.as_ptr(),
+                local.as_ptr(),
+                0,
+                null(),
+                &mut ev
+            )),
+            "clEnqueueNDRangeKernel",
+        )?;
+        cl!(clWaitForEvents(1, &ev));
+        let mut status: cl_int = 0;
+        cl!(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, 4, (&mut status as *mut cl_int).cast(), null_mut()));
+        cl!(clReleaseEvent(ev));
+        Ok(status)
+    }
+
     /// `clEnqueueTask` and wait.
     pub(crate) fn run_task(&self, k: cl_kernel) -> Result<(), String> {
         check(cl!(clEnqueueTask(self.queue, k, 0, null(), null_mut())), "clEnqueueTask")?;

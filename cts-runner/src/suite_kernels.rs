@@ -886,32 +886,7 @@ fn faults_case(s: &Session) -> Result<Verdict, String> {
             } else {
                 crate::bench::arg(k, 1, &bad)?;
             }
-            let (global, local) = ([n], [64usize]);
-            let mut ev: cl_event = null_mut();
-            check(
-                cl!(clEnqueueNDRangeKernel(
-                    s.queue(),
-                    k,
-                    1,
-                    null(),
-                    global.as_ptr(),
-                    local.as_ptr(),
-                    0,
-                    null(),
-                    &mut ev
-                )),
-                "clEnqueueNDRangeKernel",
-            )?;
-            cl!(clWaitForEvents(1, &ev));
-            let mut status: cl_int = 0;
-            cl!(clGetEventInfo(
-                ev,
-                CL_EVENT_COMMAND_EXECUTION_STATUS,
-                4,
-                (&mut status as *mut cl_int).cast(),
-                null_mut()
-            ));
-            cl!(clReleaseEvent(ev));
+            let status = s.run_status(k, &[n], &[64])?;
             Ok((status, ints(&s.read(m, n * 4)?)))
         })();
         cl!(clReleaseMemObject(m));
@@ -965,32 +940,7 @@ fn watchdog_case(s: &Session) -> Result<Verdict, String> {
         for (stop, want_ok) in [(1i32, false), (0, true)] {
             crate::bench::arg(k, 1, &stop)?;
             let t = std::time::Instant::now();
-            let (global, local) = ([64usize], [16usize]);
-            let mut ev: cl_event = null_mut();
-            check(
-                cl!(clEnqueueNDRangeKernel(
-                    s.queue(),
-                    k,
-                    1,
-                    null(),
-                    global.as_ptr(),
-                    local.as_ptr(),
-                    0,
-                    null(),
-                    &mut ev
-                )),
-                "clEnqueueNDRangeKernel",
-            )?;
-            cl!(clWaitForEvents(1, &ev));
-            let mut status: cl_int = 0;
-            cl!(clGetEventInfo(
-                ev,
-                CL_EVENT_COMMAND_EXECUTION_STATUS,
-                4,
-                (&mut status as *mut cl_int).cast(),
-                null_mut()
-            ));
-            cl!(clReleaseEvent(ev));
+            let status = s.run_status(k, &[64], &[16])?;
             if (status == CL_COMPLETE) != want_ok {
                 return Ok(Verdict::Failed(format!(
                     "stop={stop}: status {status} after {:.1} s",

@@ -109,20 +109,15 @@ pub fn extractor(clang: &Path) -> Option<PathBuf> {
     Some(real.with_file_name("llvm-extract")).filter(|p| p.is_file())
 }
 
-/// Writes the chunk's bitcode (its listed functions and what they call in `part`).
+/// Writes the chunk's bitcode (its listed functions and what they call in `part`),
+/// under the build time limit like every tool.
 pub fn extract(tool: &Path, part: &Path, chunk: &Chunk, out: &Path) -> Result<(), String> {
-    let out_put = Command::new(tool)
-        .arg("--recursive")
-        .args(chunk.listed.iter().map(|n| format!("--func={n}")))
-        .arg(part)
-        .arg("-o")
-        .arg(out)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}\n", tool.display()))?;
-    if out_put.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out_put.stderr).into_owned())
+    let mut cmd = Command::new(tool);
+    cmd.arg("--recursive").args(chunk.listed.iter().map(|n| format!("--func={n}"))).arg(part).arg("-o").arg(out);
+    let done = super::tool::output(&mut cmd)?;
+    match done.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&done.stderr).into_owned()),
     }
 }
 
