@@ -37,6 +37,14 @@ kernel void overlapping(global const int *in, local int *tile) {
     event_t e = async_work_group_copy_2D2D(tile, 0, in, 0, 4, 8, 4, 8, 4, 0);
     wait_group_events(1, &e);
 }
+kernel void skipped(global const int *in, global int *out, local int *tile) {
+    size_t l = get_local_id(0);
+    tile[l] = -1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    event_t e = async_work_group_copy(tile, in + 60, 16, 0);
+    wait_group_events(1, &e);
+    out[l] = tile[l];
+}
 kernel void early_read(global const int *in, global int *out, local int *tile) {
     size_t l = get_local_id(0);
     tile[l] = -1;
@@ -64,14 +72,17 @@ fn child_runs_misusing_kernels() {
         run(&env, k, &[16], Some(&[16]));
         ok!(cl!(clReleaseKernel(k)));
     }
-    // The early reader prints what it read, for the parent to compare.
-    let k = kernel(p, "early_read");
-    let out = env.buffer(0, 16 * 4, null_mut());
-    set_arg(k, 0, &input);
-    set_arg(k, 1, &out);
-    ok!(cl!(clSetKernelArg(k, 2, 16 * 4, null())));
-    run(&env, k, &[16], Some(&[16]));
-    println!("early_read {:?}", read_as::<i32>(&env, out, 16));
+    // The early reader and the skipped copy print what they read, for the parent to
+    // compare.
+    for name in ["early_read", "skipped"] {
+        let k = kernel(p, name);
+        let out = env.buffer(0, 16 * 4, null_mut());
+        set_arg(k, 0, &input);
+        set_arg(k, 1, &out);
+        ok!(cl!(clSetKernelArg(k, 2, 16 * 4, null())));
+        run(&env, k, &[16], Some(&[16]));
+        println!("{name} {:?}", read_as::<i32>(&env, out, 16));
+    }
 }
 
 fn child(mode: &str) -> (String, String) {
@@ -104,6 +115,13 @@ fn validation_reports_each_misuse_with_kernel_group_and_work_item() {
     }
     assert!(err.contains("FerroCL validation: kernel divergent, work-group (0,0,0), work-item (1,0,0): "), "{err}");
     assert!(!err.contains("kernel early_read"), "a correct copy was reported:\n{err}");
+}
+
+#[test]
+fn validation_skips_the_copies_it_reports() {
+    let (out, err) = child("1");
+    assert!(err.contains("kernel skipped,"), "the out-of-range copy was not reported:\n{err}");
+    assert!(out.contains(&format!("skipped {:?}", [-1; 16])), "the out-of-range copy was performed:\n{out}");
 }
 
 #[test]

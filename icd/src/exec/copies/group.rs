@@ -172,16 +172,13 @@ impl GroupCopies {
         }
         self.event_ops[event].push(self.ops.len());
         let issued = AsyncCopy { hints: if self.stream { HINT_STREAM } else { 0 }, ..*c };
-        let job = match self.check.as_mut() {
-            Some(v) => {
-                v.issued(item, c);
-                if *MODE == Mode::Delay {
-                    Some(engine::deferred(&issued))
-                } else {
-                    engine::issue(&issued)
-                }
-            }
-            None => engine::issue(&issued),
+        // In validation mode an invalid copy is reported and skipped: its event completes
+        // at once.
+        let valid = self.check.as_mut().map(|v| v.issued(item, c));
+        let job = match valid {
+            Some(false) => None,
+            Some(true) if *MODE == Mode::Delay => Some(engine::deferred(&issued)),
+            _ => engine::issue(&issued),
         };
         self.ops.push(Op::Copy { event, job, copy: *c });
         self.op_events.push(event);

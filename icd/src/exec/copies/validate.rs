@@ -82,21 +82,26 @@ impl Validator {
         );
     }
 
-    /// A copy issued by `item`: its arguments.
-    pub fn issued(&mut self, item: usize, c: &AsyncCopy) {
+    /// A copy issued by `item`: its arguments. `false` when it is invalid: it is then
+    /// reported and not performed (it could write memory it must not touch).
+    pub fn issued(&mut self, item: usize, c: &AsyncCopy) -> bool {
+        let mut valid = true;
         let strided = c.per_line == 1 && c.lines > 1;
         if strided && (c.src_line == 0 || c.dst_line == 0) {
             self.report(item, "async copy with a stride of zero");
+            valid = false;
         }
         let (overlaps_dst, overlaps_src) = overlapping(c);
         if overlaps_dst {
             self.report(item, "async copy destination lines or planes overlap");
+            valid = false;
         }
         if overlaps_src && !strided {
             self.report(item, "async copy source lines or planes overlap");
+            valid = false;
         }
         if shape::bytes(c) == 0 {
-            return;
+            return valid;
         }
         let (src, dst) = (extent(c, c.src, c.src_line, c.src_plane), extent(c, c.dst, c.dst_line, c.dst_plane));
         let (global, local) = if c.to_local == 1 { (src, dst) } else { (dst, src) };
@@ -108,6 +113,7 @@ impl Validator {
                     global.0, global.1
                 ),
             );
+            valid = false;
         }
         if let Some((s, e)) = self.local {
             if !(s <= local.0 && local.1 <= e) {
@@ -118,8 +124,10 @@ impl Validator {
                         local.0, local.1
                     ),
                 );
+                valid = false;
             }
         }
+        valid
     }
 
     /// `item` reached copy operation `k` with arguments different from the first
