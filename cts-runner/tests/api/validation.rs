@@ -55,6 +55,16 @@ kernel void early_read(global const int *in, global int *out, local int *tile) {
 }
 "#;
 
+/// A kernel's own `__local` array, copied into within its bounds and past its end.
+const STATIC_LOCAL: &str = r#"
+kernel void static_tile(global const int *in, global int *out, int offset) {
+    local int tile[16];
+    event_t e = async_work_group_copy(tile + offset, in, 16, 0);
+    wait_group_events(1, &e);
+    out[get_local_id(0)] = tile[get_local_id(0)];
+}
+"#;
+
 const KERNELS: [&str; 7] =
     ["divergent", "zero_stride", "out_of_range", "unwaited", "garbage_event", "partial", "overlapping"];
 
@@ -71,6 +81,16 @@ fn child_runs_misusing_kernels() {
         ok!(cl!(clSetKernelArg(k, 1, 64 * 4, null())));
         run(&env, k, &[16], Some(&[16]));
         ok!(cl!(clReleaseKernel(k)));
+    }
+    // Within the kernel's own array, then past its end (one report, the copy skipped).
+    let sp = build(&env, STATIC_LOCAL, "");
+    let k = kernel(sp, "static_tile");
+    let out = env.buffer(0, 16 * 4, null_mut());
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    for offset in [0i32, 8] {
+        set_arg(k, 2, &offset);
+        run(&env, k, &[16], Some(&[16]));
     }
     // The early reader and the skipped copy print what they read, for the parent to
     // compare.
@@ -115,6 +135,14 @@ fn validation_reports_each_misuse_with_kernel_group_and_work_item() {
     }
     assert!(err.contains("FerroCL validation: kernel divergent, work-group (0,0,0), work-item (1,0,0): "), "{err}");
     assert!(!err.contains("kernel early_read"), "a correct copy was reported:\n{err}");
+}
+
+#[test]
+fn validation_checks_copies_into_the_kernels_own_local_arrays() {
+    let (_, err) = child("1");
+    let reports: Vec<&str> = err.lines().filter(|l| l.contains("kernel static_tile,")).collect();
+    assert_eq!(reports.len(), 1, "one report (the copy past the array's end) expected:\n{err}");
+    assert!(reports[0].contains("local memory outside"), "{err}");
 }
 
 #[test]

@@ -403,6 +403,12 @@ fn static_local_test(locals: &[(String, u64)]) -> String {
         last = format!("%or{i}");
     }
     let _ = writeln!(f, "  ret i1 {last}\n}}");
+    // The driver's validation mode asks the same of a copy's local range (exported; the
+    // kernel's own calls stay on the hidden one).
+    f.push_str(
+        "define zeroext i1 @__ferrocl_static_local_query(ptr %p) {\n  %g = addrspacecast ptr %p to ptr addrspace(4)\n  \
+         %r = call zeroext i1 @__ferrocl_static_local(ptr addrspace(4) %g)\n  ret i1 %r\n}\n",
+    );
     f
 }
 

@@ -661,8 +661,11 @@ fn backend(
     // is optimised together with the kernel body; then the object -> shared object by
     // the linker (see `link`). The version script exports only the entry points (else
     // printf and friends would bind to libc's and library symbols would leak).
-    std::fs::write(&map, "{ global: __ferrocl_launch_*; __ferrocl_item_*; local: *; };\n")
-        .map_err(|e| e.to_string())?;
+    std::fs::write(
+        &map,
+        "{ global: __ferrocl_launch_*; __ferrocl_item_*; __ferrocl_static_local_query; local: *; };\n",
+    )
+    .map_err(|e| e.to_string())?;
     // On a failed link only: name the OpenCL builtins the program calls that neither the
     // library nor the archive defines, by their mangled names (tools such as
     // `cts-runner coverage` read these lines).

@@ -17,6 +17,9 @@ use crate::compiler::{self, cache, meta, BuildError};
 pub struct KernelLibrary {
     pub info: compiler::Library,
     entries: HashMap<String, (LaunchFn, Option<ItemFn>)>,
+    /// `__ferrocl_static_local_query`, for validation mode (libraries of older builds
+    /// lack it).
+    static_local: Option<crate::exec::copies::validate::StaticLocalFn>,
     _lib: libloading::Library,
 }
 
@@ -58,7 +61,16 @@ impl KernelLibrary {
             };
             entries.insert(k.name.clone(), entry);
         }
-        Ok(Arc::new(KernelLibrary { info, entries, _lib: lib }))
+        // SAFETY: the pipeline exports this symbol with this type.
+        let static_local =
+            unsafe { lib.get::<crate::exec::copies::validate::StaticLocalFn>(b"__ferrocl_static_local_query\0") }
+                .ok()
+                .map(|f| *f);
+        Ok(Arc::new(KernelLibrary { info, entries, static_local, _lib: lib }))
+    }
+
+    pub fn static_local_query(&self) -> Option<crate::exec::copies::validate::StaticLocalFn> {
+        self.static_local
     }
 
     pub fn entry(&self, name: &str) -> Option<(LaunchFn, Option<ItemFn>)> {

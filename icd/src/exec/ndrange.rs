@@ -133,7 +133,10 @@ impl Launch {
         w.copies.begin(items, self.regions, self.stream);
         if let (Some(l), Some(v)) = (&self.validation, w.copies.validator()) {
             let arena = w.arena.as_ptr() as usize;
-            let local = (!self.static_locals).then(|| (arena, arena + self.local_arg_total));
+            // Without the library's answer for its own variables, copies into them could
+            // not be told from strays: no local check then.
+            let local =
+                (!self.static_locals || l.static_local.is_some()).then(|| (arena, arena + self.local_arg_total));
             v.begin(l.clone(), group.group_id, group.local_size, local);
         }
         group.copies = (&mut w.copies as *mut super::copies::group::GroupCopies).cast();

@@ -31,7 +31,13 @@ pub struct Launch {
     pub kernel: Arc<str>,
     /// `[start, end)` of each buffer argument.
     pub buffers: Vec<(usize, usize)>,
+    /// Whether an address lies in one of the kernel's own `__local` variables (this
+    /// thread's copies), where the kernel library answers that.
+    pub static_local: Option<StaticLocalFn>,
 }
+
+/// The kernel library's `__ferrocl_static_local_query`.
+pub type StaticLocalFn = unsafe extern "C" fn(*const u8) -> bool;
 
 /// One group's checks.
 #[derive(Default)]
@@ -116,11 +122,16 @@ impl Validator {
             valid = false;
         }
         if let Some((s, e)) = self.local {
-            if !(s <= local.0 && local.1 <= e) {
+            // SAFETY: the query only compares the address with its variables' addresses;
+            // this thread runs the group, so they are the group's copies.
+            let in_variables = |a: usize| self.launch.static_local.is_some_and(|f| unsafe { f(a as *const u8) });
+            let inside = (s <= local.0 && local.1 <= e) || (in_variables(local.0) && in_variables(local.1 - 1));
+            if !inside {
                 self.report(
                     item,
                     &format!(
-                        "async copy accesses local memory outside the group's local arguments ({:#x}..{:#x})",
+                        "async copy accesses local memory outside the group's local arguments and variables \
+                         ({:#x}..{:#x})",
                         local.0, local.1
                     ),
                 );
