@@ -268,7 +268,7 @@ thread_local! {
 }
 
 /// Runs `f` on this thread, guarded: a hardware fault in it ends it early with `Err`.
-/// A panic in `f` is carried through as a panic. Costs an atomic load and two stores.
+/// A panic in `f` is carried through as a panic. Costs a few relaxed atomic loads and stores.
 pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
     guarded_as(0, f)
 }
