@@ -203,13 +203,8 @@ fn install() -> bool {
 
 /// Gives this thread an alternate signal stack if it has none, so that a kernel that
 /// overflows its stack can still be caught (the handler needs a stack to run on).
+/// Called once per thread, when it claims its guard slot.
 fn ensure_alternate_stack() {
-    thread_local! {
-        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-    if DONE.with(|d| d.replace(true)) {
-        return;
-    }
     const SIZE: usize = 64 << 10;
     // SAFETY: querying and setting this thread's alternate stack; the memory is leaked
     // on purpose (it must outlive the thread's use of it).
