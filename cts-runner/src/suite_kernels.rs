@@ -804,6 +804,33 @@ fn zero_size_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
     result
 }
 
+/// A launch whose work-items number more than a size_t holds (each dimension fits,
+/// their product does not) is refused with CL_INVALID_GLOBAL_WORK_SIZE: every
+/// work-item's linear id must be representable. Found by the `api` fuzz target.
+fn overflowing_size_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
+    let k = s.kernel(p, "task")?;
+    let m = s.buffer_of(&[7; 4])?;
+    let result = (|| {
+        crate::bench::arg(k, 0, &m)?;
+        let ranges: [(&[usize], Option<&[usize]>); 3] =
+            [(&[1 << 40, 1 << 40], None), (&[1 << 32, 1 << 32, 2], Some(&[1, 1, 1])), (&[usize::MAX, 2], None)];
+        for (global, local) in ranges {
+            match s.run_nd(k, None, global, local) {
+                Err(CL_INVALID_GLOBAL_WORK_SIZE) => {}
+                other => {
+                    return Ok(Verdict::Failed(format!(
+                        "global {global:?}: {other:?}, expected CL_INVALID_GLOBAL_WORK_SIZE"
+                    )))
+                }
+            }
+        }
+        Ok(same("the buffer (no work-item ran)", &s.read(m, 4)?, &[7; 4]))
+    })();
+    cl!(clReleaseMemObject(m));
+    cl!(clReleaseKernel(k));
+    result
+}
+
 /// A buffer set as a kernel argument is destroyed at the application's last release
 /// (its destructor callback runs), a later launch reports the missing argument, and a
 /// buffer released right after an enqueue still serves that launch.
@@ -1056,6 +1083,7 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
         basic("control/flow/switch_loops", Box::new(control_case)),
         basic("enqueue/task/one_item", Box::new(task_case)),
         basic("enqueue/zero_size/runs_nothing", Box::new(zero_size_case)),
+        basic("enqueue/global_size/overflowing_product_refused", Box::new(overflowing_size_case)),
         basic("args/released_buffer/not_kept_alive", Box::new(released_argument_case)),
     ];
     for (name, f) in plain.drain(..) {

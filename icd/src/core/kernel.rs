@@ -122,6 +122,12 @@ impl Kernel {
     pub fn launch(self: &Arc<Self>, device: &Device, range: NdRange) -> CLResult<Arc<Launch>> {
         let NdRange { dims, global, offset, local } = range;
         let limits = &device.limits;
+        // Every work-item has a linear id (`get_global_linear_id`, the group count), so
+        // their number must be a size_t: "CL_INVALID_GLOBAL_WORK_SIZE if any of the values
+        // ... exceed the maximum value representable by size_t on the device".
+        if global.iter().try_fold(1usize, |n, &g| n.checked_mul(g)).is_none() {
+            return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+        }
         let local = match local {
             None => match self.info.reqd_work_group_size {
                 Some(r) => r,
