@@ -17,7 +17,7 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// What the trampoline saves: rbx, rbp, r12-r15, the caller's stack pointer and the
@@ -88,10 +88,23 @@ struct Slot {
     rec: AtomicPtr<Recovery>,
     /// What the guarded call runs (a launch), for `interrupt`.
     tag: AtomicUsize,
+    /// Depth of `DriverSection`s: the thread runs the driver's own code on behalf of a
+    /// kernel (an async-copy service, fiber switching), which may hold a lock or be
+    /// inside `malloc`. Jumping out of there would leave the lock held for ever.
+    driver: AtomicU32,
+    /// An interrupt arrived inside a driver section: it is raised again when the
+    /// outermost section ends.
+    deferred: AtomicBool,
 }
-static TABLE: [Slot; SLOTS] =
-    [const { Slot { tid: AtomicI32::new(0), rec: AtomicPtr::new(std::ptr::null_mut()), tag: AtomicUsize::new(0) } };
-        SLOTS];
+static TABLE: [Slot; SLOTS] = [const {
+    Slot {
+        tid: AtomicI32::new(0),
+        rec: AtomicPtr::new(std::ptr::null_mut()),
+        tag: AtomicUsize::new(0),
+        driver: AtomicU32::new(0),
+        deferred: AtomicBool::new(false),
+    }
+}; SLOTS];
 
 /// The signal `interrupt` sends (a real-time signal: queued, and meaning nothing else
 /// to the process). Its handler ignores it on a thread that is not guarded.
@@ -131,11 +144,23 @@ const SIGNALS: [i32; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGF
 
 extern "C" fn handler(sig: i32, info: *mut libc::siginfo_t, context: *mut c_void) {
     let tid = gettid();
-    let rec = TABLE
-        .iter()
-        .find(|s| s.tid.load(Ordering::Acquire) == tid)
-        .map(|s| s.rec.load(Ordering::Acquire))
-        .filter(|r| !r.is_null());
+    let slot = TABLE.iter().find(|s| s.tid.load(Ordering::Acquire) == tid);
+    let mut rec = slot.map(|s| s.rec.load(Ordering::Acquire)).filter(|r| !r.is_null());
+    if let (Some(s), Some(_)) = (slot, rec) {
+        if s.driver.load(Ordering::Relaxed) > 0 {
+            if sig == interrupt_signal() {
+                // Ended when the driver's code is done (`DriverSection::drop`).
+                s.deferred.store(true, Ordering::Relaxed);
+                return;
+            }
+            // The driver's own code faulted: its state (a lock, the allocator) cannot
+            // be trusted to go on, so this is a crash like any other.
+            const MSG: &[u8] = b"FerroCL: a fault in the driver's own code (called by a kernel); not recoverable\n";
+            // SAFETY: write(2) is async-signal-safe; the message is static.
+            unsafe { libc::write(2, MSG.as_ptr().cast(), MSG.len()) };
+            rec = None;
+        }
+    }
     if let Some(rec) = rec {
         // SAFETY: the kernel passes a valid siginfo and ucontext; `rec` is the guarded
         // call's recovery on this thread's stack, alive until that call returns, which
@@ -203,19 +228,23 @@ fn install() -> bool {
 
 /// Gives this thread an alternate signal stack if it has none, so that a kernel that
 /// overflows its stack can still be caught (the handler needs a stack to run on).
-/// Called once per thread, when it claims its guard slot.
-fn ensure_alternate_stack() {
+/// Called once per thread, when it claims its guard slot; the stack is the claim's, and
+/// goes when the thread ends (`Claim::drop`). None when the thread had one already.
+fn ensure_alternate_stack() -> Option<Box<[u8]>> {
     const SIZE: usize = 64 << 10;
-    // SAFETY: querying and setting this thread's alternate stack; the memory is leaked
-    // on purpose (it must outlive the thread's use of it).
+    // SAFETY: querying and setting this thread's alternate stack, to memory the
+    // thread's claim owns until it takes the stack away again.
     unsafe {
         let mut old: libc::stack_t = std::mem::zeroed();
         if libc::sigaltstack(std::ptr::null(), &mut old) == 0 && old.ss_flags & libc::SS_DISABLE != 0 {
-            let mem = Box::leak(vec![0u8; SIZE].into_boxed_slice());
+            let mut mem = vec![0u8; SIZE].into_boxed_slice();
             let st = libc::stack_t { ss_sp: mem.as_mut_ptr().cast(), ss_flags: 0, ss_size: SIZE };
-            libc::sigaltstack(&st, std::ptr::null_mut());
+            if libc::sigaltstack(&st, std::ptr::null_mut()) == 0 {
+                return Some(mem);
+            }
         }
     }
+    None
 }
 
 /// A fault that ended a guarded call.
@@ -243,7 +272,8 @@ impl std::fmt::Display for Fault {
 
 /// This thread's slot in `TABLE`, claimed at its first guarded call and given back
 /// when the thread ends; `None` when the table was full.
-struct Claim(Option<&'static Slot>);
+/// Also owns the alternate signal stack it gave the thread, if it gave one.
+struct Claim(Option<&'static Slot>, Option<Box<[u8]>>);
 
 impl Drop for Claim {
     fn drop(&mut self) {
@@ -251,15 +281,69 @@ impl Drop for Claim {
             slot.rec.store(std::ptr::null_mut(), Ordering::Release);
             slot.tid.store(0, Ordering::Release);
         }
+        if self.1.is_some() {
+            let off = libc::stack_t { ss_sp: std::ptr::null_mut(), ss_flags: libc::SS_DISABLE, ss_size: 0 };
+            // SAFETY: takes this thread's alternate stack away before its memory goes
+            // (no guarded code runs during thread-local destruction).
+            unsafe { libc::sigaltstack(&off, std::ptr::null_mut()) };
+        }
     }
 }
 
 thread_local! {
     static CLAIM: Claim = {
-        ensure_alternate_stack();
+        let stack = ensure_alternate_stack();
         let tid = gettid();
-        Claim(TABLE.iter().find(|s| s.tid.compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed).is_ok()))
+        let slot = TABLE.iter().find(|s| s.tid.compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed).is_ok());
+        Claim(slot, stack)
     };
+}
+
+/// The driver's own code running inside a guarded call on a kernel's behalf (the
+/// async-copy services, fiber switching): from `enter` until the value is dropped, a
+/// fault is not the kernel's (it is not recovered: the process ends as it would without
+/// FerroCL), and the watchdog's interrupt waits for the end of the outermost section,
+/// so no lock or allocator state is abandoned half-way. Code that reads the kernel's
+/// memory (its pointers may be wild) does so before entering.
+pub struct DriverSection(Option<&'static Slot>);
+
+impl DriverSection {
+    pub fn enter() -> DriverSection {
+        let slot = if install() { CLAIM.with(|c| c.0) } else { None };
+        if let Some(s) = slot {
+            // Only this thread and its signal handler touch the count: program order
+            // is all that matters, which the compiler fences keep.
+            s.driver.fetch_add(1, Ordering::Relaxed);
+            compiler_fence(Ordering::SeqCst);
+        }
+        DriverSection(slot)
+    }
+
+    /// Runs `f` (kernel code called from a section, such as a fiber's work-item) as the
+    /// kernel's again: a fault in it ends the guarded call.
+    pub fn kernel<R>(f: impl FnOnce() -> R) -> R {
+        let slot = if install() { CLAIM.with(|c| c.0) } else { None };
+        let Some(s) = slot else { return f() };
+        let outer = s.driver.swap(0, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        let r = f();
+        compiler_fence(Ordering::SeqCst);
+        s.driver.store(outer, Ordering::Relaxed);
+        r
+    }
+}
+
+impl Drop for DriverSection {
+    fn drop(&mut self) {
+        let Some(s) = self.0 else { return };
+        compiler_fence(Ordering::SeqCst);
+        if s.driver.fetch_sub(1, Ordering::Relaxed) == 1 && s.deferred.swap(false, Ordering::Relaxed) {
+            // The interrupt that arrived meanwhile, now that nothing is held.
+            // SAFETY: plain syscalls; the signal goes to this thread, whose handler
+            // ends the guarded call.
+            unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), gettid(), interrupt_signal()) };
+        }
+    }
 }
 
 /// Runs `f` on this thread, guarded: a hardware fault in it ends it early with `Err`.
@@ -283,6 +367,8 @@ pub fn guarded_as<F: FnOnce()>(tag: usize, f: F) -> Result<(), Fault> {
     if tag != 0 {
         slot.tag.store(tag, Ordering::Relaxed);
     }
+    // The call is the kernel's (or a copy's) until it enters a driver section.
+    let outer_driver = slot.driver.swap(0, Ordering::Relaxed);
     let mut rec = Recovery::default();
     slot.rec.store(&mut rec, Ordering::Release);
     struct Call<F> {
@@ -302,6 +388,9 @@ pub fn guarded_as<F: FnOnce()>(tag: usize, f: F) -> Result<(), Fault> {
     let faulted = unsafe { ferrocl_fault_guarded(call::<F>, (&mut c as *mut Call<F>).cast(), &mut rec) } != 0;
     slot.rec.store(outer, Ordering::Release);
     slot.tag.store(outer_tag, Ordering::Relaxed);
+    // After a fault the sections it jumped out of never ended: this restores the count.
+    slot.driver.store(outer_driver, Ordering::Relaxed);
+    slot.deferred.store(false, Ordering::Relaxed);
     if let Some(p) = c.panic {
         std::panic::resume_unwind(p);
     }
@@ -361,6 +450,56 @@ mod tests {
         STOP.store(true, Ordering::Relaxed);
         assert_eq!(r.expect_err("interrupted").signal, interrupt_signal());
         interrupt(77); // nothing runs it now: ignored
+    }
+
+    #[test]
+    fn an_interrupt_waits_for_the_driver_section_to_end() {
+        let mut finished_section = false;
+        let r = guarded_as(78, || {
+            let section = DriverSection::enter();
+            // Delivered to this thread before the call returns, inside the section.
+            interrupt(78);
+            finished_section = true;
+            drop(section);
+            unreachable!("the deferred interrupt ends the call when the section ends");
+        });
+        assert!(finished_section, "the section ran to its end");
+        assert_eq!(r.expect_err("interrupted").signal, interrupt_signal());
+        // The count was restored: a later guarded call is the kernel's again.
+        let r = guarded(|| {
+            // SAFETY: deliberately invalid, to fault; the guard catches it.
+            unsafe { std::ptr::write_volatile(16 as *mut u32, 1) };
+        });
+        assert_eq!(r.expect_err("caught").signal, libc::SIGSEGV);
+    }
+
+    #[test]
+    fn kernel_code_inside_a_section_is_guarded_and_driver_code_is_not() {
+        let r = guarded(|| {
+            let _section = DriverSection::enter();
+            DriverSection::kernel(|| {
+                // SAFETY: deliberately invalid, to fault; the guard catches it.
+                unsafe { std::ptr::write_volatile(16 as *mut u32, 1) };
+            });
+        });
+        assert_eq!(r.expect_err("caught").signal, libc::SIGSEGV);
+        // A fault in the driver's own code ends the process as it would without us:
+        // shown in a child, which must die of the signal.
+        // SAFETY: the child only runs the guarded call and exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let _ = guarded(|| {
+                let _section = DriverSection::enter();
+                // SAFETY: deliberately invalid, to fault inside the section.
+                unsafe { std::ptr::write_volatile(16 as *mut u32, 1) };
+            });
+            // SAFETY: leaving the child without running the parent's exit handlers.
+            unsafe { libc::_exit(0) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV, "status {status:#x}");
     }
 
     #[test]

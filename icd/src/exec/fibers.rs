@@ -9,6 +9,8 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use ferrocl_kernel_abi::{Group, ItemFn};
 
+use super::fault::DriverSection;
+
 /// Stack per work-item. Kernels keep private arrays on it; the device's maximum
 /// work-group size times this is the worst-case reservation per worker, committed only
 /// as pages are touched.
@@ -30,6 +32,9 @@ pub unsafe extern "C" fn barrier(group: *const Group) {
         // Not on a fiber: a group of one work-item run directly; nothing to wait for.
         return;
     }
+    // Switching fibers is the driver's code: a watchdog interrupt waits for the switch
+    // back into the kernel.
+    let _driver = DriverSection::enter();
     // SAFETY: `runtime` points at the worker's `Running` for the whole group, and
     // `current` at the yielder of the fiber executing this call.
     unsafe {
@@ -44,6 +49,9 @@ pub unsafe extern "C" fn barrier(group: *const Group) {
 #[derive(Default)]
 pub struct Fibers {
     stacks: Vec<DefaultStack>,
+    /// The group's fibers while it runs. A field, not a local, so that a group a fault
+    /// ended (the guard jumps past this frame) can still give its stacks back.
+    active: Vec<Coroutine<(), (), (), DefaultStack>>,
     running: Box<Running>,
 }
 
@@ -55,6 +63,9 @@ impl Fibers {
     /// `item`, `group` and `args` must be valid for the whole call (the kernel library
     /// and the launch outlive it).
     pub unsafe fn run_group(&mut self, item: ItemFn, group: *const Group, args: *const u8) -> Result<(), String> {
+        // Allocating and switching fibers is the driver's code; only the work-items are
+        // the kernel's.
+        let _driver = DriverSection::enter();
         // The fibers see a copy of the group whose `runtime` lets `barrier` find them.
         let mut own = *group;
         own.runtime = &*self.running as *const Running as *mut _;
@@ -64,30 +75,55 @@ impl Fibers {
         let ids: Vec<[usize; 3]> = (0..g.local_size[2])
             .flat_map(|z| (0..g.local_size[1]).flat_map(move |y| (0..g.local_size[0]).map(move |x| [x, y, z])))
             .collect();
-        let mut fibers = Vec::with_capacity(ids.len());
+        // Left over only if a fault ended the previous group before `abandon`.
+        // SAFETY: as for `abandon`.
+        unsafe { self.abandon() };
         for lid in ids {
             let stack = match self.stacks.pop() {
                 Some(s) => s,
-                None => DefaultStack::new(STACK_SIZE).map_err(|e| format!("cannot allocate a fiber stack: {e}"))?,
+                None => match DefaultStack::new(STACK_SIZE) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        // SAFETY: none of the fibers has started.
+                        unsafe { self.abandon() };
+                        return Err(format!("cannot allocate a fiber stack: {e}"));
+                    }
+                },
             };
             let (group, args) = (group as usize, args as usize);
-            fibers.push(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+            self.active.push(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
                 // SAFETY: the worker's `Running` outlives its fibers.
                 unsafe { (*(running as *const Running)).current.set(y) };
                 // SAFETY: the caller keeps group, args and the library alive.
-                unsafe { item(group as *const Group, args as *const u8, lid.as_ptr()) };
+                DriverSection::kernel(|| unsafe { item(group as *const Group, args as *const u8, lid.as_ptr()) });
             }));
         }
-        let mut live = fibers.len();
+        let mut live = self.active.len();
         while live > 0 {
             live = 0;
-            for f in fibers.iter_mut().filter(|f| !f.done()) {
+            for f in self.active.iter_mut().filter(|f| !f.done()) {
                 if let CoroutineResult::Yield(()) = f.resume(()) {
                     live += 1;
                 }
             }
         }
-        self.stacks.extend(fibers.into_iter().map(Coroutine::into_stack));
+        self.stacks.extend(self.active.drain(..).map(Coroutine::into_stack));
         Ok(())
+    }
+
+    /// Takes back the stacks of a group that did not finish: one a fault (or the
+    /// watchdog) ended midway, whose fibers are suspended in `barrier` or were running
+    /// when the guard jumped out of them.
+    ///
+    /// # Safety
+    /// No fiber of the group may be resumed again. Their frames are kernel code and the
+    /// fiber closure's plain captures: nothing on them needs dropping, which is what
+    /// makes `force_reset` (a `longjmp` back to the start) sound here.
+    pub unsafe fn abandon(&mut self) {
+        for mut f in self.active.drain(..) {
+            // SAFETY: see above.
+            unsafe { f.force_reset() };
+            self.stacks.push(f.into_stack());
+        }
     }
 }

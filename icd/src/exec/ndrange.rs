@@ -172,8 +172,8 @@ impl Launch {
                 false
             }
             Err(fault) => {
-                // Fibers abandoned mid-run: start afresh (the old stacks are leaked).
-                std::mem::forget(std::mem::take(&mut w.fibers));
+                // SAFETY: the group's fibers are never resumed: the group is over.
+                unsafe { w.fibers.abandon() };
                 // The application learns of it from the command's status; this says why,
                 // once per launch.
                 if !self.faulted.swap(true, std::sync::atomic::Ordering::Relaxed) {

@@ -14,6 +14,7 @@ use ferrocl_kernel_abi::AsyncCopy;
 use parking_lot::{Condvar, Mutex};
 
 use super::shape::{self, Chunks};
+use crate::exec::fault::DriverSection;
 
 /// Copies up to this size run when issued: the bookkeeping of a deferred copy costs
 /// about as much as moving this many bytes from cache.
@@ -141,8 +142,10 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
     // it to an idle-priority worker that gets no core cost another 15%.
     let free_core = crate::exec::occupancy::has_idle_worker();
     if bytes <= INLINE_BYTES || !free_core {
+        // The kernel's addresses: a fault here is the kernel's, even though the copy
+        // service (a driver section) runs it.
         // SAFETY: the kernel's copy; the issuing group is running, so its memory is live.
-        unsafe { shape::run(copy) };
+        DriverSection::kernel(|| unsafe { shape::run(copy) });
         return None;
     }
     let job = Job::new(copy);

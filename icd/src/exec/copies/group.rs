@@ -14,6 +14,7 @@ use ferrocl_kernel_abi::{AsyncCopy, CopyLog, Group, HINT_STREAM};
 use super::engine::{self, Job};
 use super::shape;
 use super::validate::{Mode, Validator, MODE};
+use crate::exec::fault::DriverSection;
 
 enum Op {
     Copy { event: usize, job: Option<Arc<Job>>, copy: AsyncCopy },
@@ -274,13 +275,17 @@ unsafe fn state<'a>(group: *const Group) -> Option<&'a mut GroupCopies> {
 /// Called by kernel code with its own group (and, for `copy`, a shape it built; for
 /// `wait`, its array of `count` events).
 pub unsafe extern "C" fn copy(group: *const Group, item: usize, c: *const AsyncCopy, event: usize) -> usize {
-    // SAFETY: kernel code passes its group and a shape on its stack.
-    let (st, c) = unsafe { (state(group), &*c) };
+    // SAFETY: kernel code passes its group and a shape on its stack (read here, where a
+    // wild pointer is the kernel's fault, not inside the driver section).
+    let (st, c) = unsafe { (state(group), *c) };
     match st {
-        Some(st) => st.copy(item, c, event),
+        Some(st) => {
+            let _driver = DriverSection::enter();
+            st.copy(item, &c, event)
+        }
         None => {
             // SAFETY: the kernel's copy, while its group runs.
-            unsafe { shape::run(c) };
+            unsafe { shape::run(&c) };
             1
         }
     }
@@ -293,8 +298,18 @@ pub unsafe extern "C" fn wait(group: *const Group, item: usize, count: u32, even
     // SAFETY: as for `copy`; `events` is the kernel's array of `count` events.
     if let Some(st) = unsafe { state(group) } {
         if !events.is_null() {
-            let events = unsafe { std::slice::from_raw_parts(events, count as usize) };
-            st.wait(item, events);
+            // The kernel's array is read outside the driver section (a wild pointer is the
+            // kernel's fault), a few events at a time.
+            let mut buf = [0usize; 16];
+            for start in (0..count as usize).step_by(buf.len()) {
+                let n = buf.len().min(count as usize - start);
+                for (i, b) in buf[..n].iter_mut().enumerate() {
+                    // SAFETY: inside the kernel's array of `count` events.
+                    *b = unsafe { events.add(start + i).read() };
+                }
+                let _driver = DriverSection::enter();
+                st.wait(item, &buf[..n]);
+            }
         }
     }
 }
@@ -305,6 +320,7 @@ pub unsafe extern "C" fn wait(group: *const Group, item: usize, count: u32, even
 pub unsafe extern "C" fn fence(group: *const Group, item: usize, _flags: u32) {
     // SAFETY: as for `copy`.
     if let Some(st) = unsafe { state(group) } {
+        let _driver = DriverSection::enter();
         st.fence(item);
     }
 }
@@ -315,6 +331,7 @@ pub unsafe extern "C" fn fence(group: *const Group, item: usize, _flags: u32) {
 pub unsafe extern "C" fn settle(group: *const Group) {
     // SAFETY: as for `copy`.
     if let Some(st) = unsafe { state(group) } {
+        let _driver = DriverSection::enter();
         st.settle();
     }
 }
