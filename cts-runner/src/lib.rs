@@ -13,6 +13,7 @@ pub mod cl;
 pub mod coverage;
 pub mod icd_env;
 pub mod khronos;
+pub mod stress;
 pub mod suite;
 pub mod suite_async;
 pub mod suite_kernels;

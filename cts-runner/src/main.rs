@@ -38,6 +38,7 @@ commands:
   bench       benchmark platforms side by side with host references
   build       build an OpenCL C file and print the status, log and time
   coverage    which OpenCL C builtins clang declares for the device and which it defines
+  stress      many threads sharing one context, every result verified
 
 --ferrocl-build (before or after the command) uses this build tree's FerroCL: alone,
 or next to the system's other platforms for bench.
@@ -74,6 +75,18 @@ unsupported, or skips every configuration, counts as skipped.",
 Runs the kernel and async-copy benchmarks on each platform (default: all) with host
 saxpy and memcpy as references measured in the same run, and prints a table (and
 JSON, an SVG chart).",
+    ),
+    (
+        "stress",
+        "usage: cts-runner stress [--ferrocl-build] [--platform NAME] [--threads N]... [--seconds S] [--faults]
+
+Runs N application threads (default 8; --threads may repeat, one run each) for S
+seconds (default 10) on one context: each loops over a verified chain of write,
+kernel, copy, fill and read (sometimes a map and a user-event gate), on a queue all
+threads share or on its own in-order or out-of-order queue, with a callback on every
+launch. --faults adds a thread launching a faulting kernel every 100 ms, each launch
+of which must fail. Prints commands per second, wrong results, errors, callbacks and
+resident memory; exit status 1 on anything wrong.",
     ),
     (
         "build",
@@ -155,6 +168,7 @@ fn main() {
     let code = cl!(clGetPlatformIDs(0, null_mut(), &mut n));
     match command {
         "build" => std::process::exit(build_file(&args)),
+        "stress" => std::process::exit(stress(&args)),
         "bench" => std::process::exit(bench(&args)),
         "bench-one" => std::process::exit(bench_one(&args)),
         "coverage" => std::process::exit(coverage(&args)),
@@ -291,6 +305,31 @@ fn build_file(args: &[String]) -> i32 {
         );
     }
     0
+}
+
+/// `stress`: see `cts_runner::stress`.
+fn stress(args: &[String]) -> i32 {
+    let Some((session, name)) = session_for(args) else { return 2 };
+    let seconds = flag_values(args, "--seconds").pop().and_then(|s| s.parse().ok()).unwrap_or(10.0);
+    let mut threads: Vec<usize> = flag_values(args, "--threads").iter().filter_map(|t| t.parse().ok()).collect();
+    if threads.is_empty() {
+        threads.push(8);
+    }
+    let faults = args.iter().any(|a| a == "--faults");
+    let mut ok = true;
+    for n in threads {
+        match cts_runner::stress::run(&session, n, seconds, faults) {
+            Ok(report) => {
+                println!("stress on '{name}'\n{report}\n");
+                ok &= report.ok();
+            }
+            Err(e) => {
+                eprintln!("cts-runner: stress: {e}");
+                ok = false;
+            }
+        }
+    }
+    i32::from(!ok)
 }
 
 /// `suite`: see `cts_runner::suite`.
