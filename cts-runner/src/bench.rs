@@ -69,6 +69,45 @@ kernel void barriers(global int *out, int count) {
 }
 "#;
 
+/// Program binaries in place of builds, for hosts without a compiler: `bench
+/// --save-binaries DIR` on a build machine writes each program's binary, `--binaries
+/// DIR` loads them instead of building. Passed to the per-platform child processes in
+/// this variable as `save:DIR` or `load:DIR`.
+pub const BINARIES_ENV: &str = "CTS_RUNNER_BINARIES";
+
+enum Binaries {
+    Save(std::path::PathBuf),
+    Load(std::path::PathBuf),
+}
+
+fn binaries() -> Option<&'static Binaries> {
+    static MODE: std::sync::OnceLock<Option<Binaries>> = std::sync::OnceLock::new();
+    MODE.get_or_init(|| {
+        let v = std::env::var(BINARIES_ENV).ok()?;
+        match v.split_once(':')? {
+            ("save", dir) => Some(Binaries::Save(dir.into())),
+            ("load", dir) => Some(Binaries::Load(dir.into())),
+            _ => None,
+        }
+    })
+    .as_ref()
+}
+
+/// Whether programs come from saved binaries (no compiler: the build figures are skipped).
+pub fn loading_binaries() -> bool {
+    matches!(binaries(), Some(Binaries::Load(_)))
+}
+
+/// A program's binary file: named by a hash (FNV-1a) of the platform, the options and
+/// the source, so one directory serves every program and platform.
+fn binary_path(dir: &std::path::Path, platform: &str, source: &str, options: &str) -> std::path::PathBuf {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in platform.bytes().chain([0]).chain(options.bytes()).chain([0]).chain(source.bytes()) {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    dir.join(format!("{h:016x}.bin"))
+}
+
 pub struct Session {
     pub(crate) device: cl_device_id,
     pub(crate) context: cl_context,
@@ -129,14 +168,69 @@ impl Session {
         self.build_with(source, "")
     }
 
-    /// Builds with options; a failure carries the build log.
+    /// The platform's name, which keys saved binaries.
+    fn platform_name(&self) -> String {
+        let mut platform: cl_platform_id = null_mut();
+        cl!(clGetDeviceInfo(
+            self.device,
+            CL_DEVICE_PLATFORM,
+            8,
+            (&mut platform as *mut cl_platform_id).cast(),
+            null_mut()
+        ));
+        let mut buf = vec![0u8; 256];
+        let mut len = 0;
+        cl!(clGetPlatformInfo(platform, CL_PLATFORM_NAME, 256, buf.as_mut_ptr().cast(), &mut len));
+        String::from_utf8_lossy(&buf[..len.saturating_sub(1)]).into_owned()
+    }
+
+    /// Builds with options (or, with saved binaries, loads the program's binary); a
+    /// failure carries the build log.
     pub(crate) fn build_with(&self, source: &str, options: &str) -> Result<cl_program, String> {
+        match binaries() {
+            Some(Binaries::Load(dir)) => {
+                let path = binary_path(dir, &self.platform_name(), source, options);
+                let bytes = std::fs::read(&path).map_err(|e| {
+                    format!("no saved binary {} ({e}): run 'bench --save-binaries' with the same build", path.display())
+                })?;
+                let (mut ptr, len, mut status, mut e) = (bytes.as_ptr(), bytes.len(), 0, 0);
+                let p =
+                    cl!(clCreateProgramWithBinary(self.context, 1, &self.device, &len, &mut ptr, &mut status, &mut e));
+                check(e, &format!("clCreateProgramWithBinary({})", path.display()))?;
+                let opts = CString::new(options).unwrap_or_default();
+                return self.finish_build(p, &opts);
+            }
+            Some(Binaries::Save(dir)) => {
+                let p = self.build_from_source(source, options)?;
+                let path = binary_path(dir, &self.platform_name(), source, options);
+                let mut size = 0usize;
+                cl!(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, 8, (&mut size as *mut usize).cast(), null_mut()));
+                let mut bytes = vec![0u8; size];
+                let ptrs = [bytes.as_mut_ptr()];
+                check(
+                    cl!(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 8, ptrs.as_ptr() as *mut _, null_mut())),
+                    "binaries",
+                )?;
+                std::fs::create_dir_all(dir)
+                    .and_then(|_| std::fs::write(&path, &bytes))
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                Ok(p)
+            }
+            None => self.build_from_source(source, options),
+        }
+    }
+
+    fn build_from_source(&self, source: &str, options: &str) -> Result<cl_program, String> {
         let src = CString::new(source).unwrap_or_default();
         let opts = CString::new(options).unwrap_or_default();
         let ptr = src.as_ptr();
         let mut e = 0;
         let p = cl!(clCreateProgramWithSource(self.context, 1, &ptr as *const _ as *mut _, null(), &mut e));
         check(e, "clCreateProgramWithSource")?;
+        self.finish_build(p, &opts)
+    }
+
+    fn finish_build(&self, p: cl_program, opts: &CString) -> Result<cl_program, String> {
         let code = cl!(clBuildProgram(p, 1, &self.device, opts.as_ptr(), None, null_mut()));
         if code != CL_SUCCESS {
             let mut len = 0;
@@ -379,9 +473,22 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
         return crate::bench_async::measure(&s);
     }
 
-    // Cold: a source no process has seen, built, and each kernel launched once (some
-    // platforms compile a kernel only at its first launch).
     let scratch = s.buffer(1 << 16, None)?;
+    let prog = if binaries().is_some() {
+        // Programs from (or for) saved binaries: the compiler figures need a compiler
+        // and fresh sources, so they are left out; the program is SOURCE itself.
+        s.build(SOURCE)?
+    } else {
+        build_figures(&s, warm, scratch, &mut out)?
+    };
+    launch_figures(&s, prog, scratch, &mut out)?;
+    Ok(out)
+}
+
+/// The compiler's figures: a cold build (a source no process has seen, each kernel
+/// launched once: some platforms compile a kernel only at its first launch), a warm one,
+/// and later cold builds. Returns the warm-built program.
+fn build_figures(s: &Session, warm: &str, scratch: cl_mem, out: &mut Vec<(String, f64)>) -> Result<cl_program, String> {
     // Unique code, not a comment: some platforms cache compiled kernels by their code
     // (PoCL's "cold" build of this program with only a new comment took 25 ms, 230 ms
     // for one new small kernel).
@@ -396,17 +503,22 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
         .collect();
     let t = Instant::now();
     let cold = s.build(&unique)?;
-    first_launches(&s, cold, scratch)?;
+    first_launches(s, cold, scratch)?;
     out.push(("cold_build_ms".into(), t.elapsed().as_secs_f64() * 1e3));
 
     // Warm: byte-identical source built before by another process.
     let warm_src = std::fs::read_to_string(warm).map_err(|e| format!("{warm}: {e}"))?;
     let t = Instant::now();
     let prog = s.build(&warm_src)?;
-    first_launches(&s, prog, scratch)?;
+    first_launches(s, prog, scratch)?;
     out.push(("warm_build_ms".into(), t.elapsed().as_secs_f64() * 1e3));
-    out.push(("cold_one_ms".into(), later_cold_builds(&s, 1, scratch)?));
-    out.push(("cold_many_ms".into(), later_cold_builds(&s, 16, scratch)?));
+    out.push(("cold_one_ms".into(), later_cold_builds(s, 1, scratch)?));
+    out.push(("cold_many_ms".into(), later_cold_builds(s, 16, scratch)?));
+    Ok(prog)
+}
+
+/// Measures the launches that follow, on `prog`.
+fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<(String, f64)>) -> Result<(), String> {
     let k = s.kernel(prog, "noop")?;
     arg(k, 0, &scratch)?;
     out.push(("rss_mb".into(), status_kib("VmRSS:") / 1024.0));
@@ -486,9 +598,9 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
         let t = best((0..5).map(|_| s.run(k, &[n], None)))?;
         out.push((key.into(), (n * 16 * 256) as f64 / t / 1e9));
     }
-    out.extend(crate::bench_vector::measure(&s)?);
-    out.extend(crate::bench_async::measure(&s)?);
-    Ok(out)
+    out.extend(crate::bench_vector::measure(s)?);
+    out.extend(crate::bench_async::measure(s)?);
+    Ok(())
 }
 
 /// The host's own saxpy over the same arrays with one thread per core: what the

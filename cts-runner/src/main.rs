@@ -71,10 +71,13 @@ unsupported, or skips every configuration, counts as skipped.",
     (
         "bench",
         "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--async-only] [--json FILE] [--svg FILE]
+                        [--save-binaries DIR | --binaries DIR]
 
 Runs the kernel and async-copy benchmarks on each platform (default: all) with host
 saxpy and memcpy as references measured in the same run, and prints a table (and
-JSON, an SVG chart).",
+JSON, an SVG chart). --save-binaries writes every program's binary to DIR (keyed by
+platform, options and source); --binaries loads them instead of building, for a host
+without a compiler (the build figures are then left out).",
     ),
     (
         "stress",
@@ -605,6 +608,13 @@ fn bench(args: &[String]) -> i32 {
         platforms = vec!["FerroCL".into(), "Portable Computing Language".into()];
     }
     let exe = std::env::current_exe().unwrap_or_default();
+    // Saved program binaries: the children read the mode from the environment.
+    for (flag, mode) in [("--save-binaries", "save"), ("--binaries", "load")] {
+        if let Some(dir) = flag_values(args, flag).pop() {
+            // SAFETY (of the environment write): no other thread runs yet.
+            std::env::set_var(cts_runner::bench::BINARIES_ENV, format!("{mode}:{dir}"));
+        }
+    }
     let warm = std::env::temp_dir().join(format!("ferrocl-bench-warm-{}.cl", std::process::id()));
     // The references are measured before and after the platforms, and the better kept:
     // the machine's noise only ever lowers a bandwidth, and a reference caught in a
