@@ -198,7 +198,7 @@ impl Session {
                     cl!(clCreateProgramWithBinary(self.context, 1, &self.device, &len, &mut ptr, &mut status, &mut e));
                 check(e, &format!("clCreateProgramWithBinary({})", path.display()))?;
                 let opts = CString::new(options).unwrap_or_default();
-                return self.finish_build(p, &opts);
+                self.finish_build(p, &opts)
             }
             Some(Binaries::Save(dir)) => {
                 let p = self.build_from_source(source, options)?;
