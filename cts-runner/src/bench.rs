@@ -13,6 +13,8 @@ use crate::cl::*;
 /// better). Ratios are first platform / other platform.
 pub const METRICS: &[(&str, &str, bool)] = &[
     ("launch_us", "launch latency (global size 1), us", false),
+    ("launch16_us", "launch latency, 16 groups of 64 work-items, us", false),
+    ("launch16_per_s", "  the same launches back to back, launches/s", true),
     ("cold_build_ms", "cold build + first launch of each kernel, ms", false),
     ("warm_build_ms", "warm build + first launch of each kernel, ms", false),
     ("cold_one_ms", "  later cold builds: 1-kernel program + launch, ms", false),
@@ -533,6 +535,22 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
         s.run(k, &[1], None)?;
     }
     out.push(("launch_us".into(), t.elapsed().as_secs_f64() * 1e6 / reps as f64));
+
+    // A small launch spread over the workers: 16 groups of 64, each launch waited for,
+    // then the same launches enqueued back to back with one wait at the end.
+    let t = Instant::now();
+    for _ in 0..reps {
+        s.run(k, &[1024], Some(&[64]))?;
+    }
+    out.push(("launch16_us".into(), t.elapsed().as_secs_f64() * 1e6 / reps as f64));
+    let (global, local) = ([1024usize], [64usize]);
+    let t = Instant::now();
+    for _ in 0..reps {
+        let (g, l) = (global.as_ptr(), local.as_ptr());
+        check(cl!(clEnqueueNDRangeKernel(s.queue, k, 1, null(), g, l, 0, null(), null_mut())), "enqueue")?;
+    }
+    check(cl!(clFinish(s.queue)), "clFinish")?;
+    out.push(("launch16_per_s".into(), reps as f64 / t.elapsed().as_secs_f64()));
 
     // saxpy over 64 MiB arrays: 12 bytes per element.
     let n = 16 << 20;

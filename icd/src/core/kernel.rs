@@ -36,6 +36,9 @@ pub struct Kernel {
     pub launch: LaunchFn,
     pub item: Option<ItemFn>,
     pub args: Mutex<Vec<Option<ArgValue>>>,
+    /// What a work-group of this kernel has cost lately (ns, 0: unknown): the pool runs
+    /// launches too small to pay for waking a worker on the issuing thread alone.
+    pub group_ns: Arc<std::sync::atomic::AtomicU64>,
 }
 
 // SAFETY: the function pointers point into `library`, which the kernel keeps loaded.
@@ -62,7 +65,8 @@ impl Kernel {
         let (launch, item) = library.entry(name)?;
         let args = Mutex::new(vec![None; info.args.len()]);
         program.kernel_attached();
-        Some(Arc::new(Kernel { base: Base::new(), program, library, info, launch, item, args }))
+        let group_ns = Default::default();
+        Some(Arc::new(Kernel { base: Base::new(), program, library, info, launch, item, args, group_ns }))
     }
 
     /// `clCloneKernel`: same kernel, a copy of the argument values.
@@ -76,6 +80,7 @@ impl Kernel {
             launch: self.launch,
             item: self.item,
             args: Mutex::new(self.args.lock().clone()),
+            group_ns: Default::default(),
         })
     }
 }
@@ -240,6 +245,7 @@ impl Kernel {
             local,
             offset,
             keep,
+            group_ns: self.group_ns.clone(),
         }))
     }
 }

@@ -48,6 +48,8 @@ pub struct Launch {
     pub offset: [usize; 3],
     /// Objects the kernel uses (buffers, the kernel library), kept alive until done.
     pub keep: Vec<Arc<dyn Any + Send + Sync>>,
+    /// The kernel's recent cost per group (`Kernel::group_ns`), for the pool.
+    pub group_ns: Arc<std::sync::atomic::AtomicU64>,
 }
 
 // SAFETY: the function pointers point into a library `keep` holds; the block holds
@@ -196,7 +198,7 @@ impl Launch {
         let n = self.num_groups();
         let me = self.clone();
         let _watched = super::watchdog::watch(self.clone());
-        Pool::get().run(n.iter().product(), Box::new(move |w, g| me.run_group(w, g, n)))
+        Pool::get().run(n.iter().product(), &self.group_ns, Box::new(move |w, g| me.run_group(w, g, n)))
     }
 }
 

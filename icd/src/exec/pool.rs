@@ -4,8 +4,9 @@
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -100,7 +101,7 @@ impl Pool {
     /// Runs `run(worker, group)` for every group in `0..total` and returns when all
     /// have finished; `false` if any failed or panicked (a driver bug, reported as an
     /// error).
-    pub fn run(&self, total: usize, run: Box<GroupFn>) -> bool {
+    pub fn run(&self, total: usize, group_ns: &AtomicU64, run: Box<GroupFn>) -> bool {
         if total == 0 {
             return true;
         }
@@ -126,17 +127,79 @@ impl Pool {
             wake: Condvar::new(),
         });
         self.shared.jobs.lock().push_back(job.clone());
-        self.shared.work.notify_all();
-        let mut finished = job.finished.lock();
-        while !*finished {
-            job.wake.wait(&mut finished);
+        // The issuing thread works on the groups at once. Helpers come one at a time:
+        // one woken, and each helper that finds more than its own chunk left wakes the
+        // next, so no thread pays for waking every worker (with 16 workers that was most
+        // of a small launch). A launch the kernel's recent groups say will take less than
+        // a wake-up wakes nobody, unless it runs past that.
+        let estimate = group_ns.load(Ordering::Relaxed).saturating_mul(total as u64);
+        let solo = estimate != 0 && estimate < SOLO_NS;
+        let start = Instant::now();
+        let wake_at = if solo { start + Duration::from_nanos(SOLO_NS) } else { start };
+        let ran = CALLER.with(|w| {
+            let mut w = w.borrow_mut();
+            work_on(&job, w.get_or_insert_with(Worker::new), Some((wake_at, &self.shared)))
+        });
+        if ran > 0 {
+            // A moving average of what the issuing thread saw.
+            let per_group = (start.elapsed().as_nanos() as u64 / ran as u64).max(1);
+            let old = group_ns.load(Ordering::Relaxed);
+            group_ns.store(if old == 0 { per_group } else { (old * 3 + per_group) / 4 }, Ordering::Relaxed);
         }
-        drop(finished);
+        if job.done.load(Ordering::Acquire) < total {
+            // Helpers finish their last chunks: a short spin saves a sleep and a wake-up
+            // for them; the condition variable covers long groups (and a busy machine).
+            let until = Instant::now() + Duration::from_micros(20);
+            while job.done.load(Ordering::Acquire) < total && Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            let mut finished = job.finished.lock();
+            while !*finished {
+                job.wake.wait(&mut finished);
+            }
+        }
         // Workers drop exhausted jobs only when they look for the next one; remove it
         // now so the launch (and the buffers it keeps alive) goes away with this call.
         self.shared.jobs.lock().retain(|j| !Arc::ptr_eq(j, &job));
         !job.failed.load(Ordering::Acquire)
     }
+}
+
+/// A launch whose groups together cost less than this runs on the issuing thread
+/// alone: waking a sleeping worker takes about as long.
+const SOLO_NS: u64 = 8_000;
+
+/// Runs chunks of `job` until none is left; returns how many groups this thread ran.
+/// With `wake`, the issuing thread wakes the first helper when the time comes and
+/// chunks are still left.
+fn work_on(job: &Job, w: &mut Worker, mut wake: Option<(Instant, &Shared)>) -> usize {
+    occupancy::enter();
+    let mut ran = 0;
+    loop {
+        if let Some((at, shared)) = wake {
+            if Instant::now() >= at && job.next.load(Ordering::Relaxed) < job.total {
+                shared.work.notify_one();
+                wake = None;
+            }
+        }
+        let start = job.next.fetch_add(job.chunk, Ordering::Relaxed);
+        if start >= job.total {
+            break;
+        }
+        ran += job.chunk.min(job.total - start);
+        let end = (start + job.chunk).min(job.total);
+        // Every group runs, even after one failed.
+        let failures = catch_unwind(AssertUnwindSafe(|| (start..end).filter(|&g| !(job.run)(w, g)).count()));
+        if !matches!(failures, Ok(0)) {
+            job.failed.store(true, Ordering::Release);
+        }
+        if job.done.fetch_add(end - start, Ordering::AcqRel) + (end - start) == job.total {
+            *job.finished.lock() = true;
+            job.wake.notify_all();
+        }
+    }
+    occupancy::leave();
+    ran
 }
 
 fn worker_loop(shared: &Shared, w: &mut Worker) {
@@ -153,24 +216,10 @@ fn worker_loop(shared: &Shared, w: &mut Worker) {
                 }
             }
         };
-        occupancy::enter();
-        loop {
-            let start = job.next.fetch_add(job.chunk, Ordering::Relaxed);
-            if start >= job.total {
-                occupancy::leave();
-                break;
-            }
-            let end = (start + job.chunk).min(job.total);
-            // Every group runs, even after one failed.
-            let failures = catch_unwind(AssertUnwindSafe(|| (start..end).filter(|&g| !(job.run)(w, g)).count()));
-            let ok = matches!(failures, Ok(0));
-            if !ok {
-                job.failed.store(true, Ordering::Release);
-            }
-            if job.done.fetch_add(end - start, Ordering::AcqRel) + (end - start) == job.total {
-                *job.finished.lock() = true;
-                job.wake.notify_all();
-            }
+        // More than one chunk left: the next helper is worth waking.
+        if job.next.load(Ordering::Relaxed) + job.chunk < job.total {
+            shared.work.notify_one();
         }
+        work_on(&job, w, None);
     }
 }
