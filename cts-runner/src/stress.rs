@@ -218,7 +218,7 @@ fn worker(sh: Shared, t: u64, deadline: Instant, counts: &Counts) -> Result<(), 
             check(e, "clCreateBuffer")?;
             let b = cl!(clCreateBuffer(context, CL_MEM_READ_WRITE, n * 4, null_mut(), &mut e));
             check(e, "clCreateBuffer")?;
-            let chain = chain(q, k, a, b, n, v, &mut rng, context, data, counts);
+            let chain = chain(&Link { q, k, context, data, counts }, (a, b), n, v, &mut rng);
             cl!(clReleaseMemObject(a));
             cl!(clReleaseMemObject(b));
             chain?;
@@ -231,41 +231,30 @@ fn worker(sh: Shared, t: u64, deadline: Instant, counts: &Counts) -> Result<(), 
     result
 }
 
-/// One verified chain: write, (gate), kernel, copy, fill, read, (map).
-#[allow(clippy::too_many_arguments)]
-fn chain(
+/// What every chain of one thread uses.
+struct Link<'a> {
     q: cl_command_queue,
     k: cl_kernel,
-    a: cl_mem,
-    b: cl_mem,
-    n: usize,
-    v: i32,
-    rng: &mut Rng,
     context: cl_context,
+    /// The callback's data: `counts`.
     data: *mut c_void,
-    counts: &Counts,
-) -> Result<(), String> {
+    counts: &'a Counts,
+}
+
+/// One verified chain on buffers `a` and `b` of `n` ints: write, (gate), kernel, copy,
+/// fill, read, (map).
+fn chain(l: &Link, (a, b): (cl_mem, cl_mem), n: usize, v: i32, rng: &mut Rng) -> Result<(), String> {
     let host: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(v | 1)).collect();
-    let r = chain_on(q, k, (a, b), &host, v, rng, context, data, counts);
+    let r = chain_on(l, (a, b), &host, v, rng);
     if r.is_err() {
         // A non-blocking write may still read `host`.
-        cl!(clFinish(q));
+        cl!(clFinish(l.q));
     }
     r
 }
 
-#[allow(clippy::too_many_arguments)]
-fn chain_on(
-    q: cl_command_queue,
-    k: cl_kernel,
-    (a, b): (cl_mem, cl_mem),
-    host: &[i32],
-    v: i32,
-    rng: &mut Rng,
-    context: cl_context,
-    data: *mut c_void,
-    counts: &Counts,
-) -> Result<(), String> {
+fn chain_on(l: &Link, (a, b): (cl_mem, cl_mem), host: &[i32], v: i32, rng: &mut Rng) -> Result<(), String> {
+    let Link { q, k, context, data, counts } = *l;
     let n = host.len();
     let mut ev = Events(Vec::new());
     let count = |c: u64| counts.commands.fetch_add(c, Ordering::Relaxed);

@@ -228,16 +228,9 @@ pub enum Op {
         wait: Wait,
         event: bool,
     },
-    Write {
-        queue: Ref,
-        mem: Ref,
-        blocking: bool,
-        offset: Size,
-        size: Size,
-        wait: Wait,
-        event: bool,
-    },
-    Read {
+    /// `clEnqueueReadBuffer`, or with `write` `clEnqueueWriteBuffer`.
+    Transfer {
+        write: bool,
         queue: Ref,
         mem: Ref,
         blocking: bool,
@@ -732,8 +725,7 @@ impl Session {
                 ));
                 self.took_event(event);
             }
-            Op::Write { queue, mem, blocking, offset, size, wait, event: e }
-            | Op::Read { queue, mem, blocking, offset, size, wait, event: e } => {
+            Op::Transfer { write, queue, mem, blocking, offset, size, wait, event: e } => {
                 let size = size.get();
                 // Past the cap no buffer can hold `size`, so the call must fail before
                 // it touches the one byte given.
@@ -741,7 +733,7 @@ impl Session {
                 let blocking = (*blocking && self.may_block()) as cl_bool;
                 let (n, list) = self.wait_list(wait, &mut events);
                 let (q, m) = (self.handle(Family::Queue, *queue), self.handle(Family::Mem, *mem));
-                if matches!(op, Op::Write { .. }) {
+                if *write {
                     cl!(clEnqueueWriteBuffer(q, m, blocking, offset.get(), size, ptr, n, list, want(*e, &mut event)));
                 } else {
                     cl!(clEnqueueReadBuffer(q, m, blocking, offset.get(), size, ptr, n, list, want(*e, &mut event)));
