@@ -16,6 +16,14 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("dbuf_light", "double-buffered vs synchronous twin, copy-bound", true),
     ("dbuf_balanced", "double-buffered vs synchronous twin, balanced", true),
     ("dbuf_heavy", "double-buffered vs synchronous twin, compute-bound", true),
+    ("dbuf_light_g2", "  the same, copy-bound, 2 groups", true),
+    ("dbuf_balanced_g2", "  the same, balanced, 2 groups", true),
+    ("dbuf_light_g4", "  the same, copy-bound, 4 groups", true),
+    ("dbuf_balanced_g4", "  the same, balanced, 4 groups", true),
+    ("dbuf_light_g8", "  the same, copy-bound, 8 groups", true),
+    ("dbuf_balanced_g8", "  the same, balanced, 8 groups", true),
+    ("dbuf_light_g128", "  the same, copy-bound, 128 groups", true),
+    ("dbuf_balanced_g128", "  the same, balanced, 128 groups", true),
 ];
 
 pub const SOURCE: &str = r#"
@@ -139,9 +147,32 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
         out.push(("copy2d_gbs".into(), 2.0 * BYTES as f64 / t / 1e9));
     }
 
-    // Double buffering: 16 groups of 64 work-items, each streaming 512 tiles of 8 KiB.
+    // Double buffering, 16 groups of 64 work-items (the figures without a suffix), then
+    // 2, 4, 8 and 128: with fewer groups than cores, idle cores may copy meanwhile.
     let k = s.kernel(prog, "tiles")?;
-    let (tile, groups) = (512usize, 16usize);
+    for groups in [16usize, 2, 4, 8, 128] {
+        let figures = double_buffered(s, k, (a, b), groups)?;
+        let suffix = if groups == 16 { String::new() } else { format!("_g{groups}") };
+        for (key, v) in figures {
+            if groups == 16 || key != "dbuf_heavy" {
+                out.push((format!("{key}{suffix}"), v));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The double-buffered kernel against its synchronous twin with `groups` groups, each
+/// streaming its share of `BYTES` in 8 KiB tiles: copy-bound (no computation), balanced
+/// (the least computation that takes as long as the copies alone, each measured without
+/// the other, so the point is balanced on the host it runs on) and compute-bound (4x).
+fn double_buffered(
+    s: &Session,
+    k: cl_kernel,
+    (a, b): (cl_mem, cl_mem),
+    groups: usize,
+) -> Result<Vec<(&'static str, f64)>, String> {
+    let tile = 512usize;
     let tiles = BYTES / (tile * 16 * groups);
     arg(k, 0, &a)?;
     arg(k, 1, &b)?;
@@ -158,13 +189,12 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
         once(work, mode)?;
         best((0..3).map(|_| once(work, mode)))
     };
-    // Balanced: the least computation that takes as long as the copies alone (each
-    // measured without the other).
     let copies_alone = time(-1, 0)?;
     let mut work = 1;
     while work < 1 << 14 && time(work, 2)? < copies_alone {
         work *= 2;
     }
+    let mut out = Vec::new();
     for (key, w) in [("dbuf_light", 0), ("dbuf_balanced", work), ("dbuf_heavy", work * 4)] {
         // Alternating, so that a slow spell of the machine hits both twins alike.
         let (mut sync, mut dbuf) = (f64::INFINITY, f64::INFINITY);
@@ -172,9 +202,9 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
             sync = sync.min(once(w, 0)?);
             dbuf = dbuf.min(once(w, 1)?);
         }
-        out.push((key.into(), sync / dbuf));
+        out.push((key, sync / dbuf));
     }
-    out.push(("dbuf_balanced_work".into(), work as f64));
+    out.push(("dbuf_balanced_work", work as f64));
     Ok(out)
 }
 
