@@ -172,3 +172,32 @@ fn ferrocl_build_is_accepted_before_or_after_the_command() {
     let o = cts_runner(&["--ferrocl-build"]);
     assert!(o.status.success() && text(&o).trim() == "FerroCL", "{}", text(&o));
 }
+
+/// `bench --save-binaries` on a machine with clang, then `--binaries` where no compiler
+/// can be found: the second run builds nothing, and measures.
+#[test]
+fn bench_runs_from_saved_binaries_without_a_compiler() {
+    let dir = std::env::temp_dir().join(format!("ferrocl-bins-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let save = cts_runner(&["bench", "--ferrocl-build", "--platform", "FerroCL", "--async-only", "--save-binaries", d]);
+    assert!(save.status.success(), "{}", text(&save));
+    let saved = std::fs::read_dir(&dir).unwrap().count();
+    assert!(saved >= 2, "{saved} binaries saved");
+    let load = Command::new(env!("CARGO_BIN_EXE_cts-runner"))
+        .args(["bench", "--ferrocl-build", "--platform", "FerroCL", "--async-only", "--binaries", d])
+        .env("FERROCL_CLANG", "/nonexistent/clang")
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("cts-runner runs");
+    let t = text(&load);
+    assert!(load.status.success(), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("async copy global->local->global") && !l.ends_with('-')), "{t}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), saved, "loading writes nothing");
+    // Without the binaries the same run cannot build, and says so.
+    let _ = std::fs::remove_dir_all(&dir);
+    let missing = Command::new(env!("CARGO_BIN_EXE_cts-runner"))
+        .args(["bench", "--ferrocl-build", "--platform", "FerroCL", "--async-only", "--binaries", d])
+        .output()
+        .expect("cts-runner runs");
+    assert!(text(&missing).contains("no saved binary"), "{}", text(&missing));
+}
