@@ -326,6 +326,11 @@ impl DriverSection {
         let Some(s) = slot else { return f() };
         let outer = s.driver.swap(0, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
+        if s.deferred.swap(false, Ordering::Relaxed) {
+            // An interrupt deferred by the section around this call (a fiber starting
+            // after a barrier's switch) ends the call now, before the kernel runs on.
+            raise_interrupt();
+        }
         let r = f();
         compiler_fence(Ordering::SeqCst);
         s.driver.store(outer, Ordering::Relaxed);
@@ -339,11 +344,15 @@ impl Drop for DriverSection {
         compiler_fence(Ordering::SeqCst);
         if s.driver.fetch_sub(1, Ordering::Relaxed) == 1 && s.deferred.swap(false, Ordering::Relaxed) {
             // The interrupt that arrived meanwhile, now that nothing is held.
-            // SAFETY: plain syscalls; the signal goes to this thread, whose handler
-            // ends the guarded call.
-            unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), gettid(), interrupt_signal()) };
+            raise_interrupt();
         }
     }
+}
+
+/// Sends the interrupt signal to this thread, whose handler ends the guarded call.
+fn raise_interrupt() {
+    // SAFETY: plain syscalls with no memory arguments.
+    unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), gettid(), interrupt_signal()) };
 }
 
 /// Runs `f` on this thread, guarded: a hardware fault in it ends it early with `Err`.
@@ -471,6 +480,19 @@ mod tests {
             unsafe { std::ptr::write_volatile(16 as *mut u32, 1) };
         });
         assert_eq!(r.expect_err("caught").signal, libc::SIGSEGV);
+    }
+
+    #[test]
+    fn a_deferred_interrupt_ends_the_call_before_kernel_code_inside_the_section_runs() {
+        let mut kernel_ran = false;
+        let r = guarded_as(79, || {
+            let _section = DriverSection::enter();
+            interrupt(79);
+            // A fiber starting inside the section: the interrupt ends the call first.
+            DriverSection::kernel(|| kernel_ran = true);
+        });
+        assert!(!kernel_ran);
+        assert_eq!(r.expect_err("interrupted").signal, interrupt_signal());
     }
 
     #[test]
