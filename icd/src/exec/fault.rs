@@ -299,6 +299,16 @@ thread_local! {
     };
 }
 
+/// This thread's guard slot (claimed at first use), or `None` when faults are not
+/// caught or the table is full.
+fn own_slot() -> Option<&'static Slot> {
+    if install() {
+        CLAIM.with(|c| c.0)
+    } else {
+        None
+    }
+}
+
 /// The driver's own code running inside a guarded call on a kernel's behalf (the
 /// async-copy services, fiber switching): from `enter` until the value is dropped, a
 /// fault is not the kernel's (it is not recovered: the process ends as it would without
@@ -309,7 +319,7 @@ pub struct DriverSection(Option<&'static Slot>);
 
 impl DriverSection {
     pub fn enter() -> DriverSection {
-        let slot = if install() { CLAIM.with(|c| c.0) } else { None };
+        let slot = own_slot();
         if let Some(s) = slot {
             // Only this thread and its signal handler touch the count: program order
             // is all that matters, which the compiler fences keep.
@@ -322,7 +332,7 @@ impl DriverSection {
     /// Runs `f` (kernel code called from a section, such as a fiber's work-item) as the
     /// kernel's again: a fault in it ends the guarded call.
     pub fn kernel<R>(f: impl FnOnce() -> R) -> R {
-        let slot = if install() { CLAIM.with(|c| c.0) } else { None };
+        let slot = own_slot();
         let Some(s) = slot else { return f() };
         let outer = s.driver.swap(0, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
@@ -363,7 +373,7 @@ pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
 
 /// `guarded`, marked as running `tag` (non-zero): `interrupt(tag)` can end it.
 pub fn guarded_as<F: FnOnce()>(tag: usize, f: F) -> Result<(), Fault> {
-    let slot = if install() { CLAIM.with(|c| c.0) } else { None };
+    let slot = own_slot();
     // No slot (table full, or faults not caught): run as is.
     let Some(slot) = slot else {
         f();
