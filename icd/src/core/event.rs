@@ -53,6 +53,9 @@ pub struct Event {
     pub command_type: cl_command_type,
     state: Mutex<State>,
     changed: Condvar,
+    /// The queue profiles: only then are `times` taken (reading the clock five times
+    /// a command was 5% of back-to-back small launches).
+    profiled: bool,
     times: [AtomicU64; 5],
 }
 
@@ -71,10 +74,12 @@ impl Event {
         command_type: cl_command_type,
         status: cl_int,
     ) -> Arc<Event> {
+        let profiled = queue.as_ref().is_some_and(|q| q.profiling());
         let e = Event {
             base: Base::new(),
             context,
             queue,
+            profiled,
             command_type,
             state: Mutex::new(State { status, callbacks: Vec::new() }),
             changed: Condvar::new(),
@@ -102,13 +107,14 @@ impl Event {
     }
 
     fn stamp(&self, which: Stamp) {
-        self.times[which as usize].store(now_ns(), Ordering::Release);
+        if self.profiled {
+            self.times[which as usize].store(now_ns(), Ordering::Release);
+        }
     }
 
     /// A profiling time, once the command has completed and only if its queue profiles.
     pub fn profiling_time(&self, which: Stamp) -> Option<u64> {
-        let queue = self.queue.as_ref()?;
-        if !queue.profiling() || self.status() != CL_COMPLETE {
+        if !self.profiled || self.status() != CL_COMPLETE {
             return None;
         }
         Some(self.times[which as usize].load(Ordering::Acquire))
