@@ -3,7 +3,13 @@
 //! `api` is the C boundary (argument checks and spec error codes, one file per object
 //! family); `core` holds the object model and the logic behind each entry point.
 
+#[cfg(feature = "mimalloc")]
+mod alloc;
 pub mod api;
 pub mod compiler;
 pub mod core;
 pub mod exec;
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static HEAP: alloc::DriverAlloc = alloc::DriverAlloc;
