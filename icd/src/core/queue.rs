@@ -9,8 +9,10 @@
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
+use std::time::{Duration, Instant};
 
 use opencl_sys::*;
 use parking_lot::{Condvar, Mutex};
@@ -43,7 +45,15 @@ struct State {
 struct Commands {
     state: Mutex<State>,
     changed: Condvar,
+    /// Commands pending, readable without the lock by the queue's thread spinning.
+    pending: AtomicUsize,
 }
+
+/// How long the queue's thread looks for the next command before it sleeps: waking a
+/// sleeping thread costs the enqueuing one a system call (back-to-back small launches
+/// on the 2-core machine ran at 250,000-280,000/s when every command woke it, at
+/// 680,000-900,000/s when it was already awake).
+const SPIN: Duration = Duration::from_micros(50);
 
 impl Commands {
     /// Takes the next command if no other thread is executing one.
@@ -52,6 +62,7 @@ impl Commands {
             return None;
         }
         let s = st.pending.pop_front()?;
+        self.pending.store(st.pending.len(), Ordering::Relaxed);
         st.busy = true;
         Some(s)
     }
@@ -72,19 +83,32 @@ impl Commands {
     }
 
     /// Runs pending commands on the calling thread (waiting while another thread runs
-    /// one) until `done` holds.
-    fn drain(&self, done: impl Fn(&State) -> bool) {
+    /// one) until `done` holds. With `spin`, a wait for the next command first looks for
+    /// it for up to `SPIN`.
+    fn drain(&self, done: impl Fn(&State) -> bool, spin: bool) {
         let mut st = self.state.lock();
         loop {
             if let Some(s) = self.take(&mut st) {
                 drop(st);
                 self.run(s);
+                if spin {
+                    self.await_command();
+                }
                 st = self.state.lock();
             } else if done(&st) {
                 return;
             } else {
                 self.changed.wait(&mut st);
             }
+        }
+    }
+
+    /// Returns when a command is pending or `SPIN` has passed (yielding the core
+    /// meanwhile, so that a busy machine loses little to it).
+    fn await_command(&self) {
+        let start = Instant::now();
+        while self.pending.load(Ordering::Relaxed) == 0 && start.elapsed() < SPIN {
+            thread::yield_now();
         }
     }
 }
@@ -144,7 +168,11 @@ impl Queue {
     ) -> Arc<Event> {
         let event = Event::new_command(self.clone(), command_type);
         event.set_status(CL_SUBMITTED);
-        self.commands.state.lock().pending.push_back(Submission { event: event.clone(), wait_for, work });
+        {
+            let mut st = self.commands.state.lock();
+            st.pending.push_back(Submission { event: event.clone(), wait_for, work });
+            self.commands.pending.store(st.pending.len(), Ordering::Relaxed);
+        }
         self.commands.changed.notify_all();
         event
     }
@@ -152,7 +180,7 @@ impl Queue {
     /// Blocks until every command enqueued so far has finished, running pending
     /// commands on this thread rather than waiting for the queue's thread to.
     pub fn finish(&self) {
-        self.commands.drain(|st| st.pending.is_empty() && !st.busy);
+        self.commands.drain(|st| st.pending.is_empty() && !st.busy, false);
     }
 }
 
@@ -164,7 +192,7 @@ impl Drop for Queue {
 }
 
 fn queue_thread(c: &Commands) {
-    c.drain(|st| st.closed && st.pending.is_empty() && !st.busy);
+    c.drain(|st| st.closed && st.pending.is_empty() && !st.busy, true);
 }
 
 fn execute(Submission { event, wait_for, work }: Submission) {
