@@ -27,12 +27,18 @@ const SYSTEM: u8 = 2;
 /// allocator it came from.
 static CHOICE: AtomicU8 = AtomicU8::new(UNDECIDED);
 
+/// The allocator every block goes to and comes back from.
 #[inline]
-fn system() -> bool {
-    match CHOICE.load(Ordering::Relaxed) {
+fn heap() -> &'static dyn GlobalAlloc {
+    let system = match CHOICE.load(Ordering::Relaxed) {
         MIMALLOC => false,
         SYSTEM => true,
         _ => decide(),
+    };
+    if system {
+        &System
+    } else {
+        &MiMalloc
     }
 }
 
@@ -56,44 +62,24 @@ unsafe impl GlobalAlloc for DriverAlloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, forwarded.
-        unsafe {
-            match system() {
-                true => System.alloc(layout),
-                false => MiMalloc.alloc(layout),
-            }
-        }
+        unsafe { heap().alloc(layout) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract, forwarded.
-        unsafe {
-            match system() {
-                true => System.alloc_zeroed(layout),
-                false => MiMalloc.alloc_zeroed(layout),
-            }
-        }
+        unsafe { heap().alloc_zeroed(layout) }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: the caller's contract, forwarded to the allocator the block came from.
-        unsafe {
-            match system() {
-                true => System.dealloc(ptr, layout),
-                false => MiMalloc.dealloc(ptr, layout),
-            }
-        }
+        unsafe { heap().dealloc(ptr, layout) }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract, forwarded to the allocator the block came from.
-        unsafe {
-            match system() {
-                true => System.realloc(ptr, layout, new_size),
-                false => MiMalloc.realloc(ptr, layout, new_size),
-            }
-        }
+        unsafe { heap().realloc(ptr, layout, new_size) }
     }
 }
