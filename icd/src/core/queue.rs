@@ -192,7 +192,9 @@ impl Drop for Queue {
 }
 
 fn queue_thread(c: &Commands) {
-    c.drain(|st| st.closed && st.pending.is_empty() && !st.busy, true);
+    // On one core the enqueuing thread cannot run while this one looks.
+    let spin = Device::get().host.cores > 1;
+    c.drain(|st| st.closed && st.pending.is_empty() && !st.busy, spin);
 }
 
 fn execute(Submission { event, wait_for, work }: Submission) {

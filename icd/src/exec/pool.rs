@@ -183,7 +183,7 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<(Option<Instant>, &Shared
     // A solo launch reads the clock after 1, 4, 16, 64, ... chunks: reading it before
     // each chunk was a tenth of back-to-back small launches (clock_gettime in a VM), and
     // this way a wake-up is late by at most three times the time already spent.
-    let mut check_at = 0;
+    let mut check_at = if matches!(wake, Some((Some(_), _))) { 1 } else { 0 };
     let mut chunks = 0usize;
     let mut waking = Duration::ZERO;
     loop {
