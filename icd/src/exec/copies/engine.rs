@@ -161,7 +161,7 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
     // computes: deferring it to the wait only adds the job's bookkeeping (measured:
     // copy-bound benchmark 13-16.5 GB/s deferred, 17-19.5 run at issue), and offering
     // it to an idle-priority worker that gets no core cost another 15%.
-    let free_core = crate::exec::occupancy::has_idle_worker() && !recently_starved();
+    let free_core = || crate::exec::occupancy::has_idle_worker() && !recently_starved();
     // A copy into local memory runs on the group's own core too, even with cores free:
     // the group reads what it copied, and reading lines another core wrote costs it as
     // much as fetching them from memory itself (tools/copy-pipeline.c, one consumer
@@ -169,7 +169,7 @@ pub fn issue(copy: &AsyncCopy) -> Option<Arc<Job>> {
     // copied them, 8.6-8.8 with four helpers, on the 16-core host; 14.3 and 7.1 on
     // the 2-core machine). Copies out of local memory still go to the workers: nothing
     // in the group reads their destination.
-    if bytes <= INLINE_BYTES || !free_core || copy.to_local != 0 {
+    if bytes <= INLINE_BYTES || copy.to_local != 0 || !free_core() {
         // The kernel's addresses: a fault here is the kernel's, even though the copy
         // service (a driver section) runs it.
         // SAFETY: the kernel's copy; the issuing group is running, so its memory is live.
