@@ -181,6 +181,35 @@ const _: () = assert!(core::mem::offset_of!(Group, scratch) == 216);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
 
+/// An image as kernel code sees it: what an `image2d_t` (and every other image type)
+/// argument points to (`img_t` in builtins/clc/image.cl). Texel (x, y, z) lies at
+/// `data + x * elem + y * row_pitch + z * slice_pitch`: a 1D array's layer is y (its
+/// row pitch is the layer pitch), a 2D array's is z.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Image {
+    pub data: *mut c_void,
+    pub row_pitch: u64,
+    pub slice_pitch: u64,
+    /// Extent in x, y and z as addressed, layers included (1 for unused dimensions).
+    pub size: [i32; 3],
+    /// Array size (0 for images that are not arrays).
+    pub layers: i32,
+    /// `CL_R`, `CL_RGBA`, ... and `CL_UNORM_INT8`, ...: the OpenCL C `CLK_*` values are
+    /// the same.
+    pub order: u32,
+    pub channel_type: u32,
+    /// Bytes per texel.
+    pub elem: u32,
+    /// Channels stored per texel (1 for the packed types).
+    pub channels: u32,
+}
+
+// The same layout is written out in builtins/clc/image.cl.
+const _: () = assert!(core::mem::offset_of!(Image, size) == 24);
+const _: () = assert!(core::mem::offset_of!(Image, order) == 40);
+const _: () = assert!(core::mem::size_of::<Image>() == 56);
+
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
 pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_4";
 

@@ -10,6 +10,7 @@ mod builtins;
 mod contexts;
 mod events;
 mod handles;
+mod images;
 mod kernels;
 mod opencl_c2;
 mod platform;

@@ -197,8 +197,14 @@ fn device_values_are_truthful() {
     let wg: usize = device_info(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     let sizes: [usize; 3] = device_info(d, CL_DEVICE_MAX_WORK_ITEM_SIZES);
     assert!(wg >= 1 && sizes[0] >= wg.min(sizes[0]));
+    // Images, with at least the OpenCL 3.0 minimum limits.
+    assert_eq!(device_info::<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT), CL_TRUE);
+    assert!(device_info::<usize>(d, CL_DEVICE_IMAGE2D_MAX_WIDTH) >= 16384);
+    assert!(device_info::<usize>(d, CL_DEVICE_IMAGE3D_MAX_DEPTH) >= 2048);
+    assert!(device_info::<usize>(d, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE) >= 65536);
+    assert!(device_info::<cl_uint>(d, CL_DEVICE_MAX_READ_IMAGE_ARGS) >= 128);
+    assert!(device_info::<cl_uint>(d, CL_DEVICE_MAX_SAMPLERS) >= 16);
     // Optional features we do not support say so.
-    assert_eq!(device_info::<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT), CL_FALSE);
     assert_eq!(device_info::<cl_bool>(d, CL_DEVICE_PIPE_SUPPORT), CL_FALSE);
     assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_SVM_CAPABILITIES), 0);
     assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0);

@@ -8,6 +8,7 @@ use super::icd::{self, from_handle};
 use super::util::{status, write_opt, CLResult, Info};
 use crate::core::device::{self, Device};
 use crate::core::event::now_ns;
+use crate::core::image;
 use crate::core::platform::{self, Platform};
 use crate::core::{cl_version, DRIVER_VERSION};
 
@@ -67,7 +68,6 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
     let w = d.vector_widths();
     let none_u32 = 0u32;
     let none_u64 = 0u64;
-    let none_usize = 0usize;
     match param {
         CL_DEVICE_TYPE => Info::of(&CL_DEVICE_TYPE_CPU),
         CL_DEVICE_VENDOR_ID => Info::of(&0x4643_4c00u32),
@@ -160,15 +160,22 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => {
             Info::of(&(device::atomic_capabilities() | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM))
         }
-        // Optional features we do not support: images, SVM, pipes, device enqueue.
-        CL_DEVICE_IMAGE_SUPPORT => Info::of(&false),
-        CL_DEVICE_MAX_READ_IMAGE_ARGS
-        | CL_DEVICE_MAX_WRITE_IMAGE_ARGS
-        | CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
-        | CL_DEVICE_MAX_SAMPLERS
-        | CL_DEVICE_IMAGE_PITCH_ALIGNMENT
-        | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
-        | CL_DEVICE_MAX_PIPE_ARGS
+        // Images: any number of arguments costs nothing (each is a pointer), so these
+        // are the OpenCL minimums, raised where programs are known to want more.
+        CL_DEVICE_IMAGE_SUPPORT => Info::of(&true),
+        CL_DEVICE_MAX_READ_IMAGE_ARGS => Info::of(&128u32),
+        CL_DEVICE_MAX_WRITE_IMAGE_ARGS | CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS => Info::of(&64u32),
+        CL_DEVICE_MAX_SAMPLERS => Info::of(&16u32),
+        CL_DEVICE_IMAGE_PITCH_ALIGNMENT => Info::of(&image::PITCH_ALIGNMENT),
+        CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => Info::of(&image::BASE_ADDRESS_ALIGNMENT),
+        CL_DEVICE_IMAGE2D_MAX_WIDTH | CL_DEVICE_IMAGE2D_MAX_HEIGHT => Info::of(&image::LIMITS.max_2d),
+        CL_DEVICE_IMAGE3D_MAX_WIDTH | CL_DEVICE_IMAGE3D_MAX_HEIGHT | CL_DEVICE_IMAGE3D_MAX_DEPTH => {
+            Info::of(&image::LIMITS.max_3d)
+        }
+        CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => Info::of(&image::LIMITS.max_buffer),
+        CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => Info::of(&image::LIMITS.max_array),
+        // Optional features we do not support: SVM, pipes, device enqueue.
+        CL_DEVICE_MAX_PIPE_ARGS
         | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
         | CL_DEVICE_PIPE_MAX_PACKET_SIZE
         | CL_DEVICE_MAX_ON_DEVICE_QUEUES
@@ -178,13 +185,6 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         | CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => Info::of(&none_u32),
-        CL_DEVICE_IMAGE2D_MAX_WIDTH
-        | CL_DEVICE_IMAGE2D_MAX_HEIGHT
-        | CL_DEVICE_IMAGE3D_MAX_WIDTH
-        | CL_DEVICE_IMAGE3D_MAX_HEIGHT
-        | CL_DEVICE_IMAGE3D_MAX_DEPTH
-        | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
-        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => Info::of(&none_usize),
         CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
             Info::of(&device::MAX_GLOBAL_VARIABLE_SIZE)
         }

@@ -14,6 +14,7 @@ use crate::core::device::Device;
 use crate::core::kernel::{ArgValue, Kernel, NdRange};
 use crate::core::memory::Mem;
 use crate::core::program::Program;
+use crate::core::sampler::Sampler;
 
 pub(super) unsafe extern "C" fn clCreateKernel(
     program: cl_program,
@@ -101,6 +102,43 @@ pub(super) unsafe extern "C" fn clSetKernelArg(
                     // object when the specified arg_value is not a valid memory object."
                     ArgValue::Buffer(Some(Arc::downgrade(&from_handle::<Mem>(mem)?)))
                 }
+            }
+            ArgKind::Image => {
+                if arg_size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                // SAFETY: arg_value points at a cl_mem.
+                let m = super::image::image_of(unsafe { *(arg_value as *const cl_mem) })?;
+                // "CL_INVALID_ARG_VALUE if the argument is an image declared with the
+                // read_only qualifier and arg_value refers to an image object created with
+                // cl_mem_flags of CL_MEM_WRITE_ONLY or if the image argument is declared
+                // with the write_only qualifier and arg_value refers to an image object
+                // created with cl_mem_flags of CL_MEM_READ_ONLY."
+                let forbidden = match a.access.as_str() {
+                    "read_only" => CL_MEM_WRITE_ONLY,
+                    "write_only" => CL_MEM_READ_ONLY,
+                    _ => 0,
+                };
+                if m.flags & forbidden != 0 {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                ArgValue::Image(Arc::downgrade(&m))
+            }
+            ArgKind::Sampler => {
+                // "CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when
+                // the specified arg_value is not a valid sampler object."
+                if arg_size != std::mem::size_of::<cl_sampler>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_SAMPLER);
+                }
+                // SAFETY: arg_value points at a cl_sampler.
+                let s = from_handle::<Sampler>(unsafe { *(arg_value as *const cl_sampler) })?;
+                ArgValue::Bytes((s.bits() as u64).to_ne_bytes().to_vec())
             }
             ArgKind::Local => {
                 // "CL_INVALID_ARG_VALUE if the argument is declared with the local

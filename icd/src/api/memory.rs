@@ -10,12 +10,15 @@ use super::icd::{self, from_handle, into_handle};
 use super::util::{properties, property_array, status, with_errcode, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
-use crate::core::memory::{Mem, MemDestructor, BUFFER_FLAGS, DEVICE_ACCESS, HOST_ACCESS, HOST_PTR_FLAGS};
+pub(super) use crate::core::memory::DEVICE_ACCESS;
+use crate::core::memory::{Mem, MemDestructor, BUFFER_FLAGS, HOST_ACCESS, HOST_PTR_FLAGS, KERNEL_ACCESS};
 
 /// "CL_INVALID_VALUE if values specified in flags are not valid": unknown bits, or more
 /// than one flag of a mutually exclusive group.
-fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
+/// Images may also be `CL_MEM_KERNEL_READ_AND_WRITE`.
+pub(super) fn check_flags(flags: cl_mem_flags, image: bool) -> CLResult<()> {
     let at_most_one = |group: cl_mem_flags| (flags & group).count_ones() <= 1;
+    let flags = if image { flags & !KERNEL_ACCESS } else { flags };
     let host_ptr_ok = flags & CL_MEM_USE_HOST_PTR == 0 || flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) == 0;
     if flags & !BUFFER_FLAGS != 0 || !at_most_one(DEVICE_ACCESS) || !at_most_one(HOST_ACCESS) || !host_ptr_ok {
         return Err(CL_INVALID_VALUE);
@@ -37,7 +40,7 @@ fn create_buffer(
     if !pairs.is_empty() {
         return Err(CL_INVALID_PROPERTY);
     }
-    check_flags(flags)?;
+    check_flags(flags, false)?;
     // "CL_INVALID_BUFFER_SIZE if size is 0 ... or if size is greater than
     // CL_DEVICE_MAX_MEM_ALLOC_SIZE for all devices in context."
     let max = c.devices.iter().map(|d| d.limits.max_mem_alloc).max().unwrap_or(0);
@@ -78,8 +81,8 @@ pub(super) unsafe extern "C" fn clCreateBufferWithProperties(
 }
 
 /// The flags of a sub-buffer: checked against the parent and completed from it.
-fn sub_buffer_flags(parent: cl_mem_flags, flags: cl_mem_flags) -> CLResult<cl_mem_flags> {
-    check_flags(flags)?;
+pub(super) fn sub_buffer_flags(parent: cl_mem_flags, flags: cl_mem_flags) -> CLResult<cl_mem_flags> {
+    check_flags(flags, false)?;
     // "CL_INVALID_VALUE if buffer was created with CL_MEM_WRITE_ONLY and flags specifies
     // CL_MEM_READ_WRITE or CL_MEM_READ_ONLY, or if buffer was created with
     // CL_MEM_READ_ONLY and flags specifies CL_MEM_READ_WRITE or CL_MEM_WRITE_ONLY, or if
@@ -124,8 +127,9 @@ pub(super) unsafe extern "C" fn clCreateSubBuffer(
 ) -> cl_mem {
     with_errcode(errcode_ret, null_mut(), || {
         let parent = from_handle::<Mem>(buffer)?;
-        // "CL_INVALID_MEM_OBJECT if buffer is ... a sub-buffer object."
-        if parent.parent.is_some() {
+        // "CL_INVALID_MEM_OBJECT if buffer is not a buffer object or is a sub-buffer
+        // object."
+        if parent.parent.is_some() || parent.image.is_some() {
             return Err(CL_INVALID_MEM_OBJECT);
         }
         let flags = sub_buffer_flags(parent.flags, flags)?;
@@ -165,7 +169,7 @@ pub(super) unsafe extern "C" fn clReleaseMemObject(memobj: cl_mem) -> cl_int {
 
 fn mem_info(m: &Arc<Mem>, param: cl_mem_info) -> CLResult<Info> {
     match param {
-        CL_MEM_TYPE => Info::of(&CL_MEM_OBJECT_BUFFER),
+        CL_MEM_TYPE => Info::of(&m.image.as_ref().map_or(CL_MEM_OBJECT_BUFFER, |i| i.layout.image_type)),
         CL_MEM_FLAGS => Info::of(&m.flags),
         CL_MEM_SIZE => Info::of(&m.size),
         CL_MEM_HOST_PTR => Info::of(&m.host_ptr),
@@ -213,12 +217,12 @@ mod tests {
 
     #[test]
     fn flag_groups() {
-        assert!(check_flags(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR).is_ok());
-        assert!(check_flags(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY).is_err());
-        assert!(check_flags(CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_READ_ONLY).is_err());
-        assert!(check_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR).is_err());
-        assert!(check_flags(CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR).is_ok());
-        assert!(check_flags(1 << 40).is_err());
+        assert!(check_flags(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, false).is_ok());
+        assert!(check_flags(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, false).is_err());
+        assert!(check_flags(CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_READ_ONLY, false).is_err());
+        assert!(check_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR, false).is_err());
+        assert!(check_flags(CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR, false).is_ok());
+        assert!(check_flags(1 << 40, false).is_err());
     }
 
     #[test]

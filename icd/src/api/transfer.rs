@@ -18,20 +18,29 @@ use crate::core::region::{self, fits, overlaps, RectSide};
 /// until the command completes (the spec's contract for non-blocking transfers); buffer
 /// memory is kept alive by the `Arc<Mem>` the closure also holds.
 #[derive(Clone, Copy)]
-struct Ptr(*mut u8);
+pub(super) struct Ptr(pub(super) *mut u8);
 // SAFETY: see above; the command thread is the only user while the command runs.
 unsafe impl Send for Ptr {}
 
 impl Ptr {
     /// Closures must capture the whole `Ptr` (a field access would capture the bare,
     /// non-`Send` pointer), hence a method rather than `.0`.
-    fn get(self) -> *mut u8 {
+    pub(super) fn get(self) -> *mut u8 {
         self.0
     }
 }
 
-/// A buffer argument of a command on `queue`.
+/// A buffer argument of a command on `queue`: an image is `CL_INVALID_MEM_OBJECT`.
 fn buffer_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
+    let m = mem_on(queue, mem)?;
+    if m.image.is_some() {
+        return Err(CL_INVALID_MEM_OBJECT);
+    }
+    Ok(m)
+}
+
+/// A memory object (buffer or image) of a command on `queue`.
+fn mem_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
     let m = from_handle::<Mem>(mem)?;
     // "CL_INVALID_CONTEXT if the context associated with command_queue and buffer are
     // not the same."
@@ -44,7 +53,7 @@ fn buffer_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
 /// "CL_INVALID_OPERATION if clEnqueueReadBuffer is called on buffer which has been
 /// created with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS" (and the mirror rule
 /// for writes).
-fn check_host_access(m: &Mem, reading: bool) -> CLResult<()> {
+pub(super) fn check_host_access(m: &Mem, reading: bool) -> CLResult<()> {
     let forbidden = if reading { CL_MEM_HOST_WRITE_ONLY } else { CL_MEM_HOST_READ_ONLY } | CL_MEM_HOST_NO_ACCESS;
     if m.flags & forbidden != 0 {
         return Err(CL_INVALID_OPERATION);
@@ -53,7 +62,7 @@ fn check_host_access(m: &Mem, reading: bool) -> CLResult<()> {
 }
 
 /// Reads a `size_t[3]` argument (`CL_INVALID_VALUE` when null).
-fn triple(p: *const usize) -> CLResult<[usize; 3]> {
+pub(super) fn triple(p: *const usize) -> CLResult<[usize; 3]> {
     let s = slice(p, 3);
     if s.len() != 3 {
         return Err(CL_INVALID_VALUE);
@@ -511,7 +520,7 @@ pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(
 ) -> cl_int {
     status(|| {
         let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let m = buffer_on(&q, memobj)?;
+        let m = mem_on(&q, memobj)?;
         // "CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by
         // clEnqueueMapBuffer or clEnqueueMapImage for memobj."
         if !m.remove_map(mapped_ptr) {
@@ -552,7 +561,7 @@ pub(super) unsafe extern "C" fn clEnqueueMigrateMemObjects(
         }
         let mems = slice(mem_objects, num_mem_objects as usize)
             .iter()
-            .map(|&m| buffer_on(&q, m))
+            .map(|&m| mem_on(&q, m))
             .collect::<CLResult<Vec<_>>>()?;
         // One memory serves host and device: there is nothing to move.
         submit(

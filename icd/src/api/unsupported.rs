@@ -1,5 +1,5 @@
-//! Entry points of optional OpenCL 3.0 features this device does not support (images,
-//! samplers, pipes, SVM) and of GL sharing. Each validates what it can and returns the
+//! Entry points of optional OpenCL 3.0 features this device does not support (pipes,
+//! SVM) and of GL sharing. Each validates what it can and returns the
 //! error the spec names for a device without the feature, so the dispatch table has no
 //! holes a host program could fall into.
 
@@ -9,255 +9,21 @@ use std::ptr::null_mut;
 use opencl_sys::*;
 
 use super::icd::from_handle;
-use super::queue::begin;
-use super::util::{status, with_errcode, write_opt, CLResult};
+use super::util::{status, with_errcode, CLResult};
 use crate::core::context::Context;
 use crate::core::memory::Mem;
 use crate::core::queue::Queue;
 
-/// "CL_INVALID_OPERATION if there are no devices in context that support images" (and
-/// likewise for samplers and pipes).
+/// "CL_INVALID_OPERATION if no devices in context support pipes".
 fn context_without_feature(context: cl_context) -> CLResult<*mut c_void> {
     from_handle::<Context>(context)?;
     Err(CL_INVALID_OPERATION)
-}
-
-/// Image commands: no image object can exist, so the image argument is invalid.
-fn queue_without_images(queue: cl_command_queue, num: cl_uint, list: *const cl_event) -> cl_int {
-    status(|| begin(queue, num, list).and(Err(CL_INVALID_MEM_OBJECT)))
 }
 
 /// SVM commands: "CL_INVALID_OPERATION if the device associated with command queue
 /// does not support SVM."
 fn queue_without_svm(queue: cl_command_queue) -> cl_int {
     status(|| from_handle::<Queue>(queue).and(Err(CL_INVALID_OPERATION)))
-}
-
-pub(super) unsafe extern "C" fn clCreateImage2D(
-    context: cl_context,
-    _flags: cl_mem_flags,
-    _format: *const cl_image_format,
-    _width: usize,
-    _height: usize,
-    _row_pitch: usize,
-    _host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clCreateImage3D(
-    context: cl_context,
-    _flags: cl_mem_flags,
-    _format: *const cl_image_format,
-    _width: usize,
-    _height: usize,
-    _depth: usize,
-    _row_pitch: usize,
-    _slice_pitch: usize,
-    _host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
-}
-
-pub(super) unsafe extern "C" fn clCreateImage(
-    context: cl_context,
-    _flags: cl_mem_flags,
-    _format: *const cl_image_format,
-    _desc: *const cl_image_desc,
-    _host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
-}
-
-pub(super) unsafe extern "C" fn clCreateImageWithProperties(
-    context: cl_context,
-    _properties: *const cl_mem_properties,
-    _flags: cl_mem_flags,
-    _format: *const cl_image_format,
-    _desc: *const cl_image_desc,
-    _host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
-}
-
-pub(super) unsafe extern "C" fn clGetSupportedImageFormats(
-    context: cl_context,
-    _flags: cl_mem_flags,
-    _image_type: cl_mem_object_type,
-    _num_entries: cl_uint,
-    _image_formats: *mut cl_image_format,
-    num_image_formats: *mut cl_uint,
-) -> cl_int {
-    status(|| {
-        from_handle::<Context>(context)?;
-        write_opt(num_image_formats, 0);
-        Ok(())
-    })
-}
-
-pub(super) unsafe extern "C" fn clGetImageInfo(
-    image: cl_mem,
-    _param_name: cl_image_info,
-    _size: usize,
-    _value: *mut c_void,
-    _size_ret: *mut usize,
-) -> cl_int {
-    // "CL_INVALID_MEM_OBJECT if image is a not a valid image object": buffers are not.
-    status(|| from_handle::<Mem>(image).and(Err(CL_INVALID_MEM_OBJECT)))
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueReadImage(
-    queue: cl_command_queue,
-    _image: cl_mem,
-    _blocking: cl_bool,
-    _origin: *const usize,
-    _region: *const usize,
-    _row_pitch: usize,
-    _slice_pitch: usize,
-    _ptr: *mut c_void,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueWriteImage(
-    queue: cl_command_queue,
-    _image: cl_mem,
-    _blocking: cl_bool,
-    _origin: *const usize,
-    _region: *const usize,
-    _row_pitch: usize,
-    _slice_pitch: usize,
-    _ptr: *const c_void,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueCopyImage(
-    queue: cl_command_queue,
-    _src: cl_mem,
-    _dst: cl_mem,
-    _src_origin: *const usize,
-    _dst_origin: *const usize,
-    _region: *const usize,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
-}
-
-pub(super) unsafe extern "C" fn clEnqueueFillImage(
-    queue: cl_command_queue,
-    _image: cl_mem,
-    _fill_color: *const c_void,
-    _origin: *const usize,
-    _region: *const usize,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(
-    queue: cl_command_queue,
-    _src: cl_mem,
-    _dst: cl_mem,
-    _src_origin: *const usize,
-    _region: *const usize,
-    _dst_offset: usize,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(
-    queue: cl_command_queue,
-    _src: cl_mem,
-    _dst: cl_mem,
-    _src_offset: usize,
-    _dst_origin: *const usize,
-    _region: *const usize,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_images(queue, num_events_in_wait_list, event_wait_list)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueMapImage(
-    queue: cl_command_queue,
-    _image: cl_mem,
-    _blocking: cl_bool,
-    _flags: cl_map_flags,
-    _origin: *const usize,
-    _region: *const usize,
-    _row_pitch: *mut usize,
-    _slice_pitch: *mut usize,
-    num_events_in_wait_list: cl_uint,
-    event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-    errcode_ret: *mut cl_int,
-) -> *mut c_void {
-    let code = queue_without_images(queue, num_events_in_wait_list, event_wait_list);
-    write_opt(errcode_ret, code);
-    null_mut()
-}
-
-pub(super) unsafe extern "C" fn clCreateSampler(
-    context: cl_context,
-    _normalized: cl_bool,
-    _addressing: cl_addressing_mode,
-    _filter: cl_filter_mode,
-    errcode_ret: *mut cl_int,
-) -> cl_sampler {
-    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
-}
-
-pub(super) unsafe extern "C" fn clCreateSamplerWithProperties(
-    context: cl_context,
-    _properties: *const cl_sampler_properties,
-    errcode_ret: *mut cl_int,
-) -> cl_sampler {
-    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
-}
-
-/// No sampler object can exist.
-pub(super) unsafe extern "C" fn clRetainSampler(_sampler: cl_sampler) -> cl_int {
-    CL_INVALID_SAMPLER
-}
-
-pub(super) unsafe extern "C" fn clReleaseSampler(_sampler: cl_sampler) -> cl_int {
-    CL_INVALID_SAMPLER
-}
-
-pub(super) unsafe extern "C" fn clGetSamplerInfo(
-    _sampler: cl_sampler,
-    _param_name: cl_sampler_info,
-    _size: usize,
-    _value: *mut c_void,
-    _size_ret: *mut usize,
-) -> cl_int {
-    CL_INVALID_SAMPLER
 }
 
 pub(super) unsafe extern "C" fn clCreatePipe(

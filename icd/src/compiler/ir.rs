@@ -464,6 +464,7 @@ fn kernel_info(
     let spaces: Vec<u32> = list("kernel_arg_addr_space").iter().map(|i| md_int(i).unwrap_or(0) as u32).collect();
     let access = list("kernel_arg_access_qual");
     let type_names = list("kernel_arg_type");
+    let base_types = list("kernel_arg_base_type");
     let quals = list("kernel_arg_type_qual");
     let names = attached(define, "kernel_arg_name", md);
     if spaces.len() != params.len() {
@@ -472,7 +473,11 @@ fn kernel_info(
     let mut args = Vec::new();
     let mut offset = 0usize;
     for (i, p) in params.iter().enumerate() {
+        // Images and samplers are pointers to clang; their base type tells them apart.
+        let base = base_types.get(i).map(|s| md_string(s)).unwrap_or_default();
         let kind = match (&p.ty, spaces[i]) {
+            (IrType::Ptr(_), _) if base == "sampler_t" => ArgKind::Sampler,
+            (IrType::Ptr(_), _) if base.starts_with("image") && base.ends_with("_t") => ArgKind::Image,
             (IrType::Ptr(_), 3) => ArgKind::Local,
             (IrType::Ptr(_), 1 | 2) => ArgKind::Buffer,
             _ => ArgKind::Value,

@@ -10,6 +10,11 @@ pub enum ArgKind {
     Local,
     /// A value of `size` bytes (scalars, vectors, structs by value).
     Value,
+    /// An image: the host gives a `cl_mem`, the kernel gets the image's descriptor
+    /// (kernel-abi `Image`).
+    Image,
+    /// A sampler: the host gives a `cl_sampler`, the kernel gets its `CLK_*` bits.
+    Sampler,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -24,6 +24,8 @@ pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
                 ArgKind::Buffer => "B",
                 ArgKind::Local => "L",
                 ArgKind::Value => "V",
+                ArgKind::Image => "I",
+                ArgKind::Sampler => "S",
             };
             s += &format!(
                 "arg\t{kind}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
@@ -70,6 +72,8 @@ pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
                 kind: match f[1] {
                     "B" => ArgKind::Buffer,
                     "L" => ArgKind::Local,
+                    "I" => ArgKind::Image,
+                    "S" => ArgKind::Sampler,
                     _ => ArgKind::Value,
                 },
                 offset: f[2].parse().ok()?,

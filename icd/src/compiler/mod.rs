@@ -68,6 +68,14 @@ const OPENCL_LIBRARY_GENERIC: &[&str] = opencl_library!("-cl-std=CL2.0");
 /// In link order: a part comes before the parts it calls (checked when linking), so
 /// one "link only what is needed" pass per part resolves everything.
 const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
+    (
+        "image.cl",
+        include_str!("../../../builtins/clc/image.cl"),
+        opencl_library_3!(
+            "+__opencl_c_images,+__opencl_c_read_write_images,+__opencl_c_3d_image_writes,+cl_khr_3d_image_writes,\
+             +cl_khr_depth_images"
+        ),
+    ),
     ("generic.cl", include_str!("../../../builtins/clc/generic.cl"), OPENCL_LIBRARY_GENERIC),
     ("convert.cl", include_str!("../../../builtins/clc/convert.cl"), OPENCL_LIBRARY),
     ("vload.cl", include_str!("../../../builtins/clc/vload.cl"), OPENCL_LIBRARY),
@@ -118,7 +126,7 @@ fn libraries_text() -> String {
 }
 
 /// Bumped whenever the pipeline's output for the same input changes.
-const PIPELINE: &str = "ferrocl-pipeline-1";
+const PIPELINE: &str = "ferrocl-pipeline-2";
 
 /// A built kernel library and what it contains.
 #[derive(Clone, Debug)]

@@ -113,6 +113,9 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_extended_async_copies", cl_version(1, 0, 0)),
     ("cl_khr_async_work_group_copy_fence", cl_version(1, 0, 0)),
     ("cl_khr_subgroups", cl_version(1, 0, 0)),
+    ("cl_khr_3d_image_writes", cl_version(1, 0, 0)),
+    ("cl_khr_depth_images", cl_version(1, 0, 0)),
+    ("cl_khr_image2d_from_buffer", cl_version(1, 0, 0)),
 ];
 
 /// OpenCL C 3.0 optional features the device supports.
@@ -127,6 +130,9 @@ pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_atomic_scope_all_devices", cl_version(3, 0, 0)),
     ("__opencl_c_work_group_collective_functions", cl_version(3, 0, 0)),
     ("__opencl_c_subgroups", cl_version(3, 0, 0)),
+    ("__opencl_c_images", cl_version(3, 0, 0)),
+    ("__opencl_c_read_write_images", cl_version(3, 0, 0)),
+    ("__opencl_c_3d_image_writes", cl_version(3, 0, 0)),
 ];
 
 /// Whether the device claims an OpenCL C feature.

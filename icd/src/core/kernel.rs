@@ -25,6 +25,8 @@ pub enum ArgValue {
     Buffer(Option<std::sync::Weak<Mem>>),
     /// A `__local` argument of this many bytes.
     Local(usize),
+    /// An image; weak like buffers.
+    Image(std::sync::Weak<Mem>),
 }
 
 #[repr(C)]
@@ -204,6 +206,15 @@ impl Kernel {
                     keep.push(m);
                 }
                 ArgValue::Buffer(None) => {}
+                ArgValue::Image(weak) => {
+                    let m = weak.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                    let image = m.image.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                    // The kernel gets the descriptor, which lives as long as `m`.
+                    let desc = &image.kernel as *const ferrocl_kernel_abi::Image as usize;
+                    bytes[a.offset..a.offset + 8].copy_from_slice(&desc.to_ne_bytes());
+                    buffers.push((m.data() as usize, m.data() as usize + m.size));
+                    keep.push(m);
+                }
                 ArgValue::Local(size) => local_args.push((a.offset, size)),
             }
         }

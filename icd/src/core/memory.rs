@@ -1,8 +1,9 @@
-//! Buffers and sub-buffers. Device memory is host memory: a buffer is an aligned
-//! allocation (or the application's pointer under `CL_MEM_USE_HOST_PTR`), and mapping
-//! returns a pointer straight into it.
+//! Buffers, sub-buffers and images. Device memory is host memory: a buffer is an
+//! aligned allocation (or the application's pointer under `CL_MEM_USE_HOST_PTR`), and
+//! mapping returns a pointer straight into it. An image is the same with a layout
+//! (`core::image`) and the descriptor kernels read it through.
 
-use std::alloc::{self, Layout};
+use std::alloc::{self, Layout as AllocLayout};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use opencl_sys::*;
 use parking_lot::Mutex;
 
 use super::context::Context;
+use super::image::Layout;
 use super::object::CLResult;
 use super::object::{Base, ClObject, Kind};
 
@@ -19,6 +21,8 @@ pub type MemDestructor = unsafe extern "C" fn(cl_mem, *mut c_void);
 pub const DEVICE_ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
 pub const HOST_ACCESS: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 pub const HOST_PTR_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+/// `CL_MEM_KERNEL_READ_AND_WRITE`: images only, alongside the access flags.
+pub const KERNEL_ACCESS: cl_mem_flags = CL_MEM_KERNEL_READ_AND_WRITE;
 pub const BUFFER_FLAGS: cl_mem_flags = DEVICE_ACCESS | HOST_ACCESS | HOST_PTR_FLAGS;
 
 /// The bytes behind a root buffer.
@@ -30,9 +34,31 @@ struct Storage {
 enum Owner {
     /// The application's `USE_HOST_PTR` memory.
     Application,
-    Heap(Layout),
+    Heap(AllocLayout),
     /// A mapping of this many bytes (`huge_pages`).
     Mapped(usize),
+}
+
+impl Storage {
+    /// The application's block under `CL_MEM_USE_HOST_PTR`, else `size` zeroed bytes
+    /// aligned to `align` (not yet filled from a host pointer).
+    fn new(flags: cl_mem_flags, size: usize, host_ptr: *mut c_void, align: usize) -> CLResult<Storage> {
+        if flags & CL_MEM_USE_HOST_PTR != 0 {
+            return Ok(Storage { ptr: host_ptr.cast(), owner: Owner::Application });
+        }
+        let layout = AllocLayout::from_size_align(size, align).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
+        // Zeroed: no buffer ever exposes another object's old bytes (a mapping is
+        // zero-filled by the kernel as it is touched).
+        let (ptr, owner) = match (size >= HUGE_PAGE && align <= HUGE_PAGE).then(|| huge_pages(size)).flatten() {
+            Some((ptr, len)) => (ptr, Owner::Mapped(len)),
+            // SAFETY: size is non-zero (checked by the API layer).
+            None => (unsafe { alloc::alloc_zeroed(layout) }, Owner::Heap(layout)),
+        };
+        if ptr.is_null() {
+            return Err(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        }
+        Ok(Storage { ptr, owner })
+    }
 }
 
 impl Drop for Storage {
@@ -99,9 +125,19 @@ pub struct Mem {
     /// Held for its `Drop`: frees the allocation after the destructor callbacks ran.
     _storage: Option<Storage>,
     data: *mut u8,
+    /// Set for images.
+    pub image: Option<ImageData>,
     /// Pointers handed out by map commands and not yet unmapped (a multiset).
     maps: Mutex<Vec<usize>>,
     destructors: Mutex<Vec<(MemDestructor, usize)>>,
+}
+
+/// What an image adds to a memory object.
+pub struct ImageData {
+    pub layout: Layout,
+    /// What an image argument of a kernel points to: lives as long as the object, which
+    /// every launch using it holds.
+    pub kernel: ferrocl_kernel_abi::Image,
 }
 
 // SAFETY: the raw pointers refer to memory owned by this object (or by the application
@@ -129,41 +165,99 @@ impl Mem {
         align: usize,
     ) -> CLResult<Arc<Mem>> {
         let flags = if flags & DEVICE_ACCESS == 0 { flags | CL_MEM_READ_WRITE } else { flags };
-        let storage = if flags & CL_MEM_USE_HOST_PTR != 0 {
-            Storage { ptr: host_ptr.cast(), owner: Owner::Application }
-        } else {
-            let layout = Layout::from_size_align(size, align).map_err(|_| CL_INVALID_BUFFER_SIZE)?;
-            // Zeroed: no buffer ever exposes another object's old bytes (a mapping is
-            // zero-filled by the kernel as it is touched).
-            let (ptr, owner) = match (size >= HUGE_PAGE && align <= HUGE_PAGE).then(|| huge_pages(size)).flatten() {
-                Some((ptr, len)) => (ptr, Owner::Mapped(len)),
-                // SAFETY: size is non-zero (checked by the API layer).
-                None => (unsafe { alloc::alloc_zeroed(layout) }, Owner::Heap(layout)),
-            };
-            if ptr.is_null() {
-                return Err(CL_MEM_OBJECT_ALLOCATION_FAILURE);
-            }
-            if flags & CL_MEM_COPY_HOST_PTR != 0 {
-                // SAFETY: the application guarantees host_ptr holds `size` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(host_ptr.cast::<u8>(), ptr, size) };
-            }
-            Storage { ptr, owner }
-        };
+        let storage = Storage::new(flags, size, host_ptr, align)?;
+        if flags & CL_MEM_COPY_HOST_PTR != 0 {
+            // SAFETY: the application guarantees host_ptr holds `size` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(host_ptr.cast::<u8>(), storage.ptr, size) };
+        }
         let host_ptr = if flags & CL_MEM_USE_HOST_PTR != 0 { host_ptr } else { std::ptr::null_mut() };
-        Ok(Arc::new(Mem {
+        Ok(Mem::assemble(context, flags, size, host_ptr, properties, Some(storage), None, None))
+    }
+
+    /// A new image laid out as `layout`. Its memory is `parent`'s (an image made from a
+    /// buffer or another image), the application's (`CL_MEM_USE_HOST_PTR`, in which case
+    /// `layout` has the host's pitches), or its own, filled from `host_ptr` laid out as
+    /// `host` under `CL_MEM_COPY_HOST_PTR`. Validated by the API layer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_image(
+        context: Arc<Context>,
+        flags: cl_mem_flags,
+        layout: Layout,
+        host: Layout,
+        host_ptr: *mut c_void,
+        parent: Option<Arc<Mem>>,
+        properties: Vec<cl_mem_properties>,
+        align: usize,
+    ) -> CLResult<Arc<Mem>> {
+        let size = layout.bytes().ok_or(CL_INVALID_IMAGE_SIZE)?;
+        let storage = match &parent {
+            Some(_) => None,
+            None => Some(Storage::new(flags, size, host_ptr, align)?),
+        };
+        if let (Some(s), true) = (&storage, flags & CL_MEM_COPY_HOST_PTR != 0) {
+            let [w, h, d] = layout.extent();
+            // SAFETY: the application's block holds the image with its pitches (`host`);
+            // the allocation holds it packed (`layout`).
+            unsafe {
+                super::region::copy_rect(
+                    host_ptr.cast(),
+                    &host.rect([0; 3]),
+                    s.ptr,
+                    &layout.rect([0; 3]),
+                    [w * layout.elem, h, d],
+                )
+            };
+        }
+        let host_ptr = if flags & CL_MEM_USE_HOST_PTR != 0 { host_ptr } else { std::ptr::null_mut() };
+        let data = parent.as_ref().map_or_else(|| storage.as_ref().map_or(std::ptr::null_mut(), |s| s.ptr), |p| p.data);
+        let (row, slice) = layout.strides();
+        let extent = layout.extent();
+        let kernel = ferrocl_kernel_abi::Image {
+            data: data.cast(),
+            row_pitch: row as u64,
+            slice_pitch: slice as u64,
+            size: extent.map(|e| e as i32),
+            layers: layout.array_size as i32,
+            order: layout.format.image_channel_order,
+            channel_type: layout.format.image_channel_data_type,
+            elem: layout.elem as u32,
+            channels: super::image::stored_channels(&layout.format) as u32,
+        };
+        let image = Some(ImageData { layout, kernel });
+        Ok(Mem::assemble(context, flags, size, host_ptr, properties, storage, parent, image))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        context: Arc<Context>,
+        flags: cl_mem_flags,
+        size: usize,
+        host_ptr: *mut c_void,
+        properties: Vec<cl_mem_properties>,
+        storage: Option<Storage>,
+        parent: Option<Arc<Mem>>,
+        image: Option<ImageData>,
+    ) -> Arc<Mem> {
+        let data = match (&storage, &parent) {
+            (Some(s), _) => s.ptr,
+            (None, Some(p)) => p.data,
+            (None, None) => std::ptr::null_mut(),
+        };
+        Arc::new(Mem {
             base: Base::new(),
             context,
             flags,
             size,
             host_ptr,
-            parent: None,
+            parent,
             offset: 0,
             properties,
-            data: storage.ptr,
-            _storage: Some(storage),
+            data,
+            _storage: storage,
+            image,
             maps: Mutex::new(Vec::new()),
             destructors: Mutex::new(Vec::new()),
-        }))
+        })
     }
 
     /// A sub-buffer of `parent` (a root buffer) over `[origin, origin + size)`.
@@ -186,6 +280,7 @@ impl Mem {
             _storage: None,
             // SAFETY: origin + size <= parent.size (checked by the API layer).
             data: unsafe { parent.data.add(origin) },
+            image: None,
             maps: Mutex::new(Vec::new()),
             destructors: Mutex::new(Vec::new()),
         })

@@ -5,6 +5,7 @@ pub mod context;
 pub mod device;
 pub mod event;
 pub mod host;
+pub mod image;
 pub mod kernel;
 pub mod memory;
 pub mod object;
@@ -12,6 +13,7 @@ pub mod platform;
 pub mod program;
 pub mod queue;
 pub mod region;
+pub mod sampler;
 
 /// `CL_MAKE_VERSION`.
 pub const fn cl_version(major: u32, minor: u32, patch: u32) -> u32 {

@@ -79,6 +79,7 @@ pub enum Kind {
     Event,
     Program,
     Kernel,
+    Sampler,
 }
 
 /// An object the API hands out as a handle.

@@ -1,0 +1,515 @@
+/* Images and samplers (OpenCL C 3.0 section 6.15.15 and chapter 8).
+ *
+ * An image argument is a pointer to the driver's image descriptor (kernel-abi `Image`,
+ * declared below as `img_t`), a sampler an integer holding the CLK_* bits cast to a
+ * pointer (`__translate_sampler_initializer` makes kernel-scope sampler constants the
+ * same way). Every overload reaches one of four inline helpers (sampled float read,
+ * integer read, write, query) with its dimension count and layer coordinate as
+ * constants, and the sampler's bits as a constant where the kernel declares the
+ * sampler, so each call keeps only the addressing and filtering code it uses. The
+ * channel type and order stay a run-time switch: they belong to the image object.
+ *
+ * Every texel access is bounds-checked: out-of-range coordinates give the border
+ * colour (CLK_ADDRESS_CLAMP's rule) whatever the spec leaves undefined, so no
+ * coordinate a kernel computes can read or write outside the image. */
+
+#include "clc.h"
+
+#pragma OPENCL EXTENSION cl_khr_depth_images : enable
+
+/* kernel-abi `Image`. The coordinates address x + y * row_pitch + z * slice_pitch:
+ * a 1D array's layer is y (its row pitch is the layer pitch), a 2D array's is z. */
+typedef struct {
+    __global uchar *data;
+    ulong row_pitch;
+    ulong slice_pitch;
+    int size[3];   /* extent in x, y, z as addressed (layers included) */
+    int layers;    /* array size, 0 for images that are not arrays */
+    uint order;    /* CLK_R, CLK_RGBA, ... */
+    uint type;     /* CLK_UNORM_INT8, ... */
+    uint elem;     /* bytes per texel */
+    uint channels; /* channels stored per texel (packed types: 1) */
+} img_t;
+
+#define DESC(i) (__builtin_astype((i), __global const img_t *))
+#define BITS(s) ((uint)(ulong)__builtin_astype((s), __constant void *))
+#define INLINE static inline __attribute__((always_inline))
+
+__constant void *__translate_sampler_initializer(int bits) { return (__constant void *)(ulong)bits; }
+
+#define ADDRESS_MASK 0xE
+
+/* ---- texel memory ---------------------------------------------------------------- */
+
+INLINE __global uchar *texel(__global const img_t *im, int4 c) {
+    return im->data + (ulong)c.x * im->elem + (ulong)c.y * im->row_pitch + (ulong)c.z * im->slice_pitch;
+}
+
+INLINE bool inside(__global const img_t *im, int4 c) {
+    return (uint)c.x < (uint)im->size[0] && (uint)c.y < (uint)im->size[1] && (uint)c.z < (uint)im->size[2];
+}
+
+/* The first n channels of type T at p, the rest 0 (never touching bytes past the texel). */
+#define CHANNELS(T) \
+    INLINE T##4 load_##T(__global const uchar *p, uint n) { \
+        __global const T *q = (__global const T *)p; \
+        switch (n) { \
+        case 1: return (T##4)(q[0], 0, 0, 0); \
+        case 2: return (T##4)(vload2(0, q), 0, 0); \
+        case 3: return (T##4)(vload3(0, q), 0); \
+        default: return vload4(0, q); \
+        } \
+    } \
+    INLINE void store_##T(__global uchar *p, uint n, T##4 v) { \
+        __global T *q = (__global T *)p; \
+        switch (n) { \
+        case 1: q[0] = v.x; break; \
+        case 2: vstore2(v.xy, 0, q); break; \
+        case 3: vstore3(v.xyz, 0, q); break; \
+        default: vstore4(v, 0, q); \
+        } \
+    }
+CHANNELS(uchar)
+CHANNELS(char)
+CHANNELS(ushort)
+CHANNELS(short)
+CHANNELS(uint)
+CHANNELS(int)
+CHANNELS(float)
+
+INLINE float4 load_half_channels(__global const uchar *p, uint n) {
+    __global const half *q = (__global const half *)p;
+    switch (n) {
+    case 1: return (float4)(vload_half(0, q), 0, 0, 0);
+    case 2: return (float4)(vload_half2(0, q), 0, 0);
+    case 3: return (float4)(vload_half3(0, q), 0);
+    default: return vload_half4(0, q);
+    }
+}
+
+INLINE void store_half_channels(__global uchar *p, uint n, float4 v) {
+    __global half *q = (__global half *)p;
+    switch (n) {
+    case 1: vstore_half_rte(v.x, 0, q); break;
+    case 2: vstore_half2_rte(v.xy, 0, q); break;
+    case 3: vstore_half3_rte(v.xyz, 0, q); break;
+    default: vstore_half4_rte(v, 0, q);
+    }
+}
+
+/* ---- channel order --------------------------------------------------------------- */
+
+/* Stored channels (memory order) to (r, g, b, a); `one` fills a missing alpha. */
+#define SWIZZLE(T) \
+    INLINE T##4 to_rgba_##T(T##4 c, uint order, T one) { \
+        switch (order) { \
+        case CLK_R: case CLK_Rx: case CLK_DEPTH: return (T##4)(c.x, 0, 0, one); \
+        case CLK_A: return (T##4)(0, 0, 0, c.x); \
+        case CLK_RG: case CLK_RGx: return (T##4)(c.x, c.y, 0, one); \
+        case CLK_RA: return (T##4)(c.x, 0, 0, c.y); \
+        case CLK_RGB: case CLK_RGBx: case CLK_sRGB: case CLK_sRGBx: return (T##4)(c.x, c.y, c.z, one); \
+        case CLK_BGRA: case CLK_sBGRA: return c.zyxw; \
+        case CLK_ARGB: return c.yzwx; \
+        case CLK_ABGR: return c.wzyx; \
+        case CLK_INTENSITY: return c.xxxx; \
+        case CLK_LUMINANCE: return (T##4)(c.x, c.x, c.x, one); \
+        default: return c; \
+        } \
+    } \
+    INLINE T##4 from_rgba_##T(T##4 v, uint order) { \
+        switch (order) { \
+        case CLK_A: return v.wwww; \
+        case CLK_RA: return v.xwzy; \
+        case CLK_BGRA: case CLK_sBGRA: return v.zyxw; \
+        case CLK_ARGB: return v.wxyz; \
+        case CLK_ABGR: return v.wzyx; \
+        default: return v; /* R, RG, RGB, RGBA, INTENSITY, LUMINANCE, DEPTH: leading channels */ \
+        } \
+    }
+SWIZZLE(float)
+SWIZZLE(int)
+SWIZZLE(uint)
+
+/* The colour CLK_ADDRESS_CLAMP returns outside the image: alpha 0 where the order has
+ * an alpha channel (or an unused one), 1 otherwise. */
+INLINE bool border_alpha_one(uint order) {
+    return order == CLK_R || order == CLK_RG || order == CLK_RGB || order == CLK_LUMINANCE || order == CLK_DEPTH;
+}
+
+INLINE bool srgb(uint order) {
+    return order == CLK_sRGB || order == CLK_sRGBA || order == CLK_sBGRA || order == CLK_sRGBx;
+}
+
+INLINE float srgb_to_linear(float c) {
+    return c <= 0.04045f ? c / 12.92f : pow((c + 0.055f) / 1.055f, 2.4f);
+}
+
+INLINE float linear_to_srgb(float c) {
+    if (isnan(c))
+        return 0.0f;
+    c = clamp(c, 0.0f, 1.0f);
+    return c < 0.0031308f ? 12.92f * c : 1.055f * pow(c, 1.0f / 2.4f) - 0.055f;
+}
+
+/* ---- conversions (OpenCL C 3.0 section 8.3) ------------------------------------- */
+
+INLINE float4 decode_f(__global const img_t *im, __global const uchar *p) {
+    uint n = im->channels;
+    float4 c;
+    switch (im->type) {
+    case CLK_UNORM_INT8: c = convert_float4(load_uchar(p, n)) * (1.0f / 255.0f); break;
+    case CLK_UNORM_INT16: c = convert_float4(load_ushort(p, n)) * (1.0f / 65535.0f); break;
+    case CLK_SNORM_INT8: c = fmax(convert_float4(load_char(p, n)) * (1.0f / 127.0f), -1.0f); break;
+    case CLK_SNORM_INT16: c = fmax(convert_float4(load_short(p, n)) * (1.0f / 32767.0f), -1.0f); break;
+    case CLK_HALF_FLOAT: c = load_half_channels(p, n); break;
+    case CLK_FLOAT: c = load_float(p, n); break;
+    case CLK_UNORM_SHORT_565: {
+        uint v = *(__global const ushort *)p;
+        c = (float4)((v >> 11) / 31.0f, ((v >> 5) & 63) / 63.0f, (v & 31) / 31.0f, 0.0f);
+        break;
+    }
+    case CLK_UNORM_SHORT_555: {
+        uint v = *(__global const ushort *)p;
+        c = (float4)(((v >> 10) & 31) / 31.0f, ((v >> 5) & 31) / 31.0f, (v & 31) / 31.0f, 0.0f);
+        break;
+    }
+    case CLK_UNORM_INT_101010: {
+        uint v = *(__global const uint *)p;
+        c = (float4)(((v >> 20) & 1023) / 1023.0f, ((v >> 10) & 1023) / 1023.0f, (v & 1023) / 1023.0f, 0.0f);
+        break;
+    }
+    /* Integer types read as float: undefined; their values, converted. */
+    case CLK_SIGNED_INT8: c = convert_float4(load_char(p, n)); break;
+    case CLK_SIGNED_INT16: c = convert_float4(load_short(p, n)); break;
+    case CLK_SIGNED_INT32: c = convert_float4(load_int(p, n)); break;
+    case CLK_UNSIGNED_INT8: c = convert_float4(load_uchar(p, n)); break;
+    case CLK_UNSIGNED_INT16: c = convert_float4(load_ushort(p, n)); break;
+    default: c = convert_float4(load_uint(p, n)); break;
+    }
+    c = to_rgba_float(c, im->order, 1.0f);
+    if (srgb(im->order))
+        c = (float4)(srgb_to_linear(c.x), srgb_to_linear(c.y), srgb_to_linear(c.z), c.w);
+    return c;
+}
+
+INLINE int4 decode_i(__global const img_t *im, __global const uchar *p) {
+    uint n = im->channels;
+    int4 c;
+    switch (im->type) {
+    case CLK_SIGNED_INT8: c = convert_int4(load_char(p, n)); break;
+    case CLK_SIGNED_INT16: c = convert_int4(load_short(p, n)); break;
+    case CLK_UNSIGNED_INT8: c = convert_int4(load_uchar(p, n)); break;
+    case CLK_UNSIGNED_INT16: c = convert_int4(load_ushort(p, n)); break;
+    default: c = load_int(p, n); break; /* 32-bit integers; other types: undefined */
+    }
+    return to_rgba_int(c, im->order, 1);
+}
+
+INLINE void encode_f(__global const img_t *im, __global uchar *p, float4 v) {
+    uint n = im->channels;
+    if (srgb(im->order))
+        v = (float4)(linear_to_srgb(v.x), linear_to_srgb(v.y), linear_to_srgb(v.z), v.w);
+    v = from_rgba_float(v, im->order);
+    switch (im->type) {
+    case CLK_UNORM_INT8: store_uchar(p, n, convert_uchar4_sat_rte(v * 255.0f)); break;
+    case CLK_UNORM_INT16: store_ushort(p, n, convert_ushort4_sat_rte(v * 65535.0f)); break;
+    case CLK_SNORM_INT8: store_char(p, n, convert_char4_sat_rte(v * 127.0f)); break;
+    case CLK_SNORM_INT16: store_short(p, n, convert_short4_sat_rte(v * 32767.0f)); break;
+    case CLK_HALF_FLOAT: store_half_channels(p, n, v); break;
+    case CLK_FLOAT: store_float(p, n, v); break;
+    case CLK_UNORM_SHORT_565: {
+        uint4 u = convert_uint4_sat_rte(v * (float4)(31.0f, 63.0f, 31.0f, 0.0f));
+        *(__global ushort *)p = (ushort)(u.x << 11 | u.y << 5 | u.z);
+        break;
+    }
+    case CLK_UNORM_SHORT_555: {
+        uint4 u = convert_uint4_sat_rte(v * 31.0f);
+        *(__global ushort *)p = (ushort)(u.x << 10 | u.y << 5 | u.z);
+        break;
+    }
+    case CLK_UNORM_INT_101010: {
+        uint4 u = convert_uint4_sat_rte(v * 1023.0f);
+        *(__global uint *)p = u.x << 20 | u.y << 10 | u.z;
+        break;
+    }
+    default: break; /* write_imagef to an integer image: undefined; left unchanged */
+    }
+}
+
+INLINE void encode_i(__global const img_t *im, __global uchar *p, int4 v) {
+    uint n = im->channels;
+    v = from_rgba_int(v, im->order);
+    switch (im->type) {
+    case CLK_SIGNED_INT8: store_char(p, n, convert_char4_sat(v)); break;
+    case CLK_SIGNED_INT16: store_short(p, n, convert_short4_sat(v)); break;
+    case CLK_SIGNED_INT32: store_int(p, n, v); break;
+    default: break;
+    }
+}
+
+INLINE void encode_ui(__global const img_t *im, __global uchar *p, uint4 v) {
+    uint n = im->channels;
+    v = from_rgba_uint(v, im->order);
+    switch (im->type) {
+    case CLK_UNSIGNED_INT8: store_uchar(p, n, convert_uchar4_sat(v)); break;
+    case CLK_UNSIGNED_INT16: store_ushort(p, n, convert_ushort4_sat(v)); break;
+    case CLK_UNSIGNED_INT32: store_uint(p, n, v); break;
+    default: break;
+    }
+}
+
+/* ---- reads ----------------------------------------------------------------------- */
+
+INLINE float4 texel_f(__global const img_t *im, int4 c) {
+    if (!inside(im, c))
+        return (float4)(0.0f, 0.0f, 0.0f, border_alpha_one(im->order) ? 1.0f : 0.0f);
+    return decode_f(im, texel(im, c));
+}
+
+INLINE int4 texel_i(__global const img_t *im, int4 c) {
+    if (!inside(im, c))
+        return (int4)(0, 0, 0, border_alpha_one(im->order) ? 1 : 0);
+    return decode_i(im, texel(im, c));
+}
+
+/* The layer of an array image: "clamp(rint(coord), 0, array_size - 1)". */
+INLINE int layer(__global const img_t *im, float c) {
+    return clamp(convert_int_sat_rte(c), 0, im->layers - 1);
+}
+
+/* Integer coordinates with a sampler (which must be unnormalised, nearest, and not
+ * repeat): CLK_ADDRESS_CLAMP_TO_EDGE clamps, the others read the border outside. */
+INLINE int4 int_coords(__global const img_t *im, uint bits, int4 c, int dims, int lay) {
+    if ((bits & ADDRESS_MASK) == CLK_ADDRESS_CLAMP_TO_EDGE)
+        for (int d = 0; d < dims; ++d)
+            c[d] = clamp(c[d], 0, im->size[d] - 1);
+    if (lay)
+        c[lay] = clamp(c[lay], 0, im->layers - 1);
+    return c;
+}
+
+/* Nearest texel index along one dimension of size w (section 8.2). */
+INLINE int nearest(float s, int w, uint bits) {
+    uint mode = bits & ADDRESS_MASK;
+    if (mode == CLK_ADDRESS_REPEAT) {
+        int i = convert_int_sat_rtn((s - floor(s)) * w);
+        return i > w - 1 ? i - w : i;
+    }
+    if (mode == CLK_ADDRESS_MIRRORED_REPEAT) {
+        float m = fabs(s - 2.0f * rint(0.5f * s));
+        return min(convert_int_sat_rtn(m * w), w - 1);
+    }
+    int i = convert_int_sat_rtn((bits & CLK_NORMALIZED_COORDS_TRUE) ? s * w : s);
+    if (mode == CLK_ADDRESS_CLAMP_TO_EDGE)
+        return clamp(i, 0, w - 1);
+    return clamp(i, -1, w); /* CLAMP (and NONE): outside reads the border */
+}
+
+/* The two texel indices a linear filter blends along one dimension and the weight of
+ * the second (section 8.2). */
+INLINE int2 linear(float s, int w, uint bits, float *a) {
+    uint mode = bits & ADDRESS_MASK;
+    float u;
+    if (mode == CLK_ADDRESS_REPEAT)
+        u = (s - floor(s)) * w;
+    else if (mode == CLK_ADDRESS_MIRRORED_REPEAT)
+        u = fabs(s - 2.0f * rint(0.5f * s)) * w;
+    else
+        u = (bits & CLK_NORMALIZED_COORDS_TRUE) ? s * w : s;
+    float f = floor(u - 0.5f);
+    *a = (u - 0.5f) - f;
+    int i0 = convert_int_sat(f), i1 = i0 + 1;
+    if (mode == CLK_ADDRESS_REPEAT) {
+        if (i0 < 0)
+            i0 += w;
+        if (i1 > w - 1)
+            i1 -= w;
+    } else if (mode == CLK_ADDRESS_MIRRORED_REPEAT) {
+        i0 = max(i0, 0);
+        i1 = min(i1, w - 1);
+    } else if (mode == CLK_ADDRESS_CLAMP_TO_EDGE) {
+        i0 = clamp(i0, 0, w - 1);
+        i1 = clamp(i1, 0, w - 1);
+    } else {
+        i0 = clamp(i0, -1, w);
+        i1 = clamp(i1, -1, w);
+    }
+    return (int2)(i0, i1);
+}
+
+/* read_imagef/h with float coordinates: nearest or linear per the sampler. */
+INLINE float4 sample_f(__global const img_t *im, uint bits, float4 s, int dims, int lay) {
+    int4 base = (int4)(0);
+    if (lay)
+        base[lay] = layer(im, s[lay]);
+    if (!(bits & CLK_FILTER_LINEAR)) {
+        for (int d = 0; d < dims; ++d)
+            base[d] = nearest(s[d], im->size[d], bits);
+        return texel_f(im, base);
+    }
+    int2 idx[3];
+    float a[3] = {0.0f, 0.0f, 0.0f};
+    for (int d = 0; d < dims; ++d)
+        idx[d] = linear(s[d], im->size[d], bits, &a[d]);
+    float4 sum = (float4)(0.0f);
+    for (int corner = 0; corner < (1 << dims); ++corner) {
+        int4 c = base;
+        float w = 1.0f;
+        for (int d = 0; d < dims; ++d) {
+            int hi = (corner >> d) & 1;
+            c[d] = hi ? idx[d].y : idx[d].x;
+            w *= hi ? a[d] : 1.0f - a[d];
+        }
+        sum += w * texel_f(im, c);
+    }
+    return sum;
+}
+
+/* read_imagei/ui with float coordinates: always nearest (linear is undefined there). */
+INLINE int4 sample_i(__global const img_t *im, uint bits, float4 s, int dims, int lay) {
+    int4 c = (int4)(0);
+    if (lay)
+        c[lay] = layer(im, s[lay]);
+    for (int d = 0; d < dims; ++d)
+        c[d] = nearest(s[d], im->size[d], bits);
+    return texel_i(im, c);
+}
+
+INLINE void write_f(__global const img_t *im, int4 c, float4 v) {
+    if (inside(im, c))
+        encode_f(im, texel(im, c), v);
+}
+
+INLINE void write_i(__global const img_t *im, int4 c, int4 v) {
+    if (inside(im, c))
+        encode_i(im, texel(im, c), v);
+}
+
+INLINE void write_ui(__global const img_t *im, int4 c, uint4 v) {
+    if (inside(im, c))
+        encode_ui(im, texel(im, c), v);
+}
+
+/* Coordinates widened to four components. */
+OVL INLINE int4 wide(int c) { return (int4)(c, 0, 0, 0); }
+OVL INLINE int4 wide(int2 c) { return (int4)(c, 0, 0); }
+OVL INLINE int4 wide(int4 c) { return c; }
+OVL INLINE float4 wide(float c) { return (float4)(c, 0.0f, 0.0f, 0.0f); }
+OVL INLINE float4 wide(float2 c) { return (float4)(c, 0.0f, 0.0f); }
+OVL INLINE float4 wide(float4 c) { return c; }
+
+/* ---- the overloads ------------------------------------------------------------------
+ * Per image type: the integer and float coordinate types, the dimensions filtered and
+ * the index of the layer coordinate (0: not an array). */
+
+#define SAMPLED_READS(IMG, IC, FC, DIMS, LAY) \
+    OVL float4 read_imagef(read_only IMG i, sampler_t s, FC c) { \
+        return sample_f(DESC(i), BITS(s), wide(c), DIMS, LAY); \
+    } \
+    OVL half4 read_imageh(read_only IMG i, sampler_t s, FC c) { \
+        return convert_half4(sample_f(DESC(i), BITS(s), wide(c), DIMS, LAY)); \
+    } \
+    OVL int4 read_imagei(read_only IMG i, sampler_t s, FC c) { return sample_i(DESC(i), BITS(s), wide(c), DIMS, LAY); } \
+    OVL uint4 read_imageui(read_only IMG i, sampler_t s, FC c) { \
+        return as_uint4(sample_i(DESC(i), BITS(s), wide(c), DIMS, LAY)); \
+    } \
+    OVL float4 read_imagef(read_only IMG i, sampler_t s, IC c) { \
+        __global const img_t *d = DESC(i); \
+        return texel_f(d, int_coords(d, BITS(s), wide(c), DIMS, LAY)); \
+    } \
+    OVL half4 read_imageh(read_only IMG i, sampler_t s, IC c) { \
+        __global const img_t *d = DESC(i); \
+        return convert_half4(texel_f(d, int_coords(d, BITS(s), wide(c), DIMS, LAY))); \
+    } \
+    OVL int4 read_imagei(read_only IMG i, sampler_t s, IC c) { \
+        __global const img_t *d = DESC(i); \
+        return texel_i(d, int_coords(d, BITS(s), wide(c), DIMS, LAY)); \
+    } \
+    OVL uint4 read_imageui(read_only IMG i, sampler_t s, IC c) { \
+        __global const img_t *d = DESC(i); \
+        return as_uint4(texel_i(d, int_coords(d, BITS(s), wide(c), DIMS, LAY))); \
+    }
+
+/* Reads without a sampler: unnormalised integer coordinates, nearest. */
+#define PLAIN_READS(ACC, IMG, IC) \
+    OVL float4 read_imagef(ACC IMG i, IC c) { return texel_f(DESC(i), wide(c)); } \
+    OVL half4 read_imageh(ACC IMG i, IC c) { return convert_half4(texel_f(DESC(i), wide(c))); } \
+    OVL int4 read_imagei(ACC IMG i, IC c) { return texel_i(DESC(i), wide(c)); } \
+    OVL uint4 read_imageui(ACC IMG i, IC c) { return as_uint4(texel_i(DESC(i), wide(c))); }
+
+#define WRITES(ACC, IMG, IC) \
+    OVL void write_imagef(ACC IMG i, IC c, float4 v) { write_f(DESC(i), wide(c), v); } \
+    OVL void write_imageh(ACC IMG i, IC c, half4 v) { write_f(DESC(i), wide(c), convert_float4(v)); } \
+    OVL void write_imagei(ACC IMG i, IC c, int4 v) { write_i(DESC(i), wide(c), v); } \
+    OVL void write_imageui(ACC IMG i, IC c, uint4 v) { write_ui(DESC(i), wide(c), v); }
+
+/* Depth images hold one float channel. */
+#define DEPTH_ACCESS(IMG, IC, FC, DIMS, LAY) \
+    OVL float read_imagef(read_only IMG i, sampler_t s, FC c) { return sample_f(DESC(i), BITS(s), wide(c), DIMS, LAY).x; } \
+    OVL float read_imagef(read_only IMG i, sampler_t s, IC c) { \
+        __global const img_t *d = DESC(i); \
+        return texel_f(d, int_coords(d, BITS(s), wide(c), DIMS, LAY)).x; \
+    } \
+    OVL float read_imagef(read_only IMG i, IC c) { return texel_f(DESC(i), wide(c)).x; } \
+    OVL float read_imagef(read_write IMG i, IC c) { return texel_f(DESC(i), wide(c)).x; } \
+    OVL void write_imagef(write_only IMG i, IC c, float v) { write_f(DESC(i), wide(c), (float4)(v)); } \
+    OVL void write_imagef(read_write IMG i, IC c, float v) { write_f(DESC(i), wide(c), (float4)(v)); }
+
+#define QUERIES(ACC, IMG) \
+    OVL int get_image_width(ACC IMG i) { return DESC(i)->size[0]; } \
+    OVL int get_image_channel_data_type(ACC IMG i) { return DESC(i)->type; } \
+    OVL int get_image_channel_order(ACC IMG i) { return DESC(i)->order; }
+#define HEIGHT(ACC, IMG) \
+    OVL int get_image_height(ACC IMG i) { return DESC(i)->size[1]; } \
+    OVL int2 get_image_dim(ACC IMG i) { return (int2)(DESC(i)->size[0], DESC(i)->size[1]); }
+#define LAYERS(ACC, IMG) \
+    OVL size_t get_image_array_size(ACC IMG i) { return DESC(i)->layers; }
+
+#define ALL_ACCESS(M, ...) M(read_only, __VA_ARGS__) M(write_only, __VA_ARGS__) M(read_write, __VA_ARGS__)
+#define WRITABLE(M, ...) M(write_only, __VA_ARGS__) M(read_write, __VA_ARGS__)
+#define READABLE(M, ...) M(read_only, __VA_ARGS__) M(read_write, __VA_ARGS__)
+
+SAMPLED_READS(image1d_t, int, float, 1, 0)
+SAMPLED_READS(image1d_array_t, int2, float2, 1, 1)
+SAMPLED_READS(image2d_t, int2, float2, 2, 0)
+SAMPLED_READS(image2d_array_t, int4, float4, 2, 2)
+SAMPLED_READS(image3d_t, int4, float4, 3, 0)
+
+READABLE(PLAIN_READS, image1d_t, int)
+READABLE(PLAIN_READS, image1d_buffer_t, int)
+READABLE(PLAIN_READS, image1d_array_t, int2)
+READABLE(PLAIN_READS, image2d_t, int2)
+READABLE(PLAIN_READS, image2d_array_t, int4)
+READABLE(PLAIN_READS, image3d_t, int4)
+
+WRITABLE(WRITES, image1d_t, int)
+WRITABLE(WRITES, image1d_buffer_t, int)
+WRITABLE(WRITES, image1d_array_t, int2)
+WRITABLE(WRITES, image2d_t, int2)
+WRITABLE(WRITES, image2d_array_t, int4)
+WRITABLE(WRITES, image3d_t, int4)
+
+DEPTH_ACCESS(image2d_depth_t, int2, float2, 2, 0)
+DEPTH_ACCESS(image2d_array_depth_t, int4, float4, 2, 2)
+
+ALL_ACCESS(QUERIES, image1d_t)
+ALL_ACCESS(QUERIES, image1d_buffer_t)
+ALL_ACCESS(QUERIES, image1d_array_t)
+ALL_ACCESS(QUERIES, image2d_t)
+ALL_ACCESS(QUERIES, image2d_array_t)
+ALL_ACCESS(QUERIES, image3d_t)
+ALL_ACCESS(QUERIES, image2d_depth_t)
+ALL_ACCESS(QUERIES, image2d_array_depth_t)
+ALL_ACCESS(HEIGHT, image2d_t)
+ALL_ACCESS(HEIGHT, image2d_array_t)
+ALL_ACCESS(HEIGHT, image2d_depth_t)
+ALL_ACCESS(HEIGHT, image2d_array_depth_t)
+ALL_ACCESS(LAYERS, image1d_array_t)
+ALL_ACCESS(LAYERS, image2d_array_t)
+ALL_ACCESS(LAYERS, image2d_array_depth_t)
+
+#define DEPTH_3D(ACC, IMG) \
+    OVL int get_image_height(ACC IMG i) { return DESC(i)->size[1]; } \
+    OVL int get_image_depth(ACC IMG i) { return DESC(i)->size[2]; } \
+    OVL int4 get_image_dim(ACC IMG i) { return (int4)(DESC(i)->size[0], DESC(i)->size[1], DESC(i)->size[2], 0); }
+ALL_ACCESS(DEPTH_3D, image3d_t)
