@@ -276,3 +276,197 @@ fn every_format_round_trips_and_reads_in_kernels() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// The texel indices and weights the spec's formulas (section 8.2) give along one
+/// dimension of `size` texels: one index for nearest, two and the second's weight for
+/// linear. Indices outside `0..size` read the border (CLK_ADDRESS_CLAMP).
+fn spec_indices(s: f32, size: usize, normalized: bool, mode: cl_addressing_mode, linear: bool) -> (i64, i64, f32) {
+    let w = size as f32;
+    let frac = |x: f32| x - x.floor();
+    match mode {
+        CL_ADDRESS_REPEAT => {
+            let u = (s - s.floor()) * w;
+            if linear {
+                let mut i0 = (u - 0.5).floor() as i64;
+                let mut i1 = i0 + 1;
+                if i0 < 0 {
+                    i0 += size as i64;
+                }
+                if i1 > size as i64 - 1 {
+                    i1 -= size as i64;
+                }
+                (i0, i1, frac(u - 0.5))
+            } else {
+                let i = u.floor() as i64;
+                let i = if i > size as i64 - 1 { i - size as i64 } else { i };
+                (i, i, 0.0)
+            }
+        }
+        CL_ADDRESS_MIRRORED_REPEAT => {
+            let sp = (s - 2.0 * (0.5 * s).round_ties_even()).abs();
+            let u = sp * w;
+            if linear {
+                let i0 = ((u - 0.5).floor() as i64).max(0);
+                let i1 = ((u - 0.5).floor() as i64 + 1).min(size as i64 - 1);
+                (i0, i1, frac(u - 0.5))
+            } else {
+                let i = (u.floor() as i64).min(size as i64 - 1);
+                (i, i, 0.0)
+            }
+        }
+        _ => {
+            let u = if normalized { s * w } else { s };
+            let (lo, hi) = if mode == CL_ADDRESS_CLAMP_TO_EDGE { (0, size as i64 - 1) } else { (-1, size as i64) };
+            if linear {
+                let i0 = (u - 0.5).floor() as i64;
+                (i0.clamp(lo, hi), (i0 + 1).clamp(lo, hi), frac(u - 0.5))
+            } else {
+                let i = (u.floor() as i64).clamp(lo, hi);
+                (i, i, 0.0)
+            }
+        }
+    }
+}
+
+/// The value of texel (x, y) of the sampling tests' image, channel c.
+fn sample_texel(x: i64, y: i64, c: usize, w: usize, h: usize) -> f32 {
+    if x < 0 || y < 0 || x >= w as i64 || y >= h as i64 {
+        return 0.0; // RGBA: the border is (0, 0, 0, 0)
+    }
+    (x + 10 * y) as f32 + 100.0 * c as f32
+}
+
+fn spec_sample(c: [f32; 2], (w, h): (usize, usize), norm: bool, mode: cl_addressing_mode, linear: bool) -> [f32; 4] {
+    let (x0, x1, a) = spec_indices(c[0], w, norm, mode, linear);
+    let (y0, y1, b) = spec_indices(c[1], h, norm, mode, linear);
+    std::array::from_fn(|ch| {
+        let t = |x, y| sample_texel(x, y, ch, w, h);
+        if linear {
+            (1.0 - a) * (1.0 - b) * t(x0, y0)
+                + a * (1.0 - b) * t(x1, y0)
+                + (1.0 - a) * b * t(x0, y1)
+                + a * b * t(x1, y1)
+        } else {
+            t(x0, y0)
+        }
+    })
+}
+
+const SAMPLE_KERNELS: &str = r#"
+kernel void sample(read_only image2d_t img, sampler_t s, global const float2 *c, global float4 *out) {
+    int i = get_global_id(0);
+    out[i] = read_imagef(img, s, c[i]);
+}
+const sampler_t repeat_linear = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_LINEAR;
+kernel void constant_sampler(read_only image2d_t img, global const float2 *c, global float4 *out) {
+    int i = get_global_id(0);
+    out[i] = read_imagef(img, repeat_linear, c[i]);
+}
+kernel void int_coords(read_only image2d_t img, sampler_t s, global const int2 *c, global float4 *out) {
+    int i = get_global_id(0);
+    out[i] = read_imagef(img, s, c[i]);
+}
+"#;
+
+#[test]
+fn sampling_follows_the_spec() {
+    let env = Env::new();
+    let (w, h) = (5usize, 4usize);
+    let mut data: Vec<f32> = Vec::new();
+    for y in 0..h {
+        for x in 0..w {
+            data.extend((0..4).map(|c| sample_texel(x as i64, y as i64, c, w, h)));
+        }
+    }
+    let f = fmt(CL_RGBA, CL_FLOAT);
+    let img = image(
+        &env,
+        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+        &f,
+        &desc(CL_MEM_OBJECT_IMAGE2D, w, h, 0, 0),
+        data.as_mut_ptr().cast(),
+    );
+    let p = build(&env, SAMPLE_KERNELS, "");
+    // Unnormalised coordinates in and out of the image, off and on texel centres.
+    let raw: Vec<[f32; 2]> = [-1.3f32, -0.25, 0.0, 0.3, 0.5, 1.25, 2.5, 2.75, 3.999, 4.6, 5.0, 6.3, 11.1]
+        .iter()
+        .flat_map(|&x| [-0.7f32, 0.2, 1.5, 2.9, 3.6, 4.4, 7.0].map(|y| [x, y]))
+        .collect();
+    let out = env.buffer(0, raw.len() * 16, null_mut());
+    let k = kernel(p, "sample");
+    for norm in [false, true] {
+        let coords: Vec<[f32; 2]> =
+            if norm { raw.iter().map(|c| [c[0] / w as f32, c[1] / h as f32]).collect() } else { raw.clone() };
+        let cbuf = buffer_of(&env, &coords);
+        for mode in [CL_ADDRESS_CLAMP_TO_EDGE, CL_ADDRESS_CLAMP, CL_ADDRESS_REPEAT, CL_ADDRESS_MIRRORED_REPEAT] {
+            if !norm && (mode == CL_ADDRESS_REPEAT || mode == CL_ADDRESS_MIRRORED_REPEAT) {
+                continue;
+            }
+            for filter in [CL_FILTER_NEAREST, CL_FILTER_LINEAR] {
+                let (s, e) = with_err(|e| cl!(clCreateSampler(env.context, norm as cl_bool, mode, filter, e)));
+                ok!(e);
+                set_arg(k, 0, &img);
+                set_arg(k, 1, &s);
+                set_arg(k, 2, &cbuf);
+                set_arg(k, 3, &out);
+                run(&env, k, &[coords.len()], None);
+                let got = read_as::<[f32; 4]>(&env, out, coords.len());
+                for (c, g) in coords.iter().zip(&got) {
+                    let want = spec_sample(*c, (w, h), norm, mode, filter == CL_FILTER_LINEAR);
+                    for ch in 0..4 {
+                        assert!(
+                            (g[ch] - want[ch]).abs() <= 1e-3 * want[ch].abs().max(1.0),
+                            "norm {norm} mode {mode:#x} filter {filter:#x} at {c:?}: {g:?} != {want:?}"
+                        );
+                    }
+                }
+                ok!(cl!(clReleaseSampler(s)));
+            }
+        }
+        // A kernel-scope sampler constant samples like the same sampler object.
+        if norm {
+            let k2 = kernel(p, "constant_sampler");
+            set_arg(k2, 0, &img);
+            set_arg(k2, 1, &cbuf);
+            set_arg(k2, 2, &out);
+            run(&env, k2, &[coords.len()], None);
+            let got = read_as::<[f32; 4]>(&env, out, coords.len());
+            for (c, g) in coords.iter().zip(&got) {
+                let want = spec_sample(*c, (w, h), true, CL_ADDRESS_REPEAT, true);
+                assert!((0..4).all(|ch| (g[ch] - want[ch]).abs() <= 1e-3 * want[ch].abs().max(1.0)), "{c:?}");
+            }
+            ok!(cl!(clReleaseKernel(k2)));
+        }
+        ok!(cl!(clReleaseMemObject(cbuf)));
+    }
+    // Integer coordinates: CLAMP reads the border outside, CLAMP_TO_EDGE the edge.
+    let ints: Vec<[i32; 2]> = vec![[0, 0], [4, 3], [-1, 2], [5, 0], [2, -3], [100, 100]];
+    let cbuf = buffer_of(&env, &ints);
+    let k3 = kernel(p, "int_coords");
+    for mode in [CL_ADDRESS_CLAMP, CL_ADDRESS_CLAMP_TO_EDGE] {
+        let (s, e) = with_err(|e| cl!(clCreateSampler(env.context, CL_FALSE, mode, CL_FILTER_NEAREST, e)));
+        ok!(e);
+        set_arg(k3, 0, &img);
+        set_arg(k3, 1, &s);
+        set_arg(k3, 2, &cbuf);
+        set_arg(k3, 3, &out);
+        run(&env, k3, &[ints.len()], None);
+        let got = read_as::<[f32; 4]>(&env, out, ints.len());
+        for (c, g) in ints.iter().zip(&got) {
+            let (x, y) = if mode == CL_ADDRESS_CLAMP {
+                (c[0] as i64, c[1] as i64)
+            } else {
+                (c[0].clamp(0, w as i32 - 1) as i64, c[1].clamp(0, h as i32 - 1) as i64)
+            };
+            let want: [f32; 4] = std::array::from_fn(|ch| sample_texel(x, y, ch, w, h));
+            assert_eq!(*g, want, "mode {mode:#x} at {c:?}");
+        }
+        ok!(cl!(clReleaseSampler(s)));
+    }
+    for m in [cbuf, out, img] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseKernel(k3)));
+    ok!(cl!(clReleaseProgram(p)));
+}
