@@ -205,6 +205,9 @@ INLINE int4 decode_i(__global const img_t *im, __global const uchar *p) {
     return to_rgba_int(c, im->order, 1);
 }
 
+/* Clamped to [0, 1] (NaN to 0), for the packed types' fields. */
+INLINE float4 unit(float4 v) { return fmin(fmax(v, 0.0f), 1.0f); }
+
 INLINE void encode_f(__global const img_t *im, __global uchar *p, float4 v) {
     uint n = im->channels;
     if (srgb(im->order))
@@ -218,17 +221,17 @@ INLINE void encode_f(__global const img_t *im, __global uchar *p, float4 v) {
     case CLK_HALF_FLOAT: store_half_channels(p, n, v); break;
     case CLK_FLOAT: store_float(p, n, v); break;
     case CLK_UNORM_SHORT_565: {
-        uint4 u = convert_uint4_sat_rte(v * (float4)(31.0f, 63.0f, 31.0f, 0.0f));
+        uint4 u = convert_uint4_sat_rte(unit(v) * (float4)(31.0f, 63.0f, 31.0f, 0.0f));
         *(__global ushort *)p = (ushort)(u.x << 11 | u.y << 5 | u.z);
         break;
     }
     case CLK_UNORM_SHORT_555: {
-        uint4 u = convert_uint4_sat_rte(v * 31.0f);
+        uint4 u = convert_uint4_sat_rte(unit(v) * 31.0f);
         *(__global ushort *)p = (ushort)(u.x << 10 | u.y << 5 | u.z);
         break;
     }
     case CLK_UNORM_INT_101010: {
-        uint4 u = convert_uint4_sat_rte(v * 1023.0f);
+        uint4 u = convert_uint4_sat_rte(unit(v) * 1023.0f);
         *(__global uint *)p = u.x << 20 | u.y << 10 | u.z;
         break;
     }

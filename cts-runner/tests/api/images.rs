@@ -470,3 +470,160 @@ fn sampling_follows_the_spec() {
     ok!(cl!(clReleaseKernel(k3)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const WRITE_KERNELS: &str = r#"
+kernel void wf(write_only image2d_t img, global const float4 *v) {
+    int x = get_global_id(0), y = get_global_id(1);
+    write_imagef(img, (int2)(x, y), v[y * get_image_width(img) + x]);
+}
+kernel void wi(write_only image2d_t img, global const int4 *v) {
+    int x = get_global_id(0), y = get_global_id(1);
+    write_imagei(img, (int2)(x, y), v[y * get_image_width(img) + x]);
+}
+kernel void wu(write_only image2d_t img, global const uint4 *v) {
+    int x = get_global_id(0), y = get_global_id(1);
+    write_imageui(img, (int2)(x, y), v[y * get_image_width(img) + x]);
+}
+kernel void wd(write_only image2d_depth_t img, global const float4 *v) {
+    int x = get_global_id(0), y = get_global_id(1);
+    write_imagef(img, (int2)(x, y), v[y * get_image_width(img) + x].x);
+}
+"#;
+
+/// The value a channel of `f` holds after storing `v`: saturated to the type's range
+/// and rounded to its step (float and half keep the value within half's precision).
+fn quantized(f: &cl_image_format, v: f64) -> (f64, f64) {
+    let norm = |max: f64, min: f64| ((v.clamp(min, 1.0) * max).round() / max, 0.5 / max + 1e-6);
+    match f.image_channel_data_type {
+        CL_UNORM_INT8 => norm(255.0, 0.0),
+        CL_UNORM_INT16 => norm(65535.0, 0.0),
+        CL_SNORM_INT8 => norm(127.0, -1.0),
+        CL_SNORM_INT16 => norm(32767.0, -1.0),
+        CL_UNORM_SHORT_555 => norm(31.0, 0.0),
+        CL_UNORM_INT_101010 => norm(1023.0, 0.0),
+        CL_HALF_FLOAT => (v, v.abs() / 1024.0),
+        CL_FLOAT => (v, 0.0),
+        CL_SIGNED_INT8 => (v.clamp(-128.0, 127.0), 0.0),
+        CL_SIGNED_INT16 => (v.clamp(-32768.0, 32767.0), 0.0),
+        CL_UNSIGNED_INT8 => (v.clamp(0.0, 255.0), 0.0),
+        CL_UNSIGNED_INT16 => (v.clamp(0.0, 65535.0), 0.0),
+        _ => (v, 0.0),
+    }
+}
+
+#[test]
+fn kernels_write_every_format_as_fill_does() {
+    let env = Env::new();
+    let p = build(&env, WRITE_KERNELS, "-cl-std=CL3.0");
+    let (w, h) = (6usize, 3usize);
+    for f in formats(&env, CL_MEM_WRITE_ONLY, CL_MEM_OBJECT_IMAGE2D) {
+        let (_, _, kind) = channel_info(&f);
+        let depth = f.image_channel_order == CL_DEPTH;
+        let d = desc(CL_MEM_OBJECT_IMAGE2D, w, h, 0, 0);
+        let img = image(&env, CL_MEM_READ_WRITE, &f, &d, null_mut());
+        let filled = image(&env, CL_MEM_READ_WRITE, &f, &d, null_mut());
+        // Values across and beyond each type's range.
+        let floats: Vec<[f32; 4]> =
+            (0..w * h).map(|i| std::array::from_fn(|c| (i as f32 * 0.173 + c as f32 * 0.31) - 1.2)).collect();
+        let ints: Vec<[i32; 4]> =
+            (0..w * h).map(|i| std::array::from_fn(|c| (i as i32 - 9) * 37 + c as i32 * 1000)).collect();
+        let vals = match kind {
+            'f' => buffer_of(&env, &floats),
+            _ => buffer_of(&env, &ints),
+        };
+        let k = kernel(p, if depth { "wd" } else { ["wf", "wi", "wu"]["fiu".find(kind).unwrap()] });
+        set_arg(k, 0, &img);
+        set_arg(k, 1, &vals);
+        run(&env, k, &[w, h], None);
+        let size = texel_size(&f);
+        let mut bytes = vec![0u8; w * h * size];
+        let region = [w, h, 1];
+        ok!(cl!(clEnqueueReadImage(
+            env.queue,
+            img,
+            CL_TRUE,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            bytes.as_mut_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        )));
+        for i in 0..w * h {
+            let got = reference(&f, &bytes[i * size..(i + 1) * size]);
+            let input: [f64; 4] = match kind {
+                'f' => floats[i].map(f64::from),
+                _ => ints[i].map(f64::from),
+            };
+            // The channels the order stores, as (r, g, b, a) indices.
+            let stored: &[usize] = match f.image_channel_order {
+                CL_R | CL_DEPTH | CL_INTENSITY | CL_LUMINANCE => &[0],
+                CL_A => &[3],
+                CL_RG => &[0, 1],
+                CL_RA => &[0, 3],
+                CL_RGB => &[0, 1, 2],
+                _ => &[0, 1, 2, 3],
+            };
+            for &c in stored {
+                let (want, tol) = if f.image_channel_data_type == CL_UNORM_SHORT_565 {
+                    let max = if c == 1 { 63.0 } else { 31.0 };
+                    ((input[c].clamp(0.0, 1.0) * max).round() / max, 0.5 / max + 1e-6)
+                } else {
+                    quantized(&f, input[c])
+                };
+                let unsigned_of_negative = kind == 'u' && input[c] < 0.0;
+                let got_c = if matches!(f.image_channel_order, CL_INTENSITY | CL_LUMINANCE) { got[0] } else { got[c] };
+                if !unsigned_of_negative {
+                    assert!(
+                        (got_c - want).abs() <= tol,
+                        "{f:?} texel {i} channel {c}: {got_c} != {want} (from {})",
+                        input[c]
+                    );
+                }
+            }
+        }
+        // clEnqueueFillImage stores the same texel for the same colour.
+        for i in [0, 7, w * h - 1] {
+            let color: [u8; 16] = match kind {
+                'f' => unsafe { std::mem::transmute::<[f32; 4], [u8; 16]>(floats[i]) },
+                _ => unsafe { std::mem::transmute::<[i32; 4], [u8; 16]>(ints[i]) },
+            };
+            let one = [1usize, 1, 1];
+            ok!(cl!(clEnqueueFillImage(
+                env.queue,
+                filled,
+                color.as_ptr().cast(),
+                [0; 3].as_ptr(),
+                one.as_ptr(),
+                0,
+                null(),
+                null_mut()
+            )));
+            let mut t = vec![0u8; size];
+            ok!(cl!(clEnqueueReadImage(
+                env.queue,
+                filled,
+                CL_TRUE,
+                [0; 3].as_ptr(),
+                one.as_ptr(),
+                0,
+                0,
+                t.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            )));
+            let unsigned_negative = kind == 'u' && ints[i].iter().any(|&v| v < 0);
+            if !unsigned_negative {
+                assert_eq!(t, bytes[i * size..(i + 1) * size], "{f:?}: fill and write_image differ at texel {i}");
+            }
+        }
+        for m in [img, filled, vals] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
