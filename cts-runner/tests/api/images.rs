@@ -34,7 +34,7 @@ fn try_image(
 
 fn image(env: &Env, flags: cl_mem_flags, f: &cl_image_format, d: &cl_image_desc, host: *mut c_void) -> cl_mem {
     let (m, e) = try_image(env, flags, f, d, host);
-    ok!(e);
+    assert_eq!(e, CL_SUCCESS, "clCreateImage of type {:#x}, {f:?}", d.image_type);
     m
 }
 
@@ -626,4 +626,281 @@ fn kernels_write_every_format_as_fill_does() {
         ok!(cl!(clReleaseKernel(k)));
     }
     ok!(cl!(clReleaseProgram(p)));
+}
+
+/// An image's texels as the test expects them: extents in x, y, z as the commands
+/// address them (a 1D array's layers are y, a 2D array's z), packed.
+struct Model {
+    extent: [usize; 3],
+    elem: usize,
+    bytes: Vec<u8>,
+}
+
+impl Model {
+    fn at(&self, p: [usize; 3]) -> usize {
+        ((p[2] * self.extent[1] + p[1]) * self.extent[0] + p[0]) * self.elem
+    }
+
+    /// Each texel of `region` at `origin`: (model offset, position in the region), x fastest.
+    fn texels(&self, origin: [usize; 3], region: [usize; 3]) -> Vec<(usize, [usize; 3])> {
+        let mut out = Vec::new();
+        for z in 0..region[2] {
+            for y in 0..region[1] {
+                for x in 0..region[0] {
+                    out.push((self.at([origin[0] + x, origin[1] + y, origin[2] + z]), [x, y, z]));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Host-side offset of texel `p` of a region laid out with these pitches (a 1D array's
+/// layers are a slice pitch apart).
+fn host_offset(array_1d: bool, elem: usize, row: usize, slice: usize, p: [usize; 3]) -> usize {
+    if array_1d {
+        p[1] * slice + p[0] * elem
+    } else {
+        p[2] * slice + p[1] * row + p[0] * elem
+    }
+}
+
+#[test]
+fn commands_move_the_right_texels_for_every_image_type() {
+    let env = Env::new();
+    let f = fmt(CL_RGBA, CL_UNSIGNED_INT16);
+    let elem = 8;
+    let types = [
+        (CL_MEM_OBJECT_IMAGE1D, [13, 1, 1]),
+        (CL_MEM_OBJECT_IMAGE1D_BUFFER, [13, 1, 1]),
+        (CL_MEM_OBJECT_IMAGE1D_ARRAY, [11, 3, 1]),
+        (CL_MEM_OBJECT_IMAGE2D, [9, 7, 1]),
+        (CL_MEM_OBJECT_IMAGE2D_ARRAY, [6, 5, 3]),
+        (CL_MEM_OBJECT_IMAGE3D, [5, 4, 6]),
+    ];
+    for (t, extent) in types {
+        let array_1d = t == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+        let mut d = match t {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => desc(t, extent[0], 0, 0, extent[1]),
+            CL_MEM_OBJECT_IMAGE2D_ARRAY => desc(t, extent[0], extent[1], 0, extent[2]),
+            _ => desc(t, extent[0], extent[1], extent[2], 0),
+        };
+        let mut model = Model { extent, elem, bytes: pattern(extent.iter().product::<usize>() * elem, 5) };
+        // Created from host memory with padded pitches (except a 1D buffer image, which
+        // is made from a buffer holding the texels).
+        // (The image's slice pitch must be a multiple of its row pitch.)
+        let row = extent[0] * elem + 8;
+        let slice = row * (if array_1d { 1 } else { extent[1] } + 1);
+        let mut host = vec![0u8; slice * extent[2].max(extent[1]) + 64];
+        for (m, p) in model.texels([0; 3], extent) {
+            let h = host_offset(array_1d, elem, row, slice, p);
+            host[h..h + elem].copy_from_slice(&model.bytes[m..m + elem]);
+        }
+        let buffer = (t == CL_MEM_OBJECT_IMAGE1D_BUFFER).then(|| env.buffer_with(&model.bytes));
+        let img = match buffer {
+            Some(b) => {
+                d.buffer = b;
+                image(&env, CL_MEM_READ_WRITE, &f, &d, null_mut())
+            }
+            None => {
+                let uses_slices =
+                    matches!(t, CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D);
+                d.image_row_pitch = row;
+                d.image_slice_pitch = if uses_slices { slice } else { 0 };
+                image(&env, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &f, &d, host.as_mut_ptr().cast())
+            }
+        };
+        let img_info = |q| info::<usize>(|s, v, r| cl!(clGetImageInfo(img, q, s, v, r)));
+        assert_eq!(img_info(CL_IMAGE_WIDTH), extent[0]);
+        assert_eq!(img_info(CL_IMAGE_ELEMENT_SIZE), elem);
+        assert_eq!(mem_info::<cl_mem_object_type>(img, CL_MEM_TYPE), t);
+        let whole = |r: [usize; 3]| -> [usize; 3] { r };
+        // Read a sub-region into padded host memory.
+        let origin = [1, extent[1] / 2, extent[2] / 2];
+        let region = [extent[0] - 1, extent[1] - extent[1] / 2, extent[2] - extent[2] / 2];
+        let (hrow, hslice) = (region[0] * elem + 4, (region[0] * elem + 4) * if array_1d { 1 } else { region[1] } + 12);
+        let mut out = vec![0u8; hslice * region[2].max(region[1]) + 64];
+        let slice_arg = if matches!(t, CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D) {
+            0
+        } else {
+            hslice
+        };
+        ok!(cl!(clEnqueueReadImage(
+            env.queue,
+            img,
+            CL_TRUE,
+            origin.as_ptr(),
+            region.as_ptr(),
+            hrow,
+            slice_arg,
+            out.as_mut_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        )));
+        for (m, p) in model.texels(origin, region) {
+            let h = host_offset(array_1d, elem, hrow, hslice, p);
+            assert_eq!(out[h..h + elem], model.bytes[m..m + elem], "type {t:#x} read at {p:?}");
+        }
+        // Write it back shifted to the origin, then read the whole image.
+        let data = pattern(out.len(), 77);
+        ok!(cl!(clEnqueueWriteImage(
+            env.queue,
+            img,
+            CL_TRUE,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            hrow,
+            slice_arg,
+            data.as_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        )));
+        for (m, p) in model.texels([0; 3], region) {
+            let h = host_offset(array_1d, elem, hrow, hslice, p);
+            model.bytes[m..m + elem].copy_from_slice(&data[h..h + elem]);
+        }
+        let total = model.bytes.len();
+        let read_all = |img: cl_mem| {
+            let mut all = vec![0u8; total];
+            ok!(cl!(clEnqueueReadImage(
+                env.queue,
+                img,
+                CL_TRUE,
+                [0; 3].as_ptr(),
+                whole(extent).as_ptr(),
+                0,
+                0,
+                all.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            )));
+            all
+        };
+        assert_eq!(read_all(img), model.bytes, "type {t:#x} after write");
+        // Fill a region.
+        let color = [1u32, 2, 300, 70000];
+        let fo = [extent[0] / 3, 0, 0];
+        let fr = [2, extent[1], 1];
+        ok!(cl!(clEnqueueFillImage(
+            env.queue,
+            img,
+            color.as_ptr().cast(),
+            fo.as_ptr(),
+            fr.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        )));
+        let texel: Vec<u8> = [1u16, 2, 300, 65535].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        for (m, _) in model.texels(fo, fr) {
+            model.bytes[m..m + elem].copy_from_slice(&texel);
+        }
+        assert_eq!(read_all(img), model.bytes, "type {t:#x} after fill");
+        // Copy to a second image, and through a buffer back.
+        let (copy, e) = try_image(
+            &env,
+            CL_MEM_READ_WRITE,
+            &f,
+            &desc(d.image_type, d.image_width, d.image_height, d.image_depth, d.image_array_size),
+            null_mut(),
+        );
+        if t == CL_MEM_OBJECT_IMAGE1D_BUFFER {
+            err!(CL_INVALID_IMAGE_DESCRIPTOR, e);
+        } else {
+            ok!(e);
+            ok!(cl!(clEnqueueCopyImage(
+                env.queue,
+                img,
+                copy,
+                [0; 3].as_ptr(),
+                [0; 3].as_ptr(),
+                whole(extent).as_ptr(),
+                0,
+                null(),
+                null_mut()
+            )));
+            assert_eq!(read_all(copy), model.bytes, "type {t:#x} copied");
+            ok!(cl!(clReleaseMemObject(copy)));
+        }
+        let buf = env.buffer(0, model.bytes.len() + 24, null_mut());
+        ok!(cl!(clEnqueueCopyImageToBuffer(
+            env.queue,
+            img,
+            buf,
+            origin.as_ptr(),
+            region.as_ptr(),
+            24,
+            0,
+            null(),
+            null_mut()
+        )));
+        let got = env.read(buf, model.bytes.len() + 24);
+        let mut i = 24;
+        for (m, _) in model.texels(origin, region) {
+            assert_eq!(got[i..i + elem], model.bytes[m..m + elem], "type {t:#x} to buffer");
+            i += elem;
+        }
+        ok!(cl!(clEnqueueCopyBufferToImage(
+            env.queue,
+            buf,
+            img,
+            24,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        )));
+        let mut i = 24;
+        for (m, _) in model.texels([0; 3], region) {
+            model.bytes[m..m + elem].copy_from_slice(&got[i..i + elem]);
+            i += elem;
+        }
+        assert_eq!(read_all(img), model.bytes, "type {t:#x} from buffer");
+        // Map a region, change a texel through the mapping, unmap.
+        let (mut mrow, mut mslice) = (0usize, 0usize);
+        let (ptr, e) = with_err(|e| {
+            cl!(clEnqueueMapImage(
+                env.queue,
+                img,
+                CL_TRUE,
+                CL_MAP_READ | CL_MAP_WRITE,
+                origin.as_ptr(),
+                region.as_ptr(),
+                &mut mrow,
+                &mut mslice,
+                0,
+                null(),
+                null_mut(),
+                e
+            ))
+        });
+        ok!(e);
+        let mapped_at = |p: [usize; 3]| {
+            if array_1d {
+                p[1] * mslice + p[0] * elem
+            } else {
+                p[2] * mslice + p[1] * mrow + p[0] * elem
+            }
+        };
+        let last = [region[0] - 1, region[1] - 1, region[2] - 1];
+        // SAFETY: the mapping covers the region with the pitches returned.
+        let mapped = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u8>(), mapped_at(last) + elem) };
+        let m_last = model.at([origin[0] + last[0], origin[1] + last[1], origin[2] + last[2]]);
+        assert_eq!(mapped[mapped_at(last)..][..elem], model.bytes[m_last..m_last + elem], "type {t:#x} mapped");
+        mapped[mapped_at(last)..][..elem].fill(0xab);
+        ok!(cl!(clEnqueueUnmapMemObject(env.queue, img, ptr, 0, null(), null_mut())));
+        model.bytes[m_last..m_last + elem].fill(0xab);
+        assert_eq!(read_all(img), model.bytes, "type {t:#x} after unmap");
+        ok!(cl!(clReleaseMemObject(img)));
+        ok!(cl!(clReleaseMemObject(buf)));
+        if let Some(b) = buffer {
+            // The 1D buffer image's texels are the buffer's bytes.
+            assert_eq!(env.read(b, model.bytes.len()), model.bytes);
+            ok!(cl!(clReleaseMemObject(b)));
+        }
+    }
 }

@@ -348,20 +348,30 @@ fn image_region(l: &Layout, origin: *const usize, region: *const usize) -> CLRes
     Ok((l.rect(o), [r[0] * l.elem, r[1], r[2]]))
 }
 
-/// The host side of a read or write: pitches default and are checked as the spec says
-/// ("CL_INVALID_VALUE if ... row_pitch is not 0 and is less than region[0] * element
-/// size", and for slices). A 1D array's images are a slice pitch apart.
+/// The host side of a read or write ("CL_INVALID_VALUE if ... row_pitch is not 0 and
+/// is less than region[0] * element size"; a slice pitch, for 3D images and arrays,
+/// at least row_pitch * height, "must be 0 if image is a 1D or 2D image"). A 1D array's
+/// images are a slice pitch apart; a 0 pitch means packed.
 fn host_side(l: &Layout, bytes: [usize; 3], row_pitch: usize, slice_pitch: usize) -> CLResult<RectSide> {
-    if l.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY {
-        let side = RectSide::new([0; 3], [bytes[0], 1, 1], row_pitch, slice_pitch).ok_or(CL_INVALID_VALUE)?;
-        return Ok(RectSide { origin: [0; 3], row_pitch: side.slice_pitch, slice_pitch: side.slice_pitch });
-    }
-    // "CL_INVALID_VALUE if image is a 1D or 2D image and slice_pitch is not 0."
+    let row = if row_pitch == 0 { bytes[0] } else { row_pitch };
+    let array_1d = l.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
     let flat = matches!(l.image_type, CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D);
-    if flat && slice_pitch != 0 {
+    if row < bytes[0] || flat && slice_pitch != 0 {
         return Err(CL_INVALID_VALUE);
     }
-    RectSide::new([0; 3], bytes, row_pitch, slice_pitch).ok_or(CL_INVALID_VALUE)
+    let rows = if array_1d { 1 } else { bytes[1] };
+    let min_slice = row.checked_mul(rows).ok_or(CL_INVALID_VALUE)?;
+    let slice = if slice_pitch == 0 { min_slice } else { slice_pitch };
+    if slice < min_slice {
+        return Err(CL_INVALID_VALUE);
+    }
+    let side = if array_1d {
+        RectSide { origin: [0; 3], row_pitch: slice, slice_pitch: slice }
+    } else {
+        RectSide { origin: [0; 3], row_pitch: row, slice_pitch: slice }
+    };
+    side.end(bytes).ok_or(CL_INVALID_VALUE)?;
+    Ok(side)
 }
 
 #[allow(clippy::too_many_arguments)]
