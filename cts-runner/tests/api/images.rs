@@ -904,3 +904,408 @@ fn commands_move_the_right_texels_for_every_image_type() {
         }
     }
 }
+
+#[test]
+fn image_creation_errors() {
+    let env = Env::new();
+    let f = fmt(CL_RGBA, CL_UNORM_INT8);
+    let d2 = desc(CL_MEM_OBJECT_IMAGE2D, 16, 8, 0, 0);
+    let mut host = vec![0u8; 16 * 8 * 4 * 4];
+    let hp: *mut c_void = host.as_mut_ptr().cast();
+    let create = |flags, f: &cl_image_format, d: &cl_image_desc, h| try_image(&env, flags, f, d, h).1;
+    err!(
+        CL_INVALID_IMAGE_FORMAT_DESCRIPTOR,
+        with_err(|e| cl!(clCreateImage(env.context, 0, null(), &d2, null_mut(), e))).1
+    );
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, with_err(|e| cl!(clCreateImage(env.context, 0, &f, null(), null_mut(), e))).1);
+    err!(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, create(0, &fmt(CL_BGRA, CL_FLOAT), &d2, null_mut()));
+    err!(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, create(0, &fmt(CL_RGBA, 0x1234), &d2, null_mut()));
+    err!(CL_IMAGE_FORMAT_NOT_SUPPORTED, create(CL_MEM_WRITE_ONLY, &fmt(CL_sRGBA, CL_UNORM_INT8), &d2, null_mut()));
+    err!(
+        CL_IMAGE_FORMAT_NOT_SUPPORTED,
+        create(0, &fmt(CL_DEPTH, CL_FLOAT), &desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 4, 0), null_mut())
+    );
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(0, &f, &desc(CL_MEM_OBJECT_BUFFER, 16, 8, 0, 0), null_mut()));
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(0, &f, &desc(CL_MEM_OBJECT_IMAGE2D, 0, 8, 0, 0), null_mut()));
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(0, &f, &desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, 4, 4, 0, 0), null_mut()));
+    err!(CL_INVALID_IMAGE_SIZE, create(0, &f, &desc(CL_MEM_OBJECT_IMAGE2D, 1 << 20, 1, 0, 0), null_mut()));
+    err!(CL_INVALID_IMAGE_SIZE, create(0, &f, &desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 1 << 20, 0), null_mut()));
+    err!(CL_INVALID_IMAGE_SIZE, create(0, &f, &desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, 4, 4, 0, 1 << 20), null_mut()));
+    // Pitches only with memory the application gives, at least a row, whole texels.
+    let mut pitched = d2;
+    pitched.image_row_pitch = 128;
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(0, &f, &pitched, null_mut()));
+    ok!(cl!(clReleaseMemObject(image(&env, CL_MEM_COPY_HOST_PTR, &f, &pitched, hp))));
+    pitched.image_row_pitch = 63;
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(CL_MEM_USE_HOST_PTR, &f, &pitched, hp));
+    pitched.image_row_pitch = 60;
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(CL_MEM_USE_HOST_PTR, &f, &pitched, hp));
+    let mut sliced = desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 2, 0);
+    sliced.image_row_pitch = 16;
+    sliced.image_slice_pitch = 72; // not a multiple of the row pitch
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(CL_MEM_COPY_HOST_PTR, &f, &sliced, hp));
+    // Host pointers and flags as for buffers.
+    err!(CL_INVALID_HOST_PTR, create(CL_MEM_USE_HOST_PTR, &f, &d2, null_mut()));
+    err!(CL_INVALID_HOST_PTR, create(0, &f, &d2, hp));
+    err!(CL_INVALID_VALUE, create(CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, &f, &d2, null_mut()));
+    let (m, e) = with_err(|e| cl!(clCreateImage(null_mut(), 0, &f, &d2, null_mut(), e)));
+    assert!(m.is_null());
+    err!(CL_INVALID_CONTEXT, e);
+    // A 1D buffer image needs a buffer large enough; other types take none.
+    let small = env.buffer(0, 64, null_mut());
+    let mut b1 = desc(CL_MEM_OBJECT_IMAGE1D_BUFFER, 16, 0, 0, 0);
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(0, &f, &b1, null_mut()));
+    b1.buffer = small;
+    ok!(cl!(clReleaseMemObject(image(&env, 0, &f, &b1, null_mut()))));
+    b1.image_width = 17;
+    err!(CL_INVALID_IMAGE_SIZE, create(0, &f, &b1, null_mut()));
+    let mut d3 = desc(CL_MEM_OBJECT_IMAGE3D, 2, 2, 2, 0);
+    d3.buffer = small;
+    err!(CL_INVALID_IMAGE_DESCRIPTOR, create(0, &f, &d3, null_mut()));
+    // A 2D image from a buffer shares its bytes; one from an image views its texels.
+    let mut from_buf = desc(CL_MEM_OBJECT_IMAGE2D, 4, 4, 0, 0);
+    from_buf.buffer = small;
+    let view = image(&env, 0, &f, &from_buf, null_mut());
+    assert_eq!(mem_info::<cl_mem>(view, CL_MEM_ASSOCIATED_MEMOBJECT), small);
+    let mut srgb = desc(CL_MEM_OBJECT_IMAGE2D, 4, 4, 0, 0);
+    srgb.buffer = view;
+    let s = image(&env, CL_MEM_READ_ONLY, &fmt(CL_sRGBA, CL_UNORM_INT8), &srgb, null_mut());
+    err!(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, create(0, &fmt(CL_RGBA, CL_UNORM_INT16), &srgb, null_mut()));
+    for m in [s, view, small] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    // Image queries on buffers, buffer commands on images.
+    let img = image(&env, 0, &f, &d2, null_mut());
+    let buf = env.buffer(0, 64, null_mut());
+    err!(CL_INVALID_MEM_OBJECT, cl!(clGetImageInfo(buf, CL_IMAGE_WIDTH, 0, null_mut(), null_mut())));
+    err!(CL_INVALID_VALUE, cl!(clGetImageInfo(img, CL_MEM_SIZE, 0, null_mut(), null_mut())));
+    let mut x = [0u8; 64];
+    err!(
+        CL_INVALID_MEM_OBJECT,
+        cl!(clEnqueueReadBuffer(env.queue, img, CL_TRUE, 0, 4, x.as_mut_ptr().cast(), 0, null(), null_mut()))
+    );
+    let region = [1usize, 1, 1];
+    err!(
+        CL_INVALID_MEM_OBJECT,
+        cl!(clEnqueueReadImage(
+            env.queue,
+            buf,
+            CL_TRUE,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            x.as_mut_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    let sub = cl_buffer_region { origin: 0, size: 4 };
+    let (_, e) = with_err(|e| {
+        cl!(clCreateSubBuffer(img, 0, CL_BUFFER_CREATE_TYPE_REGION, (&sub as *const cl_buffer_region).cast(), e))
+    });
+    err!(CL_INVALID_MEM_OBJECT, e);
+    // Regions outside the image, unused dimensions that are not 0/1, pitches too small.
+    let mut read = |o: [usize; 3], r: [usize; 3], row, slice| {
+        cl!(clEnqueueReadImage(
+            env.queue,
+            img,
+            CL_TRUE,
+            o.as_ptr(),
+            r.as_ptr(),
+            row,
+            slice,
+            x.as_mut_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        ))
+    };
+    err!(CL_INVALID_VALUE, read([15, 0, 0], [2, 1, 1], 0, 0));
+    err!(CL_INVALID_VALUE, read([0, 0, 1], [1, 1, 1], 0, 0));
+    err!(CL_INVALID_VALUE, read([0, 0, 0], [1, 1, 2], 0, 0));
+    err!(CL_INVALID_VALUE, read([0, 0, 0], [0, 1, 1], 0, 0));
+    err!(CL_INVALID_VALUE, read([usize::MAX, 0, 0], [2, 1, 1], 0, 0));
+    err!(CL_INVALID_VALUE, read([0, 0, 0], [2, 1, 1], 4, 0));
+    err!(CL_INVALID_VALUE, read([0, 0, 0], [2, 1, 1], 0, 64));
+    ok!(read([0, 0, 0], [2, 2, 1], 8, 0));
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clEnqueueReadImage(
+            env.queue,
+            img,
+            CL_TRUE,
+            null(),
+            region.as_ptr(),
+            0,
+            0,
+            x.as_mut_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clEnqueueReadImage(
+            env.queue,
+            img,
+            CL_TRUE,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            null_mut(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    // Copies: overlap within one image, format mismatch, buffer ranges.
+    let big = [8usize, 8, 1];
+    err!(
+        CL_MEM_COPY_OVERLAP,
+        cl!(clEnqueueCopyImage(
+            env.queue,
+            img,
+            img,
+            [0; 3].as_ptr(),
+            [4, 2, 0].as_ptr(),
+            [8usize, 4, 1].as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    ok!(cl!(clEnqueueCopyImage(
+        env.queue,
+        img,
+        img,
+        [0; 3].as_ptr(),
+        [8, 0, 0].as_ptr(),
+        big.as_ptr(),
+        0,
+        null(),
+        null_mut()
+    )));
+    let other = image(&env, 0, &fmt(CL_RGBA, CL_SIGNED_INT8), &d2, null_mut());
+    err!(
+        CL_IMAGE_FORMAT_MISMATCH,
+        cl!(clEnqueueCopyImage(
+            env.queue,
+            img,
+            other,
+            [0; 3].as_ptr(),
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clEnqueueCopyImageToBuffer(
+            env.queue,
+            img,
+            buf,
+            [0; 3].as_ptr(),
+            [4, 4, 1].as_ptr(),
+            4,
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clEnqueueCopyBufferToImage(
+            env.queue,
+            buf,
+            img,
+            usize::MAX,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    err!(
+        CL_INVALID_MEM_OBJECT,
+        cl!(clEnqueueCopyImageToBuffer(
+            env.queue,
+            img,
+            other,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clEnqueueFillImage(env.queue, img, null(), [0; 3].as_ptr(), region.as_ptr(), 0, null(), null_mut()))
+    );
+    // Maps need the row pitch out-parameter (and the slice pitch for 3D and arrays).
+    let (p, e) = with_err(|e| {
+        cl!(clEnqueueMapImage(
+            env.queue,
+            img,
+            CL_TRUE,
+            CL_MAP_READ,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            null_mut(),
+            null_mut(),
+            0,
+            null(),
+            null_mut(),
+            e
+        ))
+    });
+    assert!(p.is_null());
+    err!(CL_INVALID_VALUE, e);
+    // Host access flags hold for images too.
+    let no_host = image(&env, CL_MEM_HOST_NO_ACCESS, &f, &d2, null_mut());
+    err!(
+        CL_INVALID_OPERATION,
+        cl!(clEnqueueReadImage(
+            env.queue,
+            no_host,
+            CL_TRUE,
+            [0; 3].as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            x.as_mut_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    // Format listing errors.
+    let mut n = 0;
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clGetSupportedImageFormats(env.context, 0, CL_MEM_OBJECT_BUFFER, 0, null_mut(), &mut n))
+    );
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clGetSupportedImageFormats(env.context, 1 << 40, CL_MEM_OBJECT_IMAGE2D, 0, null_mut(), &mut n))
+    );
+    let mut one = [fmt(0, 0)];
+    err!(
+        CL_INVALID_VALUE,
+        cl!(clGetSupportedImageFormats(env.context, 0, CL_MEM_OBJECT_IMAGE2D, 0, one.as_mut_ptr(), &mut n))
+    );
+    ok!(cl!(clGetSupportedImageFormats(env.context, 0, CL_MEM_OBJECT_IMAGE2D, 1, one.as_mut_ptr(), &mut n)));
+    assert!(n > 1 && one[0].image_channel_order != 0);
+    for m in [img, buf, other, no_host] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+}
+
+#[test]
+fn samplers_and_image_arguments() {
+    let env = Env::new();
+    let (s, e) = with_err(|e| cl!(clCreateSampler(env.context, CL_TRUE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR, e)));
+    ok!(e);
+    let sinfo = |s: cl_sampler, q| info::<cl_uint>(|sz, v, r| cl!(clGetSamplerInfo(s, q, sz, v, r)));
+    assert_eq!(sinfo(s, CL_SAMPLER_NORMALIZED_COORDS), CL_TRUE);
+    assert_eq!(sinfo(s, CL_SAMPLER_ADDRESSING_MODE), CL_ADDRESS_REPEAT);
+    assert_eq!(sinfo(s, CL_SAMPLER_FILTER_MODE), CL_FILTER_LINEAR);
+    assert_eq!(sinfo(s, CL_SAMPLER_REFERENCE_COUNT), 1);
+    assert_eq!(info::<cl_context>(|sz, v, r| cl!(clGetSamplerInfo(s, CL_SAMPLER_CONTEXT, sz, v, r))), env.context);
+    ok!(cl!(clRetainSampler(s)));
+    assert_eq!(sinfo(s, CL_SAMPLER_REFERENCE_COUNT), 2);
+    ok!(cl!(clReleaseSampler(s)));
+    err!(CL_INVALID_VALUE, cl!(clGetSamplerInfo(s, 0x9999, 0, null_mut(), null_mut())));
+    // Invalid modes, and repeat addressing without normalised coordinates.
+    for (norm, mode, filter) in [
+        (CL_TRUE, 0x1200, CL_FILTER_NEAREST),
+        (CL_TRUE, CL_ADDRESS_CLAMP, 0x1200),
+        (CL_FALSE, CL_ADDRESS_REPEAT, CL_FILTER_NEAREST),
+        (7, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST),
+    ] {
+        let (x, e) = with_err(|e| cl!(clCreateSampler(env.context, norm, mode, filter, e)));
+        assert!(x.is_null());
+        err!(CL_INVALID_VALUE, e);
+    }
+    // Properties: defaults, the list echoed, unknown names refused.
+    let props: [cl_sampler_properties; 5] = [
+        CL_SAMPLER_FILTER_MODE as u64,
+        CL_FILTER_LINEAR as u64,
+        CL_SAMPLER_NORMALIZED_COORDS as u64,
+        CL_FALSE as u64,
+        0,
+    ];
+    let (p, e) = with_err(|e| cl!(clCreateSamplerWithProperties(env.context, props.as_ptr(), e)));
+    ok!(e);
+    assert_eq!(sinfo(p, CL_SAMPLER_ADDRESSING_MODE), CL_ADDRESS_CLAMP);
+    assert_eq!(sinfo(p, CL_SAMPLER_NORMALIZED_COORDS), CL_FALSE);
+    let echoed = info_bytes(|sz, v, r| cl!(clGetSamplerInfo(p, CL_SAMPLER_PROPERTIES, sz, v, r)));
+    assert_eq!(echoed.len(), 5 * 8);
+    let bad: [cl_sampler_properties; 3] = [0x7777, 1, 0];
+    err!(CL_INVALID_VALUE, with_err(|e| cl!(clCreateSamplerWithProperties(env.context, bad.as_ptr(), e))).1);
+    err!(CL_INVALID_SAMPLER, cl!(clRetainSampler(null_mut())));
+    // Kernel arguments: images and samplers of the right kinds only.
+    let prog = build(
+        &env,
+        "kernel void k(read_only image2d_t i, sampler_t s, write_only image2d_t o, global int *b) {\n\
+        write_imagef(o, (int2)(0, 0), read_imagef(i, s, (float2)(0.5f, 0.5f)));\n}",
+        "",
+    );
+    let k = kernel(prog, "k");
+    let f = fmt(CL_RGBA, CL_FLOAT);
+    let d = desc(CL_MEM_OBJECT_IMAGE2D, 1, 1, 0, 0);
+    let mut texel = [0.25f32, 0.5, 0.75, 1.0];
+    let src = image(&env, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &f, &d, texel.as_mut_ptr().cast());
+    let dst = image(&env, CL_MEM_WRITE_ONLY, &f, &d, null_mut());
+    let buf = env.buffer(0, 16, null_mut());
+    err!(CL_INVALID_MEM_OBJECT, cl!(clSetKernelArg(k, 0, 8, (&buf as *const cl_mem).cast())));
+    err!(CL_INVALID_ARG_VALUE, cl!(clSetKernelArg(k, 0, 8, null())));
+    err!(CL_INVALID_ARG_SIZE, cl!(clSetKernelArg(k, 0, 4, (&src as *const cl_mem).cast())));
+    err!(CL_INVALID_ARG_VALUE, cl!(clSetKernelArg(k, 0, 8, (&dst as *const cl_mem).cast())));
+    err!(CL_INVALID_ARG_VALUE, cl!(clSetKernelArg(k, 2, 8, (&src as *const cl_mem).cast())));
+    err!(CL_INVALID_SAMPLER, cl!(clSetKernelArg(k, 1, 8, (&buf as *const cl_mem).cast())));
+    err!(CL_INVALID_SAMPLER, cl!(clSetKernelArg(k, 1, 8, null())));
+    set_arg(k, 0, &src);
+    set_arg(k, 1, &p);
+    set_arg(k, 2, &dst);
+    set_arg(k, 3, &buf);
+    run(&env, k, &[1], None);
+    let mut out = [0f32; 4];
+    ok!(cl!(clEnqueueReadImage(
+        env.queue,
+        dst,
+        CL_TRUE,
+        [0; 3].as_ptr(),
+        [1usize, 1, 1].as_ptr(),
+        0,
+        0,
+        out.as_mut_ptr().cast(),
+        0,
+        null(),
+        null_mut()
+    )));
+    assert_eq!(out, texel);
+    // The argument queries name the image types and access qualifiers.
+    let arg_str = |i, q| info_string(|sz, v, r| cl!(clGetKernelArgInfo(k, i, q, sz, v, r)));
+    assert_eq!(arg_str(0, CL_KERNEL_ARG_TYPE_NAME), "image2d_t");
+    assert_eq!(arg_str(1, CL_KERNEL_ARG_TYPE_NAME), "sampler_t");
+    let access =
+        |i| info::<cl_uint>(|sz, v, r| cl!(clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sz, v, r)));
+    assert_eq!(access(0), CL_KERNEL_ARG_ACCESS_READ_ONLY);
+    assert_eq!(access(2), CL_KERNEL_ARG_ACCESS_WRITE_ONLY);
+    for m in [src, dst, buf] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseSampler(s)));
+    ok!(cl!(clReleaseSampler(p)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(prog)));
+}
