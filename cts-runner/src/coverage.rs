@@ -47,6 +47,7 @@ impl Decl {
                 "sub-groups"
             }
             "to_global" | "to_local" | "to_private" | "get_fence" => "address space",
+            _ if n.starts_with("read_image") || n.starts_with("write_image") || n.starts_with("get_image_") => "images",
             _ if n.starts_with("get_") => "work-item",
             "barrier" | "work_group_barrier" | "mem_fence" | "read_mem_fence" | "write_mem_fence" => "synchronization",
             "shuffle" | "shuffle2" | "vec_step" => "miscellaneous vector",
@@ -103,13 +104,13 @@ pub fn declarations(clang: &Path, std: &str, enabled: &[String], extra: Option<&
     if std == "CL3.0" {
         cmd.args(enabled.iter().filter(|f| f.starts_with("__opencl_c_")).map(|f| format!("-D{f}=1")));
     }
-    // clang reports errors for declarations of features the device lacks (images):
-    // those declarations are marked invalid and skipped below.
+    // clang reports errors for declarations of features the device lacks: those
+    // declarations are marked invalid and skipped below.
     let out = cmd.arg(&empty).output().map_err(|e| format!("{}: {e}", clang.display()))?;
     let _ = std::fs::remove_dir_all(&dir);
     let tree: serde_json::Value =
         serde_json::from_slice(&out.stdout).map_err(|e| format!("clang's AST dump for {std}: {e}"))?;
-    let skip = ["image", "sampler_t", "pipe", "queue_t", "clk_event_t", "ndrange_t", "reserve_id_t", "^"];
+    let skip = ["pipe", "queue_t", "clk_event_t", "ndrange_t", "reserve_id_t", "^"];
     let mut decls = Vec::new();
     for d in tree["inner"].as_array().into_iter().flatten() {
         let (Some(name), Some(mangled), Some(ty)) =
@@ -142,17 +143,35 @@ pub fn declarations(clang: &Path, std: &str, enabled: &[String], extra: Option<&
     Ok(decls)
 }
 
-/// A kernel calling each of `decls` with zero arguments of its parameter types.
+/// A kernel calling each of `decls` with zero arguments of its parameter types. Images
+/// and samplers cannot be made from 0: they are the kernel's parameters, one per type.
 pub fn calling_kernel(decls: &[&Decl]) -> String {
-    let mut s = String::from(
-        "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
-         kernel void coverage(void) {\n",
-    );
+    let mut params: Vec<String> = Vec::new();
+    let mut calls = String::new();
     for d in decls {
-        let args: Vec<String> = d.params.iter().map(|p| format!("({p})0")).collect();
-        s += &format!("    (void){}({});\n", d.name, args.join(", "));
+        let args: Vec<String> = d
+            .params
+            .iter()
+            .map(|p| {
+                if p.contains("image") || p.contains("sampler_t") {
+                    let i = params.iter().position(|q| q == p).unwrap_or_else(|| {
+                        params.push(p.clone());
+                        params.len() - 1
+                    });
+                    format!("p{i}")
+                } else {
+                    format!("({p})0")
+                }
+            })
+            .collect();
+        calls += &format!("    (void){}({});\n", d.name, args.join(", "));
     }
-    s + "}\n"
+    let params: Vec<String> = params.iter().enumerate().map(|(i, p)| format!("{p} p{i}")).collect();
+    let params = if params.is_empty() { "void".to_string() } else { params.join(", ") };
+    format!(
+        "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+         kernel void coverage({params}) {{\n{calls}}}\n"
+    )
 }
 
 /// The outcome for one declaration.

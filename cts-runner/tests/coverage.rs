@@ -48,6 +48,7 @@ fn builtin_coverage_per_family_holds() {
         for family in [
             "async copies",
             "common",
+            "images",
             "conversions",
             "geometric",
             "integer",
@@ -73,4 +74,7 @@ fn builtin_coverage_per_family_holds() {
         assert!(all["CL3.0"][family][0] > 0, "CL3.0 declares no {family}");
     }
     assert!(all["CL3.0"]["sub-groups"][0] > 0, "CL3.0 declares no sub-group functions");
+    // Images: read_write images and their samplerless reads from OpenCL C 2.0 on.
+    assert!(all["CL1.2"]["images"][0] > 150, "CL1.2 declares too few image builtins");
+    assert!(all["CL3.0"]["images"][0] > all["CL1.2"]["images"][0], "CL3.0 lacks read_write images");
 }
