@@ -618,6 +618,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     }
     out.extend(crate::bench_vector::measure(s)?);
     out.extend(crate::bench_async::measure(s)?);
+    out.extend(crate::bench_image::measure(s)?);
     Ok(())
 }
 

@@ -601,8 +601,10 @@ fn bench_one(args: &[String]) -> i32 {
 fn bench(args: &[String]) -> i32 {
     use cts_runner::bench::{host_saxpy_gbs, METRICS, SOURCE};
     use cts_runner::bench_async::{host_memcpy_gbs, METRICS as ASYNC_METRICS};
+    use cts_runner::bench_image::METRICS as IMAGE_METRICS;
     use cts_runner::bench_vector::{BUILTINS, METRICS as VECTOR_METRICS};
-    let metrics: Vec<&(&str, &str, bool)> = METRICS.iter().chain(VECTOR_METRICS).chain(ASYNC_METRICS).collect();
+    let metrics: Vec<&(&str, &str, bool)> =
+        METRICS.iter().chain(VECTOR_METRICS).chain(ASYNC_METRICS).chain(IMAGE_METRICS).collect();
     let mut platforms = flag_values(args, "--platform");
     if platforms.is_empty() {
         platforms = vec!["FerroCL".into(), "Portable Computing Language".into()];

@@ -298,6 +298,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
                 break;
             }
         }
+        mark_image_descriptors(head, &f.name, &k);
         let entry = launcher::Entry {
             ctx: needs.contains(&f.name),
             barriers,
@@ -442,6 +443,29 @@ fn thread_local_locals(lines: &mut [String], types: &TypeTable) -> Result<Vec<(S
         *line = format!("{lhs} = {}thread_local(localdynamic) {}", &rhs[..at], &rhs[at..]);
     }
     Ok(out)
+}
+
+/// Image arguments point to the driver's descriptor of the image (kernel-abi `Image`),
+/// which no other pointer of the kernel reaches and kernel code never writes: `noalias`
+/// and `dereferenceable` let LLVM keep its fields (sizes, pitches, format) in registers
+/// across the kernel's stores and hoist them out of conditional code, instead of
+/// loading them again for every texel.
+const IMAGE_ATTRIBUTES: &str = "noalias nonnull align 8 dereferenceable(56)";
+
+fn mark_image_descriptors(head: &mut String, name: &str, k: &Kernel) {
+    let Some(open) = head.find(&format!("@{name}(")).map(|i| i + name.len() + 1) else { return };
+    let Some(close) = matching_paren(head, open) else { return };
+    let params: Vec<String> = split_top(&head[open + 1..close])
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| match k.args.get(i) {
+            Some(a) if a.kind == ArgKind::Image && p.starts_with("ptr addrspace(1) ") && !p.contains("noalias") => {
+                p.replacen("ptr addrspace(1) ", &format!("ptr addrspace(1) {IMAGE_ATTRIBUTES} "), 1)
+            }
+            _ => p.to_string(),
+        })
+        .collect();
+    head.replace_range(open + 1..close, &params.join(", "));
 }
 
 fn kernel_info(
