@@ -178,10 +178,15 @@ typedef uint4 __attribute__((aligned(4))) uint4_a4;
     CASE(TYPE, T, S, CONV, CLK_INTENSITY, 1, c.xxxx) \
     CASE(TYPE, T, S, CONV, CLK_LUMINANCE, 1, (R4)(c.x, c.x, c.x, ONE))
 
-#define UNORM8(x) (convert_float4(x) * (1.0f / 255.0f))
-#define UNORM16(x) (convert_float4(x) * (1.0f / 65535.0f))
-#define SNORM8(x) fmax(convert_float4(x) * (1.0f / 127.0f), -1.0f)
-#define SNORM16(x) fmax(convert_float4(x) * (1.0f / 32767.0f), -1.0f)
+/* Conversions as one vector instruction (the library's convert_float4 of a byte vector
+ * goes through halves, five shuffles on x86); integer to float rounds to nearest, as
+ * convert_float4 does. */
+#define TO_F(x) __builtin_convertvector((x), float4)
+#define TO_I(x) __builtin_convertvector((x), int4)
+#define UNORM8(x) (TO_F(x) * (1.0f / 255.0f))
+#define UNORM16(x) (TO_F(x) * (1.0f / 65535.0f))
+#define SNORM8(x) fmax(TO_F(x) * (1.0f / 127.0f), -1.0f)
+#define SNORM16(x) fmax(TO_F(x) * (1.0f / 32767.0f), -1.0f)
 #define SAME(x) (x)
 #define SRGB(c) (R4)(srgb_to_linear(c.x), srgb_to_linear(c.y), srgb_to_linear(c.z), c.w)
 
@@ -204,19 +209,19 @@ INLINE float4 decode_f(__global const img_t *im, __global const uchar *p) {
     CASE(CLK_UNORM_INT16, ushort, 2, UNORM16, CLK_DEPTH, 1, c)
     ANY_ORDER(CLK_SNORM_INT16, short, 2, SNORM16)
     NORM_ORDER(CLK_SNORM_INT16, short, 2, SNORM16)
-    ANY_ORDER(CLK_HALF_FLOAT, half, 2, convert_float4)
-    NORM_ORDER(CLK_HALF_FLOAT, half, 2, convert_float4)
+    ANY_ORDER(CLK_HALF_FLOAT, half, 2, TO_F)
+    NORM_ORDER(CLK_HALF_FLOAT, half, 2, TO_F)
     ANY_ORDER(CLK_FLOAT, float, 4, SAME)
     NORM_ORDER(CLK_FLOAT, float, 4, SAME)
     CASE(CLK_FLOAT, float, 4, SAME, CLK_DEPTH, 1, c)
-    ANY_ORDER(CLK_SIGNED_INT8, char, 1, convert_float4)
-    BYTE_ORDER(CLK_SIGNED_INT8, char, convert_float4)
-    ANY_ORDER(CLK_SIGNED_INT16, short, 2, convert_float4)
-    ANY_ORDER(CLK_SIGNED_INT32, int, 4, convert_float4)
-    ANY_ORDER(CLK_UNSIGNED_INT8, uchar, 1, convert_float4)
-    BYTE_ORDER(CLK_UNSIGNED_INT8, uchar, convert_float4)
-    ANY_ORDER(CLK_UNSIGNED_INT16, ushort, 2, convert_float4)
-    ANY_ORDER(CLK_UNSIGNED_INT32, uint, 4, convert_float4)
+    ANY_ORDER(CLK_SIGNED_INT8, char, 1, TO_F)
+    BYTE_ORDER(CLK_SIGNED_INT8, char, TO_F)
+    ANY_ORDER(CLK_SIGNED_INT16, short, 2, TO_F)
+    ANY_ORDER(CLK_SIGNED_INT32, int, 4, TO_F)
+    ANY_ORDER(CLK_UNSIGNED_INT8, uchar, 1, TO_F)
+    BYTE_ORDER(CLK_UNSIGNED_INT8, uchar, TO_F)
+    ANY_ORDER(CLK_UNSIGNED_INT16, ushort, 2, TO_F)
+    ANY_ORDER(CLK_UNSIGNED_INT32, uint, 4, TO_F)
     case OKEY(CLK_UNORM_SHORT_565, CLK_RGB): {
         uint v = *(__global const ushort_a1 *)p;
         return (float4)((v >> 11) / 31.0f, ((v >> 5) & 63) / 63.0f, (v & 31) / 31.0f, 1.0f);
@@ -241,13 +246,13 @@ INLINE int4 decode_i(__global const img_t *im, __global const uchar *p) {
 #define R4 int4
 #define ONE 1
     switch (okey(im)) {
-    ANY_ORDER(CLK_SIGNED_INT8, char, 1, convert_int4)
-    BYTE_ORDER(CLK_SIGNED_INT8, char, convert_int4)
-    ANY_ORDER(CLK_SIGNED_INT16, short, 2, convert_int4)
+    ANY_ORDER(CLK_SIGNED_INT8, char, 1, TO_I)
+    BYTE_ORDER(CLK_SIGNED_INT8, char, TO_I)
+    ANY_ORDER(CLK_SIGNED_INT16, short, 2, TO_I)
     ANY_ORDER(CLK_SIGNED_INT32, int, 4, SAME)
-    ANY_ORDER(CLK_UNSIGNED_INT8, uchar, 1, convert_int4)
-    BYTE_ORDER(CLK_UNSIGNED_INT8, uchar, convert_int4)
-    ANY_ORDER(CLK_UNSIGNED_INT16, ushort, 2, convert_int4)
+    ANY_ORDER(CLK_UNSIGNED_INT8, uchar, 1, TO_I)
+    BYTE_ORDER(CLK_UNSIGNED_INT8, uchar, TO_I)
+    ANY_ORDER(CLK_UNSIGNED_INT16, ushort, 2, TO_I)
     ANY_ORDER(CLK_UNSIGNED_INT32, uint, 4, as_int4)
     default: return (int4)(0);
     }
