@@ -38,6 +38,12 @@ fn image(env: &Env, flags: cl_mem_flags, f: &cl_image_format, d: &cl_image_desc,
     m
 }
 
+/// Reads a region of `img` (origin and region as `*const usize`), packed, into `out`.
+fn read_into(env: &Env, img: cl_mem, origin: *const usize, region: *const usize, out: *mut c_void) {
+    let q = env.queue;
+    ok!(cl!(clEnqueueReadImage(q, img, CL_TRUE, origin, region, 0, 0, out, 0, null(), null_mut())));
+}
+
 fn formats(env: &Env, flags: cl_mem_flags, t: cl_mem_object_type) -> Vec<cl_image_format> {
     let mut n = 0;
     ok!(cl!(clGetSupportedImageFormats(env.context, flags, t, 0, null_mut(), &mut n)));
@@ -217,19 +223,7 @@ fn every_format_round_trips_and_reads_in_kernels() {
         // The bytes come back as they went in.
         let mut back = vec![0u8; bytes.len()];
         let (origin, region) = ([0usize; 3], [w, h, 1]);
-        ok!(cl!(clEnqueueReadImage(
-            env.queue,
-            img,
-            CL_TRUE,
-            origin.as_ptr(),
-            region.as_ptr(),
-            0,
-            0,
-            back.as_mut_ptr().cast(),
-            0,
-            null(),
-            null_mut()
-        )));
+        read_into(&env, img, origin.as_ptr(), region.as_ptr(), back.as_mut_ptr().cast());
         assert_eq!(back, bytes, "{f:?}");
         let depth = f.image_channel_order == CL_DEPTH;
         let kind = channel_info(f).2;
@@ -538,19 +532,7 @@ fn kernels_write_every_format_as_fill_does() {
         let size = texel_size(&f);
         let mut bytes = vec![0u8; w * h * size];
         let region = [w, h, 1];
-        ok!(cl!(clEnqueueReadImage(
-            env.queue,
-            img,
-            CL_TRUE,
-            [0; 3].as_ptr(),
-            region.as_ptr(),
-            0,
-            0,
-            bytes.as_mut_ptr().cast(),
-            0,
-            null(),
-            null_mut()
-        )));
+        read_into(&env, img, [0; 3].as_ptr(), region.as_ptr(), bytes.as_mut_ptr().cast());
         for i in 0..w * h {
             let got = reference(&f, &bytes[i * size..(i + 1) * size]);
             let input: [f64; 4] = match kind {
@@ -602,19 +584,7 @@ fn kernels_write_every_format_as_fill_does() {
                 null_mut()
             )));
             let mut t = vec![0u8; size];
-            ok!(cl!(clEnqueueReadImage(
-                env.queue,
-                filled,
-                CL_TRUE,
-                [0; 3].as_ptr(),
-                one.as_ptr(),
-                0,
-                0,
-                t.as_mut_ptr().cast(),
-                0,
-                null(),
-                null_mut()
-            )));
+            read_into(&env, filled, [0; 3].as_ptr(), one.as_ptr(), t.as_mut_ptr().cast());
             let unsigned_negative = kind == 'u' && ints[i].iter().any(|&v| v < 0);
             if !unsigned_negative {
                 assert_eq!(t, bytes[i * size..(i + 1) * size], "{f:?}: fill and write_image differ at texel {i}");
@@ -764,19 +734,7 @@ fn commands_move_the_right_texels_for_every_image_type() {
         let total = model.bytes.len();
         let read_all = |img: cl_mem| {
             let mut all = vec![0u8; total];
-            ok!(cl!(clEnqueueReadImage(
-                env.queue,
-                img,
-                CL_TRUE,
-                [0; 3].as_ptr(),
-                whole(extent).as_ptr(),
-                0,
-                0,
-                all.as_mut_ptr().cast(),
-                0,
-                null(),
-                null_mut()
-            )));
+            read_into(&env, img, [0; 3].as_ptr(), whole(extent).as_ptr(), all.as_mut_ptr().cast());
             all
         };
         assert_eq!(read_all(img), model.bytes, "type {t:#x} after write");

@@ -12,7 +12,7 @@ use opencl_sys::*;
 use super::icd::{from_handle, into_handle};
 use super::memory::{check_flags, sub_buffer_flags};
 use super::queue::{begin, submit};
-use super::transfer::{check_host_access, triple, Ptr};
+use super::transfer::{check_host_access, map, submit_rect_copy, triple, Ptr};
 use super::util::{properties, property_array, status, with_errcode, write_opt, CLResult, Info, InfoValue};
 use crate::core::context::Context;
 use crate::core::device::Device;
@@ -135,7 +135,7 @@ fn create_image(
             None => {
                 // "CL_INVALID_IMAGE_SIZE if ... the buffer is smaller than the image";
                 // 2D images from buffers need rows aligned to CL_DEVICE_IMAGE_PITCH_ALIGNMENT.
-                if host.bytes().is_none_or(|b| b > p.size) {
+                if host.bytes().map_or(true, |b| b > p.size) {
                     return Err(CL_INVALID_IMAGE_SIZE);
                 }
                 if host.row_pitch % (image::PITCH_ALIGNMENT as usize * host.elem) != 0 {
@@ -155,7 +155,7 @@ fn create_image(
     // "CL_INVALID_IMAGE_SIZE if image dimensions specified in image_desc exceed the
     // maximum image dimensions ... for all devices in context" (the bytes included).
     let max = c.devices.iter().map(|d| d.limits.max_mem_alloc).max().unwrap_or(0);
-    if layout.bytes().is_none_or(|b| b as u64 > max) {
+    if layout.bytes().map_or(true, |b| b as u64 > max) {
         return Err(CL_INVALID_IMAGE_SIZE);
     }
     let align = Device::get().limits.base_addr_align;
@@ -398,28 +398,12 @@ fn read_write(
         return Err(CL_INVALID_VALUE);
     }
     check_host_access(&m, reading)?;
-    let (data, host_ptr) = (Ptr(m.data()), Ptr(ptr.cast()));
+    let (image, host) = ((Ptr(m.data()), side), (Ptr(ptr.cast()), host));
     let cmd = if reading { CL_COMMAND_READ_IMAGE } else { CL_COMMAND_WRITE_IMAGE };
-    submit(
-        &q,
-        cmd,
-        wait,
-        event,
-        blocking != CL_FALSE,
-        Box::new(move || {
-            let _image = m;
-            // SAFETY: the image side lies inside the image (checked); the host side is
-            // the application's.
-            unsafe {
-                if reading {
-                    region::copy_rect(data.get(), &side, host_ptr.get(), &host, bytes)
-                } else {
-                    region::copy_rect(host_ptr.get(), &host, data.get(), &side, bytes)
-                }
-            }
-            Ok(())
-        }),
-    )
+    let (src, dst) = if reading { (image, host) } else { (host, image) };
+    // SAFETY: the image side lies inside the image (checked); the host side is the
+    // application's.
+    unsafe { submit_rect_copy(&q, cmd, wait, event, blocking != CL_FALSE, m, src, dst, bytes) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -523,20 +507,9 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImage(
         if Arc::ptr_eq(&src, &dst) && regions_overlap(so, dor, r) {
             return Err(CL_MEM_COPY_OVERLAP);
         }
-        let (from, to) = (Ptr(src.data()), Ptr(dst.data()));
-        submit(
-            &q,
-            CL_COMMAND_COPY_IMAGE,
-            wait,
-            event,
-            false,
-            Box::new(move || {
-                let _images = (src, dst);
-                // SAFETY: both regions lie inside their images.
-                unsafe { region::copy_rect(from.get(), &s, to.get(), &d, bytes) };
-                Ok(())
-            }),
-        )
+        let (from, to) = ((Ptr(src.data()), s), (Ptr(dst.data()), d));
+        // SAFETY: both regions lie inside their images.
+        unsafe { submit_rect_copy(&q, CL_COMMAND_COPY_IMAGE, wait, event, false, (src, dst), from, to, bytes) }
     })
 }
 
@@ -627,27 +600,11 @@ fn image_buffer_copy(
     let l = *layout_of(&m);
     let (side, bytes) = image_region(&l, origin, region)?;
     let packed = packed_side(&b, offset, bytes)?;
-    let (img, buf) = (Ptr(m.data()), Ptr(b.data()));
+    let (img, buf) = ((Ptr(m.data()), side), (Ptr(b.data()), packed));
     let cmd = if to_buffer { CL_COMMAND_COPY_IMAGE_TO_BUFFER } else { CL_COMMAND_COPY_BUFFER_TO_IMAGE };
-    submit(
-        &q,
-        cmd,
-        wait,
-        event,
-        false,
-        Box::new(move || {
-            let _objects = (m, b);
-            // SAFETY: both sides were checked against their objects.
-            unsafe {
-                if to_buffer {
-                    region::copy_rect(img.get(), &side, buf.get(), &packed, bytes)
-                } else {
-                    region::copy_rect(buf.get(), &packed, img.get(), &side, bytes)
-                }
-            }
-            Ok(())
-        }),
-    )
+    let (src, dst) = if to_buffer { (img, buf) } else { (buf, img) };
+    // SAFETY: both sides were checked against their objects.
+    unsafe { submit_rect_copy(&q, cmd, wait, event, false, (m, b), src, dst, bytes) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -706,8 +663,6 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(
     })
 }
 
-const MAP_FLAGS: cl_map_flags = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe extern "C" fn clEnqueueMapImage(
     queue: cl_command_queue,
@@ -728,11 +683,6 @@ pub(super) unsafe extern "C" fn clEnqueueMapImage(
         let m = image_on(&q, image)?;
         let l = *layout_of(&m);
         let (side, _) = image_region(&l, origin, region)?;
-        let invalidate_conflict =
-            map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 && map_flags & (CL_MAP_READ | CL_MAP_WRITE) != 0;
-        if map_flags & !MAP_FLAGS != 0 || invalidate_conflict {
-            return Err(CL_INVALID_VALUE);
-        }
         // "CL_INVALID_VALUE if image_row_pitch is NULL", and "if image is a 3D image, 1D
         // or 2D image array object and image_slice_pitch is NULL".
         let (_, array) = image::shape(l.image_type).unwrap_or((1, false));
@@ -741,30 +691,12 @@ pub(super) unsafe extern "C" fn clEnqueueMapImage(
         {
             return Err(CL_INVALID_VALUE);
         }
-        if map_flags & CL_MAP_READ != 0 {
-            check_host_access(&m, true)?;
-        }
-        if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0 {
-            check_host_access(&m, false)?;
-        }
         // The image is host memory: the mapping points into it, with its own pitches.
         // SAFETY: the origin lies inside the image (checked).
         let ptr = unsafe { m.data().add(side.row_offset(0, 0)) };
         write_opt(image_row_pitch, l.row_pitch);
         write_opt(image_slice_pitch, l.slice_pitch);
-        m.add_map(ptr);
-        submit(
-            &q,
-            CL_COMMAND_MAP_IMAGE,
-            wait,
-            event,
-            blocking_map != CL_FALSE,
-            Box::new(move || {
-                let _image = m;
-                Ok(())
-            }),
-        )?;
-        Ok(ptr.cast())
+        map(&q, m, CL_COMMAND_MAP_IMAGE, wait, event, blocking_map != CL_FALSE, map_flags, ptr)
     })
 }
 

@@ -30,6 +30,44 @@ impl Ptr {
     }
 }
 
+/// One side of a rectangle copy: where its memory starts and how the region lies in it.
+pub(super) type Side = (Ptr, RectSide);
+
+/// Submits a command copying `region` (bytes, rows, slices) from `src` to `dst`.
+/// `keep` holds the memory objects involved until the command has run.
+///
+/// # Safety
+/// Both sides lie inside memory valid for the command's lifetime: memory objects the
+/// caller bounds-checked (and `keep` holds), or application memory the spec makes the
+/// application keep valid until the command completes.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn submit_rect_copy(
+    q: &Arc<Queue>,
+    cmd: cl_command_type,
+    wait: Vec<Arc<crate::core::event::Event>>,
+    event: *mut cl_event,
+    blocking: bool,
+    keep: impl Send + 'static,
+    src: Side,
+    dst: Side,
+    region: [usize; 3],
+) -> CLResult<()> {
+    submit(
+        q,
+        cmd,
+        wait,
+        event,
+        blocking,
+        Box::new(move || {
+            let _keep = keep;
+            let ((from, s), (to, d)) = (src, dst);
+            // SAFETY: the caller's contract.
+            unsafe { region::copy_rect(from.get(), &s, to.get(), &d, region) };
+            Ok(())
+        }),
+    )
+}
+
 /// A buffer argument of a command on `queue`: an image is `CL_INVALID_MEM_OBJECT`.
 fn buffer_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
     let m = mem_on(queue, mem)?;
@@ -309,27 +347,11 @@ fn read_write_rect(
         return Err(CL_INVALID_VALUE);
     }
     check_host_access(&m, reading)?;
-    let (data, host_ptr) = (Ptr(m.data()), Ptr(ptr));
+    let (buffer, host) = ((Ptr(m.data()), buf), (Ptr(ptr), host));
     let cmd = if reading { CL_COMMAND_READ_BUFFER_RECT } else { CL_COMMAND_WRITE_BUFFER_RECT };
-    submit(
-        &q,
-        cmd,
-        wait,
-        event,
-        blocking != CL_FALSE,
-        Box::new(move || {
-            let _buffer = m;
-            // SAFETY: the buffer side was bounds-checked; the host side is the caller's.
-            unsafe {
-                if reading {
-                    region::copy_rect(data.get(), &buf, host_ptr.get(), &host, region)
-                } else {
-                    region::copy_rect(host_ptr.get(), &host, data.get(), &buf, region)
-                }
-            }
-            Ok(())
-        }),
-    )
+    let (src, dst) = if reading { (buffer, host) } else { (host, buffer) };
+    // SAFETY: the buffer side was bounds-checked; the host side is the caller's.
+    unsafe { submit_rect_copy(&q, cmd, wait, event, blocking != CL_FALSE, m, src, dst, region) }
 }
 
 pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(
@@ -437,20 +459,9 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(
                 return Err(CL_MEM_COPY_OVERLAP);
             }
         }
-        let (from, to) = (Ptr(src.data()), Ptr(dst.data()));
-        submit(
-            &q,
-            CL_COMMAND_COPY_BUFFER_RECT,
-            wait,
-            event,
-            false,
-            Box::new(move || {
-                let _buffers = (src, dst);
-                // SAFETY: both sides were bounds-checked against their buffers.
-                unsafe { region::copy_rect(from.get(), &s, to.get(), &d, region) };
-                Ok(())
-            }),
-        )
+        let (from, to) = ((Ptr(src.data()), s), (Ptr(dst.data()), d));
+        // SAFETY: both sides were bounds-checked against their buffers.
+        unsafe { submit_rect_copy(&q, CL_COMMAND_COPY_BUFFER_RECT, wait, event, false, (src, dst), from, to, region) }
     })
 }
 
@@ -472,42 +483,61 @@ pub(super) unsafe extern "C" fn clEnqueueMapBuffer(
         let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
         let m = buffer_on(&q, buffer)?;
         // "CL_INVALID_VALUE if region being mapped given by (offset, size) is out of
-        // bounds or if size is 0 or if values specified in map_flags are not valid."
-        // CL_MAP_WRITE_INVALIDATE_REGION "is mutually exclusive with CL_MAP_READ or
-        // CL_MAP_WRITE".
-        let invalidate_conflict =
-            map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 && map_flags & (CL_MAP_READ | CL_MAP_WRITE) != 0;
-        if size == 0 || !fits(offset, size, m.size) || map_flags & !MAP_FLAGS != 0 || invalidate_conflict {
+        // bounds or if size is 0".
+        if size == 0 || !fits(offset, size, m.size) {
             return Err(CL_INVALID_VALUE);
-        }
-        // "CL_INVALID_OPERATION if buffer has been created with CL_MEM_HOST_WRITE_ONLY
-        // or CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set in map_flags or if buffer has
-        // been created with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS and
-        // CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION is set in map_flags."
-        if map_flags & CL_MAP_READ != 0 {
-            check_host_access(&m, true)?;
-        }
-        if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0 {
-            check_host_access(&m, false)?;
         }
         // The buffer is host memory (for USE_HOST_PTR, the application's own block, as
         // the spec requires), so the mapping is a pointer into it.
         // SAFETY: offset + size <= m.size.
         let ptr = unsafe { m.data().add(offset) };
-        m.add_map(ptr);
-        submit(
-            &q,
-            CL_COMMAND_MAP_BUFFER,
-            wait,
-            event,
-            blocking_map != CL_FALSE,
-            Box::new(move || {
-                let _buffer = m;
-                Ok(())
-            }),
-        )?;
-        Ok(ptr.cast())
+        map(&q, m, CL_COMMAND_MAP_BUFFER, wait, event, blocking_map != CL_FALSE, map_flags, ptr)
     })
+}
+
+/// What every map shares once its region is checked: the flags ("CL_INVALID_VALUE if
+/// ... values specified in map_flags are not valid"; CL_MAP_WRITE_INVALIDATE_REGION "is
+/// mutually exclusive with CL_MAP_READ or CL_MAP_WRITE"), the host access flags
+/// ("CL_INVALID_OPERATION if buffer has been created with CL_MEM_HOST_WRITE_ONLY or
+/// CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set in map_flags or if buffer has been
+/// created with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS and CL_MAP_WRITE or
+/// CL_MAP_WRITE_INVALIDATE_REGION is set in map_flags"), the mapping recorded for
+/// unmap, and the command. `ptr` points into `m`'s memory.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn map(
+    q: &Arc<Queue>,
+    m: Arc<Mem>,
+    cmd: cl_command_type,
+    wait: Vec<Arc<crate::core::event::Event>>,
+    event: *mut cl_event,
+    blocking: bool,
+    map_flags: cl_map_flags,
+    ptr: *mut u8,
+) -> CLResult<*mut c_void> {
+    let invalidate_conflict =
+        map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 && map_flags & (CL_MAP_READ | CL_MAP_WRITE) != 0;
+    if map_flags & !MAP_FLAGS != 0 || invalidate_conflict {
+        return Err(CL_INVALID_VALUE);
+    }
+    if map_flags & CL_MAP_READ != 0 {
+        check_host_access(&m, true)?;
+    }
+    if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0 {
+        check_host_access(&m, false)?;
+    }
+    m.add_map(ptr);
+    submit(
+        q,
+        cmd,
+        wait,
+        event,
+        blocking,
+        Box::new(move || {
+            let _mapped = m;
+            Ok(())
+        }),
+    )?;
+    Ok(ptr.cast())
 }
 
 pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(
