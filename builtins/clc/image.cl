@@ -29,6 +29,8 @@ typedef struct {
     uint type;     /* CLK_UNORM_INT8, ... */
     uint elem;     /* bytes per texel */
     uint channels; /* channels stored per texel (packed types: 1) */
+    uint key;      /* OKEY(type, order) */
+    uint pad;
 } img_t;
 
 #define DESC(i) (__builtin_astype((i), __global const img_t *))
@@ -134,7 +136,11 @@ INLINE float linear_to_srgb(float c) {
  * throughput in the benchmark's 5x5 blur (a chain of 25 dependent additions per
  * work-item, where fewer instructions per read let the core overlap more work-items). */
 #define OKEY(TYPE, ORDER) (((TYPE) - CLK_SNORM_INT8) * 32 + (ORDER) - CLK_R)
-INLINE uint okey(__global const img_t *im) { return (im->type - CLK_SNORM_INT8) * 32 + im->order - CLK_R; }
+/* The key is a field of the descriptor (kernel-abi `image_key`), read from the same
+ * address in every read: the driver compiles the work-item loop of kernels reading
+ * images once per common format with that field's value known (launcher.rs), which
+ * turns this switch into straight code the loop can keep in registers. */
+INLINE uint okey(__global const img_t *im) { return im->key; }
 
 /* A texel's N channels of T as a T4 (the rest 0), loaded as one integer of their size
  * at the alignment of their elements (texels are that aligned, even in an application's
@@ -463,58 +469,62 @@ OVL INLINE float4 wide(float4 c) { return c; }
  * Per image type: the integer and float coordinate types, the dimensions filtered and
  * the index of the layer coordinate (0: not an array). */
 
+/* The reads and writes inline into kernels: a write left as a call would clobber, for
+ * LLVM, every descriptor field the kernel's reads keep in registers. */
+#define IN __attribute__((always_inline))
+
 #define SAMPLED_READS(IMG, IC, FC, DIMS, LAY) \
-    OVL float4 read_imagef(read_only IMG i, sampler_t s, FC c) { \
+    OVL IN float4 read_imagef(read_only IMG i, sampler_t s, FC c) { \
         return sample_f(DESC(i), BITS(s), wide(c), DIMS, LAY); \
     } \
-    OVL half4 read_imageh(read_only IMG i, sampler_t s, FC c) { \
+    OVL IN half4 read_imageh(read_only IMG i, sampler_t s, FC c) { \
         return convert_half4(sample_f(DESC(i), BITS(s), wide(c), DIMS, LAY)); \
     } \
-    OVL int4 read_imagei(read_only IMG i, sampler_t s, FC c) { return sample_i(DESC(i), BITS(s), wide(c), DIMS, LAY); } \
-    OVL uint4 read_imageui(read_only IMG i, sampler_t s, FC c) { \
+    OVL IN int4 read_imagei(read_only IMG i, sampler_t s, FC c) { return sample_i(DESC(i), BITS(s), wide(c), DIMS, LAY); } \
+    OVL IN uint4 read_imageui(read_only IMG i, sampler_t s, FC c) { \
         return as_uint4(sample_i(DESC(i), BITS(s), wide(c), DIMS, LAY)); \
     } \
-    OVL float4 read_imagef(read_only IMG i, sampler_t s, IC c) { \
+    OVL IN float4 read_imagef(read_only IMG i, sampler_t s, IC c) { \
         __global const img_t *d = DESC(i); \
         return texel_f(d, int_coords(d, BITS(s), wide(c), DIMS, LAY), int_may_leave(BITS(s))); \
     } \
-    OVL half4 read_imageh(read_only IMG i, sampler_t s, IC c) { \
+    OVL IN half4 read_imageh(read_only IMG i, sampler_t s, IC c) { \
         __global const img_t *d = DESC(i); \
         return convert_half4(texel_f(d, int_coords(d, BITS(s), wide(c), DIMS, LAY), int_may_leave(BITS(s)))); \
     } \
-    OVL int4 read_imagei(read_only IMG i, sampler_t s, IC c) { \
+    OVL IN int4 read_imagei(read_only IMG i, sampler_t s, IC c) { \
         __global const img_t *d = DESC(i); \
         return texel_i(d, int_coords(d, BITS(s), wide(c), DIMS, LAY), int_may_leave(BITS(s))); \
     } \
-    OVL uint4 read_imageui(read_only IMG i, sampler_t s, IC c) { \
+    OVL IN uint4 read_imageui(read_only IMG i, sampler_t s, IC c) { \
         __global const img_t *d = DESC(i); \
         return as_uint4(texel_i(d, int_coords(d, BITS(s), wide(c), DIMS, LAY), int_may_leave(BITS(s)))); \
     }
 
 /* Reads without a sampler: unnormalised integer coordinates, nearest. */
 #define PLAIN_READS(ACC, IMG, IC) \
-    OVL float4 read_imagef(ACC IMG i, IC c) { return texel_f(DESC(i), wide(c), true); } \
-    OVL half4 read_imageh(ACC IMG i, IC c) { return convert_half4(texel_f(DESC(i), wide(c), true)); } \
-    OVL int4 read_imagei(ACC IMG i, IC c) { return texel_i(DESC(i), wide(c), true); } \
-    OVL uint4 read_imageui(ACC IMG i, IC c) { return as_uint4(texel_i(DESC(i), wide(c), true)); }
+    OVL IN float4 read_imagef(ACC IMG i, IC c) { return texel_f(DESC(i), wide(c), true); } \
+    OVL IN half4 read_imageh(ACC IMG i, IC c) { return convert_half4(texel_f(DESC(i), wide(c), true)); } \
+    OVL IN int4 read_imagei(ACC IMG i, IC c) { return texel_i(DESC(i), wide(c), true); } \
+    OVL IN uint4 read_imageui(ACC IMG i, IC c) { return as_uint4(texel_i(DESC(i), wide(c), true)); }
 
 #define WRITES(ACC, IMG, IC) \
-    OVL void write_imagef(ACC IMG i, IC c, float4 v) { write_f(DESC(i), wide(c), v); } \
-    OVL void write_imageh(ACC IMG i, IC c, half4 v) { write_f(DESC(i), wide(c), convert_float4(v)); } \
-    OVL void write_imagei(ACC IMG i, IC c, int4 v) { write_i(DESC(i), wide(c), v); } \
-    OVL void write_imageui(ACC IMG i, IC c, uint4 v) { write_ui(DESC(i), wide(c), v); }
+    OVL IN void write_imagef(ACC IMG i, IC c, float4 v) { write_f(DESC(i), wide(c), v); } \
+    OVL IN void write_imageh(ACC IMG i, IC c, half4 v) { write_f(DESC(i), wide(c), convert_float4(v)); } \
+    OVL IN void write_imagei(ACC IMG i, IC c, int4 v) { write_i(DESC(i), wide(c), v); } \
+    OVL IN void write_imageui(ACC IMG i, IC c, uint4 v) { write_ui(DESC(i), wide(c), v); }
 
 /* Depth images hold one float channel. */
 #define DEPTH_ACCESS(IMG, IC, FC, DIMS, LAY) \
-    OVL float read_imagef(read_only IMG i, sampler_t s, FC c) { return sample_f(DESC(i), BITS(s), wide(c), DIMS, LAY).x; } \
-    OVL float read_imagef(read_only IMG i, sampler_t s, IC c) { \
+    OVL IN float read_imagef(read_only IMG i, sampler_t s, FC c) { return sample_f(DESC(i), BITS(s), wide(c), DIMS, LAY).x; } \
+    OVL IN float read_imagef(read_only IMG i, sampler_t s, IC c) { \
         __global const img_t *d = DESC(i); \
         return texel_f(d, int_coords(d, BITS(s), wide(c), DIMS, LAY), int_may_leave(BITS(s))).x; \
     } \
-    OVL float read_imagef(read_only IMG i, IC c) { return texel_f(DESC(i), wide(c), true).x; } \
-    OVL float read_imagef(read_write IMG i, IC c) { return texel_f(DESC(i), wide(c), true).x; } \
-    OVL void write_imagef(write_only IMG i, IC c, float v) { write_f(DESC(i), wide(c), (float4)(v)); } \
-    OVL void write_imagef(read_write IMG i, IC c, float v) { write_f(DESC(i), wide(c), (float4)(v)); }
+    OVL IN float read_imagef(read_only IMG i, IC c) { return texel_f(DESC(i), wide(c), true).x; } \
+    OVL IN float read_imagef(read_write IMG i, IC c) { return texel_f(DESC(i), wide(c), true).x; } \
+    OVL IN void write_imagef(write_only IMG i, IC c, float v) { write_f(DESC(i), wide(c), (float4)(v)); } \
+    OVL IN void write_imagef(read_write IMG i, IC c, float v) { write_f(DESC(i), wide(c), (float4)(v)); }
 
 #define QUERIES(ACC, IMG) \
     OVL int get_image_width(ACC IMG i) { return DESC(i)->size[0]; } \

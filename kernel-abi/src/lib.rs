@@ -203,12 +203,32 @@ pub struct Image {
     pub elem: u32,
     /// Channels stored per texel (1 for the packed types).
     pub channels: u32,
+    /// `image_key(order, channel_type)`: what image reads switch on.
+    pub key: u32,
+    pub _pad: u32,
 }
 
 // The same layout is written out in builtins/clc/image.cl.
 const _: () = assert!(core::mem::offset_of!(Image, size) == 24);
 const _: () = assert!(core::mem::offset_of!(Image, order) == 40);
-const _: () = assert!(core::mem::size_of::<Image>() == 56);
+const _: () = assert!(core::mem::offset_of!(Image, key) == IMAGE_KEY_OFFSET);
+const _: () = assert!(core::mem::size_of::<Image>() == IMAGE_SIZE);
+
+pub const IMAGE_KEY_OFFSET: usize = 56;
+pub const IMAGE_SIZE: usize = 64;
+
+/// One dense number per channel type and order (`OKEY` in builtins/clc/image.cl):
+/// types count from `CL_SNORM_INT8` (0x10D0), orders from `CL_R` (0x10B0), both far
+/// below 32 apart.
+pub const fn image_key(order: u32, channel_type: u32) -> u32 {
+    channel_type.wrapping_sub(0x10D0).wrapping_mul(32).wrapping_add(order.wrapping_sub(0x10B0))
+}
+
+/// Formats for which kernels reading images get their work-item loop compiled apart,
+/// the format a constant (the loop then has no per-texel jump): RGBA and BGRA 8-bit
+/// UNORM (video frames), R 8-bit UNORM (grey), RGBA and R float. As (order, type).
+pub const SPECIALISED_IMAGE_FORMATS: [(u32, u32); 5] =
+    [(0x10B5, 0x10D2), (0x10B6, 0x10D2), (0x10B0, 0x10D2), (0x10B5, 0x10DE), (0x10B0, 0x10DE)];
 
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
 pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_4";

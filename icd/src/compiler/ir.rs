@@ -326,6 +326,12 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
     if module.contains(&memcpy) && !module.contains(&format!("declare void {memcpy}")) {
         let _ = writeln!(module, "declare void {memcpy}ptr, ptr, i64, i1 immarg)");
     }
+    for (name, declaration) in launcher::INTRINSICS {
+        let (used, declared) = (format!("@{name}("), format!("declare void @{name}("));
+        if extra.contains(&used) && !module.contains(&declared) {
+            let _ = writeln!(module, "{declaration}");
+        }
+    }
     module.push_str(&extra);
     Ok(Rewritten { module, kernels, global_variable_size })
 }
@@ -450,7 +456,7 @@ fn thread_local_locals(lines: &mut [String], types: &TypeTable) -> Result<Vec<(S
 /// and `dereferenceable` let LLVM keep its fields (sizes, pitches, format) in registers
 /// across the kernel's stores and hoist them out of conditional code, instead of
 /// loading them again for every texel.
-const IMAGE_ATTRIBUTES: &str = "noalias nonnull align 8 dereferenceable(56)";
+const IMAGE_ATTRIBUTES: &str = "noalias nonnull align 8 dereferenceable(64)";
 
 fn mark_image_descriptors(head: &mut String, name: &str, k: &Kernel) {
     let Some(open) = head.find(&format!("@{name}(")).map(|i| i + name.len() + 1) else { return };

@@ -48,6 +48,13 @@ declare void @__ferrocl_group_share(ptr, ptr, i64, i64)
 declare void @__ferrocl_group_catch_up(ptr)
 ";
 
+/// Intrinsics the entry points of kernels using images call, declared by the caller of
+/// `append` unless the kernel's module declares them already.
+pub const INTRINSICS: &[(&str, &str)] = &[
+    ("llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1 immarg)"),
+    ("llvm.memcpy.p0.p1.i64", "declare void @llvm.memcpy.p0.p1.i64(ptr, ptr addrspace(1), i64, i1 immarg)"),
+];
+
 /// How a kernel's entry points call it.
 pub struct Entry {
     /// The kernel takes the work-item context (it calls work-item queries).
@@ -101,7 +108,8 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
             "  %r = call spir_func i32 @{name}({args}, ptr %frames, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
         );
     } else {
-        let _ = writeln!(out, "  call spir_func void @{name}({args})\n  ret void\n}}");
+        // Inlined even where the loop has copies per image format (`append_items`).
+        let _ = writeln!(out, "  call spir_func void @{name}({args}) alwaysinline\n  ret void\n}}");
     }
 
     // The loop over the group's work-items, x fastest.
@@ -112,7 +120,7 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
     };
     let _ = writeln!(
         out,
-        "define internal i32 @__ferrocl_items_{name}(ptr %group, ptr noalias nocapture readonly %args, \
+        "define internal i32 @__ferrocl_loop_{name}(ptr %group, ptr noalias nocapture readonly %args, \
          ptr noalias %frames, i32 %resume) alwaysinline {{
 entry:
   %c = alloca [32 x i64], align 16
@@ -156,6 +164,8 @@ none:
   ret i32 0
 }}"
     );
+
+    append_items(out, k);
 
     let shared = e.invariant.iter().any(Option::is_some);
     if shared {
@@ -245,4 +255,77 @@ r{n}.end:
         );
     }
     Ok(())
+}
+
+/// Offset in the argument block of the image a kernel's loop is specialised for: its
+/// first image read (or written, if it reads none).
+fn image_key_at(k: &Kernel) -> Option<usize> {
+    let images: Vec<&crate::compiler::kernel_info::Arg> =
+        k.args.iter().filter(|a| a.kind == crate::compiler::kernel_info::ArgKind::Image).collect();
+    images.iter().find(|a| a.access != "write_only").or(images.first()).map(|a| a.offset)
+}
+
+/// `__ferrocl_items_<k>`: the work-item loop. For a kernel using images, one copy of it
+/// per common format of its first image read (kernel-abi `SPECIALISED_IMAGE_FORMATS`)
+/// and one for the rest, chosen by the format's key. A copy runs the kernel on its own
+/// copy of the argument block whose image points to a copy of the descriptor with the
+/// key stored as a constant: LLVM turns both copies into registers, so the image
+/// builtins' switch on the key folds away and the descriptor's fields stay in
+/// registers (a 5x5 blur over RGBA8 read through a sampler: 87 -> 36 ms, the same blur
+/// over a buffer 31 ms).
+fn append_items(out: &mut String, k: &Kernel) {
+    let name = &k.name;
+    let head = format!(
+        "define internal i32 @__ferrocl_items_{name}(ptr %group, ptr noalias nocapture readonly %args, \
+         ptr noalias %frames, i32 %resume) alwaysinline {{"
+    );
+    let call = |label: &str, args: &str| {
+        format!(
+            "  %r.{label} = call i32 @__ferrocl_loop_{name}(ptr %group, ptr {args}, ptr %frames, i32 %resume)\n  \
+             ret i32 %r.{label}\n"
+        )
+    };
+    let Some(offset) = image_key_at(k) else {
+        let _ = writeln!(out, "{head}\n{}}}", call("all", "%args"));
+        return;
+    };
+    let (size, image) = (k.args_size.max(8), ferrocl_kernel_abi::IMAGE_SIZE);
+    let key_offset = ferrocl_kernel_abi::IMAGE_KEY_OFFSET;
+    let formats = ferrocl_kernel_abi::SPECIALISED_IMAGE_FORMATS;
+    let keys: Vec<u32> = formats.iter().map(|&(order, ty)| ferrocl_kernel_abi::image_key(order, ty)).collect();
+    let cases: String = keys.iter().enumerate().map(|(i, key)| format!(" i32 {key}, label %f{i}")).collect();
+    // Static allocas, in the entry block, so that they become registers once inlined.
+    let allocas: String = (0..keys.len())
+        .map(|i| format!("  %args.{i} = alloca [{size} x i8], align 16\n  %desc.{i} = alloca [{image} x i8], align 8\n"))
+        .collect();
+    let copies: String = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            format!(
+                "f{i}:
+  call void @llvm.memcpy.p0.p0.i64(ptr %args.{i}, ptr %args, i64 {size}, i1 false)
+  call void @llvm.memcpy.p0.p1.i64(ptr %desc.{i}, ptr addrspace(1) %image, i64 {image}, i1 false)
+  %key.at.{i} = getelementptr inbounds i8, ptr %desc.{i}, i64 {key_offset}
+  store i32 {key}, ptr %key.at.{i}, align 4
+  %desc.g.{i} = addrspacecast ptr %desc.{i} to ptr addrspace(1)
+  %slot.{i} = getelementptr inbounds i8, ptr %args.{i}, i64 {offset}
+  store ptr addrspace(1) %desc.g.{i}, ptr %slot.{i}, align 8
+{}",
+                call(&format!("f{i}"), &format!("%args.{i}"))
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "{head}
+{allocas}  %image.at = getelementptr inbounds i8, ptr %args, i64 {offset}
+  %image = load ptr addrspace(1), ptr %image.at, align 8
+  %key.at = getelementptr inbounds i8, ptr addrspace(1) %image, i64 {key_offset}
+  %key = load i32, ptr addrspace(1) %key.at, align 4
+  switch i32 %key, label %other [{cases} ]
+{copies}other:
+{}}}",
+        call("other", "%args"),
+    );
 }
