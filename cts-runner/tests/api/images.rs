@@ -487,7 +487,8 @@ kernel void wd(write_only image2d_depth_t img, global const float4 *v) {
 /// The value a channel of `f` holds after storing `v`: saturated to the type's range
 /// and rounded to its step (float and half keep the value within half's precision).
 fn quantized(f: &cl_image_format, v: f64) -> (f64, f64) {
-    let norm = |max: f64, min: f64| ((v.clamp(min, 1.0) * max).round() / max, 0.5 / max + 1e-6);
+    // Within half a step of the exact value: ties may round either way.
+    let norm = |max: f64, min: f64| (v.clamp(min, 1.0), 0.5 / max + 1e-6);
     match f.image_channel_data_type {
         CL_UNORM_INT8 => norm(255.0, 0.0),
         CL_UNORM_INT16 => norm(65535.0, 0.0),
@@ -1266,4 +1267,122 @@ fn samplers_and_image_arguments() {
     ok!(cl!(clReleaseSampler(p)));
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(prog)));
+}
+
+const MIXED_KERNELS: &str = r#"
+const sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+// Each group copies its row of weights into local memory, then scales its texels.
+kernel void scaled(read_only image2d_t src, write_only image2d_t dst, global const float *weights,
+                   local float *row) {
+    int x = get_global_id(0), y = get_global_id(1);
+    event_t e = async_work_group_copy(row, weights + get_group_id(1) * get_local_size(0) * get_num_groups(0),
+                                      get_local_size(0) * get_num_groups(0), 0);
+    wait_group_events(1, &e);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    write_imagef(dst, (int2)(x, y), read_imagef(src, nearest, (int2)(x, y)) * row[x]);
+}
+float4 fetch(read_only image2d_t src, int x, int y) {
+    barrier(CLK_LOCAL_MEM_FENCE); // a barrier in a called function: work-items run as fibers
+    return read_imagef(src, nearest, (int2)(x, y));
+}
+kernel void via_fibers(read_only image2d_t src, write_only image2d_t dst) {
+    int x = get_global_id(0), y = get_global_id(1);
+    write_imagef(dst, (int2)(x, y), fetch(src, x + 1, y) * 2.0f);
+}
+// Array layers and 3D slices: the layer coordinate rounds and clamps.
+kernel void layers(read_only image2d_array_t a, read_only image3d_t v, global float4 *out) {
+    int i = get_global_id(0);
+    out[2 * i] = read_imagef(a, nearest, (float4)(1.5f, 0.5f, (float)i - 0.6f, 0.0f));
+    out[2 * i + 1] = read_imagef(v, nearest, (int4)(1, 0, i, 0));
+}
+"#;
+
+#[test]
+fn images_mix_with_async_copies_barriers_and_arrays() {
+    let env = Env::new();
+    let p = build(&env, MIXED_KERNELS, "");
+    let (w, h) = (16usize, 4usize);
+    // RGBA8 is a format whose loops are compiled apart, RG16 one that is not.
+    for f in [fmt(CL_RGBA, CL_UNORM_INT8), fmt(CL_RG, CL_UNORM_INT16)] {
+        let size = texel_size(&f);
+        // The channels the format stores (R, G, ... in order): the rest read as 0 or 1.
+        let stored = channel_info(&f).1;
+        let mut bytes = texels(&f, w * h, 9);
+        let d = desc(CL_MEM_OBJECT_IMAGE2D, w, h, 0, 0);
+        let src = image(&env, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &f, &d, bytes.as_mut_ptr().cast());
+        let dst = image(&env, CL_MEM_WRITE_ONLY, &f, &d, null_mut());
+        let weights: Vec<f32> = (0..w * h).map(|i| (i % 5) as f32 * 0.25).collect();
+        let wbuf = buffer_of(&env, &weights);
+        let k = kernel(p, "scaled");
+        set_arg(k, 0, &src);
+        set_arg(k, 1, &dst);
+        set_arg(k, 2, &wbuf);
+        ok!(cl!(clSetKernelArg(k, 3, w * 4, null())));
+        run(&env, k, &[w, h], Some(&[4, 1]));
+        let mut out = vec![0u8; bytes.len()];
+        read_into(&env, dst, [0usize; 3].as_ptr(), [w, h, 1].as_ptr(), out.as_mut_ptr().cast());
+        for i in 0..w * h {
+            let (want, got) = (reference(&f, &bytes[i * size..][..size]), reference(&f, &out[i * size..][..size]));
+            for c in 0..stored {
+                let (v, tol) = quantized(&f, want[c] * weights[i] as f64);
+                assert!((got[c] - v).abs() <= tol + 1e-6, "{f:?} scaled texel {i} channel {c}: {} != {v}", got[c]);
+            }
+        }
+        let k2 = kernel(p, "via_fibers");
+        set_arg(k2, 0, &src);
+        set_arg(k2, 1, &dst);
+        run(&env, k2, &[w, h], Some(&[8, 2]));
+        read_into(&env, dst, [0usize; 3].as_ptr(), [w, h, 1].as_ptr(), out.as_mut_ptr().cast());
+        for y in 0..h {
+            for x in 0..w {
+                let i = y * w + (x + 1).min(w - 1);
+                let (want, got) =
+                    (reference(&f, &bytes[i * size..][..size]), reference(&f, &out[(y * w + x) * size..][..size]));
+                for c in 0..stored {
+                    let (v, tol) = quantized(&f, want[c] * 2.0);
+                    assert!((got[c] - v).abs() <= tol + 1e-6, "{f:?} fibers ({x}, {y}) channel {c}");
+                }
+            }
+        }
+        for m in [src, dst, wbuf] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseKernel(k2)));
+    }
+    // A 2D array of 3 layers and a 3D image of 3 slices, texel value = layer * 10 + x.
+    let f = fmt(CL_R, CL_FLOAT);
+    let mut values: Vec<f32> = (0..3).flat_map(|l| (0..4).map(move |x| (l * 10 + x) as f32)).collect();
+    let a = image(
+        &env,
+        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+        &f,
+        &desc(CL_MEM_OBJECT_IMAGE2D_ARRAY, 4, 1, 0, 3),
+        values.as_mut_ptr().cast(),
+    );
+    let v = image(
+        &env,
+        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+        &f,
+        &desc(CL_MEM_OBJECT_IMAGE3D, 4, 1, 3, 0),
+        values.as_mut_ptr().cast(),
+    );
+    let out = env.buffer(0, 5 * 2 * 16, null_mut());
+    let k = kernel(p, "layers");
+    set_arg(k, 0, &a);
+    set_arg(k, 1, &v);
+    set_arg(k, 2, &out);
+    run(&env, k, &[5], None);
+    let got = read_as::<[f32; 4]>(&env, out, 10);
+    for i in 0..5i32 {
+        // Layer rint(i - 0.6) clamped to 0..2; slice i clamped to the edge.
+        let layer = ((i as f32 - 0.6).round_ties_even() as i32).clamp(0, 2);
+        assert_eq!(got[2 * i as usize][0], (layer * 10 + 1) as f32, "array layer for {i}");
+        assert_eq!(got[2 * i as usize + 1][0], (i.clamp(0, 2) * 10 + 1) as f32, "3D slice {i}");
+    }
+    for m in [a, v, out] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
 }

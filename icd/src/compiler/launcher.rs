@@ -296,7 +296,9 @@ fn append_items(out: &mut String, k: &Kernel) {
     let cases: String = keys.iter().enumerate().map(|(i, key)| format!(" i32 {key}, label %f{i}")).collect();
     // Static allocas, in the entry block, so that they become registers once inlined.
     let allocas: String = (0..keys.len())
-        .map(|i| format!("  %args.{i} = alloca [{size} x i8], align 16\n  %desc.{i} = alloca [{image} x i8], align 8\n"))
+        .map(|i| {
+            format!("  %args.{i} = alloca [{size} x i8], align 16\n  %desc.{i} = alloca [{image} x i8], align 8\n")
+        })
         .collect();
     let copies: String = keys
         .iter()

@@ -222,7 +222,10 @@ impl Mem {
             channel_type: layout.format.image_channel_data_type,
             elem: layout.elem as u32,
             channels: super::image::stored_channels(&layout.format) as u32,
-            key: ferrocl_kernel_abi::image_key(layout.format.image_channel_order, layout.format.image_channel_data_type),
+            key: ferrocl_kernel_abi::image_key(
+                layout.format.image_channel_order,
+                layout.format.image_channel_data_type,
+            ),
             _pad: 0,
         };
         let image = Some(ImageData { layout, kernel });
