@@ -60,52 +60,7 @@ INLINE bool inside(__global const img_t *im, int4 c) {
     return (uint)c.x < (uint)im->size[0] && (uint)c.y < (uint)im->size[1] && (uint)c.z < (uint)im->size[2];
 }
 
-/* Stores the first n channels of v (never touching bytes past the texel). */
-#define CHANNELS(T) \
-    INLINE void store_##T(__global uchar *p, uint n, T##4 v) { \
-        __global T *q = (__global T *)p; \
-        switch (n) { \
-        case 1: q[0] = v.x; break; \
-        case 2: vstore2(v.xy, 0, q); break; \
-        case 3: vstore3(v.xyz, 0, q); break; \
-        default: vstore4(v, 0, q); \
-        } \
-    }
-CHANNELS(uchar)
-CHANNELS(char)
-CHANNELS(ushort)
-CHANNELS(short)
-CHANNELS(uint)
-CHANNELS(int)
-CHANNELS(float)
-
-INLINE void store_half_channels(__global uchar *p, uint n, float4 v) {
-    __global half *q = (__global half *)p;
-    switch (n) {
-    case 1: vstore_half_rte(v.x, 0, q); break;
-    case 2: vstore_half2_rte(v.xy, 0, q); break;
-    case 3: vstore_half3_rte(v.xyz, 0, q); break;
-    default: vstore_half4_rte(v, 0, q);
-    }
-}
-
 /* ---- channel order --------------------------------------------------------------- */
-
-/* (r, g, b, a) to the stored channels, in memory order, for writes. */
-#define SWIZZLE(T) \
-    INLINE T##4 from_rgba_##T(T##4 v, uint order) { \
-        switch (order) { \
-        case CLK_A: return v.wwww; \
-        case CLK_RA: return v.xwzy; \
-        case CLK_BGRA: case CLK_sBGRA: return v.zyxw; \
-        case CLK_ARGB: return v.wxyz; \
-        case CLK_ABGR: return v.wzyx; \
-        default: return v; /* R, RG, RGB, RGBA, INTENSITY, LUMINANCE, DEPTH: leading channels */ \
-        } \
-    }
-SWIZZLE(float)
-SWIZZLE(int)
-SWIZZLE(uint)
 
 /* The colour CLK_ADDRESS_CLAMP returns outside the image: alpha 0 where the order has
  * an alpha channel (or an unused one), 1 otherwise. */
@@ -113,19 +68,8 @@ INLINE bool border_alpha_one(uint order) {
     return order == CLK_R || order == CLK_RG || order == CLK_RGB || order == CLK_LUMINANCE || order == CLK_DEPTH;
 }
 
-INLINE bool srgb(uint order) {
-    return order == CLK_sRGB || order == CLK_sRGBA || order == CLK_sBGRA || order == CLK_sRGBx;
-}
-
 INLINE float srgb_to_linear(float c) {
     return c <= 0.04045f ? c / 12.92f : pow((c + 0.055f) / 1.055f, 2.4f);
-}
-
-INLINE float linear_to_srgb(float c) {
-    if (isnan(c))
-        return 0.0f;
-    c = clamp(c, 0.0f, 1.0f);
-    return c < 0.0031308f ? 12.92f * c : 1.055f * pow(c, 1.0f / 2.4f) - 0.055f;
 }
 
 /* ---- conversions (OpenCL C 3.0 section 8.3) ------------------------------------- */
@@ -269,56 +213,93 @@ INLINE int4 decode_i(__global const img_t *im, __global const uchar *p) {
 /* Clamped to [0, 1] (NaN to 0), for the packed types' fields. */
 INLINE float4 unit(float4 v) { return fmin(fmax(v, 0.0f), 1.0f); }
 
+/* Writing a texel mirrors reading: one jump on the key to a case that reorders (r, g,
+ * b, a) into the stored channels, converts them with rounding to nearest even and
+ * saturation (section 8.3), and stores them in one access. Writes of the wrong kind
+ * (write_imagef to an integer image, ...) are undefined and leave the texel as it is. */
+#define STOREN_1(T, S, p, val) (*(__global T *)(p) = (val).x)
+#define STOREN_2(T, S, p, val) (*(__global BITS2_##S *)(p) = __builtin_astype((val).xy, BITS2_##S))
+#define STOREN_4(T, S, p, val) (*(__global BITS4_##S *)(p) = __builtin_astype((val), BITS4_##S))
+#define WCASE(TYPE, T, S, CONV, ORDER, N, STORED) \
+    case OKEY(TYPE, ORDER): { \
+        T##4 s = CONV(STORED); \
+        STOREN_##N(T, S, p, s); \
+        return; \
+    }
+#define W_ANY_ORDER(TYPE, T, S, CONV) \
+    WCASE(TYPE, T, S, CONV, CLK_R, 1, v) \
+    WCASE(TYPE, T, S, CONV, CLK_A, 1, v.wwww) \
+    WCASE(TYPE, T, S, CONV, CLK_RG, 2, v) \
+    WCASE(TYPE, T, S, CONV, CLK_RA, 2, v.xwzy) \
+    WCASE(TYPE, T, S, CONV, CLK_RGBA, 4, v)
+#define W_BYTE_ORDER(TYPE, T, CONV) \
+    WCASE(TYPE, T, 1, CONV, CLK_BGRA, 4, v.zyxw) \
+    WCASE(TYPE, T, 1, CONV, CLK_ARGB, 4, v.wxyz) \
+    WCASE(TYPE, T, 1, CONV, CLK_ABGR, 4, v.wzyx)
+#define W_NORM_ORDER(TYPE, T, S, CONV) \
+    WCASE(TYPE, T, S, CONV, CLK_INTENSITY, 1, v) \
+    WCASE(TYPE, T, S, CONV, CLK_LUMINANCE, 1, v)
+
+#define TO_UNORM8(x) convert_uchar4_sat_rte((x) * 255.0f)
+#define TO_UNORM16(x) convert_ushort4_sat_rte((x) * 65535.0f)
+#define TO_SNORM8(x) convert_char4_sat_rte((x) * 127.0f)
+#define TO_SNORM16(x) convert_short4_sat_rte((x) * 32767.0f)
+#define TO_HALF(x) convert_half4_rte(x)
+
 INLINE void encode_f(__global const img_t *im, __global uchar *p, float4 v) {
-    uint n = im->channels;
-    if (srgb(im->order))
-        v = (float4)(linear_to_srgb(v.x), linear_to_srgb(v.y), linear_to_srgb(v.z), v.w);
-    v = from_rgba_float(v, im->order);
-    switch (im->type) {
-    case CLK_UNORM_INT8: store_uchar(p, n, convert_uchar4_sat_rte(v * 255.0f)); break;
-    case CLK_UNORM_INT16: store_ushort(p, n, convert_ushort4_sat_rte(v * 65535.0f)); break;
-    case CLK_SNORM_INT8: store_char(p, n, convert_char4_sat_rte(v * 127.0f)); break;
-    case CLK_SNORM_INT16: store_short(p, n, convert_short4_sat_rte(v * 32767.0f)); break;
-    case CLK_HALF_FLOAT: store_half_channels(p, n, v); break;
-    case CLK_FLOAT: store_float(p, n, v); break;
-    case CLK_UNORM_SHORT_565: {
+    switch (okey(im)) {
+    W_ANY_ORDER(CLK_UNORM_INT8, uchar, 1, TO_UNORM8)
+    W_BYTE_ORDER(CLK_UNORM_INT8, uchar, TO_UNORM8)
+    W_NORM_ORDER(CLK_UNORM_INT8, uchar, 1, TO_UNORM8)
+    W_ANY_ORDER(CLK_SNORM_INT8, char, 1, TO_SNORM8)
+    W_BYTE_ORDER(CLK_SNORM_INT8, char, TO_SNORM8)
+    W_NORM_ORDER(CLK_SNORM_INT8, char, 1, TO_SNORM8)
+    W_ANY_ORDER(CLK_UNORM_INT16, ushort, 2, TO_UNORM16)
+    W_NORM_ORDER(CLK_UNORM_INT16, ushort, 2, TO_UNORM16)
+    WCASE(CLK_UNORM_INT16, ushort, 2, TO_UNORM16, CLK_DEPTH, 1, v)
+    W_ANY_ORDER(CLK_SNORM_INT16, short, 2, TO_SNORM16)
+    W_NORM_ORDER(CLK_SNORM_INT16, short, 2, TO_SNORM16)
+    W_ANY_ORDER(CLK_HALF_FLOAT, half, 2, TO_HALF)
+    W_NORM_ORDER(CLK_HALF_FLOAT, half, 2, TO_HALF)
+    W_ANY_ORDER(CLK_FLOAT, float, 4, SAME)
+    W_NORM_ORDER(CLK_FLOAT, float, 4, SAME)
+    WCASE(CLK_FLOAT, float, 4, SAME, CLK_DEPTH, 1, v)
+    case OKEY(CLK_UNORM_SHORT_565, CLK_RGB): {
         uint4 u = convert_uint4_sat_rte(unit(v) * (float4)(31.0f, 63.0f, 31.0f, 0.0f));
-        *(__global ushort *)p = (ushort)(u.x << 11 | u.y << 5 | u.z);
-        break;
+        *(__global ushort_a1 *)p = (ushort)(u.x << 11 | u.y << 5 | u.z);
+        return;
     }
-    case CLK_UNORM_SHORT_555: {
+    case OKEY(CLK_UNORM_SHORT_555, CLK_RGB): {
         uint4 u = convert_uint4_sat_rte(unit(v) * 31.0f);
-        *(__global ushort *)p = (ushort)(u.x << 10 | u.y << 5 | u.z);
-        break;
+        *(__global ushort_a1 *)p = (ushort)(u.x << 10 | u.y << 5 | u.z);
+        return;
     }
-    case CLK_UNORM_INT_101010: {
+    case OKEY(CLK_UNORM_INT_101010, CLK_RGB): {
         uint4 u = convert_uint4_sat_rte(unit(v) * 1023.0f);
-        *(__global uint *)p = u.x << 20 | u.y << 10 | u.z;
-        break;
+        *(__global uint_a1 *)p = u.x << 20 | u.y << 10 | u.z;
+        return;
     }
-    default: break; /* write_imagef to an integer image: undefined; left unchanged */
+    default: return;
     }
 }
 
 INLINE void encode_i(__global const img_t *im, __global uchar *p, int4 v) {
-    uint n = im->channels;
-    v = from_rgba_int(v, im->order);
-    switch (im->type) {
-    case CLK_SIGNED_INT8: store_char(p, n, convert_char4_sat(v)); break;
-    case CLK_SIGNED_INT16: store_short(p, n, convert_short4_sat(v)); break;
-    case CLK_SIGNED_INT32: store_int(p, n, v); break;
-    default: break;
+    switch (okey(im)) {
+    W_ANY_ORDER(CLK_SIGNED_INT8, char, 1, convert_char4_sat)
+    W_BYTE_ORDER(CLK_SIGNED_INT8, char, convert_char4_sat)
+    W_ANY_ORDER(CLK_SIGNED_INT16, short, 2, convert_short4_sat)
+    W_ANY_ORDER(CLK_SIGNED_INT32, int, 4, SAME)
+    default: return;
     }
 }
 
 INLINE void encode_ui(__global const img_t *im, __global uchar *p, uint4 v) {
-    uint n = im->channels;
-    v = from_rgba_uint(v, im->order);
-    switch (im->type) {
-    case CLK_UNSIGNED_INT8: store_uchar(p, n, convert_uchar4_sat(v)); break;
-    case CLK_UNSIGNED_INT16: store_ushort(p, n, convert_ushort4_sat(v)); break;
-    case CLK_UNSIGNED_INT32: store_uint(p, n, v); break;
-    default: break;
+    switch (okey(im)) {
+    W_ANY_ORDER(CLK_UNSIGNED_INT8, uchar, 1, convert_uchar4_sat)
+    W_BYTE_ORDER(CLK_UNSIGNED_INT8, uchar, convert_uchar4_sat)
+    W_ANY_ORDER(CLK_UNSIGNED_INT16, ushort, 2, convert_ushort4_sat)
+    W_ANY_ORDER(CLK_UNSIGNED_INT32, uint, 4, SAME)
+    default: return;
     }
 }
 
