@@ -108,8 +108,11 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
             "  %r = call spir_func i32 @{name}({args}, ptr %frames, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
         );
     } else {
-        // Inlined even where the loop has copies per image format (`append_items`).
-        let _ = writeln!(out, "  call spir_func void @{name}({args}) alwaysinline\n  ret void\n}}");
+        // Inlined even where the loop has copies per image format (`append_items`): with
+        // several callers LLVM's heuristics left the kernel a call, and the copies'
+        // constant format could not reach its reads.
+        let inline = if image_key_at(k).is_some() { " alwaysinline" } else { "" };
+        let _ = writeln!(out, "  call spir_func void @{name}({args}){inline}\n  ret void\n}}");
     }
 
     // The loop over the group's work-items, x fastest.
