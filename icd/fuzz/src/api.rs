@@ -168,6 +168,69 @@ pub enum RectOp {
     Copy,
 }
 
+#[derive(Arbitrary, Debug, Clone, Copy)]
+pub enum ImageOp {
+    Read,
+    Write,
+    Copy,
+    Fill,
+    ToBuffer,
+    FromBuffer,
+    Map(Flags),
+    Info(u8),
+}
+
+/// Channel orders and types: the spec's (valid or not together) and one that is neither.
+const ORDERS: &[u32] = &[
+    CL_R,
+    CL_A,
+    CL_RG,
+    CL_RA,
+    CL_RGB,
+    CL_RGBA,
+    CL_BGRA,
+    CL_ARGB,
+    CL_INTENSITY,
+    CL_LUMINANCE,
+    CL_DEPTH,
+    CL_sRGBA,
+    CL_ABGR,
+    0x1234,
+];
+const CHANNEL_TYPES: &[u32] = &[
+    CL_SNORM_INT8,
+    CL_UNORM_INT8,
+    CL_UNORM_INT16,
+    CL_UNORM_SHORT_565,
+    CL_UNORM_INT_101010,
+    CL_SIGNED_INT32,
+    CL_UNSIGNED_INT8,
+    CL_HALF_FLOAT,
+    CL_FLOAT,
+    0x1234,
+];
+const IMAGE_TYPES: &[u32] = &[
+    CL_MEM_OBJECT_IMAGE1D,
+    CL_MEM_OBJECT_IMAGE1D_BUFFER,
+    CL_MEM_OBJECT_IMAGE1D_ARRAY,
+    CL_MEM_OBJECT_IMAGE2D,
+    CL_MEM_OBJECT_IMAGE2D_ARRAY,
+    CL_MEM_OBJECT_IMAGE3D,
+    CL_MEM_OBJECT_BUFFER,
+];
+/// The largest texel: host memory for image data is sized as if every texel were this.
+const MAX_TEXEL: usize = 16;
+
+/// An upper bound of the host bytes an image of `size` (width, height, depth, layers)
+/// with these pitches spans (0: tight), or None when it is not small.
+fn image_host_bytes(size: [usize; 4], row: usize, slice: usize) -> Option<usize> {
+    let row = row.max(size[0].checked_mul(MAX_TEXEL)?);
+    let rows = size[1].max(1).checked_mul(size[2].max(1))?.checked_mul(size[3].max(1))?;
+    let slice = slice.max(row.checked_mul(size[1].max(1))?);
+    let bytes = slice.checked_mul(rows)?.checked_add(row)?;
+    (bytes <= HOST_CAP).then_some(bytes)
+}
+
 #[derive(Arbitrary, Debug, Clone)]
 pub enum Op {
     CreateContext {
@@ -352,6 +415,30 @@ pub enum Op {
     Sampler {
         context: Ref,
         props: Vec<Prop>,
+    },
+    /// `clCreateImage` from nothing, host memory, or another memory object.
+    CreateImage {
+        context: Ref,
+        flags: Flags,
+        format: (u8, u8),
+        image_type: u8,
+        size: [Size; 4],
+        pitches: [Size; 2],
+        host: bool,
+        source: Option<Ref>,
+    },
+    /// An image command on an image (or whatever `image` names).
+    Image {
+        queue: Ref,
+        image: Ref,
+        other: Ref,
+        op: ImageOp,
+        blocking: bool,
+        origins: [[Size; 3]; 2],
+        region: [Size; 3],
+        pitches: [Size; 2],
+        wait: Wait,
+        event: bool,
     },
     Source {
         context: Ref,
@@ -1000,6 +1087,99 @@ impl Session {
                 if !s.is_null() {
                     cl!(clReleaseSampler(s));
                 }
+            }
+            Op::CreateImage { context, flags, format, image_type, size, pitches, host, source } => {
+                let order = ORDERS[format.0 as usize % ORDERS.len()];
+                let ty = CHANNEL_TYPES[format.1 as usize % CHANNEL_TYPES.len()];
+                let f = cl_image_format { image_channel_order: order, image_channel_data_type: ty };
+                let size = size.map(Size::get);
+                let [row, slice] = pitches.map(Size::get);
+                // SAFETY: a plain C struct; zero is "no buffer".
+                let mut d: cl_image_desc = unsafe { std::mem::zeroed() };
+                d.image_type = IMAGE_TYPES[*image_type as usize % IMAGE_TYPES.len()];
+                (d.image_width, d.image_height, d.image_depth, d.image_array_size) =
+                    (size[0], size[1], size[2], size[3]);
+                (d.image_row_pitch, d.image_slice_pitch) = (row, slice);
+                d.buffer = source.map_or(null_mut(), |r| self.handle(Family::Mem, r));
+                // Host memory must hold what the description says: the application's part.
+                let ptr = match (host, image_host_bytes(size, row, slice)) {
+                    (false, _) => null_mut(),
+                    (true, Some(bytes)) => self.host_memory(bytes),
+                    (true, None) => return,
+                };
+                let ctx = self.handle(Family::Context, *context);
+                let m = cl!(clCreateImage(ctx, flags.get(MEM_FLAGS), &f, &d, ptr, &mut err));
+                self.add(Family::Mem, m);
+            }
+            Op::Image { queue, image, other, op: image_op, blocking, origins, region, pitches, wait, event: e } => {
+                let [o0, o1] = origins.map(|o| o.map(Size::get));
+                let region = region.map(Size::get);
+                let [row, slice] = pitches.map(Size::get);
+                let q = self.handle(Family::Queue, *queue);
+                let (img, other) = (self.handle(Family::Mem, *image), self.handle(Family::Mem, *other));
+                let blocking = (*blocking && self.may_block()) as cl_bool;
+                let ev = want(*e, &mut event);
+                let (o0, o1, r) = (o0.as_ptr(), o1.as_ptr(), region.as_ptr());
+                match image_op {
+                    ImageOp::Read | ImageOp::Write => {
+                        let Some(bytes) = image_host_bytes([region[0], region[1], region[2], 1], row, slice) else {
+                            return;
+                        };
+                        let host = self.host_memory(bytes);
+                        let (n, list) = self.wait_list(wait, &mut events);
+                        if matches!(image_op, ImageOp::Read) {
+                            cl!(clEnqueueReadImage(q, img, blocking, o0, r, row, slice, host, n, list, ev));
+                        } else {
+                            cl!(clEnqueueWriteImage(q, img, blocking, o0, r, row, slice, host, n, list, ev));
+                        }
+                    }
+                    ImageOp::Copy => {
+                        let (n, list) = self.wait_list(wait, &mut events);
+                        cl!(clEnqueueCopyImage(q, img, other, o0, o1, r, n, list, ev));
+                    }
+                    ImageOp::Fill => {
+                        let color = [0x3f80_0000u32, 7, 0xffff_ffff, 0];
+                        let (n, list) = self.wait_list(wait, &mut events);
+                        cl!(clEnqueueFillImage(q, img, color.as_ptr().cast(), o0, r, n, list, ev));
+                    }
+                    ImageOp::ToBuffer | ImageOp::FromBuffer => {
+                        let (n, list) = self.wait_list(wait, &mut events);
+                        let offset = row;
+                        if matches!(image_op, ImageOp::ToBuffer) {
+                            cl!(clEnqueueCopyImageToBuffer(q, img, other, o0, r, offset, n, list, ev));
+                        } else {
+                            cl!(clEnqueueCopyBufferToImage(q, other, img, offset, o0, r, n, list, ev));
+                        }
+                    }
+                    ImageOp::Map(flags) => {
+                        let (n, list) = self.wait_list(wait, &mut events);
+                        let (mut rp, mut sp) = (0usize, 0usize);
+                        let sp_ptr = if slice % 2 == 0 { &mut sp as *mut usize } else { null_mut() };
+                        let ptr = cl!(clEnqueueMapImage(
+                            q,
+                            img,
+                            blocking,
+                            flags.get(MAP_FLAGS),
+                            o0,
+                            r,
+                            &mut rp,
+                            sp_ptr,
+                            n,
+                            list,
+                            ev,
+                            &mut err
+                        ));
+                        if !ptr.is_null() {
+                            self.maps.push((img, ptr));
+                        }
+                    }
+                    ImageOp::Info(param) => {
+                        let mut out = [0u8; 64];
+                        let p = CL_IMAGE_FORMAT + *param as u32 % 12;
+                        cl!(clGetImageInfo(img, p, out.len(), out.as_mut_ptr().cast(), null_mut()));
+                    }
+                }
+                self.took_event(event);
             }
             Op::Source { context, strings, lengths } => {
                 let strings = strings

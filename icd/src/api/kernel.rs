@@ -99,8 +99,13 @@ pub(super) unsafe extern "C" fn clSetKernelArg(
                     ArgValue::Buffer(None)
                 } else {
                     // "CL_INVALID_MEM_OBJECT for an argument declared to be a memory
-                    // object when the specified arg_value is not a valid memory object."
-                    ArgValue::Buffer(Some(Arc::downgrade(&from_handle::<Mem>(mem)?)))
+                    // object when the specified arg_value is not a valid memory object"
+                    // (an image is not a buffer).
+                    let m = from_handle::<Mem>(mem)?;
+                    if m.image.is_some() {
+                        return Err(CL_INVALID_MEM_OBJECT);
+                    }
+                    ArgValue::Buffer(Some(Arc::downgrade(&m)))
                 }
             }
             ArgKind::Image => {
