@@ -1232,6 +1232,7 @@ fn samplers_and_image_arguments() {
     err!(CL_INVALID_ARG_VALUE, cl!(clSetKernelArg(k, 2, 8, (&src as *const cl_mem).cast())));
     err!(CL_INVALID_SAMPLER, cl!(clSetKernelArg(k, 1, 8, (&buf as *const cl_mem).cast())));
     err!(CL_INVALID_SAMPLER, cl!(clSetKernelArg(k, 1, 8, null())));
+    err!(CL_INVALID_MEM_OBJECT, cl!(clSetKernelArg(k, 3, 8, (&src as *const cl_mem).cast())));
     set_arg(k, 0, &src);
     set_arg(k, 1, &p);
     set_arg(k, 2, &dst);
