@@ -142,74 +142,6 @@ typedef uint4 __attribute__((aligned(4))) uint4_a4;
 
 /* (r, g, b, a) as read_imagef/h return it (section 8.3). Integer types read as float
  * are undefined; they give their values. */
-INLINE float4 decode_f(__global const img_t *im, __global const uchar *p) {
-#define R4 float4
-#define ONE 1.0f
-    switch (okey(im)) {
-    ANY_ORDER(CLK_UNORM_INT8, uchar, 1, UNORM8)
-    BYTE_ORDER(CLK_UNORM_INT8, uchar, UNORM8)
-    NORM_ORDER(CLK_UNORM_INT8, uchar, 1, UNORM8)
-    CASE(CLK_UNORM_INT8, uchar, 1, UNORM8, CLK_sRGBA, 4, SRGB(c))
-    CASE(CLK_UNORM_INT8, uchar, 1, UNORM8, CLK_sBGRA, 4, SRGB(c.zyxw))
-    ANY_ORDER(CLK_SNORM_INT8, char, 1, SNORM8)
-    BYTE_ORDER(CLK_SNORM_INT8, char, SNORM8)
-    NORM_ORDER(CLK_SNORM_INT8, char, 1, SNORM8)
-    ANY_ORDER(CLK_UNORM_INT16, ushort, 2, UNORM16)
-    NORM_ORDER(CLK_UNORM_INT16, ushort, 2, UNORM16)
-    CASE(CLK_UNORM_INT16, ushort, 2, UNORM16, CLK_DEPTH, 1, c)
-    ANY_ORDER(CLK_SNORM_INT16, short, 2, SNORM16)
-    NORM_ORDER(CLK_SNORM_INT16, short, 2, SNORM16)
-    ANY_ORDER(CLK_HALF_FLOAT, half, 2, TO_F)
-    NORM_ORDER(CLK_HALF_FLOAT, half, 2, TO_F)
-    ANY_ORDER(CLK_FLOAT, float, 4, SAME)
-    NORM_ORDER(CLK_FLOAT, float, 4, SAME)
-    CASE(CLK_FLOAT, float, 4, SAME, CLK_DEPTH, 1, c)
-    ANY_ORDER(CLK_SIGNED_INT8, char, 1, TO_F)
-    BYTE_ORDER(CLK_SIGNED_INT8, char, TO_F)
-    ANY_ORDER(CLK_SIGNED_INT16, short, 2, TO_F)
-    ANY_ORDER(CLK_SIGNED_INT32, int, 4, TO_F)
-    ANY_ORDER(CLK_UNSIGNED_INT8, uchar, 1, TO_F)
-    BYTE_ORDER(CLK_UNSIGNED_INT8, uchar, TO_F)
-    ANY_ORDER(CLK_UNSIGNED_INT16, ushort, 2, TO_F)
-    ANY_ORDER(CLK_UNSIGNED_INT32, uint, 4, TO_F)
-    case OKEY(CLK_UNORM_SHORT_565, CLK_RGB): {
-        uint v = *(__global const ushort_a1 *)p;
-        return (float4)((v >> 11) / 31.0f, ((v >> 5) & 63) / 63.0f, (v & 31) / 31.0f, 1.0f);
-    }
-    case OKEY(CLK_UNORM_SHORT_555, CLK_RGB): {
-        uint v = *(__global const ushort_a1 *)p;
-        return (float4)(((v >> 10) & 31) / 31.0f, ((v >> 5) & 31) / 31.0f, (v & 31) / 31.0f, 1.0f);
-    }
-    case OKEY(CLK_UNORM_INT_101010, CLK_RGB): {
-        uint v = *(__global const uint_a1 *)p;
-        return (float4)(((v >> 20) & 1023) / 1023.0f, ((v >> 10) & 1023) / 1023.0f, (v & 1023) / 1023.0f, 1.0f);
-    }
-    default: return (float4)(0.0f);
-    }
-#undef R4
-#undef ONE
-}
-
-/* (r, g, b, a) as read_imagei/ui return it, for the 8-, 16- and 32-bit integer types
- * (other types are undefined there and read 0). */
-INLINE int4 decode_i(__global const img_t *im, __global const uchar *p) {
-#define R4 int4
-#define ONE 1
-    switch (okey(im)) {
-    ANY_ORDER(CLK_SIGNED_INT8, char, 1, TO_I)
-    BYTE_ORDER(CLK_SIGNED_INT8, char, TO_I)
-    ANY_ORDER(CLK_SIGNED_INT16, short, 2, TO_I)
-    ANY_ORDER(CLK_SIGNED_INT32, int, 4, SAME)
-    ANY_ORDER(CLK_UNSIGNED_INT8, uchar, 1, TO_I)
-    BYTE_ORDER(CLK_UNSIGNED_INT8, uchar, TO_I)
-    ANY_ORDER(CLK_UNSIGNED_INT16, ushort, 2, TO_I)
-    ANY_ORDER(CLK_UNSIGNED_INT32, uint, 4, as_int4)
-    default: return (int4)(0);
-    }
-#undef R4
-#undef ONE
-}
-
 /* Clamped to [0, 1] (NaN to 0), for the packed types' fields. */
 INLINE float4 unit(float4 v) { return fmin(fmax(v, 0.0f), 1.0f); }
 
@@ -246,24 +178,88 @@ INLINE float4 unit(float4 v) { return fmin(fmax(v, 0.0f), 1.0f); }
 #define TO_SNORM16(x) convert_short4_sat_rte((x) * 32767.0f)
 #define TO_HALF(x) convert_half4_rte(x)
 
+/* The formats of plain channel types, one line each: X(type, channel type T, bytes per
+ * channel, conversion of a T4 to what reads return, conversion of what writes take to
+ * a T4, and whether the type also has the 8-bit orders (BGRA, ARGB, ABGR), the
+ * normalised ones (INTENSITY, LUMINANCE) and DEPTH). Reads and writes are generated
+ * from the same table. */
+#define FLOAT_FORMATS(X) \
+    X(CLK_UNORM_INT8, uchar, 1, UNORM8, TO_UNORM8, YES, YES, NO) \
+    X(CLK_SNORM_INT8, char, 1, SNORM8, TO_SNORM8, YES, YES, NO) \
+    X(CLK_UNORM_INT16, ushort, 2, UNORM16, TO_UNORM16, NO, YES, YES) \
+    X(CLK_SNORM_INT16, short, 2, SNORM16, TO_SNORM16, NO, YES, NO) \
+    X(CLK_HALF_FLOAT, half, 2, TO_F, TO_HALF, NO, YES, NO) \
+    X(CLK_FLOAT, float, 4, SAME, SAME, NO, YES, YES)
+#define INT_FORMATS(X) \
+    X(CLK_SIGNED_INT8, char, 1, TO_I, convert_char4_sat, YES, NO, NO) \
+    X(CLK_SIGNED_INT16, short, 2, TO_I, convert_short4_sat, NO, NO, NO) \
+    X(CLK_SIGNED_INT32, int, 4, SAME, SAME, NO, NO, NO)
+#define UINT_FORMATS(X) \
+    X(CLK_UNSIGNED_INT8, uchar, 1, TO_I, convert_uchar4_sat, YES, NO, NO) \
+    X(CLK_UNSIGNED_INT16, ushort, 2, TO_I, convert_ushort4_sat, NO, NO, NO) \
+    X(CLK_UNSIGNED_INT32, uint, 4, as_int4, SAME, NO, NO, NO)
+#define IF_YES(...) __VA_ARGS__
+#define IF_NO(...)
+
+/* The read cases of one format line; READS_AS_FLOAT: an integer format read by
+ * read_imagef (undefined: its values, converted). */
+#define READS(TYPE, T, S, RCONV, WCONV, BYTE, NORM, DEPTH) \
+    ANY_ORDER(TYPE, T, S, RCONV) \
+    IF_##BYTE(BYTE_ORDER(TYPE, T, RCONV)) \
+    IF_##NORM(NORM_ORDER(TYPE, T, S, RCONV)) \
+    IF_##DEPTH(CASE(TYPE, T, S, RCONV, CLK_DEPTH, 1, c))
+#define READS_AS_FLOAT(TYPE, T, S, RCONV, WCONV, BYTE, NORM, DEPTH) READS(TYPE, T, S, TO_F, WCONV, BYTE, NORM, DEPTH)
+#define WRITES_OF(TYPE, T, S, RCONV, WCONV, BYTE, NORM, DEPTH) \
+    W_ANY_ORDER(TYPE, T, S, WCONV) \
+    IF_##BYTE(W_BYTE_ORDER(TYPE, T, WCONV)) \
+    IF_##NORM(W_NORM_ORDER(TYPE, T, S, WCONV)) \
+    IF_##DEPTH(WCASE(TYPE, T, S, WCONV, CLK_DEPTH, 1, v))
+
+/* (r, g, b, a) as read_imagef/h return it (section 8.3). */
+INLINE float4 decode_f(__global const img_t *im, __global const uchar *p) {
+#define R4 float4
+#define ONE 1.0f
+    switch (okey(im)) {
+    FLOAT_FORMATS(READS)
+    INT_FORMATS(READS_AS_FLOAT)
+    UINT_FORMATS(READS_AS_FLOAT)
+    CASE(CLK_UNORM_INT8, uchar, 1, UNORM8, CLK_sRGBA, 4, SRGB(c))
+    CASE(CLK_UNORM_INT8, uchar, 1, UNORM8, CLK_sBGRA, 4, SRGB(c.zyxw))
+    case OKEY(CLK_UNORM_SHORT_565, CLK_RGB): {
+        uint v = *(__global const ushort_a1 *)p;
+        return (float4)((v >> 11) / 31.0f, ((v >> 5) & 63) / 63.0f, (v & 31) / 31.0f, 1.0f);
+    }
+    case OKEY(CLK_UNORM_SHORT_555, CLK_RGB): {
+        uint v = *(__global const ushort_a1 *)p;
+        return (float4)(((v >> 10) & 31) / 31.0f, ((v >> 5) & 31) / 31.0f, (v & 31) / 31.0f, 1.0f);
+    }
+    case OKEY(CLK_UNORM_INT_101010, CLK_RGB): {
+        uint v = *(__global const uint_a1 *)p;
+        return (float4)(((v >> 20) & 1023) / 1023.0f, ((v >> 10) & 1023) / 1023.0f, (v & 1023) / 1023.0f, 1.0f);
+    }
+    default: return (float4)(0.0f);
+    }
+#undef R4
+#undef ONE
+}
+
+/* (r, g, b, a) as read_imagei/ui return it, for the 8-, 16- and 32-bit integer types
+ * (other types are undefined there and read 0). */
+INLINE int4 decode_i(__global const img_t *im, __global const uchar *p) {
+#define R4 int4
+#define ONE 1
+    switch (okey(im)) {
+    INT_FORMATS(READS)
+    UINT_FORMATS(READS)
+    default: return (int4)(0);
+    }
+#undef R4
+#undef ONE
+}
+
 INLINE void encode_f(__global const img_t *im, __global uchar *p, float4 v) {
     switch (okey(im)) {
-    W_ANY_ORDER(CLK_UNORM_INT8, uchar, 1, TO_UNORM8)
-    W_BYTE_ORDER(CLK_UNORM_INT8, uchar, TO_UNORM8)
-    W_NORM_ORDER(CLK_UNORM_INT8, uchar, 1, TO_UNORM8)
-    W_ANY_ORDER(CLK_SNORM_INT8, char, 1, TO_SNORM8)
-    W_BYTE_ORDER(CLK_SNORM_INT8, char, TO_SNORM8)
-    W_NORM_ORDER(CLK_SNORM_INT8, char, 1, TO_SNORM8)
-    W_ANY_ORDER(CLK_UNORM_INT16, ushort, 2, TO_UNORM16)
-    W_NORM_ORDER(CLK_UNORM_INT16, ushort, 2, TO_UNORM16)
-    WCASE(CLK_UNORM_INT16, ushort, 2, TO_UNORM16, CLK_DEPTH, 1, v)
-    W_ANY_ORDER(CLK_SNORM_INT16, short, 2, TO_SNORM16)
-    W_NORM_ORDER(CLK_SNORM_INT16, short, 2, TO_SNORM16)
-    W_ANY_ORDER(CLK_HALF_FLOAT, half, 2, TO_HALF)
-    W_NORM_ORDER(CLK_HALF_FLOAT, half, 2, TO_HALF)
-    W_ANY_ORDER(CLK_FLOAT, float, 4, SAME)
-    W_NORM_ORDER(CLK_FLOAT, float, 4, SAME)
-    WCASE(CLK_FLOAT, float, 4, SAME, CLK_DEPTH, 1, v)
+    FLOAT_FORMATS(WRITES_OF)
     case OKEY(CLK_UNORM_SHORT_565, CLK_RGB): {
         uint4 u = convert_uint4_sat_rte(unit(v) * (float4)(31.0f, 63.0f, 31.0f, 0.0f));
         *(__global ushort_a1 *)p = (ushort)(u.x << 11 | u.y << 5 | u.z);
@@ -285,20 +281,14 @@ INLINE void encode_f(__global const img_t *im, __global uchar *p, float4 v) {
 
 INLINE void encode_i(__global const img_t *im, __global uchar *p, int4 v) {
     switch (okey(im)) {
-    W_ANY_ORDER(CLK_SIGNED_INT8, char, 1, convert_char4_sat)
-    W_BYTE_ORDER(CLK_SIGNED_INT8, char, convert_char4_sat)
-    W_ANY_ORDER(CLK_SIGNED_INT16, short, 2, convert_short4_sat)
-    W_ANY_ORDER(CLK_SIGNED_INT32, int, 4, SAME)
+    INT_FORMATS(WRITES_OF)
     default: return;
     }
 }
 
 INLINE void encode_ui(__global const img_t *im, __global uchar *p, uint4 v) {
     switch (okey(im)) {
-    W_ANY_ORDER(CLK_UNSIGNED_INT8, uchar, 1, convert_uchar4_sat)
-    W_BYTE_ORDER(CLK_UNSIGNED_INT8, uchar, convert_uchar4_sat)
-    W_ANY_ORDER(CLK_UNSIGNED_INT16, ushort, 2, convert_ushort4_sat)
-    W_ANY_ORDER(CLK_UNSIGNED_INT32, uint, 4, SAME)
+    UINT_FORMATS(WRITES_OF)
     default: return;
     }
 }
