@@ -38,10 +38,16 @@ fn image(env: &Env, flags: cl_mem_flags, f: &cl_image_format, d: &cl_image_desc,
     m
 }
 
-/// Reads a region of `img` (origin and region as `*const usize`), packed, into `out`.
+/// `clEnqueueReadImage` of a region of `img` (origin and region as `*const usize`) into
+/// `out` with these pitches, blocking.
+fn try_read(env: &Env, img: cl_mem, o: *const usize, r: *const usize, pitches: [usize; 2], out: *mut c_void) -> cl_int {
+    let ([row, slice], q) = (pitches, env.queue);
+    cl!(clEnqueueReadImage(q, img, CL_TRUE, o, r, row, slice, out, 0, null(), null_mut()))
+}
+
+/// Reads a region of `img`, packed, into `out`.
 fn read_into(env: &Env, img: cl_mem, origin: *const usize, region: *const usize, out: *mut c_void) {
-    let q = env.queue;
-    ok!(cl!(clEnqueueReadImage(q, img, CL_TRUE, origin, region, 0, 0, out, 0, null(), null_mut())));
+    ok!(try_read(env, img, origin, region, [0, 0], out));
 }
 
 fn formats(env: &Env, flags: cl_mem_flags, t: cl_mem_object_type) -> Vec<cl_image_format> {
@@ -696,19 +702,7 @@ fn commands_move_the_right_texels_for_every_image_type() {
         } else {
             hslice
         };
-        ok!(cl!(clEnqueueReadImage(
-            env.queue,
-            img,
-            CL_TRUE,
-            origin.as_ptr(),
-            region.as_ptr(),
-            hrow,
-            slice_arg,
-            out.as_mut_ptr().cast(),
-            0,
-            null(),
-            null_mut()
-        )));
+        ok!(try_read(&env, img, origin.as_ptr(), region.as_ptr(), [hrow, slice_arg], out.as_mut_ptr().cast()));
         for (m, p) in model.texels(origin, region) {
             let h = host_offset(array_1d, elem, hrow, hslice, p);
             assert_eq!(out[h..h + elem], model.bytes[m..m + elem], "type {t:#x} read at {p:?}");
@@ -944,22 +938,7 @@ fn image_creation_errors() {
         cl!(clEnqueueReadBuffer(env.queue, img, CL_TRUE, 0, 4, x.as_mut_ptr().cast(), 0, null(), null_mut()))
     );
     let region = [1usize, 1, 1];
-    err!(
-        CL_INVALID_MEM_OBJECT,
-        cl!(clEnqueueReadImage(
-            env.queue,
-            buf,
-            CL_TRUE,
-            [0; 3].as_ptr(),
-            region.as_ptr(),
-            0,
-            0,
-            x.as_mut_ptr().cast(),
-            0,
-            null(),
-            null_mut()
-        ))
-    );
+    err!(CL_INVALID_MEM_OBJECT, try_read(&env, buf, [0; 3].as_ptr(), region.as_ptr(), [0, 0], x.as_mut_ptr().cast()));
     let sub = cl_buffer_region { origin: 0, size: 4 };
     let (_, e) = with_err(|e| {
         cl!(clCreateSubBuffer(img, 0, CL_BUFFER_CREATE_TYPE_REGION, (&sub as *const cl_buffer_region).cast(), e))
@@ -967,19 +946,7 @@ fn image_creation_errors() {
     err!(CL_INVALID_MEM_OBJECT, e);
     // Regions outside the image, unused dimensions that are not 0/1, pitches too small.
     let mut read = |o: [usize; 3], r: [usize; 3], row, slice| {
-        cl!(clEnqueueReadImage(
-            env.queue,
-            img,
-            CL_TRUE,
-            o.as_ptr(),
-            r.as_ptr(),
-            row,
-            slice,
-            x.as_mut_ptr().cast(),
-            0,
-            null(),
-            null_mut()
-        ))
+        try_read(&env, img, o.as_ptr(), r.as_ptr(), [row, slice], x.as_mut_ptr().cast())
     };
     err!(CL_INVALID_VALUE, read([15, 0, 0], [2, 1, 1], 0, 0));
     err!(CL_INVALID_VALUE, read([0, 0, 1], [1, 1, 1], 0, 0));
@@ -989,38 +956,8 @@ fn image_creation_errors() {
     err!(CL_INVALID_VALUE, read([0, 0, 0], [2, 1, 1], 4, 0));
     err!(CL_INVALID_VALUE, read([0, 0, 0], [2, 1, 1], 0, 64));
     ok!(read([0, 0, 0], [2, 2, 1], 8, 0));
-    err!(
-        CL_INVALID_VALUE,
-        cl!(clEnqueueReadImage(
-            env.queue,
-            img,
-            CL_TRUE,
-            null(),
-            region.as_ptr(),
-            0,
-            0,
-            x.as_mut_ptr().cast(),
-            0,
-            null(),
-            null_mut()
-        ))
-    );
-    err!(
-        CL_INVALID_VALUE,
-        cl!(clEnqueueReadImage(
-            env.queue,
-            img,
-            CL_TRUE,
-            [0; 3].as_ptr(),
-            region.as_ptr(),
-            0,
-            0,
-            null_mut(),
-            0,
-            null(),
-            null_mut()
-        ))
-    );
+    err!(CL_INVALID_VALUE, try_read(&env, img, null(), region.as_ptr(), [0, 0], x.as_mut_ptr().cast()));
+    err!(CL_INVALID_VALUE, try_read(&env, img, [0; 3].as_ptr(), region.as_ptr(), [0, 0], null_mut()));
     // Copies: overlap within one image, format mismatch, buffer ranges.
     let big = [8usize, 8, 1];
     err!(
@@ -1132,19 +1069,7 @@ fn image_creation_errors() {
     let no_host = image(&env, CL_MEM_HOST_NO_ACCESS, &f, &d2, null_mut());
     err!(
         CL_INVALID_OPERATION,
-        cl!(clEnqueueReadImage(
-            env.queue,
-            no_host,
-            CL_TRUE,
-            [0; 3].as_ptr(),
-            region.as_ptr(),
-            0,
-            0,
-            x.as_mut_ptr().cast(),
-            0,
-            null(),
-            null_mut()
-        ))
+        try_read(&env, no_host, [0; 3].as_ptr(), region.as_ptr(), [0, 0], x.as_mut_ptr().cast())
     );
     // Format listing errors.
     let mut n = 0;
