@@ -356,15 +356,14 @@ fn spec_sample_of(
     let (a, b) = (a as f64, b as f64);
     std::array::from_fn(|ch| {
         let t = |x, y| texel(x, y)[ch];
-        let v = if linear {
+        if linear {
             (1.0 - a) * (1.0 - b) * t(x0, y0)
                 + a * (1.0 - b) * t(x1, y0)
                 + (1.0 - a) * b * t(x0, y1)
                 + a * b * t(x1, y1)
         } else {
             t(x0, y0)
-        };
-        v
+        }
     })
 }
 
