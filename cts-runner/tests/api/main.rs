@@ -16,5 +16,6 @@ mod opencl_c2;
 mod platform;
 mod programs;
 mod queues;
+mod svm;
 mod transfers;
 mod validation;

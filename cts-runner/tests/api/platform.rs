@@ -206,7 +206,12 @@ fn device_values_are_truthful() {
     assert!(device_info::<cl_uint>(d, CL_DEVICE_MAX_SAMPLERS) >= 16);
     // Optional features we do not support say so.
     assert_eq!(device_info::<cl_bool>(d, CL_DEVICE_PIPE_SUPPORT), CL_FALSE);
-    assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_SVM_CAPABILITIES), 0);
+    // Every SVM level: device and host share the address space.
+    let svm = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
+        | CL_DEVICE_SVM_FINE_GRAIN_BUFFER
+        | CL_DEVICE_SVM_FINE_GRAIN_SYSTEM
+        | CL_DEVICE_SVM_ATOMICS;
+    assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_SVM_CAPABILITIES), svm);
     assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0);
     // The extension string and the versioned list name the same extensions.
     let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, s, v, r)));

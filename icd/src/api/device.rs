@@ -174,7 +174,8 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         }
         CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => Info::of(&image::LIMITS.max_buffer),
         CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => Info::of(&image::LIMITS.max_array),
-        // Optional features we do not support: SVM, pipes, device enqueue.
+        CL_DEVICE_SVM_CAPABILITIES => Info::of(&crate::core::svm::CAPABILITIES),
+        // Optional features we do not support: pipes, device enqueue.
         CL_DEVICE_MAX_PIPE_ARGS
         | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
         | CL_DEVICE_PIPE_MAX_PACKET_SIZE
@@ -188,7 +189,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
             Info::of(&device::MAX_GLOBAL_VARIABLE_SIZE)
         }
-        CL_DEVICE_SVM_CAPABILITIES | CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => Info::of(&none_u64),
+        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => Info::of(&none_u64),
         CL_DEVICE_PIPE_SUPPORT => Info::of(&false),
         CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => Info::of(&none_u64),
         _ => Err(CL_INVALID_VALUE),

@@ -345,26 +345,44 @@ pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
 
 pub(super) unsafe extern "C" fn clSetKernelArgSVMPointer(
     kernel: cl_kernel,
-    _arg_index: cl_uint,
-    _arg_value: *const c_void,
+    arg_index: cl_uint,
+    arg_value: *const c_void,
 ) -> cl_int {
-    // "CL_INVALID_OPERATION if no devices in the context associated with kernel support
-    // SVM."
-    status(|| from_handle::<Kernel>(kernel).and(Err(CL_INVALID_OPERATION)))
+    status(|| {
+        let k = from_handle::<Kernel>(kernel)?;
+        // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index", "CL_INVALID_
+        // ARG_VALUE if arg_value specified is not a valid value": the argument must be a
+        // pointer to global or constant memory. Any address is one with fine-grain
+        // system SVM, NULL and pointers into the middle of allocations included.
+        let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+        if a.kind != ArgKind::Buffer {
+            return Err(CL_INVALID_ARG_VALUE);
+        }
+        k.args.lock()[arg_index as usize] = Some(ArgValue::Svm(arg_value as usize));
+        Ok(())
+    })
 }
 
 pub(super) unsafe extern "C" fn clSetKernelExecInfo(
     kernel: cl_kernel,
     param_name: cl_kernel_exec_info,
-    _size: usize,
-    _value: *const c_void,
+    param_value_size: usize,
+    param_value: *const c_void,
 ) -> cl_int {
     status(|| {
         from_handle::<Kernel>(kernel)?;
-        match param_name {
-            CL_KERNEL_EXEC_INFO_SVM_PTRS | CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => Err(CL_INVALID_OPERATION),
-            _ => Err(CL_INVALID_VALUE),
+        // "CL_INVALID_VALUE if param_name is not valid, if param_value is NULL or if the
+        // size specified by param_value_size is not valid." Kernels reach every address
+        // the process has, so neither setting changes what a launch does.
+        let size_ok = match param_name {
+            CL_KERNEL_EXEC_INFO_SVM_PTRS => param_value_size % std::mem::size_of::<*const c_void>() == 0,
+            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => param_value_size == std::mem::size_of::<cl_bool>(),
+            _ => return Err(CL_INVALID_VALUE),
+        };
+        if param_value.is_null() || !size_ok {
+            return Err(CL_INVALID_VALUE);
         }
+        Ok(())
     })
 }
 

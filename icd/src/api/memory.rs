@@ -178,7 +178,13 @@ fn mem_info(m: &Arc<Mem>, param: cl_mem_info) -> CLResult<Info> {
         CL_MEM_CONTEXT => Info::of(&icd::handle_of(&m.context)),
         CL_MEM_ASSOCIATED_MEMOBJECT => Info::of(&m.parent.as_ref().map_or(null_mut(), icd::handle_of)),
         CL_MEM_OFFSET => Info::of(&m.offset),
-        CL_MEM_USES_SVM_POINTER => Info::of(&false),
+        // "CL_TRUE if memobj is a buffer object that was created with CL_MEM_USE_HOST_PTR
+        // or is a sub-buffer object of a buffer object that was created with
+        // CL_MEM_USE_HOST_PTR and the host_ptr specified when the buffer object was
+        // created is a SVM pointer".
+        CL_MEM_USES_SVM_POINTER => {
+            Info::of(&(!m.host_ptr.is_null() && m.context.svm.find(m.host_ptr as usize).is_some()))
+        }
         CL_MEM_PROPERTIES => Info::of(&m.properties),
         _ => Err(CL_INVALID_VALUE),
     }

@@ -15,6 +15,7 @@ pub mod platform;
 pub mod program;
 pub mod queue;
 pub mod sampler;
+pub mod svm;
 pub mod transfer;
 pub mod unsupported;
 pub mod util;

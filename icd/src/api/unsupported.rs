@@ -1,5 +1,5 @@
-//! Entry points of optional OpenCL 3.0 features this device does not support (pipes,
-//! SVM) and of GL sharing. Each validates what it can and returns the
+//! Entry points of optional OpenCL 3.0 features this device does not support (pipes)
+//! and of GL sharing. Each validates what it can and returns the
 //! error the spec names for a device without the feature, so the dispatch table has no
 //! holes a host program could fall into.
 
@@ -18,12 +18,6 @@ use crate::core::queue::Queue;
 fn context_without_feature(context: cl_context) -> CLResult<*mut c_void> {
     from_handle::<Context>(context)?;
     Err(CL_INVALID_OPERATION)
-}
-
-/// SVM commands: "CL_INVALID_OPERATION if the device associated with command queue
-/// does not support SVM."
-fn queue_without_svm(queue: cl_command_queue) -> cl_int {
-    status(|| from_handle::<Queue>(queue).and(Err(CL_INVALID_OPERATION)))
 }
 
 pub(super) unsafe extern "C" fn clCreatePipe(
@@ -46,98 +40,6 @@ pub(super) unsafe extern "C" fn clGetPipeInfo(
 ) -> cl_int {
     // "CL_INVALID_MEM_OBJECT if pipe is a not a valid pipe object."
     status(|| from_handle::<Mem>(pipe).and(Err(CL_INVALID_MEM_OBJECT)))
-}
-
-/// "Returns NULL ... if no devices in context support SVM."
-pub(super) unsafe extern "C" fn clSVMAlloc(
-    _context: cl_context,
-    _flags: cl_svm_mem_flags,
-    _size: usize,
-    _alignment: cl_uint,
-) -> *mut c_void {
-    null_mut()
-}
-
-/// Nothing was ever allocated, so there is nothing to free.
-pub(super) unsafe extern "C" fn clSVMFree(_context: cl_context, _svm_pointer: *mut c_void) {}
-
-pub(super) unsafe extern "C" fn clEnqueueSVMFree(
-    queue: cl_command_queue,
-    _num_svm_pointers: cl_uint,
-    _svm_pointers: *mut *mut c_void,
-    _pfn_free_func: Option<unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void)>,
-    _user_data: *mut c_void,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_svm(queue)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(
-    queue: cl_command_queue,
-    _blocking: cl_bool,
-    _dst: *mut c_void,
-    _src: *const c_void,
-    _size: usize,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_svm(queue)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(
-    queue: cl_command_queue,
-    _svm_ptr: *mut c_void,
-    _pattern: *const c_void,
-    _pattern_size: usize,
-    _size: usize,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_svm(queue)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMMap(
-    queue: cl_command_queue,
-    _blocking: cl_bool,
-    _flags: cl_map_flags,
-    _svm_ptr: *mut c_void,
-    _size: usize,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_svm(queue)
-}
-
-pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(
-    queue: cl_command_queue,
-    _svm_ptr: *mut c_void,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_svm(queue)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMMigrateMem(
-    queue: cl_command_queue,
-    _num_svm_pointers: cl_uint,
-    _svm_pointers: *mut *const c_void,
-    _sizes: *const usize,
-    _flags: cl_mem_migration_flags,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    queue_without_svm(queue)
 }
 
 /// GL sharing: no context of ours is created from a GL context ("CL_INVALID_CONTEXT if

@@ -20,6 +20,8 @@ pub struct Context {
     pub properties: Vec<cl_context_properties>,
     /// The error callback; kept so asynchronous errors can be reported later.
     pub notify: Option<(ContextNotify, usize)>,
+    /// `clSVMAlloc`'s allocations.
+    pub svm: super::svm::Allocations,
     destructors: Mutex<Vec<(ContextDestructor, usize)>>,
 }
 
@@ -37,7 +39,8 @@ impl Context {
         properties: Vec<cl_context_properties>,
         notify: Option<(ContextNotify, usize)>,
     ) -> Arc<Context> {
-        Arc::new(Context { base: Base::new(), devices, properties, notify, destructors: Mutex::new(Vec::new()) })
+        let (base, svm, destructors) = (Base::new(), Default::default(), Mutex::new(Vec::new()));
+        Arc::new(Context { base, devices, properties, notify, svm, destructors })
     }
 
     pub fn has_device(&self, device: &Arc<Device>) -> bool {

@@ -27,6 +27,9 @@ pub enum ArgValue {
     Local(usize),
     /// An image; weak like buffers.
     Image(std::sync::Weak<Mem>),
+    /// A pointer given with `clSetKernelArgSVMPointer`: any address (fine-grain system
+    /// SVM), passed as it is.
+    Svm(usize),
 }
 
 #[repr(C)]
@@ -206,6 +209,14 @@ impl Kernel {
                     keep.push(m);
                 }
                 ArgValue::Buffer(None) => {}
+                ArgValue::Svm(ptr) => {
+                    bytes[a.offset..a.offset + 8].copy_from_slice(&ptr.to_ne_bytes());
+                    // An allocation of the context counts like a buffer (async-copy
+                    // validation, streaming stores); other addresses are the application's.
+                    if let Some((start, size, _)) = self.program.context.svm.find(ptr) {
+                        buffers.push((start, start + size));
+                    }
+                }
                 ArgValue::Image(weak) => {
                     let m = weak.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
                     let image = m.image.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;

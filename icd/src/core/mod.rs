@@ -14,6 +14,7 @@ pub mod program;
 pub mod queue;
 pub mod region;
 pub mod sampler;
+pub mod svm;
 
 /// `CL_MAKE_VERSION`.
 pub const fn cl_version(major: u32, minor: u32, patch: u32) -> u32 {
