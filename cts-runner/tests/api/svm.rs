@@ -51,6 +51,10 @@ fn allocations_and_their_errors() {
     let m = env.buffer(CL_MEM_USE_HOST_PTR, 128, p.wrapping_add(64).cast());
     assert_eq!(mem_info::<cl_bool>(m, CL_MEM_USES_SVM_POINTER), CL_TRUE);
     ok!(cl!(clReleaseMemObject(m)));
+    let (over, e) =
+        with_err(|e| cl!(clCreateBuffer(env.context, CL_MEM_USE_HOST_PTR, 256, p.wrapping_add(64).cast(), e)));
+    assert!(over.is_null());
+    err!(CL_INVALID_BUFFER_SIZE, e);
     cl!(clSVMFree(env.context, p.cast()));
 }
 
@@ -236,6 +240,8 @@ fn kernels_use_svm_and_system_pointers() {
     err!(CL_INVALID_VALUE, cl!(clSetKernelExecInfo(k2, CL_KERNEL_EXEC_INFO_SVM_PTRS, 3, ptrs.as_ptr().cast())));
     err!(CL_INVALID_VALUE, cl!(clSetKernelExecInfo(k2, 0x1234, 8, ptrs.as_ptr().cast())));
     err!(CL_INVALID_VALUE, cl!(clSetKernelExecInfo(k2, CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, 4, null())));
+    err!(CL_INVALID_VALUE, cl!(clSetKernelExecInfo(k2, CL_KERNEL_EXEC_INFO_SVM_PTRS, 8, null())));
+    ok!(cl!(clSetKernelExecInfo(k2, CL_KERNEL_EXEC_INFO_SVM_PTRS, 0, null())));
     // Host and kernel atomics on fine-grain memory while the kernel runs: the kernel waits
     // for the host's store, the host for the kernel's.
     let shared = alloc(&env, CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, 8).cast::<AtomicU32>();

@@ -372,14 +372,20 @@ pub(super) unsafe extern "C" fn clSetKernelExecInfo(
     status(|| {
         from_handle::<Kernel>(kernel)?;
         // "CL_INVALID_VALUE if param_name is not valid, if param_value is NULL or if the
-        // size specified by param_value_size is not valid." Kernels reach every address
-        // the process has, so neither setting changes what a launch does.
-        let size_ok = match param_name {
-            CL_KERNEL_EXEC_INFO_SVM_PTRS => param_value_size % std::mem::size_of::<*const c_void>() == 0,
-            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => param_value_size == std::mem::size_of::<cl_bool>(),
-            _ => return Err(CL_INVALID_VALUE),
+        // size specified by param_value_size is not valid" (an empty SVM pointer list,
+        // size 0 and NULL, unsets the previous one). Kernels reach every address the
+        // process has, so neither setting changes what a launch does.
+        let valid = match param_name {
+            CL_KERNEL_EXEC_INFO_SVM_PTRS => {
+                param_value_size % std::mem::size_of::<*const c_void>() == 0
+                    && (param_value_size == 0) == param_value.is_null()
+            }
+            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
+                param_value_size == std::mem::size_of::<cl_bool>() && !param_value.is_null()
+            }
+            _ => false,
         };
-        if param_value.is_null() || !size_ok {
+        if !valid {
             return Err(CL_INVALID_VALUE);
         }
         Ok(())

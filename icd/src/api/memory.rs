@@ -54,6 +54,15 @@ fn create_buffer(
     if wants_ptr == host_ptr.is_null() {
         return Err(CL_INVALID_HOST_PTR);
     }
+    // "CL_INVALID_BUFFER_SIZE if CL_MEM_USE_HOST_PTR is set in flags and host_ptr is a
+    // pointer returned by clSVMAlloc and size is greater than the size passed to
+    // clSVMAlloc" (from the pointer on, for pointers into an allocation).
+    if flags & CL_MEM_USE_HOST_PTR != 0 {
+        let svm = c.svm.find(host_ptr as usize);
+        if svm.is_some_and(|(start, len, _)| !crate::core::region::fits(host_ptr as usize - start, size, len)) {
+            return Err(CL_INVALID_BUFFER_SIZE);
+        }
+    }
     let align = Device::get().limits.base_addr_align;
     let props = property_array(&pairs, !props_list.is_null());
     Ok(into_handle(Mem::new_buffer(c, flags, size, host_ptr, props, align)?))
