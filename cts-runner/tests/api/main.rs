@@ -16,6 +16,7 @@ mod opencl_c2;
 mod platform;
 mod programs;
 mod queues;
+mod spirv;
 mod svm;
 mod transfers;
 mod validation;

@@ -124,12 +124,19 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_OPENCL_C_VERSION => Info::of("OpenCL C 1.2 FerroCL"),
         CL_DEVICE_OPENCL_C_ALL_VERSIONS => Info::of(&platform::name_versions(device::OPENCL_C_VERSIONS)),
         CL_DEVICE_OPENCL_C_FEATURES => Info::of(&platform::name_versions(device::OPENCL_C_FEATURES)),
-        CL_DEVICE_EXTENSIONS => Info::of(&platform::extension_string(device::EXTENSIONS)),
-        CL_DEVICE_EXTENSIONS_WITH_VERSION => Info::of(&platform::name_versions(device::EXTENSIONS)),
-        CL_DEVICE_ILS_WITH_VERSION | CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION => {
-            Info::of(&Vec::<cl_name_version>::new())
-        }
-        CL_DEVICE_IL_VERSION | CL_DEVICE_BUILT_IN_KERNELS => Info::of(""),
+        CL_DEVICE_EXTENSIONS => Info::of(&platform::extension_string(&device::extensions())),
+        CL_DEVICE_EXTENSIONS_WITH_VERSION => Info::of(&platform::name_versions(&device::extensions())),
+        CL_DEVICE_ILS_WITH_VERSION => Info::of(&platform::name_versions(&device::intermediate_languages())),
+        // "SPIR-V_1.0 SPIR-V_1.1 ...", empty without the translator.
+        CL_DEVICE_IL_VERSION => Info::of(
+            &device::intermediate_languages()
+                .iter()
+                .map(|&(n, v)| format!("{n}_{}.{}", v >> 22, (v >> 12) & 0x3ff))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION => Info::of(&Vec::<cl_name_version>::new()),
+        CL_DEVICE_BUILT_IN_KERNELS => Info::of(""),
         // No conformance run has been recorded. The CTS requires the form vYYYY-MM-DD-XX
         // with a valid month and day, so "none" is year 0, January 1 (as Mesa rusticl).
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => Info::of("v0000-01-01-00"),

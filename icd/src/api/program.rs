@@ -104,13 +104,25 @@ pub(super) unsafe extern "C" fn clCreateProgramWithIL(
     errcode_ret: *mut cl_int,
 ) -> cl_program {
     with_errcode(errcode_ret, null_mut(), || {
-        from_handle::<Context>(context)?;
+        let c = from_handle::<Context>(context)?;
         if il.is_null() || length == 0 {
             return Err(CL_INVALID_VALUE);
         }
         // "CL_INVALID_OPERATION if no devices in context support intermediate language
-        // programs."
-        Err(CL_INVALID_OPERATION)
+        // programs": the device reads SPIR-V only through the translator.
+        if crate::compiler::spirv::find().is_none() {
+            c.notify_error(crate::compiler::spirv::MISSING);
+            return Err(CL_INVALID_OPERATION);
+        }
+        // "CL_INVALID_VALUE if ... the length-byte memory pointed to by il does not
+        // contain well-formed intermediate language input".
+        match Program::from_il(c.clone(), slice(il.cast::<u8>(), length)) {
+            Ok(p) => Ok(into_handle(p)),
+            Err(why) => {
+                c.notify_error(&format!("clCreateProgramWithIL: {why}"));
+                Err(CL_INVALID_VALUE)
+            }
+        }
     })
 }
 
@@ -228,7 +240,7 @@ pub(super) unsafe extern "C" fn clCompileProgram(
         }
         // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource
         // or clCreateProgramWithIL."
-        if p.origin != program::Origin::Source {
+        if !matches!(p.origin, program::Origin::Source | program::Origin::Il) {
             return Err(CL_INVALID_OPERATION);
         }
         let result = p.compile(&options_of(options), &headers);
@@ -317,7 +329,10 @@ fn program_info(p: &Program, param: cl_program_info) -> CLResult<Info> {
         CL_PROGRAM_NUM_DEVICES => Info::of(&(p.context.devices.len() as cl_uint)),
         CL_PROGRAM_DEVICES => Info::of(&p.context.devices.iter().map(icd::handle_of).collect::<Vec<_>>()),
         CL_PROGRAM_SOURCE => Info::of(&p.source),
-        CL_PROGRAM_IL => Info::empty(),
+        // "If program is created with clCreateProgramWithSource, clCreateProgramWithBinary
+        // or clCreateProgramWithBuiltinKernels, the memory pointed to by param_value will
+        // be unchanged and param_value_size_ret will be set to 0."
+        CL_PROGRAM_IL => p.il.as_ref().map_or_else(Info::empty, |il| Info::of(&il.module)),
         CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT | CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT => Info::of(&false),
         CL_PROGRAM_NUM_KERNELS => Info::of(&names()?.len()),
         CL_PROGRAM_KERNEL_NAMES => Info::of(&names()?.join(";")),
@@ -401,11 +416,22 @@ pub(super) unsafe extern "C" fn clSetProgramReleaseCallback(
 
 pub(super) unsafe extern "C" fn clSetProgramSpecializationConstant(
     program: cl_program,
-    _spec_id: cl_uint,
-    _spec_size: usize,
-    _spec_value: *const c_void,
+    spec_id: cl_uint,
+    spec_size: usize,
+    spec_value: *const c_void,
 ) -> cl_int {
-    // "CL_INVALID_OPERATION if no devices associated with program support intermediate
-    // language programs" (the device has no IL), once program is a program object.
-    status(|| from_handle::<Program>(program).and(Err(CL_INVALID_OPERATION)))
+    status(|| {
+        let p = from_handle::<Program>(program)?;
+        // "CL_INVALID_PROGRAM if program is not a valid program object created from an
+        // intermediate language (e.g. SPIR-V)".
+        if p.il.is_none() {
+            return Err(CL_INVALID_PROGRAM);
+        }
+        // "CL_INVALID_VALUE if spec_value is NULL" (the size is checked against the
+        // constant's own).
+        if spec_value.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        p.set_spec_constant(spec_id, slice(spec_value.cast::<u8>(), spec_size))
+    })
 }

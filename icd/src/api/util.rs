@@ -55,7 +55,7 @@ macro_rules! plain_info_value {
         }
     )*};
 }
-plain_info_value!(u32, i32, u64, i64, usize, isize);
+plain_info_value!(u8, u32, i32, u64, i64, usize, isize);
 
 impl InfoValue for bool {
     fn append_to(&self, out: &mut Vec<u8>) {

@@ -20,14 +20,20 @@ fn on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
 }
 
-fn probe(path: PathBuf) -> Option<Clang> {
-    let real = std::fs::canonicalize(&path).ok()?;
+/// A tool's real path, size and modification time, from a `stat` alone; `None` when it
+/// is not a file.
+pub fn identity(path: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
     let meta = std::fs::metadata(&real).ok()?;
     if !meta.is_file() {
         return None;
     }
     let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
-    Some(Clang { identity: format!("{}|{}|{}", real.display(), meta.len(), mtime.as_nanos()), path })
+    Some(format!("{}|{}|{}", real.display(), meta.len(), mtime.as_nanos()))
+}
+
+fn probe(path: PathBuf) -> Option<Clang> {
+    Some(Clang { identity: identity(&path)?, path })
 }
 
 /// `FERROCL_CLANG`, else the newest `clang-N` on PATH (19 down to 15), else `clang`.

@@ -18,6 +18,7 @@ pub mod locate;
 pub mod meta;
 pub mod options;
 pub mod regions;
+pub mod spirv;
 mod tool;
 mod uniform;
 
@@ -487,9 +488,49 @@ pub fn warm_up() {
     }
 }
 
-/// Builds (or loads from the cache) the kernel library for `source`.
-pub fn build(source: &str, options: &str, headers: &[(String, String)]) -> Result<Built, BuildError> {
-    in_usable_cache(|| build_here(source, options, headers))
+/// What a program is made from.
+pub enum Input<'a> {
+    /// OpenCL C, with the headers `clCompileProgram` names.
+    Source { text: &'a str, headers: &'a [(String, String)] },
+    /// A SPIR-V module and the specialization constants set on it.
+    Il { module: &'a [u8], spec: &'a [spirv::SpecValue] },
+}
+
+impl Input<'_> {
+    /// The program's part of a cache key (besides environment and options).
+    fn key_parts(&self) -> Vec<Vec<u8>> {
+        match self {
+            Input::Source { text, headers } => std::iter::once(text.as_bytes().to_vec())
+                .chain(headers.iter().flat_map(|(n, t)| [n.as_bytes().to_vec(), t.as_bytes().to_vec()]))
+                .collect(),
+            Input::Il { module, spec } => {
+                let translator = spirv::find().map(|t| t.identity.as_str()).unwrap_or("");
+                let mut parts = vec![b"spir-v".to_vec(), translator.as_bytes().to_vec(), module.to_vec()];
+                for (id, v) in spec.iter() {
+                    parts.extend([id.to_le_bytes().to_vec(), v.clone()]);
+                }
+                parts
+            }
+        }
+    }
+
+    /// The front end: the program as IR text, and its log.
+    fn front(
+        &self,
+        clang: &clang::Clang,
+        opts: &options::BuildOptions,
+        dir: &Path,
+    ) -> Result<(String, String), String> {
+        match self {
+            Input::Source { text, headers } => frontend(clang, opts, text, headers, dir),
+            Input::Il { module, spec } => spirv::to_module(clang, module, spec, dir),
+        }
+    }
+}
+
+/// Builds (or loads from the cache) the kernel library for a program.
+pub fn build(input: &Input, options: &str) -> Result<Built, BuildError> {
+    in_usable_cache(|| build_here(input, options))
 }
 
 /// Runs `step` in the cache directory; when it fails and that directory cannot be
@@ -505,36 +546,38 @@ fn in_usable_cache<T>(step: impl Fn() -> Result<T, BuildError>) -> Result<T, Bui
     }
 }
 
-fn build_here(source: &str, options: &str, headers: &[(String, String)]) -> Result<Built, BuildError> {
+fn build_here(input: &Input, options: &str) -> Result<Built, BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
     let (clang, archive) = tools()?;
     let env = environment(clang, &archive);
     let libs = libraries_text();
-    let mut parts: Vec<&[u8]> = vec![env.as_bytes(), libs.as_bytes(), source.as_bytes(), options.as_bytes()];
-    for (n, t) in headers {
-        parts.extend([n.as_bytes(), t.as_bytes()]);
-    }
+    let program = input.key_parts();
+    let mut parts: Vec<&[u8]> = vec![env.as_bytes(), libs.as_bytes()];
+    // The source before the options, as keys have been since the first version.
+    parts.extend(program.iter().take(1).map(Vec::as_slice));
+    parts.push(options.as_bytes());
+    parts.extend(program.iter().skip(1).map(Vec::as_slice));
     let entry = Entry::new(&cache::key(&parts));
     if let Some(built) = entry.load() {
         return Ok(built);
     }
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
-    let (ir_text, mut log) = frontend(clang, &opts, source, headers, &scratch.0).map_err(BuildError::Failed)?;
+    let (ir_text, mut log) = input.front(clang, &opts, &scratch.0).map_err(BuildError::Failed)?;
     let (file, rewritten, more) = backend(clang, &opts, &ir_text, &archive, &scratch.0).map_err(BuildError::Failed)?;
     log += &more;
     entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log)
 }
 
-/// `clCompileProgram`: OpenCL C to LLVM IR (text), with clang's diagnostics.
-pub fn compile(source: &str, options: &str, headers: &[(String, String)]) -> Result<(String, String), BuildError> {
-    in_usable_cache(|| compile_here(source, options, headers))
+/// `clCompileProgram`: the program to LLVM IR (text), with the front end's diagnostics.
+pub fn compile(input: &Input, options: &str) -> Result<(String, String), BuildError> {
+    in_usable_cache(|| compile_here(input, options))
 }
 
-fn compile_here(source: &str, options: &str, headers: &[(String, String)]) -> Result<(String, String), BuildError> {
+fn compile_here(input: &Input, options: &str) -> Result<(String, String), BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
     let (clang, _) = tools()?;
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
-    frontend(clang, &opts, source, headers, &scratch.0).map_err(BuildError::Failed)
+    input.front(clang, &opts, &scratch.0).map_err(BuildError::Failed)
 }
 
 /// `clLinkProgram`: merges compiled modules; with `-create-library` returns the merged
@@ -726,7 +769,7 @@ mod tests {
         }
         let src = "kernel void saxpy(global float *y, global const float *x, float a) {\n\
                    size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }";
-        let built = build(src, "", &[]).unwrap_or_else(|e| panic!("{e:?}"));
+        let built = build(&Input::Source { text: src, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(built.library.kernels[0].name, "saxpy");
         // SAFETY: a library we just built, exporting the launcher with the LaunchFn ABI.
         unsafe {
@@ -750,7 +793,7 @@ mod tests {
             assert!(y[..32].iter().all(|&v| v == 1.0), "group 0 was not run");
             assert!((32..64).all(|i| y[i] == 2.0 * i as f32 + 1.0));
         }
-        let again = build(src, "", &[]).unwrap_or_else(|e| panic!("{e:?}"));
+        let again = build(&Input::Source { text: src, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(again.library.path, built.library.path, "the second build is a cache hit");
     }
 }
@@ -763,7 +806,7 @@ mod link_tests {
     fn compiled_and_linked_modules_do_not_depend_on_the_scratch_directory() {
         let compiled = |name: &str| {
             let src = format!("kernel void {name}(global float *x) {{ x[get_global_id(0)] = 1.0f; }}\n");
-            compile(&src, "-g", &[]).unwrap_or_else(|e| panic!("{e:?}")).0
+            compile(&Input::Source { text: &src, headers: &[] }, "-g").unwrap_or_else(|e| panic!("{e:?}")).0
         };
         let (a, b) = (compiled("a"), compiled("b"));
         assert_eq!(a, compiled("a"), "a compiled module is the same whatever scratch directory made it");
@@ -777,15 +820,11 @@ mod link_tests {
 
     #[test]
     fn link_keeps_every_module_kernels() {
-        let (a, _) =
-            compile("float scale(float v);\nkernel void a(global float *x) { x[0] = scale(1.0f); }\n", "", &[])
-                .unwrap_or_else(|e| panic!("{e:?}"));
-        let (b, _) = compile(
-            "float scale(float v) { return v * 3; }\nkernel void lib_kernel(global int *a) { a[0] = 7; }\n",
-            "",
-            &[],
-        )
-        .unwrap_or_else(|e| panic!("{e:?}"));
+        let compiled =
+            |text: &str| compile(&Input::Source { text, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}")).0;
+        let a = compiled("float scale(float v);\nkernel void a(global float *x) { x[0] = scale(1.0f); }\n");
+        let b =
+            compiled("float scale(float v) { return v * 3; }\nkernel void lib_kernel(global int *a) { a[0] = 7; }\n");
         let Linked::Executable(built) = link(&[a, b], "").unwrap_or_else(|e| panic!("{e:?}")) else {
             panic!("library")
         };

@@ -43,6 +43,17 @@ impl Context {
         Arc::new(Context { base, devices, properties, notify, svm, destructors })
     }
 
+    /// Tells the application's error callback, if any, why a call failed ("information
+    /// on errors that occur in this context").
+    pub fn notify_error(&self, why: &str) {
+        if let Some((f, user_data)) = self.notify {
+            let text = std::ffi::CString::new(why.replace('\0', " ")).unwrap_or_default();
+            // SAFETY: the application registered `f` with `user_data` for this context;
+            // the string outlives the call.
+            unsafe { f(text.as_ptr(), std::ptr::null(), 0, user_data as *mut c_void) };
+        }
+    }
+
     pub fn has_device(&self, device: &Arc<Device>) -> bool {
         self.devices.iter().any(|d| Arc::ptr_eq(d, device))
     }

@@ -118,6 +118,23 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_image2d_from_buffer", cl_version(1, 0, 0)),
 ];
 
+/// The extensions the device reports: `EXTENSIONS`, and `cl_khr_il_program` where the
+/// SPIR-V translator is installed (the one extension that depends on the machine, so
+/// it is not in the list clang is told about).
+pub fn extensions() -> Vec<(&'static str, u32)> {
+    let il = crate::compiler::spirv::find().map(|_| ("cl_khr_il_program", cl_version(1, 0, 0)));
+    EXTENSIONS.iter().copied().chain(il).collect()
+}
+
+/// The intermediate languages the device reads: SPIR-V, in the versions the translator
+/// knows.
+pub fn intermediate_languages() -> Vec<(&'static str, u32)> {
+    crate::compiler::spirv::versions()
+        .iter()
+        .map(|&(major, minor)| ("SPIR-V", cl_version(major.into(), minor.into(), 0)))
+        .collect()
+}
+
 /// OpenCL C 3.0 optional features the device supports.
 pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_int64", cl_version(3, 0, 0)),

@@ -136,8 +136,19 @@ pub struct BuildState {
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum Origin {
     Source,
+    /// `clCreateProgramWithIL`: a SPIR-V module.
+    Il,
     Binary,
     Linked,
+}
+
+/// What an IL program holds besides its build state.
+pub struct Il {
+    pub module: Vec<u8>,
+    /// The module's specialization constants, read when it was created.
+    pub constants: Vec<compiler::spirv::module::SpecConstant>,
+    /// Values set with `clSetProgramSpecializationConstant`, used by the next build.
+    pub values: Mutex<Vec<compiler::spirv::SpecValue>>,
 }
 
 #[repr(C)]
@@ -146,6 +157,8 @@ pub struct Program {
     pub context: Arc<Context>,
     pub origin: Origin,
     pub source: String,
+    /// Set for programs created from SPIR-V.
+    pub il: Option<Il>,
     /// Set for programs created from a binary, until built.
     pub pending_binary: Option<compiler::Library>,
     pub build: Mutex<BuildState>,
@@ -174,6 +187,7 @@ impl Program {
             context,
             origin,
             source,
+            il: None,
             pending_binary,
             build: Mutex::new(BuildState {
                 status: CL_BUILD_NONE,
@@ -190,6 +204,41 @@ impl Program {
     pub fn from_source(context: Arc<Context>, source: String) -> Arc<Program> {
         compiler::warm_up();
         Program::new(context, Origin::Source, source, None)
+    }
+
+    /// A program from a SPIR-V module; `Err` says why the module is malformed.
+    pub fn from_il(context: Arc<Context>, module: &[u8]) -> Result<Arc<Program>, String> {
+        let parsed = compiler::spirv::module::parse(module)?;
+        compiler::warm_up();
+        let mut p = Program::new(context, Origin::Il, String::new(), None);
+        let il = Il { module: module.to_vec(), constants: parsed.spec_constants, values: Mutex::new(Vec::new()) };
+        Arc::get_mut(&mut p).expect("a new program is not shared").il = Some(il);
+        Ok(p)
+    }
+
+    /// `clSetProgramSpecializationConstant`.
+    pub fn set_spec_constant(&self, id: u32, value: &[u8]) -> Result<(), cl_int> {
+        let il = self.il.as_ref().ok_or(CL_INVALID_PROGRAM)?;
+        let c = il.constants.iter().find(|c| c.id == id).ok_or(CL_INVALID_SPEC_ID)?;
+        if value.len() != c.ty.size() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let mut values = il.values.lock();
+        values.retain(|(i, _)| *i != id);
+        values.push((id, value.to_vec()));
+        values.sort();
+        Ok(())
+    }
+
+    /// What the compiler builds this program from.
+    fn with_input<T>(&self, headers: &[(String, String)], f: impl FnOnce(&compiler::Input) -> T) -> T {
+        match &self.il {
+            Some(il) => {
+                let spec = il.values.lock().clone();
+                f(&compiler::Input::Il { module: &il.module, spec: &spec })
+            }
+            None => f(&compiler::Input::Source { text: &self.source, headers }),
+        }
     }
 
     pub fn from_binary(context: Arc<Context>, binary: FromBinary) -> Arc<Program> {
@@ -243,7 +292,7 @@ impl Program {
                 )),
                 Err(e) => Err(e),
             },
-            (None, None) => compiler::build(&self.source, options, &[]).map(|b| (b.library, b.log)),
+            (None, None) => self.with_input(&[], |i| compiler::build(i, options)).map(|b| (b.library, b.log)),
         };
         self.build.lock().options = options.to_string();
         let loaded =
@@ -290,7 +339,7 @@ impl Program {
     /// `clCompileProgram`: keeps the module for a later link.
     pub fn compile(&self, options: &str, headers: &[(String, String)]) -> Result<(), cl_int> {
         self.build.lock().options = options.to_string();
-        match compiler::compile(&self.source, options, headers) {
+        match self.with_input(headers, |i| compiler::compile(i, options)) {
             Ok((ir, log)) => {
                 self.succeed(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, log, None, Some(ir));
                 Ok(())

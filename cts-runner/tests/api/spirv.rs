@@ -1,0 +1,498 @@
+//! SPIR-V programs through the loader: the device's IL queries, kernels compiled
+//! offline (clang-15 -> llvm-spirv-15, in the test) giving the same results as from
+//! source (vectors whose x86-64 ABI differs from SPIR's, barriers, `__local` memory,
+//! async copies, C11 atomics, collectives, images), specialization constants,
+//! compile and link of IL programs, and every error.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::common::*;
+
+const OFFLINE_CLANG: &str = "clang-15";
+const OFFLINE_TRANSLATOR: &str = "llvm-spirv-15";
+
+fn scratch() -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("ferrocl-spirv-test-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn tool(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run {:?} ({e}): the tests need clang-15, llvm-spirv-15 and spirv-tools", cmd.get_program())
+    });
+    assert!(out.status.success(), "{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// OpenCL C compiled offline to SPIR-V, as an application's build step would.
+fn spirv_of(source: &str, std: &str) -> Vec<u8> {
+    let d = scratch();
+    let (cl, bc, spv) = (d.join("k.cl"), d.join("k.bc"), d.join("k.spv"));
+    std::fs::write(&cl, source).unwrap();
+    tool(
+        Command::new(OFFLINE_CLANG)
+            .args([
+                "-x",
+                "cl",
+                &format!("-cl-std={std}"),
+                "-target",
+                "spir64-unknown-unknown",
+                "-O2",
+                "-c",
+                "-emit-llvm",
+            ])
+            .args(["-Xclang", "-finclude-default-header", "-Xclang", "-no-opaque-pointers"])
+            .args(["-Xclang", "-cl-ext=+cl_khr_fp16,+cl_khr_fp64,+__opencl_c_images,+__opencl_c_read_write_images"])
+            .arg(&cl)
+            .arg("-o")
+            .arg(&bc),
+    );
+    tool(Command::new(OFFLINE_TRANSLATOR).arg(&bc).arg("-o").arg(&spv));
+    let bytes = std::fs::read(&spv).unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+    bytes
+}
+
+/// SPIR-V assembly (for what OpenCL C cannot say, such as specialization constants).
+fn assemble(text: &str) -> Vec<u8> {
+    let d = scratch();
+    let (asm, spv) = (d.join("k.spvasm"), d.join("k.spv"));
+    std::fs::write(&asm, text).unwrap();
+    tool(Command::new("spirv-as").args(["--target-env", "opencl2.1"]).arg(&asm).arg("-o").arg(&spv));
+    let bytes = std::fs::read(&spv).unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+    bytes
+}
+
+fn il_program(env: &Env, il: &[u8]) -> cl_program {
+    let (p, e) = with_err(|e| cl!(clCreateProgramWithIL(env.context, il.as_ptr().cast(), il.len(), e)));
+    ok!(e);
+    p
+}
+
+fn build_il(env: &Env, il: &[u8]) -> cl_program {
+    let p = il_program(env, il);
+    let e = cl!(clBuildProgram(p, 1, &env.device, null(), None, null_mut()));
+    assert_eq!(e, CL_SUCCESS, "IL build failed:\n{}", build_log(env, p));
+    p
+}
+
+/// A kernel argument for `launch`.
+enum Arg {
+    In(Vec<u8>),
+    Out(usize),
+    Local(usize),
+    Value(Vec<u8>),
+}
+
+/// Runs kernel `name` of `p` and returns the contents of every buffer argument after.
+fn launch(env: &Env, p: cl_program, name: &str, args: &[Arg], global: usize, local: usize) -> Vec<Vec<u8>> {
+    let k = kernel(p, name);
+    let mut buffers = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let i = i as cl_uint;
+        match a {
+            Arg::In(bytes) => buffers.push((i, env.buffer_with(bytes), bytes.len())),
+            Arg::Out(n) => buffers.push((i, env.buffer_with(&vec![0u8; *n]), *n)),
+            Arg::Local(n) => ok!(cl!(clSetKernelArg(k, i, *n, null()))),
+            Arg::Value(v) => ok!(cl!(clSetKernelArg(k, i, v.len(), v.as_ptr().cast()))),
+        }
+    }
+    for (i, m, _) in &buffers {
+        set_arg(k, *i, m);
+    }
+    run(env, k, &[global], Some(&[local]));
+    let out = buffers.iter().map(|&(_, m, n)| env.read(m, n)).collect();
+    for (_, m, _) in buffers {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    out
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> Vec<u8> {
+    // SAFETY: plain numbers, read as bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }.to_vec()
+}
+
+fn floats(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_ne_bytes(c.try_into().unwrap())).collect()
+}
+
+const KERNELS: &str = r#"
+// Vector types the x86-64 C ABI passes differently from SPIR: float2 and int2 as a
+// double, uchar2 as an i16, float16 in memory without AVX-512; pointer outputs.
+kernel void vectors(global const float2 *a, global const uchar2 *b, global const int2 *c,
+                    global const float16 *d, global float2 *oa, global uchar2 *ob, global int2 *oc,
+                    global float16 *od, global float *of) {
+    size_t i = get_global_id(0);
+    float2 whole;
+    oa[i] = cos(a[i]) + fract(a[i] * 3.5f, &whole) + whole;
+    ob[i] = abs_diff(b[i], b[i].yx) + rotate(b[i], (uchar2)(3, 5));
+    oc[i] = clamp(c[i], -5, 5) + mad24(c[i], c[i].yx, (int2)(1, 2));
+    od[i] = fma(d[i], d[i], (float16)(1.0f)) + sin(d[i]);
+    float p;
+    of[i] = fract(a[i].x * 3.7f, &p) + p + convert_float(convert_char_sat_rte(a[i].y * 100.0f))
+          + dot(a[i], a[i]) + length(convert_float3(c[i].xyx));
+}
+
+// Barriers with __local memory (regions), and a barrier in a called function (fibers).
+void sync_and_add(local float *s, size_t l, size_t n) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l < n) s[l] += s[l + n];
+}
+kernel void reduce(global const float *in, global float *out, local float *scratch) {
+    size_t l = get_local_id(0), n = get_local_size(0);
+    scratch[l] = in[get_global_id(0)];
+    for (size_t s = n / 2; s > 0; s >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < s) scratch[l] += scratch[l + s];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) out[get_group_id(0)] = scratch[0];
+}
+kernel void reduce_called(global const float *in, global float *out, local float *scratch) {
+    size_t l = get_local_id(0), n = get_local_size(0);
+    scratch[l] = in[get_global_id(0)];
+    for (size_t s = n / 2; s > 0; s >>= 1) sync_and_add(scratch, l, s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) out[get_group_id(0)] = scratch[0];
+}
+
+// Async copies (plain and strided) into __local tiles.
+kernel void tiles(global const float *in, global float *out, global float *strided, local float *tile) {
+    size_t n = get_local_size(0), g = get_group_id(0), l = get_local_id(0);
+    event_t e = async_work_group_copy(tile, in + g * n, n, 0);
+    wait_group_events(1, &e);
+    out[get_global_id(0)] = tile[n - 1 - l] * 2.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    e = async_work_group_strided_copy(strided + g, tile, n, get_num_groups(0), 0);
+    wait_group_events(1, &e);
+}
+
+// C11 atomics, work-group collectives and the generic address space.
+kernel void atomics(global atomic_int *counter, global int *sums, global const int *in) {
+    size_t i = get_global_id(0);
+    atomic_fetch_add_explicit(counter, in[i], memory_order_relaxed, memory_scope_device);
+    int s = work_group_reduce_add(in[i]);
+    int scan = work_group_scan_inclusive_max(in[i]);
+    generic int *g = sums + i;
+    *g = s * 1000 + scan;
+}
+"#;
+
+#[test]
+fn device_reports_spirv() {
+    let (platform, device) = platform_device();
+    let il = info_string(|s, v, r| cl!(clGetDeviceInfo(device, CL_DEVICE_IL_VERSION, s, v, r)));
+    assert!(il.split(' ').any(|v| v == "SPIR-V_1.0"), "CL_DEVICE_IL_VERSION: {il}");
+    let with_version = info_bytes(|s, v, r| cl!(clGetDeviceInfo(device, CL_DEVICE_ILS_WITH_VERSION, s, v, r)));
+    let n = with_version.len() / std::mem::size_of::<cl_name_version>();
+    assert_eq!(n, il.split(' ').count(), "one record per version");
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    assert!(ext.split(' ').any(|e| e == "cl_khr_il_program"), "{ext}");
+    let name = std::ffi::CString::new("clCreateProgramWithILKHR").unwrap();
+    assert!(!cl!(clGetExtensionFunctionAddressForPlatform(platform, name.as_ptr())).is_null());
+}
+
+#[test]
+fn kernels_give_the_same_results_as_from_source() {
+    let env = Env::new();
+    let from_source = build(&env, KERNELS, "-cl-std=CL2.0");
+    let from_il = build_il(&env, &spirv_of(KERNELS, "CL2.0"));
+    let n = 256usize;
+    let f: Vec<f32> = (0..n * 16).map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.173).collect();
+    let ints: Vec<i32> = (0..n * 2).map(|i| (i as i32 * 7919) % 23 - 11).collect();
+    let b: Vec<u8> = pattern(n * 2, 9);
+    let vectors = [
+        Arg::In(bytes_of(&f[..n * 2])),
+        Arg::In(b.clone()),
+        Arg::In(bytes_of(&ints)),
+        Arg::In(bytes_of(&f)),
+        Arg::Out(n * 8),
+        Arg::Out(n * 2),
+        Arg::Out(n * 8),
+        Arg::Out(n * 64),
+        Arg::Out(n * 4),
+    ];
+    let expected = launch(&env, from_source, "vectors", &vectors, n, 64);
+    assert_eq!(launch(&env, from_il, "vectors", &vectors, n, 64), expected, "vectors");
+    // A spot check against the host: abs_diff + rotate on uchar2.
+    let ob = &expected[5];
+    for i in 0..n {
+        let (x, y) = (b[2 * i], b[2 * i + 1]);
+        assert_eq!(ob[2 * i], x.abs_diff(y).wrapping_add(x.rotate_left(3)), "item {i}");
+    }
+
+    for name in ["reduce", "reduce_called"] {
+        let args = [Arg::In(bytes_of(&f[..n])), Arg::Out(4 * 4), Arg::Local(64 * 4)];
+        let got = launch(&env, from_il, name, &args, n, 64);
+        assert_eq!(got, launch(&env, from_source, name, &args, n, 64), "{name}");
+        let sums = floats(&got[1]);
+        for (g, s) in sums.iter().enumerate() {
+            let host: f32 = f[g * 64..g * 64 + 64].iter().sum();
+            assert!((s - host).abs() <= 1e-3 * host.abs().max(1.0), "{name} group {g}: {s} vs {host}");
+        }
+    }
+
+    let args = [Arg::In(bytes_of(&f[..n])), Arg::Out(n * 4), Arg::Out(n * 4), Arg::Local(64 * 4)];
+    let got = launch(&env, from_il, "tiles", &args, n, 64);
+    assert_eq!(got, launch(&env, from_source, "tiles", &args, n, 64), "tiles");
+    let (out, strided) = (floats(&got[1]), floats(&got[2]));
+    for i in 0..n {
+        let (g, l) = (i / 64, i % 64);
+        assert_eq!(out[i], f[g * 64 + 63 - l] * 2.0);
+        assert_eq!(strided[l * 4 + g], f[i], "strided copy of item {i}");
+    }
+
+    let args = [Arg::In(vec![0; 4]), Arg::Out(n * 4), Arg::In(bytes_of(&ints[..n]))];
+    let got = launch(&env, from_il, "atomics", &args, n, 32);
+    assert_eq!(got, launch(&env, from_source, "atomics", &args, n, 32), "atomics");
+    let total: i32 = ints[..n].iter().sum();
+    assert_eq!(i32::from_ne_bytes(got[0][..4].try_into().unwrap()), total);
+    for releasing in [from_source, from_il] {
+        ok!(cl!(clReleaseProgram(releasing)));
+    }
+}
+
+const IMAGES: &str = r#"
+kernel void scale(read_only image2d_t src, sampler_t s, write_only image2d_t dst, global int4 *sizes) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float4 c = read_imagef(src, s, p) * 2.0f + read_imagef(src, s, (float2)(p.x + 0.5f, p.y + 0.5f));
+    write_imagef(dst, p, c);
+    if (p.x == 0 && p.y == 0) *sizes = (int4)(get_image_width(src), get_image_height(dst), get_image_channel_order(src), 0);
+}
+"#;
+
+#[test]
+fn images_and_samplers_work_from_spirv() {
+    let env = Env::new();
+    let (w, h) = (16usize, 8usize);
+    let pixels: Vec<f32> = (0..w * h * 4).map(|i| (i % 97) as f32 * 0.25).collect();
+    let format = cl_image_format { image_channel_order: CL_RGBA, image_channel_data_type: CL_FLOAT };
+    // SAFETY: an all-zero descriptor is valid before its fields are set.
+    let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = w;
+    desc.image_height = h;
+    let make = |flags, host: *mut c_void| {
+        let (m, e) = with_err(|e| cl!(clCreateImage(env.context, flags, &format, &desc, host, e)));
+        ok!(e);
+        m
+    };
+    let src = make(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, pixels.as_ptr() as *mut c_void);
+    let (sampler, e) =
+        with_err(|e| cl!(clCreateSampler(env.context, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST, e)));
+    ok!(e);
+    let results: Vec<(Vec<f32>, Vec<u8>)> = [build(&env, IMAGES, ""), build_il(&env, &spirv_of(IMAGES, "CL1.2"))]
+        .into_iter()
+        .map(|p| {
+            let dst = make(CL_MEM_WRITE_ONLY, null_mut());
+            let sizes = env.buffer_with(&[0u8; 16]);
+            let k = kernel(p, "scale");
+            set_arg(k, 0, &src);
+            set_arg(k, 1, &sampler);
+            set_arg(k, 2, &dst);
+            set_arg(k, 3, &sizes);
+            run(&env, k, &[w, h], None);
+            let mut out = vec![0f32; w * h * 4];
+            let (origin, region) = ([0usize; 3], [w, h, 1]);
+            ok!(cl!(clEnqueueReadImage(
+                env.queue,
+                dst,
+                CL_TRUE,
+                origin.as_ptr(),
+                region.as_ptr(),
+                0,
+                0,
+                out.as_mut_ptr().cast(),
+                0,
+                null(),
+                null_mut()
+            )));
+            let s = env.read(sizes, 16);
+            for m in [dst, sizes] {
+                ok!(cl!(clReleaseMemObject(m)));
+            }
+            ok!(cl!(clReleaseKernel(k)));
+            ok!(cl!(clReleaseProgram(p)));
+            (out, s)
+        })
+        .collect();
+    assert_eq!(results[0], results[1], "the same from source and from SPIR-V");
+    let (out, sizes) = &results[1];
+    assert_eq!(out.iter().zip(&pixels).filter(|(o, p)| **o != **p * 3.0).count(), 0, "3x every texel");
+    let sizes: Vec<i32> = sizes.chunks_exact(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(sizes[..3], [w as i32, h as i32, CL_RGBA as i32]);
+    ok!(cl!(clReleaseSampler(sampler)));
+    ok!(cl!(clReleaseMemObject(src)));
+}
+
+/// A kernel storing specialization constants 1 (float, 1.5), 2 (uchar, 7) and 3 (bool,
+/// true): a[0] = c1, b[0] = c2 + (c3 ? 1 : 0).
+const SPEC_CONSTANTS: &str = r#"
+               OpCapability Addresses
+               OpCapability Kernel
+               OpCapability Int8
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %k "k"
+               OpDecorate %c1 SpecId 1
+               OpDecorate %c2 SpecId 2
+               OpDecorate %c3 SpecId 3
+       %void = OpTypeVoid
+       %uint = OpTypeInt 32 0
+      %uchar = OpTypeInt 8 0
+      %float = OpTypeFloat 32
+       %bool = OpTypeBool
+     %gptr_f = OpTypePointer CrossWorkgroup %float
+     %gptr_u = OpTypePointer CrossWorkgroup %uint
+         %fn = OpTypeFunction %void %gptr_f %gptr_u
+         %c1 = OpSpecConstant %float 1.5
+         %c2 = OpSpecConstant %uchar 7
+         %c3 = OpSpecConstantTrue %bool
+     %uint_1 = OpConstant %uint 1
+     %uint_0 = OpConstant %uint 0
+          %k = OpFunction %void None %fn
+          %a = OpFunctionParameter %gptr_f
+          %b = OpFunctionParameter %gptr_u
+      %entry = OpLabel
+               OpStore %a %c1
+          %z = OpUConvert %uint %c2
+          %s = OpSelect %uint %c3 %uint_1 %uint_0
+          %t = OpIAdd %uint %z %s
+               OpStore %b %t
+               OpReturn
+               OpFunctionEnd
+"#;
+
+#[test]
+fn specialization_constants() {
+    let env = Env::new();
+    let il = assemble(SPEC_CONSTANTS);
+    let p = il_program(&env, &il);
+    let run_k = |p: cl_program| {
+        let e = cl!(clBuildProgram(p, 1, &env.device, null(), None, null_mut()));
+        assert_eq!(e, CL_SUCCESS, "{}", build_log(&env, p));
+        let out = launch(&env, p, "k", &[Arg::Out(4), Arg::Out(4)], 1, 1);
+        (f32::from_ne_bytes(out[0][..4].try_into().unwrap()), u32::from_ne_bytes(out[1][..4].try_into().unwrap()))
+    };
+    assert_eq!(run_k(p), (1.5, 8), "the module's defaults");
+    let set = |id: cl_uint, v: &[u8]| cl!(clSetProgramSpecializationConstant(p, id, v.len(), v.as_ptr().cast()));
+    ok!(set(1, &(-3.25f32).to_ne_bytes()));
+    ok!(set(2, &[200]));
+    ok!(set(3, &[0]));
+    assert_eq!(run_k(p), (-3.25, 200));
+    ok!(set(3, &[1]));
+    ok!(set(2, &[255]));
+    assert_eq!(run_k(p), (-3.25, 256), "later values replace earlier ones; unset ones keep theirs");
+    err!(CL_INVALID_SPEC_ID, set(9, &[0; 4]));
+    err!(CL_INVALID_VALUE, set(1, &[0; 2]));
+    err!(CL_INVALID_VALUE, set(3, &[0; 4]));
+    err!(CL_INVALID_VALUE, cl!(clSetProgramSpecializationConstant(p, 1, 4, null())));
+    let source = program(&env, "kernel void k(global int *a) { *a = 1; }");
+    err!(CL_INVALID_PROGRAM, cl!(clSetProgramSpecializationConstant(source, 1, 4, [0u8; 4].as_ptr().cast())));
+    err!(CL_INVALID_PROGRAM, cl!(clSetProgramSpecializationConstant(null_mut(), 1, 4, [0u8; 4].as_ptr().cast())));
+    for q in [p, source] {
+        ok!(cl!(clReleaseProgram(q)));
+    }
+}
+
+#[test]
+fn il_programs_and_their_errors() {
+    let env = Env::new();
+    let il = spirv_of("kernel void k(global int *a) { a[get_global_id(0)] += 5; }", "CL1.2");
+    let p = il_program(&env, &il);
+    let got = info_bytes(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_IL, s, v, r)));
+    assert_eq!(got, il, "CL_PROGRAM_IL is the module as given");
+    let source = info_string(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_SOURCE, s, v, r)));
+    assert_eq!(source, "");
+    let text = program(&env, "kernel void k(global int *a) { *a = 1; }");
+    assert!(info_bytes(|s, v, r| cl!(clGetProgramInfo(text, CL_PROGRAM_IL, s, v, r))).is_empty());
+
+    let create =
+        |bytes: &[u8], len: usize| with_err(|e| cl!(clCreateProgramWithIL(env.context, bytes.as_ptr().cast(), len, e)));
+    err!(CL_INVALID_VALUE, create(&il, 0).1);
+    err!(CL_INVALID_VALUE, with_err(|e| cl!(clCreateProgramWithIL(env.context, null(), 16, e))).1);
+    err!(CL_INVALID_CONTEXT, with_err(|e| cl!(clCreateProgramWithIL(null_mut(), il.as_ptr().cast(), il.len(), e))).1);
+    err!(CL_INVALID_VALUE, create(b"kernel void k() {}", 18).1);
+    err!(CL_INVALID_VALUE, create(&il, il.len() - 2).1);
+    err!(CL_INVALID_VALUE, create(&il, 16).1);
+    let mut past_end = il.clone();
+    past_end.extend_from_slice(&((5u32 << 16) | 71).to_le_bytes());
+    err!(CL_INVALID_VALUE, create(&past_end, past_end.len()).1);
+    // Well-formed words the translator cannot use: the build fails and says why.
+    let mut broken = il[..20].to_vec();
+    broken.extend_from_slice(&((2u32 << 16) | 0x7ff0).to_le_bytes()); // no such opcode
+    broken.extend_from_slice(&5u32.to_le_bytes());
+    let (b, e) = create(&broken, broken.len());
+    ok!(e);
+    err!(CL_BUILD_PROGRAM_FAILURE, cl!(clBuildProgram(b, 1, &env.device, null(), None, null_mut())));
+    let log = build_log(&env, b);
+    assert!(log.contains("SPIR-V") && log.contains("Not implemented"), "the log says why: {log}");
+    assert!(!log.contains("Stack dump"), "without the translator's crash report: {log}");
+    let status: cl_build_status =
+        info(|s, v, r| cl!(clGetProgramBuildInfo(b, env.device, CL_PROGRAM_BUILD_STATUS, s, v, r)));
+    assert_eq!(status, CL_BUILD_ERROR);
+
+    // The module builds and runs, twice (the second build is a cache hit).
+    for _ in 0..2 {
+        let e = cl!(clBuildProgram(p, 1, &env.device, null(), None, null_mut()));
+        assert_eq!(e, CL_SUCCESS, "{}", build_log(&env, p));
+        let out = launch(&env, p, "k", &[Arg::In(bytes_of(&[1i32, 2, 3, 4]))], 4, 4);
+        assert_eq!(out[0], bytes_of(&[6i32, 7, 8, 9]));
+    }
+    for q in [p, text, b] {
+        ok!(cl!(clReleaseProgram(q)));
+    }
+}
+
+#[test]
+fn il_programs_compile_and_link() {
+    let env = Env::new();
+    let caller = spirv_of(
+        "float scale(float v);\nkernel void k(global float *x, float by) { size_t i = get_global_id(0); x[i] = scale(x[i]) * by; }",
+        "CL1.2",
+    );
+    let callee = spirv_of("float scale(float v) { return v * 3.0f + 1.0f; }", "CL1.2");
+    let compile = |p: cl_program| {
+        let e = cl!(clCompileProgram(p, 1, &env.device, null(), 0, null(), null_mut(), None, null_mut()));
+        assert_eq!(e, CL_SUCCESS, "{}", build_log(&env, p));
+        let t: cl_program_binary_type =
+            info(|s, v, r| cl!(clGetProgramBuildInfo(p, env.device, CL_PROGRAM_BINARY_TYPE, s, v, r)));
+        assert_eq!(t, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+        p
+    };
+    // Two IL objects, and an IL object with an OpenCL C one.
+    let c_callee = program(&env, "float scale(float v) { return v * 3.0f + 1.0f; }");
+    for (a, b) in [(il_program(&env, &caller), il_program(&env, &callee)), (il_program(&env, &caller), c_callee)] {
+        let inputs = [compile(a), compile(b)];
+        let (linked, e) = with_err(|e| {
+            cl!(clLinkProgram(env.context, 1, &env.device, null(), 2, inputs.as_ptr(), None, null_mut(), e))
+        });
+        assert_eq!(e, CL_SUCCESS, "{}", build_log(&env, linked));
+        let out = launch(
+            &env,
+            linked,
+            "k",
+            &[Arg::In(bytes_of(&[1f32, 2.0])), Arg::Value(2f32.to_ne_bytes().to_vec())],
+            2,
+            1,
+        );
+        assert_eq!(floats(&out[0]), [8.0, 14.0]);
+        for q in [a, b, linked] {
+            ok!(cl!(clReleaseProgram(q)));
+        }
+    }
+    // An import nothing exports fails to link, with a log.
+    let lone = compile(il_program(&env, &caller));
+    let (linked, e) =
+        with_err(|e| cl!(clLinkProgram(env.context, 1, &env.device, null(), 1, &lone, None, null_mut(), e)));
+    err!(CL_LINK_PROGRAM_FAILURE, e);
+    assert!(build_log(&env, linked).contains("scale"), "{}", build_log(&env, linked));
+    for q in [lone, linked] {
+        ok!(cl!(clReleaseProgram(q)));
+    }
+}

@@ -1,0 +1,172 @@
+//! SPIR-V programs: the external LLVM/SPIR-V translator turns a module back into LLVM
+//! bitcode (OpenCL C 2.0 builtin names, SPIR types), clang re-targets it to x86-64, and
+//! `abi` bridges its builtin calls to this target's library. From there the module is
+//! what the OpenCL C front end produces, and the same back end (rewrite, barriers,
+//! async copies, launchers) compiles it.
+
+pub mod abi;
+pub mod mangle;
+pub mod module;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use super::{clang, options, os};
+
+pub struct Translator {
+    pub path: PathBuf,
+    /// Path, size and modification time: part of IL programs' cache keys.
+    pub identity: String,
+}
+
+/// Why a device without the translator has no IL (and an IL build fails).
+pub const MISSING: &str = "FerroCL reads SPIR-V with the LLVM/SPIR-V translator, and none was found.\n\
+Install it (Debian 12: 'apt-get install llvm-spirv-15'), or point FERROCL_LLVM_SPIRV at an llvm-spirv binary.\n";
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
+}
+
+/// The LLVM major version in a tool's real path (`/usr/lib/llvm-19/bin/clang`).
+fn llvm_major(p: &Path) -> Option<u32> {
+    let real = std::fs::canonicalize(p).ok()?;
+    let s = real.to_str()?;
+    let at = s.find("llvm-")? + 5;
+    s[at..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+/// `FERROCL_LLVM_SPIRV`, else the newest `llvm-spirv-N` whose bitcode the kernels'
+/// clang reads (N not above clang's own version), else `llvm-spirv`.
+pub fn find() -> Option<&'static Translator> {
+    static FOUND: OnceLock<Option<Translator>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let probe = |p: PathBuf| Some(Translator { identity: clang::identity(&p)?, path: p });
+            if let Some(p) = std::env::var_os("FERROCL_LLVM_SPIRV") {
+                return probe(PathBuf::from(p));
+            }
+            let newest = clang::find().and_then(|c| llvm_major(&c.path)).unwrap_or(30);
+            (15..=newest.max(15))
+                .rev()
+                .map(|v| format!("llvm-spirv-{v}"))
+                .chain(["llvm-spirv".to_string()])
+                .filter_map(|n| on_path(&n))
+                .find_map(probe)
+        })
+        .as_ref()
+}
+
+/// The SPIR-V versions the translator reads (those it lists for `--spirv-max-version`),
+/// oldest first; empty without a translator.
+pub fn versions() -> &'static [(u8, u8)] {
+    static VERSIONS: OnceLock<Vec<(u8, u8)>> = OnceLock::new();
+    VERSIONS.get_or_init(|| {
+        let Some(t) = find() else { return Vec::new() };
+        let Ok(out) = super::tool::output(Command::new(&t.path).arg("--help")) else { return Vec::new() };
+        let help = String::from_utf8_lossy(&out.stdout);
+        let mut v: Vec<(u8, u8)> = help
+            .lines()
+            .filter_map(|l| {
+                let (major, minor) = l.trim().strip_prefix("=")?.split_whitespace().next()?.split_once('.')?;
+                l.contains("SPIR-V").then_some(())?;
+                Some((major.parse().ok()?, minor.parse().ok()?))
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    })
+}
+
+/// A specialization constant's value as the application set it.
+pub type SpecValue = (u32, Vec<u8>);
+
+/// SPIR-V -> IR text like the OpenCL C front end's, with the translator's and clang's
+/// diagnostics as the log.
+pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path) -> Result<(String, String), String> {
+    let t = find().ok_or(MISSING)?;
+    let m = module::parse(il).map_err(|e| format!("{e}\n"))?;
+    let (spv, bc, ll) = (dir.join("program.spv"), dir.join("program.spirv.bc"), dir.join("program.spirv.ll"));
+    std::fs::write(&spv, il).map_err(|e| e.to_string())?;
+    // OpenCL C 2.0 names for the builtins (C11 atomics, generic pointers), which the
+    // library defines for every version.
+    let mut cmd = Command::new(&t.path);
+    cmd.args(["-r", "--spirv-target-env=CL2.0"]);
+    let values: Vec<String> = spec
+        .iter()
+        .filter_map(|(id, v)| m.spec_constants.iter().find(|c| c.id == *id).map(|c| module::spec_const_arg(c, v)))
+        .collect();
+    if !values.is_empty() {
+        cmd.arg(format!("--spec-const={}", values.join(" ")));
+    }
+    cmd.arg("-o").arg(&bc).arg(&spv);
+    let out = super::tool::output(&mut cmd)?;
+    let mut log = String::from_utf8_lossy(&out.stderr).into_owned();
+    // A malformed module trips the translator's assertions: its message is the first
+    // line; the crash report after it says nothing about the module.
+    if let Some(at) = log.find("PLEASE submit a bug report") {
+        log.truncate(at);
+    }
+    if !out.status.success() {
+        return Err(format!("the SPIR-V translator ({}) refused the module:\n{log}", t.path.display()));
+    }
+    let mut args: Vec<&OsStr> = super::target_flags().iter().map(|s| os(s)).collect();
+    args.extend(
+        ["-S", "-emit-llvm", "-O0", "-Xclang", "-disable-llvm-passes", "-Wno-override-module", "-x", "ir"].map(os),
+    );
+    args.extend([bc.as_os_str(), os("-o"), ll.as_os_str()]);
+    log += &clang::run(clang, &args)?;
+    let text = prepare(&std::fs::read_to_string(&ll).map_err(|e| e.to_string())?);
+    let decls = abi::declared(&text);
+    let (wrappers, compiled) = compile_wrappers(clang, &decls, dir)?;
+    let (text, wrappers) = abi::apply(&text, &decls, &wrappers, &compiled);
+    std::fs::write(&ll, &text).map_err(|e| e.to_string())?;
+    let merged = super::merge(clang, &[wrappers, text], dir)?;
+    Ok((merged, log))
+}
+
+/// The translated module made ready for this target's pipeline:
+/// - no `spir_func` calling convention: the library's functions use C's, and a call
+///   whose convention differs from its callee's is undefined (LLVM deletes it);
+/// - no `noinline`/`optnone` (an unoptimised producer's, or SPIR-V's DontInline
+///   hint): the kernel body is inlined into its work-item loop.
+fn prepare(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut l = line.replace(" spir_func ", " ");
+        if l.starts_with("attributes #") {
+            l = l.replace(" noinline", "").replace(" optnone", "");
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// Compiles the wrappers (see `abi`); a wrapper clang refuses (a name that is no
+/// builtin, such as an imported user function) is left out, and its declaration stays
+/// for the link to resolve. Returns the IR and the declarations whose wrappers compiled.
+fn compile_wrappers(
+    clang: &clang::Clang,
+    decls: &[abi::Declared],
+    dir: &Path,
+) -> Result<(String, std::collections::HashSet<usize>), String> {
+    let all: std::collections::HashSet<usize> = (0..decls.len()).collect();
+    let opts = options::parse("-cl-std=CL3.0").map_err(|e| e.to_string())?;
+    let mut skip = std::collections::HashSet::new();
+    for _ in 0..2 {
+        match super::frontend(clang, &opts, &abi::source(decls, &skip), &[], dir) {
+            Ok((ir, _)) => return Ok((ir, all.difference(&skip).copied().collect())),
+            Err(diagnostics) => {
+                let failing = abi::failing(decls, &diagnostics);
+                if failing.is_empty() || !failing.is_disjoint(&skip) {
+                    return Err(format!("FerroCL could not bridge the module's builtins:\n{diagnostics}"));
+                }
+                skip.extend(failing);
+            }
+        }
+    }
+    Err("FerroCL could not bridge the module's builtins".into())
+}
