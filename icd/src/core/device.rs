@@ -118,12 +118,20 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_image2d_from_buffer", cl_version(1, 0, 0)),
 ];
 
-/// The extensions the device reports: `EXTENSIONS`, and `cl_khr_il_program` where the
-/// SPIR-V translator is installed (the one extension that depends on the machine, so
-/// it is not in the list clang is told about).
+/// Extensions of SPIR-V programs, claimed where the translator is installed (so they
+/// are not in the list clang is told about).
+pub const IL_EXTENSIONS: &[(&str, u32)] = &[
+    ("cl_khr_il_program", cl_version(1, 0, 0)),
+    ("cl_khr_spirv_no_integer_wrap_decoration", cl_version(1, 0, 0)),
+    ("cl_khr_spirv_linkonce_odr", cl_version(1, 0, 0)),
+    ("cl_khr_expect_assume", cl_version(1, 0, 0)),
+];
+
+/// The extensions the device reports: `EXTENSIONS`, and `IL_EXTENSIONS` where the
+/// SPIR-V translator is installed.
 pub fn extensions() -> Vec<(&'static str, u32)> {
-    let il = crate::compiler::spirv::find().map(|_| ("cl_khr_il_program", cl_version(1, 0, 0)));
-    EXTENSIONS.iter().copied().chain(il).collect()
+    let il = crate::compiler::spirv::find().map(|_| IL_EXTENSIONS).unwrap_or_default();
+    EXTENSIONS.iter().chain(il).copied().collect()
 }
 
 /// The intermediate languages the device reads: SPIR-V, in the versions the translator

@@ -5,6 +5,7 @@
 //! async copies, launchers) compiles it.
 
 pub mod abi;
+pub mod legalize;
 pub mod mangle;
 pub mod module;
 
@@ -89,7 +90,8 @@ pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path
     let t = find().ok_or(MISSING)?;
     let m = module::parse(il).map_err(|e| format!("{e}\n"))?;
     let (spv, bc, ll) = (dir.join("program.spv"), dir.join("program.spirv.bc"), dir.join("program.spirv.ll"));
-    std::fs::write(&spv, il).map_err(|e| e.to_string())?;
+    let words = legalize::legalize(&module::words(il)?);
+    std::fs::write(&spv, words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>()).map_err(|e| e.to_string())?;
     // OpenCL C 2.0 names for the builtins (C11 atomics, generic pointers), which the
     // library defines for every version.
     let mut cmd = Command::new(&t.path);
@@ -131,18 +133,61 @@ pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path
 /// - no `spir_func` calling convention: the library's functions use C's, and a call
 ///   whose convention differs from its callee's is undefined (LLVM deletes it);
 /// - no `noinline`/`optnone` (an unoptimised producer's, or SPIR-V's DontInline
-///   hint): the kernel body is inlined into its work-item loop.
+///   hint): the kernel body is inlined into its work-item loop;
+/// - `printf`'s scalar `float` and `half` arguments promoted to `double`, as C's
+///   variadic calls pass them (SPIR-V's printf passes them as they are);
+/// - `linkonce_odr` definitions made `weak_odr`: the same one-definition merging, but
+///   kept when nothing in their own module calls them, for other modules to link.
 fn prepare(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    let mut promoted = 0;
     for line in text.lines() {
         let mut l = line.replace(" spir_func ", " ");
         if l.starts_with("attributes #") {
             l = l.replace(" noinline", "").replace(" optnone", "");
         }
+        if l.starts_with("define linkonce_odr ") || (l.starts_with('@') && l.contains(" = linkonce_odr ")) {
+            l = l.replacen("linkonce_odr ", "weak_odr ", 1);
+        }
+        if l.contains(" call ") && l.contains("@printf(") {
+            l = promote_printf_arguments(&l, &mut out, &mut promoted);
+        }
         out.push_str(&l);
         out.push('\n');
     }
     out
+}
+
+/// The call with its `float`/`half` arguments after the format replaced by `double`
+/// ones, whose `fpext`s are written to `out` first.
+fn promote_printf_arguments(line: &str, out: &mut String, n: &mut usize) -> String {
+    use super::ir_text::{matching_paren, split_top};
+    let Some(open) = line.find("@printf(").map(|at| at + "@printf".len()) else { return line.to_string() };
+    let Some(close) = matching_paren(line, open) else { return line.to_string() };
+    let args = split_top(&line[open + 1..close]);
+    let mut changed = false;
+    let new: Vec<String> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let scalar = ["float ", "half "].iter().find(|t| a.starts_with(*t));
+            match scalar {
+                Some(t) if i > 0 => {
+                    let value = a.rsplit(' ').next().unwrap_or("");
+                    let name = format!("%ferrocl.printf.{n}");
+                    *n += 1;
+                    out.push_str(&format!("  {name} = fpext {}{value} to double\n", t));
+                    changed = true;
+                    format!("double {name}")
+                }
+                _ => a.to_string(),
+            }
+        })
+        .collect();
+    if !changed {
+        return line.to_string();
+    }
+    format!("{}{}{}", &line[..open + 1], new.join(", "), &line[close..])
 }
 
 /// Compiles the wrappers (see `abi`); a wrapper clang refuses (a name that is no

@@ -51,7 +51,7 @@ pub struct Module {
 
 /// The module's words in host order: SPIR-V may be stored in either byte order, which
 /// the magic number tells.
-fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
+pub fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
     if bytes.len() % 4 != 0 {
         return Err(format!("a SPIR-V module is a whole number of 32-bit words; this one has {} bytes", bytes.len()));
     }
