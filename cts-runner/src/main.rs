@@ -569,8 +569,17 @@ fn verdict_text(v: &cts_runner::khronos::Verdict) -> String {
     }
 }
 
+/// The values of a flag given as `FLAG VALUE` or `FLAG=VALUE`, in order.
 fn flag_values(args: &[String], flag: &str) -> Vec<String> {
-    args.windows(2).filter(|w| w[0] == flag).map(|w| w[1].clone()).collect()
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        if a == flag {
+            out.extend(args.get(i + 1).cloned());
+        } else if let Some(v) = a.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+            out.push(v.to_string());
+        }
+    }
+    out
 }
 
 /// `bench-one --platform NAME --warm FILE`: measures one platform (run by `bench` in a

@@ -1415,3 +1415,21 @@ fn every_format_samples_as_the_spec_says() {
     ok!(cl!(clReleaseMemObject(out)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+#[test]
+fn image_support_macro_is_defined() {
+    // "__IMAGE_SUPPORT__ ... is defined as the integer constant 1 if images are supported"
+    // (CTS test_basic kernel_preprocessor_macros).
+    let env = Env::new();
+    for std in ["-cl-std=CL1.2", "-cl-std=CL3.0"] {
+        let p = build(&env, "kernel void k(global int *a) { *a = __IMAGE_SUPPORT__; }", std);
+        let out = buffer_of(&env, &[0i32]);
+        let k = kernel(p, "k");
+        set_arg(k, 0, &out);
+        run(&env, k, &[1], None);
+        assert_eq!(read_as::<i32>(&env, out, 1), [1], "{std}");
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseMemObject(out)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}

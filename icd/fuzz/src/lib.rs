@@ -13,6 +13,7 @@
 
 pub mod api;
 pub mod binary;
+pub mod il;
 
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};

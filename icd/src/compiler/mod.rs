@@ -639,8 +639,10 @@ fn frontend(
     // hits the guard page (and faults, which exec::fault catches) rather than jumping
     // past it into other memory.
     args.push(os("-fstack-clash-protection"));
-    // The device's OpenCL version (clang defines it only for SPIR targets).
-    args.push(os("-D__OPENCL_VERSION__=300"));
+    // The device's OpenCL version (clang defines it only for SPIR targets), and
+    // "__IMAGE_SUPPORT__ ... defined as the integer constant 1 if images are supported"
+    // (clang never defines it).
+    args.extend(["-D__OPENCL_VERSION__=300", "-D__IMAGE_SUPPORT__=1"].map(os));
     args.extend([os("-include"), ext.as_os_str()]);
     // Only what the device claims: x86 clang enables vendor extensions by default.
     let ext = extension_flag();

@@ -52,6 +52,10 @@ const CAPABILITY_INT64: u32 = 11;
 const DECORATION_CPACKED: u32 = 10;
 
 const OP_VECTOR_SHUFFLE: u32 = 79;
+/// Deeper type nesting than any real module has.
+const MAX_DEPTH: u32 = 64;
+/// Most instructions one `OpCopyLogical` may become.
+const MAX_COPY_INSTRUCTIONS: usize = 1 << 16;
 /// Instructions whose first operand may be a type without the second being a value of
 /// it: names, modes and decorations (see `Module::learn`).
 const NOT_TYPED: &[u32] = &[3, 4, 5, 6, 7, 8, 10, 11, 15, 16, 71, 72, 73, 74, 332, 5632, 5633];
@@ -128,7 +132,7 @@ pub fn legalize(words: &[u32]) -> Vec<u32> {
                 }
                 _ => body.push(i),
             },
-            OP_COPY_MEMORY => match m.pointee(i.ops[0]).filter(|_| i.ops.len() >= 2) {
+            OP_COPY_MEMORY => match i.ops.first().filter(|_| i.ops.len() >= 2).and_then(|&t| m.pointee(t)) {
                 Some(ty) => {
                     // The first memory operands are the target's, the second the source's
                     // (one set serves both).
@@ -306,13 +310,18 @@ impl Module {
     fn pointee_size(&self, pointer: u32) -> Option<u64> {
         let ty = self.value_types.get(&pointer).or_else(|| self.types.get(&pointer).map(|_| &pointer))?;
         match self.types.get(ty)? {
-            Type::Pointer(p) => self.size(*p).map(|(s, _)| s),
+            Type::Pointer(p) => self.size(*p, 0).map(|(s, _)| s),
             _ => None,
         }
     }
 
-    /// (size, alignment) of a type as OpenCL lays it out.
-    fn size(&self, ty: u32) -> Option<(u64, u64)> {
+    /// (size, alignment) of a type as OpenCL lays it out; `None` for what no valid
+    /// module has (types nested deeper than `MAX_DEPTH`, which is how a malformed
+    /// module's self-referring types end, or sizes past 64 bits).
+    fn size(&self, ty: u32, depth: u32) -> Option<(u64, u64)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
         Some(match self.types.get(&ty)? {
             Type::Bool => (1, 1),
             Type::Int(w, _) | Type::Float(w) => ((*w as u64 / 8).max(1), (*w as u64 / 8).max(1)),
@@ -321,24 +330,24 @@ impl Module {
                 (p, p)
             }
             Type::Vector(e, n) => {
-                let (s, _) = self.size(*e)?;
-                let total = s * u64::from(*n).next_power_of_two();
+                let (s, _) = self.size(*e, depth + 1)?;
+                let total = s.checked_mul(u64::from(*n).checked_next_power_of_two()?)?;
                 (total, total)
             }
             Type::Array(e, len) => {
-                let (s, a) = self.size(*e)?;
-                (s * self.constants.get(len)?, a)
+                let (s, a) = self.size(*e, depth + 1)?;
+                (s.checked_mul(*self.constants.get(len)?)?, a)
             }
             Type::Struct(members) => {
                 let packed = self.packed.contains(&ty);
                 let (mut off, mut align) = (0u64, 1u64);
                 for &m in members {
-                    let (s, a) = self.size(m)?;
-                    let a = if packed { 1 } else { a };
-                    off = off.div_ceil(a) * a + s;
+                    let (s, a) = self.size(m, depth + 1)?;
+                    let a = if packed { 1 } else { a.max(1) };
+                    off = off.div_ceil(a).checked_mul(a)?.checked_add(s)?;
                     align = align.max(a);
                 }
-                (off.div_ceil(align) * align, align)
+                (off.div_ceil(align).checked_mul(align)?, align)
             }
         })
     }
@@ -352,7 +361,8 @@ impl Module {
         else {
             return None;
         };
-        if t1 == t2 || e1 != e2 || n1 == n2 {
+        // Vectors have 2 to 16 components.
+        if t1 == t2 || e1 != e2 || n1 == n2 || n1.max(n2) > 16 {
             return None;
         }
         let wide = self.fresh();
@@ -375,10 +385,15 @@ impl Module {
     /// `result = OpCopyLogical to x` as copies, extracts and constructs.
     fn copy_logical(&mut self, to: u32, result: u32, x: u32, out: &mut Vec<Inst>) -> Option<()> {
         let from = *self.value_types.get(&x)?;
-        self.copy_as(to, from, result, x, out)
+        self.copy_as(to, from, result, x, out, 0)
     }
 
-    fn copy_as(&mut self, to: u32, from: u32, result: u32, x: u32, out: &mut Vec<Inst>) -> Option<()> {
+    fn copy_as(&mut self, to: u32, from: u32, result: u32, x: u32, out: &mut Vec<Inst>, depth: u32) -> Option<()> {
+        // A budget on nesting and on the instructions written: a malformed module's
+        // types must not make the rewrite run away.
+        if depth > MAX_DEPTH || out.len() > MAX_COPY_INSTRUCTIONS {
+            return None;
+        }
         if to == from {
             out.push(Inst { op: OP_COPY_OBJECT, ops: vec![to, result, x] });
             return Some(());
@@ -400,7 +415,7 @@ impl Module {
                 parts.push(e);
             } else {
                 let c = self.fresh();
-                self.copy_as(t, f, c, e, out)?;
+                self.copy_as(t, f, c, e, out, depth + 1)?;
                 parts.push(c);
             }
         }
@@ -494,6 +509,45 @@ mod tests {
         assert!(insts.contains(&(OP_COMPOSITE_EXTRACT, vec![2, 13, 9, 0])), "{insts:?}");
         assert!(insts.contains(&(OP_COMPOSITE_EXTRACT, vec![3, 14, 9, 1])));
         assert!(insts.contains(&(OP_COMPOSITE_CONSTRUCT, vec![6, 12, 13, 14])));
+    }
+
+    #[test]
+    fn malformed_types_do_not_run_away() {
+        // %5 = struct { %5 }, %6 = struct { %7 }, %7 = struct { %6 }, a huge array and
+        // vector; pointers to each, and the instructions that would size or copy them.
+        let m = module(
+            &[
+                (OP_MEMORY_MODEL, &[2, 2]),
+                (OP_TYPE_INT, &[2, 64, 0]),
+                (OP_CONSTANT, &[2, 3, u32::MAX, u32::MAX]),
+                (OP_TYPE_STRUCT, &[5, 5]),
+                (OP_TYPE_STRUCT, &[6, 7]),
+                (OP_TYPE_STRUCT, &[7, 6]),
+                (OP_TYPE_ARRAY, &[8, 2, 3]),
+                (OP_TYPE_VECTOR, &[9, 2, u32::MAX]),
+                (OP_TYPE_POINTER, &[10, 5, 5]),
+                (OP_TYPE_POINTER, &[11, 5, 8]),
+                (OP_TYPE_POINTER, &[12, 5, 9]),
+                (1, &[10, 20]),
+                (1, &[11, 21]),
+                (1, &[12, 22]),
+                (1, &[6, 23]),
+                (1, &[9, 24]),
+                (OP_FUNCTION, &[1, 30, 0, 31]),
+                (OP_PTR_DIFF, &[2, 40, 20, 20]),
+                (OP_PTR_DIFF, &[2, 41, 21, 21]),
+                (OP_PTR_DIFF, &[2, 42, 22, 22]),
+                (OP_COPY_LOGICAL, &[7, 43, 23]),
+                (OP_VECTOR_SHUFFLE, &[9, 44, 24, 20, 0]),
+                (OP_COPY_MEMORY, &[]),
+                (OP_COPY_MEMORY_SIZED, &[1]),
+            ],
+            50,
+        );
+        let insts = ops_of(&legalize(&m));
+        for op in [OP_PTR_DIFF, OP_COPY_LOGICAL, OP_VECTOR_SHUFFLE, OP_COPY_MEMORY] {
+            assert!(insts.iter().any(|(o, _)| *o == op), "opcode {op} is left for the translator to refuse");
+        }
     }
 
     #[test]
