@@ -120,7 +120,7 @@ pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path
     );
     args.extend([bc.as_os_str(), os("-o"), ll.as_os_str()]);
     log += &clang::run(clang, &args)?;
-    let text = prepare(&std::fs::read_to_string(&ll).map_err(|e| e.to_string())?);
+    let text = queries_by_index(&prepare(&std::fs::read_to_string(&ll).map_err(|e| e.to_string())?));
     let decls = abi::declared(&text);
     let (wrappers, compiled) = compile_wrappers(clang, &decls, dir)?;
     let (text, wrappers) = abi::apply(&text, &decls, &wrappers, &compiled);
@@ -190,6 +190,59 @@ fn promote_printf_arguments(line: &str, out: &mut String, n: &mut usize) -> Stri
     format!("{}{}{}", &line[..open + 1], new.join(", "), &line[close..])
 }
 
+/// SPIR-V reads work-item values from built-in vector variables; the translator turns
+/// such a load into a vector of the three queries (`get_global_size(0)`, `(1)`, `(2)`)
+/// and an `extractelement` of the index the kernel used. An index past 2 then reads
+/// poison, where OpenCL C (and the CTS in SPIR-V mode) wants the query's own answer
+/// (1 for sizes, 0 for ids): the `extractelement` becomes the query with that index.
+fn queries_by_index(text: &str) -> String {
+    use std::collections::HashMap;
+    const QUERIES: &[&str] = &[
+        "_Z13get_global_idj",
+        "_Z15get_global_sizej",
+        "_Z12get_local_idj",
+        "_Z14get_local_sizej",
+        "_Z14get_num_groupsj",
+        "_Z12get_group_idj",
+        "_Z17get_global_offsetj",
+        "_Z23get_enqueued_local_sizej",
+    ];
+    // Values that are a query's answer, and vectors built only of one query's answers.
+    let (mut answers, mut vectors): (HashMap<String, &str>, HashMap<String, &str>) = Default::default();
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let Some((name, rhs)) = super::ir_text::def_of(line) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let rhs = rhs.trim_start_matches("tail ");
+        if let Some(q) = QUERIES.iter().find(|q| rhs.starts_with(&format!("call i64 @{q}(i32 "))) {
+            answers.insert(name.to_string(), q);
+        } else if let Some(rest) = rhs.strip_prefix("insertelement <3 x i64> ") {
+            // insertelement <3 x i64> <undef|poison|%v>, i64 %x, i32 k
+            let parts: Vec<&str> = rest.split(", ").collect();
+            if let [base, elem, _] = parts.as_slice() {
+                let q = elem.strip_prefix("i64 ").and_then(|x| answers.get(x)).copied();
+                let base_ok = |q: &str| matches!(*base, "undef" | "poison") || vectors.get(*base) == Some(&q);
+                if let Some(q) = q.filter(|q| base_ok(q)) {
+                    vectors.insert(name.to_string(), q);
+                }
+            }
+        } else if let Some(rest) = rhs.strip_prefix("extractelement <3 x i64> ") {
+            if let Some((v, index)) = rest.split_once(", i32 ") {
+                if let Some(q) = vectors.get(v) {
+                    out.push_str(&format!("  {name} = call i64 @{q}(i32 {index})\n"));
+                    continue;
+                }
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Compiles the wrappers (see `abi`); a wrapper clang refuses (a name that is no
 /// builtin, such as an imported user function) is left out, and its declaration stays
 /// for the link to resolve. Returns the IR and the declarations whose wrappers compiled.
@@ -214,4 +267,38 @@ fn compile_wrappers(
         }
     }
     Err("FerroCL could not bridge the module's builtins".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vector_reads_of_queries_become_queries() {
+        let ir = "  %12 = call i64 @_Z15get_global_sizej(i32 0) #1\n  \
+                  %13 = insertelement <3 x i64> undef, i64 %12, i32 0\n  \
+                  %14 = call i64 @_Z15get_global_sizej(i32 1) #1\n  \
+                  %15 = insertelement <3 x i64> %13, i64 %14, i32 1\n  \
+                  %16 = call i64 @_Z15get_global_sizej(i32 2) #1\n  \
+                  %17 = insertelement <3 x i64> %15, i64 %16, i32 2\n  \
+                  %18 = extractelement <3 x i64> %17, i32 %1\n  \
+                  %19 = extractelement <3 x i64> %other, i32 %1\n";
+        let out = queries_by_index(ir);
+        assert!(out.contains("  %18 = call i64 @_Z15get_global_sizej(i32 %1)\n"), "{out}");
+        assert!(out.contains("%19 = extractelement"), "other vectors are left alone");
+    }
+
+    #[test]
+    fn printf_floats_are_promoted() {
+        let mut pre = String::new();
+        let mut n = 0;
+        let line = "  %5 = call i32 (ptr addrspace(2), ...) @printf(ptr addrspace(2) @.str, float %3, i32 %4, half %h)";
+        let out = promote_printf_arguments(line, &mut pre, &mut n);
+        assert_eq!(
+            pre,
+            "  %ferrocl.printf.0 = fpext float %3 to double\n  %ferrocl.printf.1 = fpext half %h to double\n"
+        );
+        assert!(out
+            .ends_with("@printf(ptr addrspace(2) @.str, double %ferrocl.printf.0, i32 %4, double %ferrocl.printf.1)"));
+    }
 }
