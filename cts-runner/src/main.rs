@@ -96,7 +96,7 @@ resident memory; exit status 1 on anything wrong.",
         "usage: cts-runner build [--ferrocl-build] [--platform NAME] [--options OPTS] [--separate] [--then-cache DIR]
                         [--cold N] FILE
 
-Builds FILE (OpenCL C) for the device of FerroCL (or of --platform NAME; else of the
+Builds FILE (OpenCL C, or a SPIR-V module) for the device of FerroCL (or of --platform NAME; else of the
 first platform) and prints the status, the
 build log and the time the build took; --separate compiles and links it
 (clCompileProgram, clLinkProgram) instead of clBuildProgram. --then-cache DIR moves
@@ -215,13 +215,20 @@ fn build_file(args: &[String]) -> i32 {
         eprintln!("usage: cts-runner build [--options OPTS] [--cold N] FILE");
         return 2;
     };
-    let source = match std::fs::read_to_string(&file) {
-        Ok(s) => s,
+    let bytes = match std::fs::read(&file) {
+        Ok(b) => b,
         Err(e) => {
             eprintln!("cts-runner: {file}: {e}");
             return 2;
         }
     };
+    // A SPIR-V module (its magic number first) is built with clCreateProgramWithIL.
+    let il = bytes.starts_with(&0x0723_0203u32.to_le_bytes());
+    if il && cold > 0 {
+        eprintln!("cts-runner: --cold needs OpenCL C (variants differ by a comment)");
+        return 2;
+    }
+    let source = String::from_utf8_lossy(&bytes).into_owned();
     // FerroCL where the loader offers it (other platforms may come first), else what
     // --platform names, else the first.
     let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
@@ -242,7 +249,14 @@ fn build_file(args: &[String]) -> i32 {
     let mut build = |text: &str| {
         let src = std::ffi::CString::new(text).unwrap_or_default();
         let ptr = src.as_ptr();
-        let program = cl!(clCreateProgramWithSource(context, 1, &ptr as *const _ as *mut _, std::ptr::null(), &mut e));
+        let program = if il {
+            cl!(clCreateProgramWithIL(context, bytes.as_ptr().cast(), bytes.len(), &mut e))
+        } else {
+            cl!(clCreateProgramWithSource(context, 1, &ptr as *const _ as *mut _, std::ptr::null(), &mut e))
+        };
+        if program.is_null() {
+            return (e, 0.0, String::new());
+        }
         let start = std::time::Instant::now();
         let (program, code) = if separate {
             let code = cl!(clCompileProgram(

@@ -496,3 +496,26 @@ fn il_programs_compile_and_link() {
         ok!(cl!(clReleaseProgram(q)));
     }
 }
+
+/// The translator is what makes the device read SPIR-V: a process that cannot find it
+/// (`FERROCL_LLVM_SPIRV` naming nothing) is refused IL programs; with it, the same
+/// module builds.
+#[test]
+fn without_the_translator_the_device_takes_no_il() {
+    let _ = platform_device();
+    let file = std::env::temp_dir().join(format!("ferrocl-il-probe-{}.spv", std::process::id()));
+    std::fs::write(&file, spirv_of("kernel void k(global int *a) { *a = 1; }", "CL1.2")).unwrap();
+    let build = |extra: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cts-runner"));
+        cmd.arg("build").arg(&file);
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned()
+    };
+    let with = build(&[]);
+    assert!(with.contains("build: CL_SUCCESS"), "{with}");
+    let without = build(&[("FERROCL_LLVM_SPIRV", "/nonexistent/llvm-spirv")]);
+    assert!(without.contains(&format!("build: {CL_INVALID_OPERATION}")), "CL_INVALID_OPERATION expected: {without}");
+    let _ = std::fs::remove_file(&file);
+}
