@@ -333,40 +333,7 @@ fn images_and_samplers_work_from_spirv() {
 
 /// A kernel storing specialization constants 1 (float, 1.5), 2 (uchar, 7) and 3 (bool,
 /// true): a[0] = c1, b[0] = c2 + (c3 ? 1 : 0).
-const SPEC_CONSTANTS: &str = r#"
-               OpCapability Addresses
-               OpCapability Kernel
-               OpCapability Int8
-               OpMemoryModel Physical64 OpenCL
-               OpEntryPoint Kernel %k "k"
-               OpDecorate %c1 SpecId 1
-               OpDecorate %c2 SpecId 2
-               OpDecorate %c3 SpecId 3
-       %void = OpTypeVoid
-       %uint = OpTypeInt 32 0
-      %uchar = OpTypeInt 8 0
-      %float = OpTypeFloat 32
-       %bool = OpTypeBool
-     %gptr_f = OpTypePointer CrossWorkgroup %float
-     %gptr_u = OpTypePointer CrossWorkgroup %uint
-         %fn = OpTypeFunction %void %gptr_f %gptr_u
-         %c1 = OpSpecConstant %float 1.5
-         %c2 = OpSpecConstant %uchar 7
-         %c3 = OpSpecConstantTrue %bool
-     %uint_1 = OpConstant %uint 1
-     %uint_0 = OpConstant %uint 0
-          %k = OpFunction %void None %fn
-          %a = OpFunctionParameter %gptr_f
-          %b = OpFunctionParameter %gptr_u
-      %entry = OpLabel
-               OpStore %a %c1
-          %z = OpUConvert %uint %c2
-          %s = OpSelect %uint %c3 %uint_1 %uint_0
-          %t = OpIAdd %uint %z %s
-               OpStore %b %t
-               OpReturn
-               OpFunctionEnd
-"#;
+const SPEC_CONSTANTS: &str = include_str!("spec_constants.spvasm");
 
 #[test]
 fn specialization_constants() {

@@ -157,15 +157,7 @@ impl Input {
                     cl!(clReleaseProgram(linked));
                 }
             }
-            Action::Kernels => {
-                let mut kernels = [null_mut(); 8];
-                let mut n = 0;
-                if cl!(clCreateKernelsInProgram(p, 8, kernels.as_mut_ptr(), &mut n)) == CL_SUCCESS {
-                    for &k in &kernels[..n as usize] {
-                        cl!(clReleaseKernel(k));
-                    }
-                }
-            }
+            Action::Kernels => crate::create_and_release_kernels(p),
         }
         // Whatever the program became, its binary must still be readable.
         let mut size = 0usize;

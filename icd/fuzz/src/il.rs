@@ -55,40 +55,8 @@ kernel void k(global float2 *a, global uchar2 *b, global float16 *c, local float
 }
 "#;
 
-const SPEC: &str = r#"
-               OpCapability Addresses
-               OpCapability Kernel
-               OpCapability Int8
-               OpMemoryModel Physical64 OpenCL
-               OpEntryPoint Kernel %k "k"
-               OpDecorate %c1 SpecId 1
-               OpDecorate %c2 SpecId 2
-               OpDecorate %c3 SpecId 3
-       %void = OpTypeVoid
-       %uint = OpTypeInt 32 0
-      %uchar = OpTypeInt 8 0
-      %float = OpTypeFloat 32
-       %bool = OpTypeBool
-     %gptr_f = OpTypePointer CrossWorkgroup %float
-     %gptr_u = OpTypePointer CrossWorkgroup %uint
-         %fn = OpTypeFunction %void %gptr_f %gptr_u
-         %c1 = OpSpecConstant %float 1.5
-         %c2 = OpSpecConstant %uchar 7
-         %c3 = OpSpecConstantTrue %bool
-     %uint_1 = OpConstant %uint 1
-     %uint_0 = OpConstant %uint 0
-          %k = OpFunction %void None %fn
-          %a = OpFunctionParameter %gptr_f
-          %b = OpFunctionParameter %gptr_u
-      %entry = OpLabel
-               OpStore %a %c1
-          %z = OpUConvert %uint %c2
-          %s = OpSelect %uint %c3 %uint_1 %uint_0
-          %t = OpIAdd %uint %z %s
-               OpStore %b %t
-               OpReturn
-               OpFunctionEnd
-"#;
+/// The API tests' module with specialization constants.
+const SPEC: &str = include_str!("../../../cts-runner/tests/api/spec_constants.spvasm");
 
 fn run_tool(cmd: &mut Command) {
     let out =
@@ -179,13 +147,7 @@ impl Input {
             }
             Action::Kernels => {
                 if cl!(clBuildProgram(p, 1, &d.device, null(), None, null_mut())) == CL_SUCCESS {
-                    let mut kernels = [null_mut(); 8];
-                    let mut n = 0;
-                    if cl!(clCreateKernelsInProgram(p, 8, kernels.as_mut_ptr(), &mut n)) == CL_SUCCESS {
-                        for &k in &kernels[..n as usize] {
-                            cl!(clReleaseKernel(k));
-                        }
-                    }
+                    crate::create_and_release_kernels(p);
                 }
             }
         }

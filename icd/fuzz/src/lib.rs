@@ -64,6 +64,17 @@ fn locate_builtins() {
     }
 }
 
+/// `clCreateKernelsInProgram` on whatever `p` became, and the kernels released.
+pub fn create_and_release_kernels(p: cl_program) {
+    let mut kernels = [null_mut(); 8];
+    let mut n = 0;
+    if cl!(clCreateKernelsInProgram(p, 8, kernels.as_mut_ptr(), &mut n)) == CL_SUCCESS {
+        for &k in &kernels[..n as usize] {
+            cl!(clReleaseKernel(k));
+        }
+    }
+}
+
 pub fn driver() -> &'static Driver {
     static DRIVER: OnceLock<Driver> = OnceLock::new();
     DRIVER.get_or_init(|| {

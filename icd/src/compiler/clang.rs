@@ -16,10 +16,6 @@ pub const MISSING: &str = "FerroCL needs clang to compile OpenCL C, and none was
 Install one (Debian 12: 'apt-get install clang-19'; clang 15 and later work),\n\
 or point FERROCL_CLANG at a clang binary.\n";
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
-}
-
 /// A tool's real path, size and modification time, from a `stat` alone; `None` when it
 /// is not a file.
 pub fn identity(path: &Path) -> Option<String> {
@@ -39,19 +35,7 @@ fn probe(path: PathBuf) -> Option<Clang> {
 /// `FERROCL_CLANG`, else the newest `clang-N` on PATH (19 down to 15), else `clang`.
 pub fn find() -> Option<&'static Clang> {
     static FOUND: OnceLock<Option<Clang>> = OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            if let Some(p) = std::env::var_os("FERROCL_CLANG") {
-                return probe(PathBuf::from(p));
-            }
-            (15..=19)
-                .rev()
-                .map(|v| format!("clang-{v}"))
-                .chain(["clang".to_string()])
-                .filter_map(|n| on_path(&n))
-                .find_map(probe)
-        })
-        .as_ref()
+    FOUND.get_or_init(|| super::tool::find("FERROCL_CLANG", "clang", 15..=19, probe)).as_ref()
 }
 
 /// Runs clang (on a fork server where one works); `Err` carries its diagnostics.

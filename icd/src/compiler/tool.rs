@@ -6,6 +6,24 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+/// A tool: `$env` if set (whether or not it exists: the user's choice stands), else the
+/// newest `name-N` on PATH for N in `versions`, else `name`; the first for which
+/// `accept` gives a value.
+pub fn find<T>(
+    env: &str,
+    name: &str,
+    versions: std::ops::RangeInclusive<u32>,
+    accept: impl Fn(std::path::PathBuf) -> Option<T>,
+) -> Option<T> {
+    if let Some(p) = std::env::var_os(env) {
+        return accept(p.into());
+    }
+    let on_path = |n: &str| {
+        std::env::var_os("PATH")?.to_str()?.split(':').map(|d| std::path::Path::new(d).join(n)).find(|p| p.is_file())
+    };
+    versions.rev().map(|v| format!("{name}-{v}")).chain([name.to_string()]).filter_map(|n| on_path(&n)).find_map(accept)
+}
+
 /// How long one tool run may take: `FERROCL_BUILD_TIMEOUT` seconds, else 600 (large
 /// kernels take a minute).
 pub fn limit() -> Duration {

@@ -26,10 +26,6 @@ pub struct Translator {
 pub const MISSING: &str = "FerroCL reads SPIR-V with the LLVM/SPIR-V translator, and none was found.\n\
 Install it (Debian 12: 'apt-get install llvm-spirv-15'), or point FERROCL_LLVM_SPIRV at an llvm-spirv binary.\n";
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
-}
-
 /// The LLVM major version in a tool's real path (`/usr/lib/llvm-19/bin/clang`).
 fn llvm_major(p: &Path) -> Option<u32> {
     let real = std::fs::canonicalize(p).ok()?;
@@ -45,16 +41,8 @@ pub fn find() -> Option<&'static Translator> {
     FOUND
         .get_or_init(|| {
             let probe = |p: PathBuf| Some(Translator { identity: clang::identity(&p)?, path: p });
-            if let Some(p) = std::env::var_os("FERROCL_LLVM_SPIRV") {
-                return probe(PathBuf::from(p));
-            }
             let newest = clang::find().and_then(|c| llvm_major(&c.path)).unwrap_or(30);
-            (15..=newest.max(15))
-                .rev()
-                .map(|v| format!("llvm-spirv-{v}"))
-                .chain(["llvm-spirv".to_string()])
-                .filter_map(|n| on_path(&n))
-                .find_map(probe)
+            super::tool::find("FERROCL_LLVM_SPIRV", "llvm-spirv", 15..=newest.max(15), probe)
         })
         .as_ref()
 }
