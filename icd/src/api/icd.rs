@@ -307,7 +307,7 @@ fn extension_function(name: &[u8]) -> *mut c_void {
         b"clIcdSetPlatformDispatchDataKHR" => icd_set_platform_dispatch_data as *const () as *mut c_void,
         // cl_khr_il_program's name for the core entry point.
         b"clCreateProgramWithILKHR" if crate::compiler::spirv::find().is_some() => {
-            super::program::clCreateProgramWithIL as *const () as *mut c_void
+            entry_point(b"clCreateProgramWithIL")
         }
         _ => null_mut(),
     }

@@ -422,8 +422,13 @@ pub(super) unsafe extern "C" fn clSetProgramSpecializationConstant(
 ) -> cl_int {
     status(|| {
         let p = from_handle::<Program>(program)?;
+        // "CL_INVALID_OPERATION if no devices associated with program support
+        // intermediate language programs" (without the translator), else
         // "CL_INVALID_PROGRAM if program is not a valid program object created from an
         // intermediate language (e.g. SPIR-V)".
+        if crate::compiler::spirv::find().is_none() {
+            return Err(CL_INVALID_OPERATION);
+        }
         if p.il.is_none() {
             return Err(CL_INVALID_PROGRAM);
         }

@@ -62,12 +62,17 @@ pub fn verifying() -> bool {
     *ON.get_or_init(|| std::env::var_os("FERROCL_VERIFY").is_some_and(|v| v != "0" && !v.is_empty()))
 }
 
+/// A tool of the same LLVM as clang (`opt`): Debian's clang-N is a link into
+/// /usr/lib/llvm-N/bin, beside that LLVM's tools (package llvm-N).
+pub fn sibling(clang: &Clang, name: &str) -> Option<std::path::PathBuf> {
+    let tool = std::fs::canonicalize(&clang.path).ok()?.with_file_name(name);
+    tool.is_file().then_some(tool)
+}
+
 /// Runs LLVM's verifier (`opt -passes=verify`, from the same LLVM as clang) over `ll`;
 /// `Err` carries what it found.
 pub fn verify(clang: &Clang, ll: &Path) -> Result<(), String> {
-    // Debian's clang-N is a link into /usr/lib/llvm-N/bin, next to that LLVM's opt.
-    let real = std::fs::canonicalize(&clang.path).map_err(|e| format!("{}: {e}\n", clang.path.display()))?;
-    let opt = real.with_file_name("opt");
+    let opt = sibling(clang, "opt").unwrap_or_else(|| clang.path.with_file_name("opt"));
     if !opt.is_file() {
         return Err(format!(
             "FERROCL_VERIFY is set but LLVM's verifier is missing: no {} (Debian: apt-get install llvm-N for clang-N)\n",

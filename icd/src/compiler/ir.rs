@@ -82,7 +82,7 @@ fn takes_context_by_name(mangled: &str) -> bool {
 
 /// Whether a builtin makes the work-items of a group wait for each other: kernels
 /// reaching one run their work-items as fibers, unless the region transform splits them.
-fn synchronises(mangled: &str) -> bool {
+pub(super) fn synchronises(mangled: &str) -> bool {
     opencl_name(mangled).is_some_and(|n| {
         matches!(n, "barrier" | "work_group_barrier" | "sub_group_barrier" | "wait_group_events")
             || collectives::is_collective(n)

@@ -114,7 +114,38 @@ pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path
     let (text, wrappers) = abi::apply(&text, &decls, &wrappers, &compiled);
     std::fs::write(&ll, &text).map_err(|e| e.to_string())?;
     let merged = super::merge(clang, &[wrappers, text], dir)?;
-    Ok((merged, log))
+    Ok((demote_across_barriers(clang, merged, dir), log))
+}
+
+/// An optimising producer keeps values in registers across barriers; the barrier-region
+/// transform (`regions`) carries only stack variables across them, as the OpenCL C front
+/// end's unoptimised output has them, and runs other kernels as fibers (~20x the cost
+/// per barrier). So the blocks are split after each synchronising call and LLVM's
+/// `reg2mem` (in `opt`, beside clang) turns the values that cross blocks into stack
+/// variables. Without `opt` the module stays as it is.
+fn demote_across_barriers(clang: &clang::Clang, text: String, dir: &Path) -> String {
+    use super::ir_text::callee_names;
+    let syncs = |l: &str| l.contains("call ") && callee_names(l).iter().any(|(c, _)| super::ir::synchronises(c));
+    let Some(opt) = clang::sibling(clang, "opt").filter(|_| text.lines().any(syncs)) else { return text };
+    let mut split = String::with_capacity(text.len());
+    for (n, line) in text.lines().enumerate() {
+        split.push_str(line);
+        split.push('\n');
+        if line.starts_with("  ") && syncs(line) {
+            split.push_str(&format!("  br label %__fcl_split.{n}\n__fcl_split.{n}:\n"));
+        }
+    }
+    let (input, output) = (dir.join("program.split.ll"), dir.join("program.demoted.ll"));
+    let demoted = std::fs::write(&input, &split).ok().and_then(|_| {
+        let mut cmd = Command::new(&opt);
+        cmd.args(["-passes=reg2mem", "-S"]).arg(&input).arg("-o").arg(&output);
+        let out = super::tool::output(&mut cmd).ok()?;
+        out.status.success().then(|| std::fs::read_to_string(&output).ok()).flatten()
+    });
+    // reg2mem leaves a dead marker with a quoted name, which the transform refuses.
+    demoted
+        .map(|d| d.lines().filter(|l| !l.contains("%\"reg2mem alloca point\"")).map(|l| format!("{l}\n")).collect())
+        .unwrap_or(text)
 }
 
 /// The translated module made ready for this target's pipeline:
