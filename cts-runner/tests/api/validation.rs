@@ -26,6 +26,9 @@ kernel void garbage_event(global const int *in, local int *tile) {
     event_t e = async_work_group_copy(tile, in, 16, 0);
     event_t junk[2];
     junk[0] = e;
+    // A value no copy returned (left uninitialised, the stack may hold an event of an
+    // earlier kernel at that place, which is valid).
+    *(private ulong *)&junk[1] = 0x5eedf00dul;
     wait_group_events(2, junk);
 }
 kernel void partial(global const int *in, local int *tile) {
