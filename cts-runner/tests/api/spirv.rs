@@ -453,6 +453,23 @@ fn il_programs_compile_and_link() {
             ok!(cl!(clReleaseProgram(q)));
         }
     }
+    // Overloadable user functions have mangled names like builtins': the 30 imports
+    // are not builtins (their wrappers fail to compile, in rounds past clang's error
+    // limit) and link to the other module's definitions.
+    let decls: String = (0..30).map(|i| format!("__attribute__((overloadable)) float f{i}(float v);\n")).collect();
+    let defs: String =
+        (0..30).map(|i| format!("__attribute__((overloadable)) float f{i}(float v) {{ return v + {i}; }}\n")).collect();
+    let calls: String = (0..30).map(|i| format!(" + f{i}(x[0])")).collect();
+    let importer = spirv_of(&format!("{decls}kernel void k(global float *x) {{ x[0] = 0{calls}; }}"), "CL1.2");
+    let inputs = [compile(il_program(&env, &importer)), compile(il_program(&env, &spirv_of(&defs, "CL1.2")))];
+    let (linked, e) =
+        with_err(|e| cl!(clLinkProgram(env.context, 1, &env.device, null(), 2, inputs.as_ptr(), None, null_mut(), e)));
+    assert_eq!(e, CL_SUCCESS, "{}", build_log(&env, linked));
+    let out = launch(&env, linked, "k", &[Arg::In(bytes_of(&[1f32]))], 1, 1);
+    assert_eq!(floats(&out[0]), [30.0 + (0..30).sum::<i32>() as f32]);
+    for q in inputs.into_iter().chain([linked]) {
+        ok!(cl!(clReleaseProgram(q)));
+    }
     // An import nothing exports fails to link, with a log.
     let lone = compile(il_program(&env, &caller));
     let (linked, e) =
