@@ -73,7 +73,8 @@ kernel void barriers(global int *out, int count) {
 
 /// Program binaries in place of builds, for hosts without a compiler: `bench
 /// --save-binaries DIR` on a build machine writes each program's binary, `--binaries
-/// DIR` loads them instead of building. Passed to the per-platform child processes in
+/// DIR` loads them instead of building (and builds those not saved, for platforms that
+/// compile for themselves). Passed to the per-platform child processes in
 /// this variable as `save:DIR` or `load:DIR`.
 pub const BINARIES_ENV: &str = "CTS_RUNNER_BINARIES";
 
@@ -192,9 +193,20 @@ impl Session {
         match binaries() {
             Some(Binaries::Load(dir)) => {
                 let path = binary_path(dir, &self.platform_name(), source, options);
-                let bytes = std::fs::read(&path).map_err(|e| {
-                    format!("no saved binary {} ({e}): run 'bench --save-binaries' with the same build", path.display())
-                })?;
+                // A platform whose binaries were not saved (another vendor on the
+                // measuring host, with its own compiler) builds for itself.
+                let bytes = match std::fs::read(&path) {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        return self.build_from_source(source, options).map_err(|build| {
+                            format!(
+                                "no saved binary {} ({e}): run 'bench --save-binaries' with the same build; \
+                                 building from source instead failed: {build}",
+                                path.display()
+                            )
+                        })
+                    }
+                };
                 let (mut ptr, len, mut status, mut e) = (bytes.as_ptr(), bytes.len(), 0, 0);
                 let p =
                     cl!(clCreateProgramWithBinary(self.context, 1, &self.device, &len, &mut ptr, &mut status, &mut e));
@@ -620,6 +632,64 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     out.extend(crate::bench_async::measure(s)?);
     out.extend(crate::bench_image::measure(s)?);
     Ok(())
+}
+
+/// The host's own SGEMM 512^3 with one thread per core: rows of C split between the
+/// threads, i-k-j order so that the inner loop is a vector FMA along a row of B. What
+/// the cores give plain compiled code; the barrier-tiled kernel's scaling from 1 to N
+/// cores is read against this one's, which shows the clock and shared-core limits of
+/// the host (a VM's cores may be hyper-threads).
+pub fn host_sgemm_gflops() -> f64 {
+    let a: Vec<f32> = (0..SGEMM_N * SGEMM_N).map(|i| (i % 7) as f32 * 0.25).collect();
+    let b: Vec<f32> = (0..SGEMM_N * SGEMM_N).map(|i| (i % 5) as f32 * 0.5).collect();
+    let mut c = vec![0f32; SGEMM_N * SGEMM_N];
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let rows = SGEMM_N.div_ceil(threads);
+    let mut best_t = f64::INFINITY;
+    for _ in 0..6 {
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for (part, cc) in c.chunks_mut(rows * SGEMM_N).enumerate() {
+                let (a, b) = (&a, &b);
+                s.spawn(move || sgemm_rows(a, b, cc, part * rows));
+            }
+        });
+        best_t = best_t.min(t.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&c);
+    2.0 * (SGEMM_N * SGEMM_N * SGEMM_N) as f64 / best_t / 1e9
+}
+
+const SGEMM_N: usize = 512;
+
+/// Rows `first..` of C = A B, as many as `c` holds; with FMA where the CPU has it, as
+/// the kernels are compiled for the CPU they run on.
+fn sgemm_rows(a: &[f32], b: &[f32], c: &mut [f32], first: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has the features the function is compiled for (checked above).
+        return unsafe { sgemm_rows_fma(a, b, c, first) };
+    }
+    sgemm_rows_plain(a, b, c, first)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn sgemm_rows_fma(a: &[f32], b: &[f32], c: &mut [f32], first: usize) {
+    sgemm_rows_plain(a, b, c, first)
+}
+
+#[inline(always)]
+fn sgemm_rows_plain(a: &[f32], b: &[f32], c: &mut [f32], first: usize) {
+    for (r, crow) in c.chunks_mut(SGEMM_N).enumerate() {
+        let arow = &a[(first + r) * SGEMM_N..][..SGEMM_N];
+        crow.fill(0.0);
+        for (aik, brow) in arow.iter().zip(b.chunks(SGEMM_N)) {
+            for (cv, bv) in crow.iter_mut().zip(brow) {
+                *cv = aik.mul_add(*bv, *cv);
+            }
+        }
+    }
 }
 
 /// The host's own saxpy over the same arrays with one thread per core: what the

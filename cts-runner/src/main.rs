@@ -74,10 +74,11 @@ unsupported, or skips every configuration, counts as skipped.",
                         [--save-binaries DIR | --binaries DIR]
 
 Runs the kernel and async-copy benchmarks on each platform (default: all) with host
-saxpy and memcpy as references measured in the same run, and prints a table (and
+saxpy, memcpy and SGEMM as references measured in the same run, and prints a table (and
 JSON, an SVG chart). --save-binaries writes every program's binary to DIR (keyed by
 platform, options and source); --binaries loads them instead of building, for a host
-without a compiler (the build figures are then left out).",
+without a compiler (the build figures are then left out); a platform with no saved
+binaries (another vendor there) builds its programs itself.",
     ),
     (
         "stress",
@@ -622,7 +623,7 @@ fn bench_one(args: &[String]) -> i32 {
 /// `bench`: every platform in its own processes; a first process builds the warm
 /// source so the measuring one finds it in the platform's cache.
 fn bench(args: &[String]) -> i32 {
-    use cts_runner::bench::{host_saxpy_gbs, METRICS, SOURCE};
+    use cts_runner::bench::{host_saxpy_gbs, host_sgemm_gflops, METRICS, SOURCE};
     use cts_runner::bench_async::{host_memcpy_gbs, METRICS as ASYNC_METRICS};
     use cts_runner::bench_image::METRICS as IMAGE_METRICS;
     use cts_runner::bench_vector::{BUILTINS, METRICS as VECTOR_METRICS};
@@ -644,7 +645,7 @@ fn bench(args: &[String]) -> i32 {
     // The references are measured before and after the platforms, and the better kept:
     // the machine's noise only ever lowers a bandwidth, and a reference caught in a
     // slow moment would flatter every ratio against it.
-    let (host_before, memcpy_before) = (host_saxpy_gbs(), host_memcpy_gbs());
+    let (host_before, memcpy_before, sgemm_before) = (host_saxpy_gbs(), host_memcpy_gbs(), host_sgemm_gflops());
     let mut results: Vec<(String, std::collections::HashMap<String, f64>)> = Vec::new();
     for name in &platforms {
         let _ = std::fs::write(&warm, format!("{SOURCE}\n// warm {}\n", std::process::id()));
@@ -679,6 +680,7 @@ fn bench(args: &[String]) -> i32 {
     }
     let host = host_saxpy_gbs().max(host_before);
     let memcpy = host_memcpy_gbs().max(memcpy_before);
+    let sgemm = host_sgemm_gflops().max(sgemm_before);
     let names: Vec<String> = results.iter().map(|(n, _)| n.chars().take(22).collect()).collect();
     print!("{:<58}", "metric");
     for n in &names {
@@ -716,9 +718,13 @@ fn bench(args: &[String]) -> i32 {
     }
     println!("{:<58}{:>24.3}", "host saxpy, all cores, GB/s (reference)", host);
     println!("{:<58}{:>24.3}", "host memcpy, all cores, read+write GB/s (reference)", memcpy);
+    println!("{:<58}{:>24.3}", "host SGEMM 512^3, all cores, GFLOP/s (reference)", sgemm);
     for (n, v) in &results {
         if let Some(s) = v.get("saxpy_gbs") {
             println!("{:<58}{:>23.1}%", format!("{n} saxpy / host saxpy"), 100.0 * s / host);
+        }
+        if let Some(s) = v.get("sgemm_gflops") {
+            println!("{:<58}{:>23.1}%", format!("{n} SGEMM / host SGEMM"), 100.0 * s / sgemm);
         }
         for (key, what) in [("async_copy_gbs", "async copy"), ("copy2d_gbs", "2D tile copies")] {
             if let Some(s) = v.get(key) {
@@ -736,7 +742,10 @@ fn bench(args: &[String]) -> i32 {
             })
             .collect();
         let json =
-            format!("{{\n  \"host_saxpy_gbs\": {host},\n  \"host_memcpy_gbs\": {memcpy},\n{}\n}}\n", body.join(",\n"));
+            format!(
+                "{{\n  \"host_saxpy_gbs\": {host},\n  \"host_memcpy_gbs\": {memcpy},\n  \"host_sgemm_gflops\": {sgemm},\n{}\n}}\n",
+                body.join(",\n")
+            );
         if let Err(e) = std::fs::write(&path, json) {
             eprintln!("cts-runner: {path}: {e}");
             return 1;

@@ -28,3 +28,9 @@ pub fn leave() {
 pub fn has_idle_worker() -> bool {
     BUSY.load(Ordering::Relaxed) < WORKERS.load(Ordering::Relaxed).max(1)
 }
+
+/// Whether more threads run groups than the pool has workers: the thread that issued a
+/// launch works beside every worker, so two of them share a core.
+pub fn oversubscribed() -> bool {
+    BUSY.load(Ordering::Relaxed) > WORKERS.load(Ordering::Relaxed).max(1)
+}

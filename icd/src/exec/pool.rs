@@ -134,6 +134,14 @@ impl Pool {
         // a wake-up wakes nobody, unless it runs past that.
         let estimate = group_ns.load(Ordering::Relaxed).saturating_mul(total as u64);
         let solo = estimate != 0 && estimate < SOLO_NS;
+        // A long launch wakes every helper at once: on cores shared with other
+        // processes each woken helper waits for the scheduler before it can wake the
+        // next, and a chain of 16 such waits outlasted the launch (saxpy beside 16 busy
+        // processes on the 16-core host: 25 GB/s, PoCL 55). Against such a launch the
+        // wake-ups' system calls are nothing.
+        if estimate >= WAKE_ALL_NS && total > job.chunk {
+            self.shared.work.notify_all();
+        }
         let start = Instant::now();
         let wake_at = solo.then(|| start + Duration::from_nanos(SOLO_NS));
         let (ran, waking) = CALLER.with(|w| {
@@ -172,6 +180,8 @@ impl Pool {
 /// A launch whose groups together cost less than this runs on the issuing thread
 /// alone: waking a sleeping worker takes about as long.
 const SOLO_NS: u64 = 8_000;
+/// A launch its kernel's recent groups say will take this long wakes all helpers at once.
+const WAKE_ALL_NS: u64 = 100_000;
 
 /// Runs chunks of `job` until none is left; returns how many groups this thread ran,
 /// and the time waking a helper took.
@@ -186,7 +196,15 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<(Option<Instant>, &Shared
     let mut check_at = if matches!(wake, Some((Some(_), _))) { 1 } else { 0 };
     let mut chunks = 0usize;
     let mut waking = Duration::ZERO;
+    let issuer = wake.is_some();
     loop {
+        // The issuing thread works until every worker has joined in, then leaves the
+        // rest to them: beside all of them it shares some worker's core, and the two
+        // take turns in scheduler slices that can hold a chunk, and the launch, up for
+        // milliseconds.
+        if issuer && ran > 0 && occupancy::oversubscribed() {
+            break;
+        }
         if let Some((at, shared)) = wake {
             if chunks == check_at {
                 check_at = (check_at * 4).max(1);

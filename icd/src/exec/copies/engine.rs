@@ -37,6 +37,8 @@ pub struct Job {
     done: AtomicUsize,
     /// A chunk faulted (an address the kernel passed is not mapped).
     failed: AtomicBool,
+    /// When it was offered to the copy workers (ns since `EPOCH`; 0: not offered).
+    offered_at: AtomicU64,
 }
 
 // SAFETY: the shape's addresses stay valid until the job is done: the issuing group
@@ -52,6 +54,7 @@ impl Job {
             next: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
+            offered_at: AtomicU64::new(0),
         })
     }
 
@@ -139,11 +142,20 @@ static STARVED_AT: AtomicU64 = AtomicU64::new(0);
 static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
 /// How long after that copies are not offered to the workers. Measured on the 16-core
 /// host with 16 busy processes beside the bench: async copies fell to 4.8 GB/s (47.6
-/// without them) while groups waited for chunks that idle-priority workers held.
-const STARVED_FOR: Duration = Duration::from_millis(100);
+/// without them) while groups waited for chunks that idle-priority workers held. With
+/// 100 ms, the bench's async figures under that load were 17 or 53-58 GB/s from run to
+/// run: every window that ran out let a worker be caught holding a chunk again.
+const STARVED_FOR: Duration = Duration::from_secs(2);
+/// A job that waited this long for a copy worker to take it: the workers get no core
+/// (a worker looking for jobs spins, and one asleep wakes in tens of microseconds).
+const PICKUP_LIMIT: Duration = Duration::from_micros(200);
 
 fn starved() {
-    STARVED_AT.store(EPOCH.elapsed().as_nanos().max(1) as u64, Ordering::Relaxed);
+    STARVED_AT.store(now_ns(), Ordering::Relaxed);
+}
+
+fn now_ns() -> u64 {
+    EPOCH.elapsed().as_nanos().max(1) as u64
 }
 
 fn recently_starved() -> bool {
@@ -202,6 +214,7 @@ fn offer(job: &Arc<Job>) {
     if q.len() >= QUEUE_LIMIT {
         return;
     }
+    job.offered_at.store(now_ns(), Ordering::Relaxed);
     q.push_back(job.clone());
     e.queued.store(q.len(), Ordering::Release);
     drop(q);
@@ -237,6 +250,13 @@ fn worker() {
             };
             match job {
                 Some(j) => {
+                    // Taken late: other processes hold the cores. A worker that then
+                    // loses its core half-way through a chunk holds up the group
+                    // waiting for it, so copies stay with the groups for a while.
+                    let offered = j.offered_at.load(Ordering::Relaxed);
+                    if offered != 0 && now_ns().saturating_sub(offered) > PICKUP_LIMIT.as_nanos() as u64 {
+                        starved();
+                    }
                     j.help();
                     since = Instant::now();
                 }
