@@ -13,7 +13,7 @@ pub struct Clang {
 
 /// The message a build log carries when no clang can be found.
 pub const MISSING: &str = "FerroCL needs clang to compile OpenCL C, and none was found.\n\
-Install one (Debian 12: 'apt-get install clang-19'; clang 15 and later work),\n\
+Install one (Debian 12: 'apt-get install clang-19'; clang 18 and 19 work),\n\
 or point FERROCL_CLANG at a clang binary.\n";
 
 /// A tool's real path, size and modification time, from a `stat` alone; `None` when it
@@ -29,13 +29,33 @@ pub fn identity(path: &Path) -> Option<String> {
 }
 
 fn probe(path: PathBuf) -> Option<Clang> {
+    // An unversioned `clang` on PATH may be any version: asked once, in that case only
+    // (FERROCL_CLANG is taken as given).
+    if std::env::var_os("FERROCL_CLANG").is_none() && path.file_name().is_some_and(|n| n == "clang") {
+        let out = Command::new(&path).arg("--version").output().ok()?;
+        if !major_version(&String::from_utf8_lossy(&out.stdout)).is_some_and(|v| v >= OLDEST) {
+            return None;
+        }
+    }
     Some(Clang { identity: identity(&path)?, path })
 }
 
-/// `FERROCL_CLANG`, else the newest `clang-N` on PATH (19 down to 15), else `clang`.
+/// The oldest clang that builds kernels (see `find`).
+const OLDEST: u32 = 18;
+
+/// The major version in `clang --version`'s output ("Debian clang version 19.1.7 ...").
+fn major_version(text: &str) -> Option<u32> {
+    let rest = &text[text.find("clang version ")? + "clang version ".len()..];
+    rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+/// `FERROCL_CLANG`, else the newest `clang-N` on PATH (19 down to 18), else `clang`.
+/// Older ones cannot build kernels: the generated launchers use LLVM 18's `zext nneg`,
+/// and the library clang 17's element-wise builtins (`rint`, `round`); with clang 15
+/// and 16 every build failed, and these were picked when no newer one was installed.
 pub fn find() -> Option<&'static Clang> {
     static FOUND: OnceLock<Option<Clang>> = OnceLock::new();
-    FOUND.get_or_init(|| super::tool::find("FERROCL_CLANG", "clang", 15..=19, probe)).as_ref()
+    FOUND.get_or_init(|| super::tool::find("FERROCL_CLANG", "clang", OLDEST..=19, probe)).as_ref()
 }
 
 /// Runs clang (on a fork server where one works); `Err` carries its diagnostics.
@@ -92,5 +112,18 @@ pub fn verify(clang: &Clang, ll: &Path) -> Result<(), String> {
             ll.display(),
             String::from_utf8_lossy(&out.stderr)
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_major_version() {
+        assert_eq!(major_version("Debian clang version 19.1.7 (3~deb12u1)\nTarget: x86_64"), Some(19));
+        assert_eq!(major_version("Ubuntu clang version 16.0.6 (15)"), Some(16));
+        assert_eq!(major_version("clang version 18.1.8"), Some(18));
+        assert_eq!(major_version("gcc (Debian 12.2.0-14) 12.2.0"), None);
     }
 }
