@@ -51,8 +51,9 @@ fn major_version(text: &str) -> Option<u32> {
 
 /// `FERROCL_CLANG`, else the newest `clang-N` on PATH (19 down to 18), else `clang`.
 /// Older ones cannot build kernels: the generated launchers use LLVM 18's `zext nneg`,
-/// and the library clang 17's element-wise builtins (`rint`, `round`); with clang 15
-/// and 16 every build failed, and these were picked when no newer one was installed.
+/// and the library element-wise builtins clang 16 lacks (`rint`; clang 15 also `round`,
+/// `sqrt`, `fma`, `copysign`). With clang 15 and 16 every build failed, and these were
+/// picked when no newer one was installed. Tested: 19.
 pub fn find() -> Option<&'static Clang> {
     static FOUND: OnceLock<Option<Clang>> = OnceLock::new();
     FOUND.get_or_init(|| super::tool::find("FERROCL_CLANG", "clang", OLDEST..=19, probe)).as_ref()
