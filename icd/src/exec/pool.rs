@@ -139,14 +139,12 @@ impl Pool {
         // next, and a chain of 16 such waits outlasted the launch (saxpy beside 16 busy
         // processes on the 16-core host: 25 GB/s, PoCL 55). Against such a launch the
         // wake-ups' system calls are nothing.
-        if estimate >= WAKE_ALL_NS && total > job.chunk {
-            self.shared.work.notify_all();
-        }
+        let all = estimate >= WAKE_ALL_NS;
         let start = Instant::now();
-        let wake_at = solo.then(|| start + Duration::from_nanos(SOLO_NS));
+        let at = solo.then(|| start + Duration::from_nanos(SOLO_NS));
         let (ran, waking) = CALLER.with(|w| {
             let mut w = w.borrow_mut();
-            work_on(&job, w.get_or_insert_with(Worker::new), Some((wake_at, &self.shared)))
+            work_on(&job, w.get_or_insert_with(Worker::new), Some(Wake { at, all, shared: &self.shared }))
         });
         if ran > 0 {
             // A moving average of what the issuing thread saw, less the wake-up's system
@@ -183,17 +181,26 @@ const SOLO_NS: u64 = 8_000;
 /// A launch its kernel's recent groups say will take this long wakes all helpers at once.
 const WAKE_ALL_NS: u64 = 100_000;
 
+/// When the issuing thread wakes helpers: `at` (at once without a deadline), and `all`
+/// of them or the first of a chain.
+#[derive(Clone, Copy)]
+struct Wake<'a> {
+    at: Option<Instant>,
+    all: bool,
+    shared: &'a Shared,
+}
+
 /// Runs chunks of `job` until none is left; returns how many groups this thread ran,
 /// and the time waking a helper took.
-/// With `wake`, the issuing thread wakes the first helper when the time comes (at once
-/// without a deadline) and chunks are still left.
-fn work_on(job: &Job, w: &mut Worker, mut wake: Option<(Option<Instant>, &Shared)>) -> (usize, Duration) {
+/// With `wake`, the issuing thread wakes the first helper (or all of them) when the time
+/// comes and chunks are still left.
+fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duration) {
     occupancy::enter();
     let mut ran = 0;
     // A solo launch reads the clock after 1, 4, 16, 64, ... chunks: reading it before
     // each chunk was a tenth of back-to-back small launches (clock_gettime in a VM), and
     // this way a wake-up is late by at most three times the time already spent.
-    let mut check_at = if matches!(wake, Some((Some(_), _))) { 1 } else { 0 };
+    let mut check_at = if wake.as_ref().is_some_and(|w| w.at.is_some()) { 1 } else { 0 };
     let mut chunks = 0usize;
     let mut waking = Duration::ZERO;
     let issuer = wake.is_some();
@@ -205,12 +212,16 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<(Option<Instant>, &Shared
         if issuer && ran > 0 && occupancy::oversubscribed() {
             break;
         }
-        if let Some((at, shared)) = wake {
+        if let Some(Wake { at, all, shared }) = wake {
             if chunks == check_at {
                 check_at = (check_at * 4).max(1);
                 if !at.is_some_and(|at| Instant::now() < at) && job.next.load(Ordering::Relaxed) < job.total {
                     let t = Instant::now();
-                    shared.work.notify_one();
+                    if all {
+                        shared.work.notify_all();
+                    } else {
+                        shared.work.notify_one();
+                    }
                     waking = t.elapsed();
                     wake = None;
                 }

@@ -160,7 +160,7 @@ fn now_ns() -> u64 {
 
 fn recently_starved() -> bool {
     let at = STARVED_AT.load(Ordering::Relaxed);
-    at != 0 && EPOCH.elapsed().as_nanos() as u64 - at < STARVED_FOR.as_nanos() as u64
+    at != 0 && now_ns().saturating_sub(at) < STARVED_FOR.as_nanos() as u64
 }
 
 /// Starts a copy: runs it now (returning `None`) when it is small or when no core is
