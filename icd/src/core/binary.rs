@@ -116,13 +116,9 @@ fn hash(kind: &str, meta: &str, payload: &[u8]) -> String {
 pub fn pack(kind: Kind, isa: &[&str], meta: &str, payload: &[u8]) -> Vec<u8> {
     let isa = isa.join(" ");
     let hash = hash(kind.name(), meta, payload);
-    let mut out = format!(
-        "{MAGIC}\nkind {}\nisa {isa}\npayload {} {hash}\n{meta}{}",
-        kind.name(),
-        payload.len(),
-        &END[1..]
-    )
-    .into_bytes();
+    let mut out =
+        format!("{MAGIC}\nkind {}\nisa {isa}\npayload {} {hash}\n{meta}{}", kind.name(), payload.len(), &END[1..])
+            .into_bytes();
     out.extend_from_slice(payload);
     out
 }
