@@ -34,6 +34,27 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("hand_balanced_g8", "  the same, balanced, 8 groups", true),
     ("hand_light_g128", "  the same, copy-bound, 128 groups", true),
     ("hand_balanced_g128", "  the same, balanced, 128 groups", true),
+    ("io_light", "in and out: double-buffered vs synchronous twin, copy-bound", true),
+    ("io_balanced", "in and out: double-buffered vs synchronous twin, balanced", true),
+    ("io_heavy", "in and out: double-buffered vs synchronous twin, compute-bound", true),
+    ("io_light_g2", "  the same, copy-bound, 2 groups", true),
+    ("io_balanced_g2", "  the same, balanced, 2 groups", true),
+    ("io_light_g4", "  the same, copy-bound, 4 groups", true),
+    ("io_balanced_g4", "  the same, balanced, 4 groups", true),
+    ("io_light_g8", "  the same, copy-bound, 8 groups", true),
+    ("io_balanced_g8", "  the same, balanced, 8 groups", true),
+    ("io_light_g128", "  the same, copy-bound, 128 groups", true),
+    ("io_balanced_g128", "  the same, balanced, 128 groups", true),
+    ("io_hand_light", "in and out: double-buffered vs copying by hand, copy-bound", true),
+    ("io_hand_balanced", "in and out: double-buffered vs copying by hand, balanced", true),
+    ("io_hand_light_g2", "  the same, copy-bound, 2 groups", true),
+    ("io_hand_balanced_g2", "  the same, balanced, 2 groups", true),
+    ("io_hand_light_g4", "  the same, copy-bound, 4 groups", true),
+    ("io_hand_balanced_g4", "  the same, balanced, 4 groups", true),
+    ("io_hand_light_g8", "  the same, copy-bound, 8 groups", true),
+    ("io_hand_balanced_g8", "  the same, balanced, 8 groups", true),
+    ("io_hand_light_g128", "  the same, copy-bound, 128 groups", true),
+    ("io_hand_balanced_g128", "  the same, balanced, 128 groups", true),
 ];
 
 pub const SOURCE: &str = r#"
@@ -52,13 +73,20 @@ kernel void gather(global const float *in, global float *out, local float *tile,
     wait_group_events(1, &e);
 }
 
-/* mode 0: copy each tile, wait, compute it (synchronous twin); 1: copy tile i+1 while
+"#;
+
+pub const SOURCE_DBUF: &str = r#"
+/* Built once per MODE (-DMODE=n), so each form is a program of its own, as in an
+   application (with the mode a kernel argument, every form carried the others' code, and
+   regions that are the same for every work-item in one form were not in the others).
+   MODE 0: copy each tile, wait, compute it (synchronous twin); 1: copy tile i+1 while
    computing tile i (double-buffered); 2: compute only (calibration); 3: the work-items
    copy each tile themselves, then a barrier (the kernel without async copies). Each work-item
    computes a contiguous run of the tile, `work` dependent steps per element; work < 0
    skips the computation (copies alone). */
+#define mode MODE
 kernel void tiles(global const float4 *in, global float *out, local float4 *t0, local float4 *t1,
-                  int tiles, int tile, int work, int mode) {
+                  int tiles, int tile, int work) {
     int lid = get_local_id(0), lsz = get_local_size(0), run = tile / lsz;
     global const float4 *src = in + get_group_id(0) * (size_t)tiles * tile;
     for (int j = lid; j < tile; j += lsz) { t0[j] = 1.0f; t1[j] = 1.0f; }
@@ -83,6 +111,47 @@ kernel void tiles(global const float4 *in, global float *out, local float4 *t0, 
         }
     }
     out[get_global_id(0)] = acc.x + acc.y + acc.z + acc.w;
+}
+
+/* The same with every tile written back (a pixel filter or stencil streaming tiles):
+   imported, transformed in place, exported. Modes as for `tiles`; in mode 1 tile i+1 is
+   imported and tile i-1 exported while tile i computes, so the export has until the
+   import over its buffer waits for it. */
+kernel void stream(global const float4 *in, global float4 *out, local float4 *t0, local float4 *t1,
+                   int tiles, int tile, int work) {
+    int lid = get_local_id(0), lsz = get_local_size(0), run = tile / lsz;
+    size_t base = get_group_id(0) * (size_t)tiles * tile;
+    event_t ein = 0, eout = 0;
+    if (mode == 1) ein = async_work_group_copy(t0, in + base, tile, 0);
+    for (int i = 0; i < tiles; i++) {
+        local float4 *cur = (i & 1) ? t1 : t0;
+        local float4 *nxt = (i & 1) ? t0 : t1;
+        size_t at = base + (size_t)i * tile;
+        if (mode == 0) ein = async_work_group_copy(cur, in + at, tile, 0);
+        if (mode == 3) {
+            for (int j = lid * run; j < (lid + 1) * run; j++) cur[j] = in[at + j];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (mode < 2) wait_group_events(1, &ein);
+        if (mode == 1 && i + 1 < tiles) {
+            /* nxt holds tile i-1 until its export is done */
+            if (i > 0) wait_group_events(1, &eout);
+            ein = async_work_group_copy(nxt, in + at + tile, tile, 0);
+        }
+        for (int j = lid * run; j < (lid + 1) * run; j++) {
+            float4 v = cur[j];
+            for (int k = 0; k < work; k++) v = v * 0.999f + 0.5f;
+            cur[j] = v + 1.0f;
+        }
+        if (mode == 3) {
+            for (int j = lid * run; j < (lid + 1) * run; j++) out[at + j] = cur[j];
+        } else if (mode < 2) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            eout = async_work_group_copy(out + at, cur, tile, 0);
+            if (mode == 0) wait_group_events(1, &eout);
+        }
+    }
+    if (mode == 1) wait_group_events(1, &eout);
 }
 "#;
 
@@ -164,13 +233,23 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
 
     // Double buffering, 16 groups of 64 work-items (the figures without a suffix), then
     // 2, 4, 8 and 128: with fewer groups than cores, idle cores may copy meanwhile.
-    let k = s.kernel(prog, "tiles")?;
-    for groups in [16usize, 2, 4, 8, 128] {
-        let figures = double_buffered(s, k, (a, b), groups)?;
-        let suffix = if groups == 16 { String::new() } else { format!("_g{groups}") };
-        for (key, v) in figures {
-            if groups == 16 || key != "dbuf_heavy" {
-                out.push((format!("{key}{suffix}"), v));
+    // The same for tiles written back ("io_" figures): the exports are what copy workers
+    // on idle cores can take over, since nothing in the group reads their destination.
+    let forms =
+        (0..4).map(|mode| s.build_with(SOURCE_DBUF, &format!("-DMODE={mode}"))).collect::<Result<Vec<_>, _>>()?;
+    for (kernel, prefix) in [("tiles", ""), ("stream", "io_")] {
+        let mut ks = [std::ptr::null_mut(); 4];
+        for (k, p) in ks.iter_mut().zip(&forms) {
+            *k = s.kernel(*p, kernel)?;
+        }
+        for groups in [16usize, 2, 4, 8, 128] {
+            let figures = double_buffered(s, ks, (a, b), groups, kernel == "stream")?;
+            let suffix = if groups == 16 { String::new() } else { format!("_g{groups}") };
+            for (key, v) in figures {
+                if groups == 16 || key != "dbuf_heavy" {
+                    let key = if prefix.is_empty() { key.to_string() } else { key.replacen("dbuf_", "", 1) };
+                    out.push((format!("{prefix}{key}{suffix}"), v));
+                }
             }
         }
     }
@@ -185,27 +264,31 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
 /// so the point is balanced on the host it runs on) and compute-bound (4x). Two tiles
 /// fill the device's 32 KiB of local memory; with 8 KiB tiles a copy's bookkeeping
 /// (every work-item passes each copy call) was a quarter of the copy on the 2-core
-/// machine (copy-bound: 12 GB/s async, 16 by hand; 16 KiB tiles: equal).
+/// machine (copy-bound: 12 GB/s async, 16 by hand; 16 KiB tiles: equal). `ks`: the
+/// kernel in each form (`MODE` 0 to 3); `stream`: the kernel is `stream`, whose output is
+/// checked.
 fn double_buffered(
     s: &Session,
-    k: cl_kernel,
+    ks: [cl_kernel; 4],
     (a, b): (cl_mem, cl_mem),
     groups: usize,
+    stream: bool,
 ) -> Result<Vec<(&'static str, f64)>, String> {
     let tile = 1024usize;
     let tiles = BYTES / (tile * 16 * groups);
-    arg(k, 0, &a)?;
-    arg(k, 1, &b)?;
-    local(k, 2, tile * 16)?;
-    local(k, 3, tile * 16)?;
-    arg(k, 4, &(tiles as i32))?;
-    arg(k, 5, &(tile as i32))?;
-    let once = |work: i32, mode: i32| -> Result<f64, String> {
-        arg(k, 6, &work)?;
-        arg(k, 7, &mode)?;
-        s.run(k, &[groups * 64], Some(&[64]))
+    for k in ks {
+        arg(k, 0, &a)?;
+        arg(k, 1, &b)?;
+        local(k, 2, tile * 16)?;
+        local(k, 3, tile * 16)?;
+        arg(k, 4, &(tiles as i32))?;
+        arg(k, 5, &(tile as i32))?;
+    }
+    let once = |work: i32, mode: usize| -> Result<f64, String> {
+        arg(ks[mode], 6, &work)?;
+        s.run(ks[mode], &[groups * 64], Some(&[64]))
     };
-    let time = |work: i32, mode: i32| -> Result<f64, String> {
+    let time = |work: i32, mode: usize| -> Result<f64, String> {
         once(work, mode)?;
         best((0..3).map(|_| once(work, mode)))
     };
@@ -230,11 +313,19 @@ fn double_buffered(
     for (key, w) in [("dbuf_light", 0), ("dbuf_balanced", work), ("dbuf_heavy", work * 4)] {
         // Alternating, so that a slow spell of the machine hits the twins alike.
         let (mut sync, mut dbuf, mut hand) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
-        for _ in 0..REPS / 2 {
-            sync = sync.min(once(w, 0)?);
-            dbuf = dbuf.min(once(w, 1)?);
+        for rep in 0..REPS / 2 {
+            // The first launch of each form of `stream` has its output checked.
+            let timed = |mode: usize| -> Result<f64, String> {
+                let t = once(w, mode)?;
+                if stream && rep == 0 {
+                    check_stream(s, b, w)?;
+                }
+                Ok(t)
+            };
+            sync = sync.min(timed(0)?);
+            dbuf = dbuf.min(timed(1)?);
             if key != "dbuf_heavy" {
-                hand = hand.min(once(w, 3)?);
+                hand = hand.min(timed(3)?);
             }
         }
         out.push((key, sync / dbuf));
@@ -246,6 +337,24 @@ fn double_buffered(
     }
     out.push(("dbuf_balanced_work", work as f64));
     Ok(out)
+}
+
+/// The output of a `stream` launch with `work`: a copy-out that left stale tiles would
+/// otherwise pass for speed.
+fn check_stream(s: &Session, out: cl_mem, work: i32) -> Result<(), String> {
+    let mut v = 1.0f32;
+    for _ in 0..work {
+        v = v * 0.999 + 0.5;
+    }
+    let want = v + 1.0;
+    let got = s.read(out, BYTES)?;
+    for (i, c) in got.chunks_exact(4).enumerate().step_by(997) {
+        let x = f32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+        if (x - want).abs() > want * 1e-3 {
+            return Err(format!("stream kernel: element {i} is {x}, expected {want}"));
+        }
+    }
+    Ok(())
 }
 
 /// Host memcpy over `BYTES` with one thread per core, counting bytes read plus
