@@ -153,7 +153,7 @@ pub(super) fn invariant_regions(
     derived: &HashMap<String, Vec<usize>>,
     framed: &[bool],
     starts: &[usize],
-) -> Vec<Option<Vec<usize>>> {
+) -> Uniformity {
     let pointees = |operand: &str| -> Vec<usize> {
         let mut out: Vec<usize> =
             locals_in(operand).iter().filter_map(|n| derived.get(*n)).flatten().copied().collect();
@@ -270,7 +270,9 @@ pub(super) fn invariant_regions(
     }
 
     let varies = |l: &str| mentions_varying(&values, def_of(l).map(|(d, _)| d), l);
-    (0..starts.len())
+    let varying_branch =
+        pieces.iter().map(|p| p.lines.iter().any(|l| matches!(parse(l), Inst::Branch) && varies(l))).collect();
+    let regions = (0..starts.len())
         .map(|n| {
             if opaque[n] || branchy[n] {
                 return None;
@@ -334,7 +336,20 @@ pub(super) fn invariant_regions(
             stored.dedup();
             Some(stored)
         })
-        .collect()
+        .collect();
+    Uniformity { regions, varying_branch, reach }
+}
+
+/// What `invariant_regions` found.
+pub(super) struct Uniformity {
+    /// For each region: `Some` with the framed variables it stores when it can run for
+    /// one work-item.
+    pub regions: Vec<Option<Vec<usize>>>,
+    /// For each piece: it ends in a branch whose condition may differ between
+    /// work-items.
+    pub varying_branch: Vec<bool>,
+    /// For each region, the pieces reached from its start without crossing a barrier.
+    pub reach: Vec<Vec<bool>>,
 }
 
 /// Whether `text` uses a varying value other than `own` (the value its line defines).
@@ -436,6 +451,37 @@ mod tests {
         let r = invariant(DEFINE, &body);
         assert_eq!(r[0], Some(vec![(0, 4)]), "x's slot is shared");
         assert_eq!(r[1], None, "the region after stores to global memory per work-item");
+    }
+
+    /// `if (cond) wait_group_events(...); out[lid] = 1;`
+    fn conditional_wait(cond: &str) -> String {
+        format!(
+            "  %e = alloca ptr, align 8
+{cond}
+  br i1 %c, label %w, label %j
+w:
+  call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 1, ptr %e)
+  br label %j
+j:
+  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
+  store i32 1, ptr addrspace(1) %q, align 4
+  ret void"
+        )
+    }
+
+    #[test]
+    fn a_wait_under_a_uniform_condition_gets_a_barrier_where_the_paths_join() {
+        // Without it, the store after the join runs in the region before the wait
+        // (condition false) and in the one after it: both for every work-item.
+        let r = invariant(DEFINE, &conditional_wait("  %c = icmp sgt i32 %3, 0"));
+        assert_eq!(r, vec![Some(vec![]), Some(vec![]), None], "the condition and the wait run once");
+    }
+
+    #[test]
+    fn a_wait_under_a_varying_condition_gets_no_barrier() {
+        let lid = "  %k = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)\n  %c = icmp eq i64 %k, 0";
+        assert_eq!(invariant(DEFINE, &conditional_wait(lid)), vec![None, None]);
     }
 
     #[test]
