@@ -121,7 +121,22 @@ typedef AS(1) void global_p;
 typedef const AS(3) void const_local_p;
 typedef const AS(1) void const_global_p;
 
-/* This work-item's next copy operation was issued by an earlier one: take its event. */
+/* Moves the next share of a copy the work-items move themselves. Inline 64-byte moves:
+ * glibc's memmove per share costs a call and its size dispatch each, and a plain loop
+ * would be turned back into that call. */
+INLINE void take_share(ferrocl_share *s) {
+    size_t at = s->taken++ * s->chunk;
+    if (at >= s->bytes) return;
+    size_t n = s->bytes - at < s->chunk ? s->bytes - at : s->chunk;
+    char *d = s->dst + at;
+    const char *src = s->src + at;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) __builtin_memcpy_inline(d + i, src + i, 64);
+    for (; i < n; i++) d[i] = src[i];
+}
+
+/* This work-item's next copy operation was issued by an earlier one: take its event
+ * (and its share of the bytes, where the copy is shared). */
 INLINE int issued(const ferrocl_ctx *c, void **event) {
     ferrocl_copy_log *log = c->copies;
     size_t item = c->item;
@@ -130,6 +145,7 @@ INLINE int issued(const ferrocl_ctx *c, void **event) {
     if (k >= log->ops) return 0;
     log->reached[item] = k + 1;
     *event = (void *)log->events[k];
+    if (log->shares[k].bytes) take_share(&log->shares[k]);
     return 1;
 }
 

@@ -56,8 +56,17 @@ typedef struct {
     size_t issued;
     unsigned long waited;
     unsigned defer, slow;
+    struct ferrocl_share *shares;
 } ferrocl_copy_log;
-_Static_assert(sizeof(ferrocl_copy_log) == 56, "CopyLog layout");
+_Static_assert(sizeof(ferrocl_copy_log) == 64, "CopyLog layout");
+
+/* Mirrors kernel-abi's `Share`: a copy the work-items move a share each of. */
+typedef struct ferrocl_share {
+    char *dst;
+    const char *src;
+    size_t bytes, chunk, taken;
+} ferrocl_share;
+_Static_assert(sizeof(ferrocl_share) == 40, "Share layout");
 
 _Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");

@@ -39,6 +39,10 @@ enum Arg {
 }
 
 fn launch(s: &Session, k: cl_kernel, args: &[Arg], groups: usize) -> Result<(), String> {
+    launch_with(s, k, args, groups, GROUP)
+}
+
+fn launch_with(s: &Session, k: cl_kernel, args: &[Arg], groups: usize, local: usize) -> Result<(), String> {
     for (i, a) in args.iter().enumerate() {
         let i = i as cl_uint;
         let code = match a {
@@ -48,7 +52,7 @@ fn launch(s: &Session, k: cl_kernel, args: &[Arg], groups: usize) -> Result<(), 
         };
         check(code, "clSetKernelArg")?;
     }
-    s.run(k, &[groups * GROUP], Some(&[GROUP])).map(|_| ())
+    s.run(k, &[groups * local], Some(&[local])).map(|_| ())
 }
 
 /// Deterministic bytes.
@@ -371,6 +375,92 @@ fn fence_case(s: &Session, p: cl_program, name: &str, n: usize) -> Result<Verdic
     })
 }
 
+/// Copies into local memory issued where every work-item runs (their regions hold
+/// per-work-item work), whose work-items each move a share of the copy as they pass it;
+/// the double-buffered `stream` also waits for its exports under a condition, which
+/// puts a barrier at the join after that wait (compiler/regions.rs).
+const SHARED_SOURCE: &str = r#"
+kernel void stream(global const uint *in, global uint *out, local uint *t0, local uint *t1, int tiles, int n) {
+    size_t lid = get_local_id(0), lsz = get_local_size(0);
+    size_t base = get_group_id(0) * (size_t)tiles * n;
+    event_t ein = async_work_group_copy(t0, in + base, n, 0), eout = 0;
+    for (int i = 0; i < tiles; i++) {
+        local uint *cur = (i & 1) ? t1 : t0, *nxt = (i & 1) ? t0 : t1;
+        wait_group_events(1, &ein);
+        if (i + 1 < tiles) {
+            if (i > 0) wait_group_events(1, &eout);
+            ein = async_work_group_copy(nxt, in + base + (size_t)(i + 1) * n, n, 0);
+        }
+        for (size_t j = lid; j < n; j += lsz) cur[j] = cur[j] * 3u + (uint)i;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        eout = async_work_group_copy(out + base + (size_t)i * n, cur, n, 0);
+    }
+    wait_group_events(1, &eout);
+}
+kernel void in_region(global const uchar *in, global uchar *out, global uint *scratch, local uchar *tile, int n) {
+    size_t lid = get_local_id(0), lsz = get_local_size(0), g = get_group_id(0);
+    scratch[get_global_id(0)] = (uint)lid * 7u;
+    event_t e = async_work_group_copy(tile, in + g * (size_t)n, n, 0);
+    scratch[get_global_id(0)] += 1u;
+    wait_group_events(1, &e);
+    for (size_t j = lid; j < n; j += lsz) out[g * (size_t)n + j] = tile[j];
+}
+/* The group ends with its copy in flight: the driver completes it. */
+kernel void never_waited(global const uchar *in, global uchar *out, global uint *scratch, local uchar *tile, int n) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scratch[get_global_id(0)] = (uint)get_local_id(0) * 7u;
+    event_t e = async_work_group_copy(tile, in + get_group_id(0) * (size_t)n, n, 0);
+    scratch[get_global_id(0)] += 1u;
+}
+"#;
+
+/// `stream` over 5 tiles of `n` uints per group; the others copy `n` bytes per group.
+/// Every output element is checked, and every work-item's own stores.
+fn shared_case(s: &Session, p: cl_program, kernel: &str, local: usize, n: usize) -> Result<Verdict, String> {
+    let groups = 3;
+    let k = s.kernel(p, kernel)?;
+    let verdict = if kernel == "stream" {
+        let tiles = 5;
+        let words = groups * tiles * n;
+        let input: Vec<u32> = crate::suite::random(n as u64).take(words).map(|x| x as u32).collect();
+        let raw: Vec<u8> = input.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let (a, d) = (s.buffer_of(&raw)?, s.buffer_of(&vec![0; words * 4])?);
+        let args = [
+            Arg::Mem(a),
+            Arg::Mem(d),
+            Arg::Local(n * 4),
+            Arg::Local(n * 4),
+            Arg::Int(tiles as i32),
+            Arg::Int(n as i32),
+        ];
+        launch_with(s, k, &args, groups, local)?;
+        let got = s.read(d, words * 4)?;
+        release(&[a, d]);
+        let want: Vec<u8> = input
+            .iter()
+            .enumerate()
+            .flat_map(|(i, w)| w.wrapping_mul(3).wrapping_add(((i / n) % tiles) as u32).to_ne_bytes())
+            .collect();
+        compare(&got, &want)
+    } else {
+        let input = bytes(groups * n, n as u64 + 17);
+        let items = groups * local;
+        let (a, d, sc) = (s.buffer_of(&input)?, s.buffer_of(&vec![0; groups * n])?, s.buffer_of(&vec![0; items * 4])?);
+        let args = [Arg::Mem(a), Arg::Mem(d), Arg::Mem(sc), Arg::Local(n), Arg::Int(n as i32)];
+        launch_with(s, k, &args, groups, local)?;
+        let (got, scratch) = (s.read(d, groups * n)?, s.read(sc, items * 4)?);
+        release(&[a, d, sc]);
+        let want_scratch: Vec<u8> = (0..items).flat_map(|i| ((i % local) as u32 * 7 + 1).to_ne_bytes()).collect();
+        match compare(&scratch, &want_scratch) {
+            Verdict::Passed if kernel == "in_region" => compare(&got, &input),
+            Verdict::Failed(w) => Verdict::Failed(format!("work-items' own stores: {w}")),
+            v => v,
+        }
+    };
+    cl!(clReleaseKernel(k));
+    Ok(verdict)
+}
+
 pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
     let mut out = Vec::new();
     for &(t, size) in TYPES {
@@ -417,6 +507,25 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
                         || ND_SOURCE.to_string(),
                         lacking(Some("cl_khr_extended_async_copies")),
                         move |s, p| nd_case(s, p, to_local, elem, planes),
+                    ),
+                });
+            }
+        }
+    }
+    // Work-group sizes: one work-item, one that does not divide the copy, a usual one and
+    // a large one; sizes just above the smallest shared copy, with a tail that is no
+    // whole number of 64-byte moves, and 16 KiB.
+    for kernel in ["stream", "in_region", "never_waited"] {
+        for local in [1, 7, 64, 256] {
+            for n in [300, 1029, 4096] {
+                out.push(Case {
+                    name: format!("async/shared/{kernel}/wg{local}/n{n}"),
+                    run: with_program(
+                        programs,
+                        "shared",
+                        || SHARED_SOURCE.to_string(),
+                        lacking(None),
+                        move |s, p| shared_case(s, p, kernel, local, n),
                     ),
                 });
             }

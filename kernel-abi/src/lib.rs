@@ -143,6 +143,26 @@ pub struct CopyLog {
     pub defer: u32,
     /// 1: every call goes to the driver (validation mode).
     pub slow: u32,
+    /// Parallel to `events`: how each operation's bytes move (`Share::bytes` 0: the
+    /// driver moves them).
+    pub shares: *mut Share,
+}
+
+/// A contiguous copy the work-items move themselves, a share each as they pass its call,
+/// the way a kernel copying a tile by hand interleaves the tile's loads with its
+/// computation (the driver moves the shares of work-items that did not pass it when
+/// the copy completes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Share {
+    pub dst: usize,
+    pub src: usize,
+    /// Bytes of the copy; 0 for an operation that is not shared.
+    pub bytes: usize,
+    /// Bytes of each share (the last one may be shorter).
+    pub chunk: usize,
+    /// Shares taken: the next work-item to pass the copy moves share `taken`.
+    pub taken: usize,
 }
 
 /// One work-item's view, as the launcher keeps it (`ferrocl_ctx` in
@@ -174,7 +194,8 @@ pub struct WorkItem {
 // The same offsets are asserted in builtins/clc/workitem.c.
 const _: () = assert!(core::mem::offset_of!(WorkItem, group) == 176);
 const _: () = assert!(core::mem::offset_of!(WorkItem, item) == 192);
-const _: () = assert!(core::mem::size_of::<CopyLog>() == 56);
+const _: () = assert!(core::mem::size_of::<CopyLog>() == 64);
+const _: () = assert!(core::mem::size_of::<Share>() == 40);
 const _: () = assert!(core::mem::offset_of!(WorkItem, stack_top) == 200);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::offset_of!(Group, scratch) == 216);
