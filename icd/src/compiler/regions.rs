@@ -82,10 +82,20 @@ pub fn make_resumable(
     // same for all), so it only orders what the kernel already allows. Kept where it
     // leaves fewer regions that run for every work-item.
     let barrier = format!("  call void @{JOIN_BARRIER}(i32 0, ptr {ctx})");
+    let is_join = |label: &str| first.joins.iter().any(|j| j == label);
     let mut cut = Vec::with_capacity(body.len() + first.joins.len());
-    for l in &body {
-        cut.push(l.clone());
-        if label_of(l).is_some_and(|label| first.joins.iter().any(|j| j == label)) {
+    for (i, l) in body.iter().enumerate() {
+        // A wait that only branches to a join ends its region there instead: the
+        // region after it would be empty (the events it noted complete at the join).
+        let to_join = body[i + 1..]
+            .iter()
+            .map(|n| n.trim())
+            .find(|n| !n.is_empty() && !n.contains("@llvm.lifetime."))
+            .and_then(|n| n.strip_prefix("br label %"))
+            .is_some_and(|target| is_join(target.split([',', ' ']).next().unwrap_or("")));
+        let waits = callees_in(l).iter().any(|c| sync(c) == Sync::ThenBarrier);
+        cut.push(if waits && to_join { format!("{l} {JOINED}") } else { l.clone() });
+        if label_of(l).is_some_and(is_join) {
             cut.push(barrier.clone());
         }
     }
@@ -97,6 +107,8 @@ pub fn make_resumable(
 
 /// The barrier `make_resumable` puts at joins (a name `sync` classifies as a barrier).
 const JOIN_BARRIER: &str = "__ferrocl_barrier";
+/// Marks a wait whose region ends at the join barrier it branches to.
+const JOINED: &str = "; ferrocl: ends at the join";
 
 /// A kernel made resumable, with what `make_resumable` decides on.
 struct Built {
@@ -383,6 +395,7 @@ fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Res
             continue;
         }
         let kind = callees_in(line).iter().map(|c| sync(c)).find(|s| *s != Sync::None).unwrap_or(Sync::None);
+        let kind = if kind == Sync::ThenBarrier && line.ends_with(JOINED) { Sync::None } else { kind };
         match kind {
             Sync::None => pieces.last_mut().unwrap().lines.push(line.clone()),
             Sync::Unsupported => return Err(format!("unsupported synchronisation in '{}'", line.trim())),
