@@ -226,6 +226,16 @@ void __ferrocl_group_catch_up(const ferrocl_group *g) {
     for (size_t i = 1; i < log->items; i++) log->reached[i] = k;
 }
 
+/* Called by the launcher before each work-item of a region the compiler marks as
+ * draining: moves the next share of the copy a region run once left unfinished. */
+QUERY void __ferrocl_group_drain(const ferrocl_group *g) {
+    ferrocl_copy_log *log = g->copies;
+    if (!log || !log->draining) return;
+    ferrocl_share *s = &log->shares[log->draining - 1];
+    take_share(s);
+    if (s->taken * s->chunk >= s->bytes) log->draining = 0;
+}
+
 /* Called by the launcher of a kernel run as regions after each region. */
 QUERY void __ferrocl_group_settle(const ferrocl_group *g) { g->services->settle(g); }
 QUERY void __ferrocl_barrier_scope(unsigned flags, int scope, const ferrocl_ctx *c) {

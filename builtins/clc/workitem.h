@@ -57,8 +57,9 @@ typedef struct {
     unsigned long waited;
     unsigned defer, slow;
     struct ferrocl_share *shares;
+    size_t draining;
 } ferrocl_copy_log;
-_Static_assert(sizeof(ferrocl_copy_log) == 64, "CopyLog layout");
+_Static_assert(sizeof(ferrocl_copy_log) == 72, "CopyLog layout");
 
 /* Mirrors kernel-abi's `Share`: a copy the work-items move a share each of. */
 typedef struct ferrocl_share {

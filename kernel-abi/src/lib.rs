@@ -146,6 +146,10 @@ pub struct CopyLog {
     /// Parallel to `events`: how each operation's bytes move (`Share::bytes` 0: the
     /// driver moves them).
     pub shares: *mut Share,
+    /// 1 + the operation whose remaining shares the work-items of the running region
+    /// move, one each before their own work (regions the compiler marks as draining);
+    /// 0: none.
+    pub draining: usize,
 }
 
 /// A contiguous copy the work-items move themselves, a share each as they pass its call,
@@ -194,7 +198,7 @@ pub struct WorkItem {
 // The same offsets are asserted in builtins/clc/workitem.c.
 const _: () = assert!(core::mem::offset_of!(WorkItem, group) == 176);
 const _: () = assert!(core::mem::offset_of!(WorkItem, item) == 192);
-const _: () = assert!(core::mem::size_of::<CopyLog>() == 64);
+const _: () = assert!(core::mem::size_of::<CopyLog>() == 72);
 const _: () = assert!(core::mem::size_of::<Share>() == 40);
 const _: () = assert!(core::mem::offset_of!(WorkItem, stack_top) == 200);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);

@@ -273,6 +273,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         let called = callees.values().any(|cs| cs.contains(&f.name));
         let mut barriers = None;
         let mut invariant = Vec::new();
+        let mut drain = Vec::new();
         if k.fibers && !called && !unnamed_types {
             let sync = |c: &str| sync_kind(c, &defined, &callees);
             // A refusal is not an error: the kernel then runs as fibers.
@@ -284,6 +285,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
                 k.regions = true;
                 barriers = Some(r.barriers);
                 invariant = r.invariant;
+                drain = r.drain;
             }
         }
         // Only the launchers are entry points: an internal kernel is dropped once inlined
@@ -303,6 +305,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
             ctx: needs.contains(&f.name),
             barriers,
             invariant,
+            drain,
             tracks: reaches_async(&f.name, &callees),
         };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;

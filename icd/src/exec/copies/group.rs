@@ -64,6 +64,7 @@ impl Default for GroupCopies {
                 defer: 0,
                 slow: 0,
                 shares: std::ptr::null_mut(),
+                draining: 0,
             },
             reached: Vec::new(),
             ops: Vec::new(),
@@ -135,6 +136,7 @@ impl GroupCopies {
         }
         self.op_events.clear();
         self.shares.clear();
+        self.log.draining = 0;
         self.events = 0;
         self.free.clear();
         self.event_ops.iter_mut().for_each(Vec::clear);
@@ -243,6 +245,9 @@ impl GroupCopies {
     /// is complete. Called from kernel code only (a wait, a fence, a region's end), where
     /// a fault in the kernel's addresses ends the group.
     fn finish_share(&mut self, k: usize) {
+        if self.log.draining == k + 1 {
+            self.log.draining = 0;
+        }
         let Some(s) = self.shares.get_mut(k).filter(|s| s.bytes != 0) else { return };
         let at = s.taken.saturating_mul(s.chunk).min(s.bytes);
         s.taken = s.bytes.div_ceil(s.chunk);
@@ -332,6 +337,12 @@ impl GroupCopies {
         }
         self.pending = pending;
         self.forget_passed();
+        // The next region, if the compiler marked it as draining, moves the first copy
+        // with shares left between its work-items' own work.
+        if self.log.draining == 0 {
+            let open = |s: &Share| s.bytes != 0 && s.taken.saturating_mul(s.chunk) < s.bytes;
+            self.log.draining = self.shares.iter().position(open).map_or(0, |k| k + 1);
+        }
     }
 
     /// Drops the operations at the front that every work-item has passed and that are
@@ -360,6 +371,8 @@ impl GroupCopies {
         self.ops.drain(..done);
         self.op_events.drain(..done);
         self.shares.drain(..done);
+        // Operations dropped are done, so the one draining (if any) is past them.
+        self.log.draining = self.log.draining.saturating_sub(done);
 
         for r in &mut self.reached {
             *r -= done as u32;
