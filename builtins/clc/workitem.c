@@ -236,8 +236,14 @@ QUERY void __ferrocl_group_drain(const ferrocl_group *g) {
     if (s->taken * s->chunk >= s->bytes) log->draining = 0;
 }
 
-/* Called by the launcher of a kernel run as regions after each region. */
-QUERY void __ferrocl_group_settle(const ferrocl_group *g) { g->services->settle(g); }
+/* Called by the launcher of a kernel run as regions after each region. A region that
+ * waited for nothing, with nothing else for the driver to do there (`settle` 0), skips
+ * the call: a tile of a double-buffered kernel passes several such regions. */
+QUERY void __ferrocl_group_settle(const ferrocl_group *g) {
+    const ferrocl_copy_log *log = g->copies;
+    if (!log || (!log->slow && !log->waited && !log->settle)) return;
+    g->services->settle(g);
+}
 QUERY void __ferrocl_barrier_scope(unsigned flags, int scope, const ferrocl_ctx *c) {
     (void)scope;
     __ferrocl_barrier(flags, c);

@@ -58,8 +58,9 @@ typedef struct {
     unsigned defer, slow;
     struct ferrocl_share *shares;
     size_t draining;
+    size_t settle;
 } ferrocl_copy_log;
-_Static_assert(sizeof(ferrocl_copy_log) == 72, "CopyLog layout");
+_Static_assert(sizeof(ferrocl_copy_log) == 80, "CopyLog layout");
 
 /* Mirrors kernel-abi's `Share`: a copy the work-items move a share each of. */
 typedef struct ferrocl_share {

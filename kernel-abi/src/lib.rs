@@ -150,6 +150,10 @@ pub struct CopyLog {
     /// move, one each before their own work (regions the compiler marks as draining);
     /// 0: none.
     pub draining: usize,
+    /// 1: the region's end must reach the driver's `settle` even with nothing waited for
+    /// in it (events past 64 pending, operations to forget, a copy to mark draining);
+    /// kernel code skips the call otherwise.
+    pub settle: usize,
 }
 
 /// A contiguous copy the work-items move themselves, a share each as they pass its call,
@@ -198,7 +202,7 @@ pub struct WorkItem {
 // The same offsets are asserted in builtins/clc/workitem.c.
 const _: () = assert!(core::mem::offset_of!(WorkItem, group) == 176);
 const _: () = assert!(core::mem::offset_of!(WorkItem, item) == 192);
-const _: () = assert!(core::mem::size_of::<CopyLog>() == 72);
+const _: () = assert!(core::mem::size_of::<CopyLog>() == 80);
 const _: () = assert!(core::mem::size_of::<Share>() == 40);
 const _: () = assert!(core::mem::offset_of!(WorkItem, stack_top) == 200);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);

@@ -65,6 +65,7 @@ impl Default for GroupCopies {
                 slow: 0,
                 shares: std::ptr::null_mut(),
                 draining: 0,
+                settle: 0,
             },
             reached: Vec::new(),
             ops: Vec::new(),
@@ -103,6 +104,17 @@ impl GroupCopies {
         self.log.defer = self.defer as u32;
         self.log.slow = (*MODE != Mode::Off) as u32;
         self.log.shares = self.shares.as_mut_ptr();
+        self.log.settle = self.needs_settle() as usize;
+    }
+
+    /// Whether the end of a region that waited for nothing still has work for `settle`:
+    /// events past 64 waited for, operations to forget, or a shared copy with shares left
+    /// and no region draining it yet. Kernel code skips the call otherwise.
+    fn needs_settle(&self) -> bool {
+        let open = |s: &Share| s.bytes != 0 && s.taken.saturating_mul(s.chunk) < s.bytes;
+        !self.pending.is_empty()
+            || (self.ops.len() >= FORGET_AT && self.check.is_none())
+            || (self.log.draining == 0 && self.shares.iter().any(open))
     }
 
     /// The validator for this group, in validation mode.
@@ -287,6 +299,7 @@ impl GroupCopies {
                     self.log.waited |= 1 << (e - 1);
                 } else if !self.pending.contains(&e) {
                     self.pending.push(e);
+                    self.log.settle = 1;
                 }
             } else {
                 self.complete_event(e);
@@ -343,6 +356,7 @@ impl GroupCopies {
             let open = |s: &Share| s.bytes != 0 && s.taken.saturating_mul(s.chunk) < s.bytes;
             self.log.draining = self.shares.iter().position(open).map_or(0, |k| k + 1);
         }
+        self.log.settle = self.needs_settle() as usize;
     }
 
     /// Drops the operations at the front that every work-item has passed and that are
