@@ -84,28 +84,57 @@ pub fn make_resumable(
     // A barrier at each join: every work-item reaches it (the branches to it are the
     // same for all), so it only orders what the kernel already allows. Kept where it
     // leaves fewer regions that run for every work-item.
+    let cut_at = |joins: &[String]| build(&define, &with_join_barriers(&body, joins, ctx, sync), types, ctx, sync);
+    let mut joins = first.joins.clone();
+    let mut best = match cut_at(&joins) {
+        Ok(second) if second.every_item < first.every_item => second,
+        _ => return Ok(first.resumable),
+    };
+    // Then without each join that does not pay, the last first: a barrier at a loop's
+    // head leaves the joins in its body (a `?:` choosing this tile's buffer) reached
+    // from one region, and a barrier there only adds a region run once, with its
+    // variables framed, each tile (the double-buffered stream: 14 regions, 4 with
+    // these pruned). Bounded: each try builds the kernel again.
+    for j in (0..joins.len()).rev().take(MAX_PRUNED) {
+        let mut fewer = joins.clone();
+        fewer.remove(j);
+        match cut_at(&fewer) {
+            Ok(t) if t.every_item <= best.every_item && t.resumable.barriers < best.resumable.barriers => {
+                joins = fewer;
+                best = t;
+            }
+            _ => {}
+        }
+    }
+    Ok(best.resumable)
+}
+
+/// The joins `make_resumable` tries removing one by one.
+const MAX_PRUNED: usize = 16;
+
+/// `body` with a barrier at the start of each block in `joins`; a wait that only
+/// branches to one of them ends its region there instead (the region after it would be
+/// empty: the events it noted complete at the join).
+fn with_join_barriers(body: &[String], joins: &[String], ctx: &str, sync: &dyn Fn(&str) -> Sync) -> Vec<String> {
     let barrier = format!("  call void @{JOIN_BARRIER}(i32 0, ptr {ctx})");
-    let is_join = |label: &str| first.joins.iter().any(|j| j == label);
-    let mut cut = Vec::with_capacity(body.len() + first.joins.len());
+    let is_join = |label: &str| joins.iter().any(|j| j == label);
+    let mut cut = Vec::with_capacity(body.len() + joins.len());
     for (i, l) in body.iter().enumerate() {
-        // A wait that only branches to a join ends its region there instead: the
-        // region after it would be empty (the events it noted complete at the join).
-        let to_join = body[i + 1..]
-            .iter()
-            .map(|n| n.trim())
-            .find(|n| !n.is_empty() && !n.contains("@llvm.lifetime."))
-            .and_then(|n| n.strip_prefix("br label %"))
-            .is_some_and(|target| is_join(target.split([',', ' ']).next().unwrap_or("")));
         let waits = callees_in(l).iter().any(|c| sync(c) == Sync::ThenBarrier);
-        cut.push(if waits && to_join { format!("{l} {JOINED}") } else { l.clone() });
+        let to_join = || {
+            body[i + 1..]
+                .iter()
+                .map(|n| n.trim())
+                .find(|n| !n.is_empty() && !n.contains("@llvm.lifetime."))
+                .and_then(|n| n.strip_prefix("br label %"))
+                .is_some_and(|target| is_join(target.split([',', ' ']).next().unwrap_or("")))
+        };
+        cut.push(if waits && to_join() { format!("{l} {JOINED}") } else { l.clone() });
         if label_of(l).is_some_and(is_join) {
             cut.push(barrier.clone());
         }
     }
-    match build(&define, &cut, types, ctx, sync) {
-        Ok(second) if second.every_item < first.every_item => Ok(second.resumable),
-        _ => Ok(first.resumable),
-    }
+    cut
 }
 
 /// The barrier `make_resumable` puts at joins (a name `sync` classifies as a barrier).

@@ -480,6 +480,62 @@ j:
     }
 
     #[test]
+    fn joins_that_end_no_region_more_get_no_barrier() {
+        // for (i = 0; i < n; i++) { buf = (i & 1) ? a : b; if (i > 0) wait; out[lid] = i; }
+        // Every block of the loop's body is reached from the region before the loop and
+        // from the one around it; once the loop's head has a barrier, the choice of
+        // `buf` joins within one region, and a barrier there would only add regions.
+        let body = "  %e = alloca ptr, align 8
+  %i = alloca i32, align 4
+  %b = alloca ptr addrspace(3), align 8
+  store i32 0, ptr %i, align 4
+  br label %h
+h:
+  %iv = load i32, ptr %i, align 4
+  %more = icmp slt i32 %iv, %3
+  br i1 %more, label %t, label %end
+t:
+  %it = load i32, ptr %i, align 4
+  %o = and i32 %it, 1
+  %odd = icmp ne i32 %o, 0
+  br i1 %odd, label %a, label %z
+a:
+  store ptr addrspace(3) %2, ptr %b, align 8
+  br label %s
+z:
+  store ptr addrspace(3) null, ptr %b, align 8
+  br label %s
+s:
+  %is = load i32, ptr %i, align 4
+  %c = icmp sgt i32 %is, 0
+  br i1 %c, label %w, label %j
+w:
+  call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 1, ptr %e)
+  br label %j
+j:
+  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
+  %iw = load i32, ptr %i, align 4
+  store i32 %iw, ptr addrspace(1) %q, align 4
+  %next = add i32 %iw, 1
+  store i32 %next, ptr %i, align 4
+  br label %h
+end:
+  ret void";
+        let lines: Vec<String> = body.lines().map(str::to_string).collect();
+        let r = make_resumable(DEFINE, &lines, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        // One region before the loop, run once; one for each iteration (its wait ends
+        // at the join's barrier), for every work-item. Barriers at every block of the
+        // body (the first try) made eight.
+        assert_eq!(r.barriers, 1, "{}", r.text);
+        let at_join = &r.text[r.text.find("\nj:").unwrap()..r.text.find("__fcl_r1:").unwrap()];
+        assert!(at_join.ends_with("ret i32 1\n"), "{}", r.text);
+        assert!(r.text.contains("\na:\n  store") && r.text.contains("\ns:\n  %is = load"), "{}", r.text);
+        assert_eq!(r.invariant.len(), 2);
+        assert!(r.invariant[0].is_some() && r.invariant[1].is_none());
+    }
+
+    #[test]
     fn a_wait_under_a_varying_condition_gets_no_barrier() {
         let lid = "  %k = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)\n  %c = icmp eq i64 %k, 0";
         assert_eq!(invariant(DEFINE, &conditional_wait(lid)), vec![None, None]);
