@@ -93,7 +93,7 @@ pub fn make_resumable(
     // Then without each join that does not pay, the last first: a barrier at a loop's
     // head leaves the joins in its body (a `?:` choosing this tile's buffer) reached
     // from one region, and a barrier there only adds a region run once, with its
-    // variables framed, each tile (the double-buffered stream: 14 regions, 4 with
+    // variables framed, each tile (the double-buffered stream: 13 regions, 5 with
     // these pruned). Bounded: each try builds the kernel again.
     for j in (0..joins.len()).rev().take(MAX_PRUNED) {
         let mut fewer = joins.clone();
