@@ -173,9 +173,7 @@ impl Pool {
             // (16 groups of 64 back to back: 190,000-280,000 launches/s in the runs that
             // fell into it, 590,000-900,000 in the others).
             let spent = start.elapsed().saturating_sub(waking);
-            let per_group = (spent.as_nanos() as u64 / ran as u64).max(1);
-            let old = group_ns.load(Ordering::Relaxed);
-            group_ns.store(if old == 0 { per_group } else { (old * 3 + per_group) / 4 }, Ordering::Relaxed);
+            note_group_ns(group_ns, (spent.as_nanos() as u64 / ran as u64).max(1));
         }
         if job.done.load(Ordering::Acquire) < total {
             // Helpers finish their last chunks: a short spin saves a sleep and a wake-up
@@ -194,15 +192,19 @@ impl Pool {
             // share, so that a kernel whose groups got shorter is worked on by the
             // issuing thread again.
             let busy = self.workers.min(total) as u128;
-            let per_group = ((start.elapsed().as_nanos() * busy / total as u128) as u64).max(1);
-            let old = group_ns.load(Ordering::Relaxed);
-            group_ns.store((old * 3 + per_group) / 4, Ordering::Relaxed);
+            note_group_ns(group_ns, ((start.elapsed().as_nanos() * busy / total as u128) as u64).max(1));
         }
         // Workers drop exhausted jobs only when they look for the next one; remove it
         // now so the launch (and the buffers it keeps alive) goes away with this call.
         self.shared.jobs.lock().retain(|j| !Arc::ptr_eq(j, &job));
         !job.failed.load(Ordering::Acquire)
     }
+}
+
+/// Folds one launch's time per group into the kernel's moving average (the first sets it).
+fn note_group_ns(group_ns: &AtomicU64, per_group: u64) {
+    let old = group_ns.load(Ordering::Relaxed);
+    group_ns.store(if old == 0 { per_group } else { (old * 3 + per_group) / 4 }, Ordering::Relaxed);
 }
 
 /// A launch whose groups together cost less than this runs on the issuing thread

@@ -111,10 +111,9 @@ impl GroupCopies {
     /// events past 64 waited for, operations to forget, or a shared copy with shares left
     /// and no region draining it yet. Kernel code skips the call otherwise.
     fn needs_settle(&self) -> bool {
-        let open = |s: &Share| s.bytes != 0 && s.taken.saturating_mul(s.chunk) < s.bytes;
         !self.pending.is_empty()
             || (self.ops.len() >= FORGET_AT && self.check.is_none())
-            || (self.log.draining == 0 && self.shares.iter().any(open))
+            || (self.log.draining == 0 && self.shares.iter().any(has_left))
     }
 
     /// The validator for this group, in validation mode.
@@ -353,8 +352,7 @@ impl GroupCopies {
         // The next region, if the compiler marked it as draining, moves the first copy
         // with shares left between its work-items' own work.
         if self.log.draining == 0 {
-            let open = |s: &Share| s.bytes != 0 && s.taken.saturating_mul(s.chunk) < s.bytes;
-            self.log.draining = self.shares.iter().position(open).map_or(0, |k| k + 1);
+            self.log.draining = self.shares.iter().position(has_left).map_or(0, |k| k + 1);
         }
         self.log.settle = self.needs_settle() as usize;
     }
@@ -376,7 +374,7 @@ impl GroupCopies {
             .zip(&self.shares)
             .take_while(|(op, share)| match op {
                 Op::Copy { job: Some(j), .. } => j.is_done(),
-                _ => share.bytes == 0 || share.taken.saturating_mul(share.chunk) >= share.bytes,
+                _ => !has_left(share),
             })
             .count();
         if done == 0 {
@@ -397,6 +395,11 @@ impl GroupCopies {
         }
         self.sync_log();
     }
+}
+
+/// A shared copy with shares nobody has moved yet.
+fn has_left(s: &Share) -> bool {
+    s.bytes != 0 && s.taken.saturating_mul(s.chunk) < s.bytes
 }
 
 /// The smallest share of a shared copy: a few lines, so that a large group's work-items
