@@ -259,8 +259,13 @@ pub const fn image_key(order: u32, channel_type: u32) -> u32 {
 pub const SPECIALISED_IMAGE_FORMATS: [(u32, u32); 5] =
     [(0x10B5, 0x10D2), (0x10B6, 0x10D2), (0x10B0, 0x10D2), (0x10B5, 0x10DE), (0x10B0, 0x10DE)];
 
+/// The version of the contract between the driver and kernel code (these types, the
+/// builtins archive, the helpers compiled into every kernel): program binaries record
+/// it, and the driver refuses those of another version.
+pub const KERNEL_ABI: u32 = 5;
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
-pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_4";
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_5";
+const _: () = assert!(BUILTINS_ABI_SYMBOL.as_bytes()[BUILTINS_ABI_SYMBOL.len() - 1] == b'0' + KERNEL_ABI as u8);
 
 /// `__ferrocl_launch_<kernel>`: runs every work-item of one group (no barriers).
 pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);

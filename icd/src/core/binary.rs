@@ -3,8 +3,9 @@
 //! object or library (LLVM IR text).
 //!
 //! ```text
-//! FERROCL-BINARY-3
+//! FERROCL-BINARY-4
 //! kind executable|compiled-object|library
+//! abi <the kernel ABI version of the driver that made it>
 //! isa <the instruction-set flags of the CPU it was compiled for>
 //! payload <bytes> <hash of the kind, kernel descriptions and payload>
 //! <kernel descriptions, executables only>
@@ -15,13 +16,17 @@
 //! An executable is code the process will map and run, so a binary is checked before
 //! anything of it is used: its length and hash (a truncated or damaged binary made
 //! the dynamic loader fault, and a damaged kernel description gives the launcher wrong
-//! argument sizes or offsets), and that this CPU has every instruction-set extension
-//! the code was compiled for (`-march=native`; another CPU would die of SIGILL).
+//! argument sizes or offsets), that it was made for the kernel ABI of this driver
+//! (compiled kernels read the driver's structures by their layout), and that this CPU
+//! has every instruction-set extension the code was compiled for (`-march=native`;
+//! another CPU would die of SIGILL).
 
 /// Version 3: the hash covers the kernel descriptions too (version 2 hashed the
 /// payload alone, and a flipped byte in a description could read as another one).
-const MAGIC: &str = "FERROCL-BINARY-3";
+/// Version 4: the kernel ABI line.
+const MAGIC: &str = "FERROCL-BINARY-4";
 const END: &str = "\n--\n";
+const ABI: u32 = ferrocl_kernel_abi::KERNEL_ABI;
 
 /// CPU flags (as `/proc/cpuinfo` names them) that decide which instructions compiled
 /// code may use; the others (`hypervisor`, `constant_tsc`, ...) do not matter to it.
@@ -116,9 +121,13 @@ fn hash(kind: &str, meta: &str, payload: &[u8]) -> String {
 pub fn pack(kind: Kind, isa: &[&str], meta: &str, payload: &[u8]) -> Vec<u8> {
     let isa = isa.join(" ");
     let hash = hash(kind.name(), meta, payload);
-    let mut out =
-        format!("{MAGIC}\nkind {}\nisa {isa}\npayload {} {hash}\n{meta}{}", kind.name(), payload.len(), &END[1..])
-            .into_bytes();
+    let mut out = format!(
+        "{MAGIC}\nkind {}\nabi {ABI}\nisa {isa}\npayload {} {hash}\n{meta}{}",
+        kind.name(),
+        payload.len(),
+        &END[1..]
+    )
+    .into_bytes();
     out.extend_from_slice(payload);
     out
 }
@@ -139,6 +148,9 @@ pub fn unpack<'a>(bytes: &'a [u8], cpu_flags: &str) -> Result<Unpacked<'a>, Stri
         Some("library") => Kind::Library,
         _ => return Err("damaged binary: no kind".into()),
     };
+    if lines.next() != Some(&format!("abi {ABI}")) {
+        return Err(format!("made by a FerroCL build of another kernel ABI (this one: {ABI}); rebuild it from source"));
+    }
     let isa = lines.next().and_then(|l| l.strip_prefix("isa ")).ok_or("damaged binary: no instruction set")?;
     let here = isa_of(cpu_flags);
     let lacking: Vec<&str> = isa.split_whitespace().filter(|f| !here.contains(f)).collect();
@@ -150,7 +162,7 @@ pub fn unpack<'a>(bytes: &'a [u8], cpu_flags: &str) -> Result<Unpacked<'a>, Stri
     if len != Some(payload.len()) {
         return Err(format!("truncated or extended binary: {} payload bytes, {len:?} recorded", payload.len()));
     }
-    let meta_start = head.match_indices('\n').nth(3).map_or(head.len(), |(i, _)| i + 1);
+    let meta_start = head.match_indices('\n').nth(4).map_or(head.len(), |(i, _)| i + 1);
     let meta = &head[meta_start.min(head.len())..];
     if hash != Some(self::hash(kind.name(), meta, payload).as_str()) {
         return Err("damaged binary: its contents do not match their hash".into());
@@ -206,5 +218,12 @@ mod tests {
         let e = unpack(&b, "fpu sse sse2 avx").unwrap_err();
         assert!(e.contains("avx2") && e.contains("fma"), "{e}");
         assert!(unpack(&b, "sse sse2 avx avx2 fma avx512f").is_ok(), "a CPU with more is fine");
+    }
+
+    #[test]
+    fn a_binary_of_another_kernel_abi_is_refused() {
+        let b = String::from_utf8_lossy(&sample()).replace(&format!("abi {ABI}\n"), "abi 4\n");
+        let e = unpack(b.as_bytes(), CPU).unwrap_err();
+        assert!(e.contains("another kernel ABI"), "{e}");
     }
 }
