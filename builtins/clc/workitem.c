@@ -19,6 +19,7 @@ INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
         c->ngr[d] = g->num_groups[d];
     }
     c->dim = g->work_dim;
+    c->alone = 0;
     c->group = g;
     c->copies = g->copies;
     c->item = 0;
@@ -83,6 +84,8 @@ QUERY void __ferrocl_ctx_set(ferrocl_ctx *c, size_t x, size_t y, size_t z) {
     c->lid[2] = z;
     c->item = (z * c->lsz[1] + y) * c->lsz[0] + x;
 }
+/* The first work-item runs a region for the whole group. */
+QUERY void __ferrocl_ctx_alone(ferrocl_ctx *c) { c->alone = 1; }
 QUERY void *__ferrocl_group_frames(const ferrocl_group *g) { return g->frames; }
 QUERY size_t __ferrocl_group_items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->lsz[2]; }
 
@@ -111,32 +114,28 @@ QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
 
 /* The async-copy builtins live in the Rust archive (builtins/src/async_copies.rs). Every
  * work-item of a group calls each copy and only the first issues it, so the IR rewrite
- * routes each call through one of these inline fast paths, which hands the others the
- * event straight from the group's copy log (and notes deferred waits) and calls the
- * archive's function, passed as `slow`, only when the driver has work to do. Inline,
- * the common call costs a few loads; as a call into the archive it cost the
- * double-buffered benchmark kernel 10% (copies alone 4.6 -> 5.05 ms). */
+ * routes each call through one of these inline fast paths, which moves a contiguous copy
+ * in place where it can (`moved`), hands the others the event straight from the group's
+ * copy log (and notes deferred waits), and calls the archive's function, passed as
+ * `slow`, only when the driver has work to do. Inline, the common call costs a few
+ * loads; as a call into the archive it cost the double-buffered benchmark kernel 10%
+ * (copies alone 4.6 -> 5.05 ms). */
 typedef AS(3) void local_p;
 typedef AS(1) void global_p;
 typedef const AS(3) void const_local_p;
 typedef const AS(1) void const_global_p;
 
-/* Moves the next share of a copy the work-items move themselves. Inline 64-byte moves:
- * glibc's memmove per share costs a call and its size dispatch each, and a plain loop
- * would be turned back into that call. */
-INLINE void take_share(ferrocl_share *s) {
-    size_t at = s->taken++ * s->chunk;
-    if (at >= s->bytes) return;
-    size_t n = s->bytes - at < s->chunk ? s->bytes - at : s->chunk;
-    char *d = s->dst + at;
-    const char *src = s->src + at;
+/* Moves `n` bytes. Inline 64-byte moves: glibc's memmove costs a call and its size
+ * dispatch per work-item's part, and for whole 16 KiB tiles it uses `rep movsb`, slower
+ * on the 2-core AMD machine than these moves (DESIGN.md "Copies moved where they are
+ * called"). A plain loop would be turned back into the call. */
+INLINE void move_bytes(char *d, const char *s, size_t n) {
     size_t i = 0;
-    for (; i + 64 <= n; i += 64) __builtin_memcpy_inline(d + i, src + i, 64);
-    for (; i < n; i++) d[i] = src[i];
+    for (; i + 64 <= n; i += 64) __builtin_memcpy_inline(d + i, s + i, 64);
+    for (; i < n; i++) d[i] = s[i];
 }
 
-/* This work-item's next copy operation was issued by an earlier one: take its event
- * (and its share of the bytes, where the copy is shared). */
+/* This work-item's next copy operation was issued by an earlier one: take its event. */
 INLINE int issued(const ferrocl_ctx *c, void **event) {
     ferrocl_copy_log *log = c->copies;
     size_t item = c->item;
@@ -145,7 +144,6 @@ INLINE int issued(const ferrocl_ctx *c, void **event) {
     if (k >= log->ops) return 0;
     log->reached[item] = k + 1;
     *event = (void *)log->events[k];
-    if (log->shares[k].bytes) take_share(&log->shares[k]);
     return 1;
 }
 
@@ -162,6 +160,31 @@ INLINE int noted(const ferrocl_ctx *c, int count, const size_t *ev) {
             log->waited |= 1ul << (e - 1);
         }
     }
+    return 1;
+}
+
+/* Kernels run as regions, outside validation mode: a contiguous copy into local memory
+ * moves as the work-items pass it, each its own 64-byte-aligned part, or the first
+ * work-item all of it where it runs the region for the whole group (`alone`). The copy
+ * needs no event: the wait for it ends the region, by which every part has moved. This
+ * is a copy by hand with no bookkeeping per work-item (PoCL's copies are such loops
+ * too). The group reads what it imports, so its own core moves it in any case; exports
+ * stay with the engine, which streams them past the cache and can hand them to idle
+ * cores (DESIGN.md "Imports moved where they are called" has the figures). `elem` 0: the
+ * kernel orders copies with fences, which the engine keeps (a work-item's parts of two
+ * copies would move before another work-item's parts of the first). */
+INLINE int moved(const ferrocl_ctx *c, size_t elem, char *dst, const char *src, size_t n) {
+    const ferrocl_copy_log *log = c->copies;
+    size_t bytes;
+    if (!elem || !log || log->slow || !log->defer || __builtin_mul_overflow(n, elem, &bytes)) return 0;
+    if (c->alone) {
+        move_bytes(dst, src, bytes);
+        return 1;
+    }
+    size_t items = c->lsz[0] * c->lsz[1] * c->lsz[2];
+    size_t part = ((bytes + items - 1) / items + 63) & ~(size_t)63;
+    size_t at = c->item * part;
+    if (at < bytes) move_bytes(dst + at, src + at, bytes - at < part ? bytes - at : part);
     return 1;
 }
 
@@ -184,7 +207,14 @@ INLINE int noted(const ferrocl_ctx *c, int count, const size_t *ev) {
      size_t a6, size_t a7), \
         (dst, d_off, src, s_off, a0, a1, a2, a3, a4, a5, a6, a7)
 #define FAST(NAME, SHAPE) FAST_COPY(NAME, SHAPE)
-FAST(__ferrocl_fast_copy_l, COPY(local_p, const_global_p))
+/* Contiguous copies into local memory: (slow, element size, dst, src, n, event, context). */
+QUERY void *__ferrocl_fast_copy_l(void *slow, size_t elem, local_p *dst, const_global_p *src, size_t n, void *e,
+                                  const ferrocl_ctx *c) {
+    void *event;
+    if (moved(c, elem, (char *)dst, (const char *)src, n)) return e;
+    if (issued(c, &event)) return event;
+    return ((void *(*)(local_p *, const_global_p *, size_t, void *, const ferrocl_ctx *))slow)(dst, src, n, e, c);
+}
 FAST(__ferrocl_fast_copy_g, COPY(global_p, const_local_p))
 FAST(__ferrocl_fast_strided_l, STRIDED(local_p, const_global_p))
 FAST(__ferrocl_fast_strided_g, STRIDED(global_p, const_local_p))
@@ -224,16 +254,6 @@ void __ferrocl_group_catch_up(const ferrocl_group *g) {
     if (!log || !log->items) return;
     unsigned k = log->reached[0];
     for (size_t i = 1; i < log->items; i++) log->reached[i] = k;
-}
-
-/* Called by the launcher before each work-item of a region the compiler marks as
- * draining: moves the next share of the copy a region run once left unfinished. */
-QUERY void __ferrocl_group_drain(const ferrocl_group *g) {
-    ferrocl_copy_log *log = g->copies;
-    if (!log || !log->draining) return;
-    ferrocl_share *s = &log->shares[log->draining - 1];
-    take_share(s);
-    if (s->taken * s->chunk >= s->bytes) log->draining = 0;
 }
 
 /* Called by the launcher of a kernel run as regions after each region. A region that

@@ -56,19 +56,9 @@ typedef struct {
     size_t issued;
     unsigned long waited;
     unsigned defer, slow;
-    struct ferrocl_share *shares;
-    size_t draining;
     size_t settle;
 } ferrocl_copy_log;
-_Static_assert(sizeof(ferrocl_copy_log) == 80, "CopyLog layout");
-
-/* Mirrors kernel-abi's `Share`: a copy the work-items move a share each of. */
-typedef struct ferrocl_share {
-    char *dst;
-    const char *src;
-    size_t bytes, chunk, taken;
-} ferrocl_share;
-_Static_assert(sizeof(ferrocl_share) == 40, "Share layout");
+_Static_assert(sizeof(ferrocl_copy_log) == 64, "CopyLog layout");
 
 _Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
@@ -84,6 +74,8 @@ typedef struct ferrocl_ctx_s {
     size_t gsz[3];
     size_t ngr[3];
     unsigned dim;
+    /* Set while the work-item runs a region for the whole group (`__ferrocl_first_<k>`). */
+    unsigned alone;
     const ferrocl_group *group;
     /* For the async-copy builtins, which run once per work-item and copy: the group's
      * copy log (one load instead of two) and the linear local id (set with the id). */

@@ -375,10 +375,11 @@ fn fence_case(s: &Session, p: cl_program, name: &str, n: usize) -> Result<Verdic
     })
 }
 
-/// Copies into local memory issued where every work-item runs (their regions hold
-/// per-work-item work), whose work-items each move a share of the copy as they pass it;
-/// the double-buffered `stream` also waits for its exports under a condition, which
-/// puts a barrier at the join after that wait (compiler/regions.rs).
+/// Copies issued where every work-item runs (their regions hold per-work-item work),
+/// whose work-items each move a part of the copy as they pass it (`in_region` into local
+/// memory, `out_region` out of it), and copies in regions run once for the group; the
+/// double-buffered `stream` also waits for its exports under a condition, which puts a
+/// barrier at the join after that wait (compiler/regions.rs).
 const SHARED_SOURCE: &str = r#"
 kernel void stream(global const uint *in, global uint *out, local uint *t0, local uint *t1, int tiles, int n) {
     size_t lid = get_local_id(0), lsz = get_local_size(0);
@@ -404,6 +405,15 @@ kernel void in_region(global const uchar *in, global uchar *out, global uint *sc
     scratch[get_global_id(0)] += 1u;
     wait_group_events(1, &e);
     for (size_t j = lid; j < n; j += lsz) out[g * (size_t)n + j] = tile[j];
+}
+kernel void out_region(global const uchar *in, global uchar *out, global uint *scratch, local uchar *tile, int n) {
+    size_t lid = get_local_id(0), lsz = get_local_size(0), g = get_group_id(0);
+    for (size_t j = lid; j < n; j += lsz) tile[j] = in[g * (size_t)n + j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scratch[get_global_id(0)] = (uint)lid * 7u;
+    event_t e = async_work_group_copy(out + g * (size_t)n, tile, n, 0);
+    scratch[get_global_id(0)] += 1u;
+    wait_group_events(1, &e);
 }
 /* The group ends with its copy in flight: the driver completes it. */
 kernel void never_waited(global const uchar *in, global uchar *out, global uint *scratch, local uchar *tile, int n) {
@@ -452,7 +462,7 @@ fn shared_case(s: &Session, p: cl_program, kernel: &str, local: usize, n: usize)
         release(&[a, d, sc]);
         let want_scratch: Vec<u8> = (0..items).flat_map(|i| ((i % local) as u32 * 7 + 1).to_ne_bytes()).collect();
         match compare(&scratch, &want_scratch) {
-            Verdict::Passed if kernel == "in_region" => compare(&got, &input),
+            Verdict::Passed if kernel != "never_waited" => compare(&got, &input),
             Verdict::Failed(w) => Verdict::Failed(format!("work-items' own stores: {w}")),
             v => v,
         }
@@ -513,9 +523,9 @@ pub fn cases(programs: &Programs) -> Vec<Case<'_>> {
         }
     }
     // Work-group sizes: one work-item, one that does not divide the copy, a usual one and
-    // a large one; sizes just above the smallest shared copy, with a tail that is no
-    // whole number of 64-byte moves, and 16 KiB.
-    for kernel in ["stream", "in_region", "never_waited"] {
+    // a large one; sizes that leave the large group's last work-items no part, with a tail
+    // that is no whole number of 64-byte moves, and 16 KiB.
+    for kernel in ["stream", "in_region", "out_region", "never_waited"] {
         for local in [1, 7, 64, 256] {
             for n in [300, 1029, 4096] {
                 out.push(Case {

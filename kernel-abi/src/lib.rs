@@ -143,34 +143,10 @@ pub struct CopyLog {
     pub defer: u32,
     /// 1: every call goes to the driver (validation mode).
     pub slow: u32,
-    /// Parallel to `events`: how each operation's bytes move (`Share::bytes` 0: the
-    /// driver moves them).
-    pub shares: *mut Share,
-    /// 1 + the operation whose remaining shares the work-items of the running region
-    /// move, one each before their own work (regions the compiler marks as draining);
-    /// 0: none.
-    pub draining: usize,
     /// 1: the region's end must reach the driver's `settle` even with nothing waited for
-    /// in it (events past 64 pending, operations to forget, a copy to mark draining);
-    /// kernel code skips the call otherwise.
+    /// in it (events past 64 pending, operations to forget); kernel code skips the call
+    /// otherwise.
     pub settle: usize,
-}
-
-/// A contiguous copy the work-items move themselves, a share each as they pass its call,
-/// the way a kernel copying a tile by hand interleaves the tile's loads with its
-/// computation (the driver moves the shares of work-items that did not pass it when
-/// the copy completes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Share {
-    pub dst: usize,
-    pub src: usize,
-    /// Bytes of the copy; 0 for an operation that is not shared.
-    pub bytes: usize,
-    /// Bytes of each share (the last one may be shorter).
-    pub chunk: usize,
-    /// Shares taken: the next work-item to pass the copy moves share `taken`.
-    pub taken: usize,
 }
 
 /// One work-item's view, as the launcher keeps it (`ferrocl_ctx` in
@@ -189,6 +165,8 @@ pub struct WorkItem {
     pub global_size: [usize; 3],
     pub num_groups: [usize; 3],
     pub work_dim: u32,
+    /// Set while the work-item runs a region for the whole group.
+    pub alone: u32,
     pub group: *const Group,
     /// The group's `CopyLog` (`Group::copies`), one load closer.
     pub copies: *mut CopyLog,
@@ -202,8 +180,7 @@ pub struct WorkItem {
 // The same offsets are asserted in builtins/clc/workitem.c.
 const _: () = assert!(core::mem::offset_of!(WorkItem, group) == 176);
 const _: () = assert!(core::mem::offset_of!(WorkItem, item) == 192);
-const _: () = assert!(core::mem::size_of::<CopyLog>() == 80);
-const _: () = assert!(core::mem::size_of::<Share>() == 40);
+const _: () = assert!(core::mem::size_of::<CopyLog>() == 64);
 const _: () = assert!(core::mem::offset_of!(WorkItem, stack_top) == 200);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::offset_of!(Group, scratch) == 216);

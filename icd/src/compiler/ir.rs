@@ -273,7 +273,6 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         let called = callees.values().any(|cs| cs.contains(&f.name));
         let mut barriers = None;
         let mut invariant = Vec::new();
-        let mut drain = Vec::new();
         if k.fibers && !called && !unnamed_types {
             let sync = |c: &str| sync_kind(c, &defined, &callees);
             // A refusal is not an error: the kernel then runs as fibers.
@@ -285,7 +284,6 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
                 k.regions = true;
                 barriers = Some(r.barriers);
                 invariant = r.invariant;
-                drain = r.drain;
             }
         }
         // Only the launchers are entry points: an internal kernel is dropped once inlined
@@ -305,7 +303,6 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
             ctx: needs.contains(&f.name),
             barriers,
             invariant,
-            drain,
             tracks: reaches_async(&f.name, &callees),
         };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
@@ -340,15 +337,22 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
 }
 
 /// The inline fast path (builtins/clc/workitem.c) a call to an async-copy builtin of
-/// the archive goes through, and its declaration.
-fn fast_path(mangled: &str) -> Option<(String, String)> {
+/// the archive goes through, its declaration, and the arguments the call gains before
+/// the builtin's own: the builtin, then for a contiguous copy into local memory its
+/// element's size in bytes, or 0 where the work-items must not move it themselves as
+/// they pass it (`moved` in builtins/clc/workitem.c): `immediate` false.
+fn fast_path(mangled: &str, immediate: bool) -> Option<(String, String, String)> {
     let name = opencl_name(mangled)?;
     let params = &mangled[mangled.find(name)? + name.len()..];
     if name == "wait_group_events" {
         let (space, list) =
             if params.starts_with("iPU9CLgeneric") { ("generic", "ptr addrspace(4)") } else { ("private", "ptr") };
         let helper = format!("__ferrocl_fast_wait_{space}");
-        return Some((helper.clone(), format!("declare void @{helper}(ptr, i32, {list}, ptr)")));
+        return Some((
+            helper.clone(),
+            format!("declare void @{helper}(ptr, i32, {list}, ptr)"),
+            format!("ptr @{mangled}, "),
+        ));
     }
     // (helper, sizes after the pointers, offsets follow each pointer)
     let (kind, sizes, offsets) = match name {
@@ -363,14 +367,46 @@ fn fast_path(mangled: &str) -> Option<(String, String)> {
     } else {
         ("g", "ptr addrspace(1)", "ptr addrspace(3)")
     };
-    let mut types = vec!["ptr", dst];
+    let mut types = vec!["ptr"];
+    let mut leading = format!("ptr @{mangled}, ");
+    if kind == "copy" && dir == "l" {
+        // The element type follows the destination's address space.
+        let elem = params.strip_prefix("PU7CLlocal").and_then(element_bytes)?;
+        types.push("i64");
+        let _ = write!(leading, "i64 {}, ", if immediate { elem } else { 0 });
+    }
+    types.push(dst);
     types.extend(offsets.then_some("i64"));
     types.push(src);
     types.extend(offsets.then_some("i64"));
     types.extend(std::iter::repeat("i64").take(sizes));
     types.extend(["ptr", "ptr"]);
     let helper = format!("__ferrocl_fast_{kind}_{dir}");
-    Some((helper.clone(), format!("declare ptr @{helper}({})", types.join(", "))))
+    Some((helper.clone(), format!("declare ptr @{helper}({})", types.join(", ")), leading))
+}
+
+/// The size in bytes of the OpenCL C type a mangled name continues with: `f` 4, `Dv4_f`
+/// 16, `Dv3_s` 8 (three-element vectors take four elements' room).
+fn element_bytes(mangled: &str) -> Option<u64> {
+    let (lanes, scalar) = match mangled.strip_prefix("Dv") {
+        Some(rest) => {
+            let (lanes, scalar) = rest.split_once('_')?;
+            (lanes.parse::<u64>().ok()?, scalar)
+        }
+        None => (1, mangled),
+    };
+    let bytes = if scalar.starts_with("Dh") {
+        2
+    } else {
+        match scalar.as_bytes().first()? {
+            b'c' | b'a' | b'h' => 1,
+            b's' | b't' => 2,
+            b'i' | b'j' | b'f' => 4,
+            b'l' | b'm' | b'd' => 8,
+            _ => return None,
+        }
+    };
+    Some(bytes * if lanes == 3 { 4 } else { lanes })
 }
 
 /// Routes every call of an async-copy builtin of the archive through its inline fast
@@ -379,12 +415,17 @@ fn fast_path(mangled: &str) -> Option<(String, String)> {
 fn route_fast_paths(module: &str, takes_context: &dyn Fn(&str) -> bool) -> (String, BTreeSet<String>) {
     let mut out = String::with_capacity(module.len() + 1024);
     let mut declarations = BTreeSet::new();
+    // Work-items move their own share of a contiguous copy as they pass it, out of order
+    // with the shares of the others: a fence, which orders copies, needs the engine.
+    let immediate = !module.contains("async_work_group_copy_fence");
     for line in module.lines() {
         let mut line = line.to_string();
         if !line.starts_with("declare ") && line.contains("call ") {
             for (name, open) in callee_names(&line).into_iter().rev() {
-                if let Some((helper, declaration)) = takes_context(&name).then(|| fast_path(&name)).flatten() {
-                    line.insert_str(open + 1, &format!("ptr @{name}, "));
+                if let Some((helper, declaration, leading)) =
+                    takes_context(&name).then(|| fast_path(&name, immediate)).flatten()
+                {
+                    line.insert_str(open + 1, &leading);
                     line.replace_range(open - name.len()..open, &helper);
                     declarations.insert(declaration);
                 }
@@ -776,23 +817,40 @@ declare void @{WAIT}(i32, ptr addrspace(4))
         // The builtin itself (the archive's export) gets the context as a last parameter,
         // and is called through the inline fast path, which receives it first.
         assert!(m.contains(&format!("declare ptr @{COPY}(ptr addrspace(3), ptr addrspace(1), i64, ptr, ptr)")), "{m}");
+        // A contiguous import's path also receives its element's size (float: 4 bytes).
         assert!(m.contains(&format!(
-            "call ptr @__ferrocl_fast_copy_l(ptr @{COPY}, ptr addrspace(3) %l, ptr addrspace(1) %g, i64 4, ptr null, \
-             ptr %__ferrocl_ctx)"
+            "call ptr @__ferrocl_fast_copy_l(ptr @{COPY}, i64 4, ptr addrspace(3) %l, ptr addrspace(1) %g, i64 4, \
+             ptr null, ptr %__ferrocl_ctx)"
         )));
         assert!(m.contains(&format!(
             "call void @__ferrocl_fast_wait_generic(ptr @{WAIT}, i32 1, ptr addrspace(4) %p, ptr %__ferrocl_ctx)"
         )));
-        assert!(
-            m.contains("declare ptr @__ferrocl_fast_copy_l(ptr, ptr addrspace(3), ptr addrspace(1), i64, ptr, ptr)")
-        );
+        assert!(m.contains(
+            "declare ptr @__ferrocl_fast_copy_l(ptr, i64, ptr addrspace(3), ptr addrspace(1), i64, ptr, ptr)"
+        ));
         assert!(m.contains("declare void @__ferrocl_fast_wait_generic(ptr, i32, ptr addrspace(4), ptr)"));
         assert_eq!(
-            fast_path("_Z26async_work_group_copy_3D3DPU8CLglobalvmPU7CLlocalKvmmmmmmmmm9ocl_event").unwrap().1,
+            fast_path("_Z26async_work_group_copy_3D3DPU8CLglobalvmPU7CLlocalKvmmmmmmmmm9ocl_event", true).unwrap().1,
             "declare ptr @__ferrocl_fast_3d_g(ptr, ptr addrspace(1), i64, ptr addrspace(3), i64, i64, i64, i64, i64, i64, \
              i64, i64, i64, ptr, ptr)"
         );
-        assert!(fast_path("_Z27async_work_group_copy_fencej").is_none());
+        assert!(fast_path("_Z27async_work_group_copy_fencej", true).is_none());
+        // In a kernel ordering its copies with fences, the engine moves them (size 0).
+        let fenced = format!(
+            "{module}declare void @_Z27async_work_group_copy_fencej(i32)\n\
+             define void @f() {{\n  call void @_Z27async_work_group_copy_fencej(i32 1)\n  ret void\n}}\n"
+        );
+        let m = rewrite(&fenced).unwrap().module;
+        assert!(m.contains(&format!("call ptr @__ferrocl_fast_copy_l(ptr @{COPY}, i64 0, ")), "{m}");
+    }
+
+    #[test]
+    fn element_sizes_follow_the_mangled_type() {
+        for (ty, bytes) in [("f", 4), ("c", 1), ("Dh", 2), ("Dv4_f", 16), ("Dv3_s", 8), ("Dv16_d", 128), ("m", 8)] {
+            assert_eq!(element_bytes(&format!("{ty}PU8CLglobal")), Some(bytes), "{ty}");
+        }
+        assert_eq!(element_bytes("v"), None);
+        assert_eq!(element_bytes("Dvx_f"), None);
     }
 
     #[test]

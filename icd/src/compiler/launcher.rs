@@ -39,11 +39,11 @@ pub const CTX: &str = "%__ferrocl_ctx";
 pub const DECLARATIONS: &str = "declare void @__ferrocl_ctx_init(ptr, ptr)
 declare i32 @__ferrocl_ctx_bound(ptr, i32)
 declare void @__ferrocl_ctx_set(ptr, i64, i64, i64)
+declare void @__ferrocl_ctx_alone(ptr)
 declare ptr @__ferrocl_group_frames(ptr)
 declare i64 @__ferrocl_group_items(ptr)
 declare void @__ferrocl_run_item(ptr, ptr, ptr, ptr)
 declare void @__ferrocl_group_settle(ptr)
-declare void @__ferrocl_group_drain(ptr)
 declare i1 @__ferrocl_group_may_share(ptr)
 declare void @__ferrocl_group_share(ptr, ptr, i64, i64)
 declare void @__ferrocl_group_catch_up(ptr)
@@ -68,9 +68,6 @@ pub struct Entry {
     /// The kernel calls async-copy builtins: its regions settle the group's waits when
     /// they end, and work-items skipped by a region run once catch up on its copies.
     pub tracks: bool,
-    /// For kernels made resumable, per region: each work-item first moves a share of a
-    /// copy an earlier region left unfinished (`Resumable::drain`).
-    pub drain: Vec<bool>,
 }
 
 pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
@@ -119,32 +116,6 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
         let _ = writeln!(out, "  call spir_func void @{name}({args}){inline}\n  ret void\n}}");
     }
 
-    // Regions that drain copies: a test of the region's (constant) number, which folds
-    // away in each region's copy of the loop.
-    let draining: Vec<usize> = e.drain.iter().enumerate().filter(|&(_, &d)| d).map(|(n, _)| n).collect();
-    let drain_step = if draining.is_empty() {
-        String::new()
-    } else {
-        let cases: String = draining.iter().map(|n| format!(" i32 {n}, label %yes")).collect();
-        let _ = writeln!(
-            out,
-            "define internal i1 @__ferrocl_drains_{name}(i32 %r) alwaysinline {{
-  switch i32 %r, label %no [{cases} ]
-yes:
-  ret i1 true
-no:
-  ret i1 false
-}}"
-        );
-        "%dr = call i1 @__ferrocl_drains_{name}(i32 %resume)
-  br i1 %dr, label %xdrain, label %xbody
-xdrain:
-  call void @__ferrocl_group_drain(ptr %group)
-  br label %xbody
-xbody:"
-            .replace("{name}", name)
-    };
-    let latch = if drain_step.is_empty() { "x" } else { "xbody" };
     // The loop over the group's work-items, x fastest.
     let body_call = if resumable {
         format!("%r = call i32 @__ferrocl_body_{name}(ptr %args, ptr %c, ptr %frames, i32 %resume)")
@@ -176,9 +147,8 @@ y:
   %y64 = zext nneg i32 %yi to i64
   br label %x
 x:
-  %xi = phi i32 [ 0, %y ], [ %xn, %{latch} ]
+  %xi = phi i32 [ 0, %y ], [ %xn, %x ]
   %x64 = zext nneg i32 %xi to i64
-  {drain_step}
   call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
   {body_call}
   %xn = add nuw nsw i32 %xi, 1
@@ -210,6 +180,7 @@ none:
   %c = alloca [32 x i64], align 16
   call void @__ferrocl_ctx_init(ptr %c, ptr %group)
   call void @__ferrocl_ctx_set(ptr %c, i64 0, i64 0, i64 0)
+  call void @__ferrocl_ctx_alone(ptr %c)
   {body_call}
   ret i32 %r
 }}"

@@ -38,9 +38,6 @@ pub struct Resumable {
     /// for one work-item (see `uniform`): the frame slots it stores, as (offset, size),
     /// variable `v` of work-item `i` being at `frames + items * offset + i * size`.
     pub invariant: Vec<Option<Vec<(u64, u64)>>>,
-    /// Per region: its work-items move the shares of a copy left unfinished by a region
-    /// run once before it (see `draining_regions`).
-    pub drain: Vec<bool>,
 }
 
 /// What a call does to a work-group.
@@ -229,7 +226,6 @@ fn build(
     let uniformity = super::uniform::invariant_regions(&pieces, &succs, &allocas, &derived, &framed, &starts);
     let joins = uniform_joins(&pieces, &succs, &starts, &uniformity);
     let every_item = uniformity.regions.iter().filter(|r| r.is_none()).count();
-    let drain = draining_regions(&pieces, &uniformity, sync);
     let invariant = uniformity
         .regions
         .into_iter()
@@ -323,46 +319,7 @@ fn build(
         }
     }
     out.push_str("}\n");
-    Ok(Built { resumable: Resumable { text: out, frame_size, barriers, invariant, drain }, joins, every_item })
-}
-
-/// The regions whose work-items each move a share of a copy a region run once left
-/// unfinished: those that follow a region run once that issues a copy and does not wait.
-/// Its one work-item takes one share; the rest would move at the copy's wait, all at
-/// once, where the work-items of the next region can move them between their own work
-/// (a double-buffered stream: the next tile's import in its own region, then the
-/// computation). A region that waits in the same region completes its copy there.
-fn draining_regions(pieces: &[Piece], u: &super::uniform::Uniformity, sync: &dyn Fn(&str) -> Sync) -> Vec<bool> {
-    const COPIES: &[&str] = &[
-        "async_work_group_copy",
-        "async_work_group_strided_copy",
-        "async_work_group_copy_2D2D",
-        "async_work_group_copy_3D3D",
-    ];
-    let mut drain = vec![false; u.regions.len()];
-    for (m, region) in u.regions.iter().enumerate() {
-        if region.is_none() {
-            continue;
-        }
-        let calls = || {
-            pieces
-                .iter()
-                .enumerate()
-                .filter(|&(i, _)| u.reach[m][i])
-                .flat_map(|(_, p)| &p.lines)
-                .flat_map(|l| callees_in(l))
-        };
-        let copies = calls().any(|c| super::ir_text::opencl_name(&c).is_some_and(|n| COPIES.contains(&n)));
-        let waits = calls().any(|c| sync(&c) == Sync::ThenBarrier);
-        if copies && !waits {
-            for (i, p) in pieces.iter().enumerate() {
-                if let Some(b) = p.barrier.filter(|_| u.reach[m][i]) {
-                    drain[b as usize] |= u.regions[b as usize].is_none();
-                }
-            }
-        }
-    }
-    drain
+    Ok(Built { resumable: Resumable { text: out, frame_size, barriers, invariant }, joins, every_item })
 }
 
 /// Blocks where paths from several regions meet, each reached from every such region's

@@ -9,12 +9,12 @@
 
 use std::sync::Arc;
 
-use ferrocl_kernel_abi::{AsyncCopy, CopyLog, Group, Share, HINT_STREAM};
+use ferrocl_kernel_abi::{AsyncCopy, CopyLog, Group, HINT_STREAM};
 
 use super::engine::{self, Job};
 use super::shape;
 use super::validate::{Mode, Validator, MODE};
-use crate::exec::fault::{self, DriverSection};
+use crate::exec::fault::DriverSection;
 
 enum Op {
     Copy { event: usize, job: Option<Arc<Job>>, copy: AsyncCopy },
@@ -31,8 +31,6 @@ pub struct GroupCopies {
     ops: Vec<Op>,
     /// The event of each operation (0 for fences), for `log`.
     op_events: Vec<usize>,
-    /// How each operation's bytes move, for `log` (see `Share`).
-    shares: Vec<Share>,
     /// Events handed out so far (events are 1..=events).
     events: usize,
     /// Events waited for and complete, to hand out again: waiting releases an event,
@@ -63,14 +61,11 @@ impl Default for GroupCopies {
                 waited: 0,
                 defer: 0,
                 slow: 0,
-                shares: std::ptr::null_mut(),
-                draining: 0,
                 settle: 0,
             },
             reached: Vec::new(),
             ops: Vec::new(),
             op_events: Vec::new(),
-            shares: Vec::new(),
             events: 0,
             free: Vec::new(),
             event_ops: Vec::new(),
@@ -103,17 +98,14 @@ impl GroupCopies {
         self.log.issued = self.events;
         self.log.defer = self.defer as u32;
         self.log.slow = (*MODE != Mode::Off) as u32;
-        self.log.shares = self.shares.as_mut_ptr();
         self.log.settle = self.needs_settle() as usize;
     }
 
     /// Whether the end of a region that waited for nothing still has work for `settle`:
-    /// events past 64 waited for, operations to forget, or a shared copy with shares left
-    /// and no region draining it yet. Kernel code skips the call otherwise.
+    /// events past 64 waited for, or operations to forget. Kernel code skips the call
+    /// otherwise.
     fn needs_settle(&self) -> bool {
-        !self.pending.is_empty()
-            || (self.ops.len() >= FORGET_AT && self.check.is_none())
-            || (self.log.draining == 0 && self.shares.iter().any(has_left))
+        !self.pending.is_empty() || (self.ops.len() >= FORGET_AT && self.check.is_none())
     }
 
     /// The validator for this group, in validation mode.
@@ -132,13 +124,6 @@ impl GroupCopies {
         if let Some(v) = self.check.as_mut().filter(|_| *MODE != Mode::Off) {
             v.finish(&self.reached, self.ops.len(), &(1..=self.events).collect::<Vec<_>>());
         }
-        // Shares of copies the kernel never waited for (guarded: this is no longer kernel
-        // code, and a fault must fail the group, not the process).
-        for s in self.shares.iter().filter(|s| s.bytes != 0) {
-            let at = s.taken.saturating_mul(s.chunk).min(s.bytes);
-            // SAFETY: the group's copy; its memory lives until the launch ends.
-            ok &= at == s.bytes || fault::guarded(|| unsafe { shape::move_part(s.dst, s.src, at..s.bytes) }).is_ok();
-        }
         for op in self.ops.drain(..) {
             if let Op::Copy { job: Some(j), .. } = op {
                 j.complete();
@@ -146,8 +131,6 @@ impl GroupCopies {
             }
         }
         self.op_events.clear();
-        self.shares.clear();
-        self.log.draining = 0;
         self.events = 0;
         self.free.clear();
         self.event_ops.iter_mut().for_each(Vec::clear);
@@ -168,7 +151,6 @@ impl GroupCopies {
     fn copy(&mut self, item: usize, c: &AsyncCopy, event: usize) -> usize {
         let (k, first) = self.arrive(item);
         if !first {
-            self.take_share(k);
             return match self.ops.get(k) {
                 Some(Op::Copy { event, copy, .. }) => {
                     if copy != c {
@@ -202,77 +184,20 @@ impl GroupCopies {
         let issued = AsyncCopy { hints: if self.stream { HINT_STREAM } else { 0 }, ..*c };
         // In validation mode an invalid copy is reported and skipped: its event completes
         // at once.
-        let valid = self.check.as_mut().map(|v| v.issued(item, c));
-        let share = match valid {
-            None if self.defer => self.share_of(c),
-            _ => Share::default(),
-        };
-        let job = match valid {
+        let job = match self.check.as_mut().map(|v| v.issued(item, c)) {
             Some(false) => None,
             Some(true) if *MODE == Mode::Delay => Some(engine::deferred(&issued)),
-            _ if share.bytes != 0 => None,
             _ => engine::issue(&issued),
         };
         self.ops.push(Op::Copy { event, job, copy: *c });
         self.op_events.push(event);
-        self.shares.push(share);
         self.sync_log();
-        self.take_share(k);
         event
-    }
-
-    /// How the work-items move `c` themselves, if they do: a contiguous copy into local
-    /// memory in a kernel run as regions, where every work-item passes the copy before the
-    /// region ends (and with it any wait for the copy). The group reads what it copies
-    /// into local memory, so its own core moves it anyway (engine::issue); moved at
-    /// issue, its loads cannot overlap the computation the way a kernel copying its
-    /// tile by hand does.
-    fn share_of(&self, c: &AsyncCopy) -> Share {
-        let c = shape::simplified(c);
-        let bytes = shape::bytes(&c);
-        if c.to_local == 0 || c.lines != 1 || c.planes != 1 || bytes <= engine::INLINE_BYTES {
-            return Share::default();
-        }
-        let per_item = bytes.div_ceil(self.reached.len().max(1)).next_multiple_of(64);
-        Share { dst: c.dst, src: c.src, bytes, chunk: per_item.max(SHARE_MIN), taken: 0 }
-    }
-
-    /// Moves the next share of operation `k`, if it is a shared copy (for a work-item
-    /// that reached it through the driver; kernel code takes the others' shares itself).
-    fn take_share(&mut self, k: usize) {
-        let Some(s) = self.shares.get_mut(k).filter(|s| s.bytes != 0) else { return };
-        let at = s.taken.saturating_mul(s.chunk);
-        s.taken += 1;
-        if at < s.bytes {
-            let part = at..s.bytes.min(at + s.chunk);
-            let s = *s;
-            // SAFETY: the kernel's copy, while its group runs; a fault is the kernel's.
-            DriverSection::kernel(|| unsafe { shape::move_part(s.dst, s.src, part) });
-        }
-    }
-
-    /// Moves the shares of operation `k` no work-item took (work-items that never passed
-    /// the copy, or whose region ran once for all, `__ferrocl_group_catch_up`), so the copy
-    /// is complete. Called from kernel code only (a wait, a fence, a region's end), where
-    /// a fault in the kernel's addresses ends the group.
-    fn finish_share(&mut self, k: usize) {
-        if self.log.draining == k + 1 {
-            self.log.draining = 0;
-        }
-        let Some(s) = self.shares.get_mut(k).filter(|s| s.bytes != 0) else { return };
-        let at = s.taken.saturating_mul(s.chunk).min(s.bytes);
-        s.taken = s.bytes.div_ceil(s.chunk);
-        if at < s.bytes {
-            let s = *s;
-            // SAFETY: as in take_share.
-            DriverSection::kernel(|| unsafe { shape::move_part(s.dst, s.src, at..s.bytes) });
-        }
     }
 
     fn complete_event(&mut self, event: usize) {
         for i in 0..self.event_ops.get(event).map_or(0, Vec::len) {
             let k = self.event_ops[event][i];
-            self.finish_share(k);
             if let Op::Copy { job: Some(j), .. } = &self.ops[k] {
                 if !j.is_done() {
                     j.complete();
@@ -310,9 +235,6 @@ impl GroupCopies {
         let (_, first) = self.arrive(item);
         if first {
             // Copies before the fence complete before any after it starts.
-            for k in 0..self.shares.len() {
-                self.finish_share(k);
-            }
             for op in &self.ops {
                 if let Op::Copy { job: Some(j), .. } = op {
                     j.complete();
@@ -320,7 +242,6 @@ impl GroupCopies {
             }
             self.ops.push(Op::Fence);
             self.op_events.push(0);
-            self.shares.push(Share::default());
             self.sync_log();
         }
     }
@@ -349,11 +270,6 @@ impl GroupCopies {
         }
         self.pending = pending;
         self.forget_passed();
-        // The next region, if the compiler marked it as draining, moves the first copy
-        // with shares left between its work-items' own work.
-        if self.log.draining == 0 {
-            self.log.draining = self.shares.iter().position(has_left).map_or(0, |k| k + 1);
-        }
         self.log.settle = self.needs_settle() as usize;
     }
 
@@ -371,10 +287,9 @@ impl GroupCopies {
         let passed = self.reached.iter().copied().min().unwrap_or(0) as usize;
         let done = self.ops[..passed.min(self.ops.len())]
             .iter()
-            .zip(&self.shares)
-            .take_while(|(op, share)| match op {
+            .take_while(|op| match op {
                 Op::Copy { job: Some(j), .. } => j.is_done(),
-                _ => !has_left(share),
+                _ => true,
             })
             .count();
         if done == 0 {
@@ -382,9 +297,6 @@ impl GroupCopies {
         }
         self.ops.drain(..done);
         self.op_events.drain(..done);
-        self.shares.drain(..done);
-        // Operations dropped are done, so the one draining (if any) is past them.
-        self.log.draining = self.log.draining.saturating_sub(done);
 
         for r in &mut self.reached {
             *r -= done as u32;
@@ -396,15 +308,6 @@ impl GroupCopies {
         self.sync_log();
     }
 }
-
-/// A shared copy with shares nobody has moved yet.
-fn has_left(s: &Share) -> bool {
-    s.bytes != 0 && s.taken.saturating_mul(s.chunk) < s.bytes
-}
-
-/// The smallest share of a shared copy: a few lines, so that a large group's work-items
-/// do not each pay a loop's setup for one line.
-const SHARE_MIN: usize = 256;
 
 /// Operations a group keeps before `forget_passed` looks for ones to drop: enough that
 /// renumbering is rare next to the copies.

@@ -42,15 +42,6 @@ pub unsafe fn run(c: &AsyncCopy) {
     unsafe { run_rows(c, 0..c.planes.saturating_mul(c.lines), 0..c.per_line.saturating_mul(c.elem)) }
 }
 
-/// Moves bytes `part` of a contiguous copy from `src` to `dst` (a share of it).
-///
-/// # Safety
-/// As for `run`, for the bytes given.
-pub unsafe fn move_part(dst: usize, src: usize, part: std::ops::Range<usize>) {
-    // SAFETY: the caller's contract.
-    unsafe { std::ptr::copy((src + part.start) as *const u8, (dst + part.start) as *mut u8, part.len()) }
-}
-
 /// Copies bytes `part` of each of the shape's `rows` (line `r % lines` of plane
 /// `r / lines`): the unit of work a copy is split into (see `Chunks`).
 ///
