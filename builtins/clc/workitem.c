@@ -127,8 +127,8 @@ typedef const AS(1) void const_global_p;
 
 /* Moves `n` bytes. Inline 64-byte moves: glibc's memmove costs a call and its size
  * dispatch per work-item's part, and for whole 16 KiB tiles it uses `rep movsb`, slower
- * on the 2-core AMD machine than these moves (DESIGN.md "Copies moved where they are
- * called"). A plain loop would be turned back into the call. */
+ * on the 2-core AMD machine than these moves (DESIGN.md "Async copies"). A plain loop
+ * would be turned back into the call. */
 INLINE void move_bytes(char *d, const char *s, size_t n) {
     size_t i = 0;
     for (; i + 64 <= n; i += 64) __builtin_memcpy_inline(d + i, s + i, 64);

@@ -415,8 +415,8 @@ fn element_bytes(mangled: &str) -> Option<u64> {
 fn route_fast_paths(module: &str, takes_context: &dyn Fn(&str) -> bool) -> (String, BTreeSet<String>) {
     let mut out = String::with_capacity(module.len() + 1024);
     let mut declarations = BTreeSet::new();
-    // Work-items move their own share of a contiguous copy as they pass it, out of order
-    // with the shares of the others: a fence, which orders copies, needs the engine.
+    // Work-items move their own part of a contiguous import as they pass it, out of order
+    // with the parts of the others: a fence, which orders copies, needs the engine.
     let immediate = !module.contains("async_work_group_copy_fence");
     for line in module.lines() {
         let mut line = line.to_string();
