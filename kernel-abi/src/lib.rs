@@ -242,7 +242,20 @@ pub const SPECIALISED_IMAGE_FORMATS: [(u32, u32); 5] =
 pub const KERNEL_ABI: u32 = 5;
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
 pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_5";
-const _: () = assert!(BUILTINS_ABI_SYMBOL.as_bytes()[BUILTINS_ABI_SYMBOL.len() - 1] == b'0' + KERNEL_ABI as u8);
+const _: () = assert!(suffix_number(BUILTINS_ABI_SYMBOL) == KERNEL_ABI);
+
+/// The decimal number a name ends with (for the check that the archive's symbol and
+/// `KERNEL_ABI` say the same version, whatever its number of digits).
+const fn suffix_number(name: &str) -> u32 {
+    let b = name.as_bytes();
+    let (mut i, mut n, mut scale) = (b.len(), 0, 1);
+    while i > 0 && b[i - 1].is_ascii_digit() {
+        n += (b[i - 1] - b'0') as u32 * scale;
+        scale *= 10;
+        i -= 1;
+    }
+    n
+}
 
 /// `__ferrocl_launch_<kernel>`: runs every work-item of one group (no barriers).
 pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);
