@@ -83,10 +83,14 @@ typedef struct ferrocl_ctx_s {
     size_t item;
     /* Above the work-item's stack frames: the group's, or the top of its fiber. */
     char *stack_top;
+    /* Copies and waits are answered here, without the driver (the log's `defer` set and
+     * `slow` clear): read once per region pass, it stays in a register. */
+    unsigned in_place;
 } ferrocl_ctx;
 _Static_assert(__builtin_offsetof(ferrocl_ctx, group) == 176, "WorkItem layout");
 _Static_assert(__builtin_offsetof(ferrocl_ctx, item) == 192, "WorkItem layout");
 _Static_assert(__builtin_offsetof(ferrocl_ctx, stack_top) == 200, "WorkItem layout");
+_Static_assert(__builtin_offsetof(ferrocl_ctx, in_place) == 208, "WorkItem layout");
 
 #define INLINE static inline __attribute__((always_inline))
 

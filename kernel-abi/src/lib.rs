@@ -175,6 +175,11 @@ pub struct WorkItem {
     /// An address above the work-item's stack frames (`Group::stack_top`, or the top of
     /// its fiber).
     pub stack_top: *mut c_void,
+    /// 1: kernel code answers copies and waits without the driver (`CopyLog::defer` set
+    /// and `slow` clear, fixed for the group). Read from the log once per region pass, so
+    /// the work-item loop keeps it in a register: a load from the log per work-item
+    /// cannot be hoisted past the copy's stores, which may alias it.
+    pub in_place: u32,
 }
 
 // The same offsets are asserted in builtins/clc/workitem.c.
@@ -182,6 +187,7 @@ const _: () = assert!(core::mem::offset_of!(WorkItem, group) == 176);
 const _: () = assert!(core::mem::offset_of!(WorkItem, item) == 192);
 const _: () = assert!(core::mem::size_of::<CopyLog>() == 64);
 const _: () = assert!(core::mem::offset_of!(WorkItem, stack_top) == 200);
+const _: () = assert!(core::mem::offset_of!(WorkItem, in_place) == 208);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::offset_of!(Group, scratch) == 216);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
@@ -239,9 +245,9 @@ pub const SPECIALISED_IMAGE_FORMATS: [(u32, u32); 5] =
 /// The version of the contract between the driver and kernel code (these types, the
 /// builtins archive, the helpers compiled into every kernel): program binaries record
 /// it, and the driver refuses those of another version.
-pub const KERNEL_ABI: u32 = 5;
+pub const KERNEL_ABI: u32 = 6;
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
-pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_5";
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_6";
 const _: () = assert!(suffix_number(BUILTINS_ABI_SYMBOL) == KERNEL_ABI);
 
 /// The decimal number a name ends with (for the check that the archive's symbol and

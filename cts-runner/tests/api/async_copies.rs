@@ -68,6 +68,52 @@ fn roundtrip_through_local_memory() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+// A barrier in a called function runs the work-items as fibers, one after another up
+// to each barrier or wait: the wait must hold every work-item until the whole copy has
+// moved (moved in place, each work-item's part moves as it passes the call), and each
+// reads the tile backwards, mostly parts others moved.
+const FIBERS: &str = r#"
+float4 after_barrier(local float4 *tile, size_t i) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return tile[i];
+}
+kernel void reversed(global const float4 *in, global float4 *out, local float4 *tile) {
+    size_t n = get_local_size(0), g = get_group_id(0), l = get_local_id(0);
+    event_t e = async_work_group_copy(tile, in + g * n, n, 0);
+    wait_group_events(1, &e);
+    float4 v = tile[n - 1 - l];
+    out[g * n + l] = v + after_barrier(tile, l);
+}
+"#;
+
+#[test]
+fn a_kernel_run_as_fibers_waits_for_the_whole_copy() {
+    let env = Env::new();
+    let p = build(&env, FIBERS, "-cl-std=CL3.0");
+    let k = kernel(p, "reversed");
+    let n = 64 * 4;
+    let input: Vec<f32> = (0..n * 4).map(|i| i as f32).collect();
+    let (bi, bo) = (buffer_of(&env, &input), env.buffer(0, n * 16, null_mut()));
+    set_arg(k, 0, &bi);
+    set_arg(k, 1, &bo);
+    ok!(cl!(clSetKernelArg(k, 2, 64 * 16, null())));
+    run(&env, k, &[n], Some(&[64]));
+    let out: Vec<f32> = read_as(&env, bo, n * 4);
+    for g in 0..4 {
+        for l in 0..64 {
+            for c in 0..4 {
+                let want = input[(g * 64 + 63 - l) * 4 + c] + input[(g * 64 + l) * 4 + c];
+                assert_eq!(out[(g * 64 + l) * 4 + c], want, "group {g} item {l}");
+            }
+        }
+    }
+    for m in [bi, bo] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 #[test]
 fn strided_gather_and_scatter() {
     let env = Env::new();
