@@ -210,7 +210,13 @@ impl Session {
                 let (mut ptr, len, mut status, mut e) = (bytes.as_ptr(), bytes.len(), 0, 0);
                 let p =
                     cl!(clCreateProgramWithBinary(self.context, 1, &self.device, &len, &mut ptr, &mut status, &mut e));
-                check(e, &format!("clCreateProgramWithBinary({})", path.display()))?;
+                // A binary the platform refuses (another vendor's, saved on a machine
+                // with another CPU) is built from source where the host can.
+                if let Err(refused) = check(e, &format!("clCreateProgramWithBinary({})", path.display())) {
+                    return self
+                        .build_from_source(source, options)
+                        .map_err(|build| format!("{refused}; building from source instead failed: {build}"));
+                }
                 let opts = CString::new(options).unwrap_or_default();
                 self.finish_build(p, &opts)
             }
