@@ -635,6 +635,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
         out.push((key.into(), (n * 16 * 256) as f64 / t / 1e9));
     }
     out.extend(crate::bench_vector::measure(s)?);
+    out.extend(crate::bench_reduce::measure(s)?);
     out.extend(crate::bench_async::measure(s)?);
     out.extend(crate::bench_image::measure(s)?);
     Ok(())

@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod bench_async;
 pub mod bench_image;
+pub mod bench_reduce;
 pub mod bench_vector;
 pub mod chart;
 pub mod cl;

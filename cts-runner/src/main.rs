@@ -626,9 +626,10 @@ fn bench(args: &[String]) -> i32 {
     use cts_runner::bench::{host_saxpy_gbs, host_sgemm_gflops, METRICS, SOURCE};
     use cts_runner::bench_async::{host_memcpy_gbs, METRICS as ASYNC_METRICS};
     use cts_runner::bench_image::METRICS as IMAGE_METRICS;
+    use cts_runner::bench_reduce::{host_sum_gbs, METRICS as REDUCE_METRICS};
     use cts_runner::bench_vector::{BUILTINS, METRICS as VECTOR_METRICS};
     let metrics: Vec<&(&str, &str, bool)> =
-        METRICS.iter().chain(VECTOR_METRICS).chain(ASYNC_METRICS).chain(IMAGE_METRICS).collect();
+        METRICS.iter().chain(VECTOR_METRICS).chain(REDUCE_METRICS).chain(ASYNC_METRICS).chain(IMAGE_METRICS).collect();
     let mut platforms = flag_values(args, "--platform");
     if platforms.is_empty() {
         platforms = vec!["FerroCL".into(), "Portable Computing Language".into()];
@@ -645,7 +646,8 @@ fn bench(args: &[String]) -> i32 {
     // The references are measured before and after the platforms, and the better kept:
     // the machine's noise only ever lowers a bandwidth, and a reference caught in a
     // slow moment would flatter every ratio against it.
-    let (host_before, memcpy_before, sgemm_before) = (host_saxpy_gbs(), host_memcpy_gbs(), host_sgemm_gflops());
+    let (host_before, memcpy_before, sgemm_before, sum_before) =
+        (host_saxpy_gbs(), host_memcpy_gbs(), host_sgemm_gflops(), host_sum_gbs());
     let mut results: Vec<(String, std::collections::HashMap<String, f64>)> = Vec::new();
     for name in &platforms {
         let _ = std::fs::write(&warm, format!("{SOURCE}\n// warm {}\n", std::process::id()));
@@ -681,6 +683,7 @@ fn bench(args: &[String]) -> i32 {
     let host = host_saxpy_gbs().max(host_before);
     let memcpy = host_memcpy_gbs().max(memcpy_before);
     let sgemm = host_sgemm_gflops().max(sgemm_before);
+    let sum = host_sum_gbs().max(sum_before);
     let names: Vec<String> = results.iter().map(|(n, _)| n.chars().take(22).collect()).collect();
     print!("{:<58}", "metric");
     for n in &names {
@@ -719,6 +722,7 @@ fn bench(args: &[String]) -> i32 {
     println!("{:<58}{:>24.3}", "host saxpy, all cores, GB/s (reference)", host);
     println!("{:<58}{:>24.3}", "host memcpy, all cores, read+write GB/s (reference)", memcpy);
     println!("{:<58}{:>24.3}", "host SGEMM 512^3, all cores, GFLOP/s (reference)", sgemm);
+    println!("{:<58}{:>24.3}", "host sum of 64 MiB floats, all cores, GB/s (reference)", sum);
     for (n, v) in &results {
         if let Some(s) = v.get("saxpy_gbs") {
             println!("{:<58}{:>23.1}%", format!("{n} saxpy / host saxpy"), 100.0 * s / host);
@@ -730,6 +734,9 @@ fn bench(args: &[String]) -> i32 {
             if let Some(s) = v.get(key) {
                 println!("{:<58}{:>23.1}%", format!("{n} {what} / host memcpy"), 100.0 * s / memcpy);
             }
+        }
+        if let Some(s) = v.get("reduce_tree_gbs") {
+            println!("{:<58}{:>23.1}%", format!("{n} tree reduction / host sum"), 100.0 * s / sum);
         }
     }
     if let Some(path) = flag_values(args, "--json").pop() {
@@ -743,7 +750,7 @@ fn bench(args: &[String]) -> i32 {
             .collect();
         let json =
             format!(
-                "{{\n  \"host_saxpy_gbs\": {host},\n  \"host_memcpy_gbs\": {memcpy},\n  \"host_sgemm_gflops\": {sgemm},\n{}\n}}\n",
+                "{{\n  \"host_saxpy_gbs\": {host},\n  \"host_memcpy_gbs\": {memcpy},\n  \"host_sgemm_gflops\": {sgemm},\n  \"host_sum_gbs\": {sum},\n{}\n}}\n",
                 body.join(",\n")
             );
         if let Err(e) = std::fs::write(&path, json) {
