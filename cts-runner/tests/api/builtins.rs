@@ -375,6 +375,57 @@ fn pi_functions_roots_and_normalize_give_the_exact_values() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+// Division and sqrt, scalar and vector, against the host's IEEE 754 operations: the
+// device claims CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, which the option asks for.
+const ROUNDED: &str = r#"
+kernel void rounded(global const float *x, global const float *y, global float *o) {
+    size_t i = get_global_id(0);
+    o[4 * i] = x[i] / y[i];
+    o[4 * i + 1] = sqrt(x[i]);
+    float4 q = vload4(i / 4, x) / vload4(i / 4, y), r = sqrt(vload4(i / 4, x));
+    o[4 * i + 2] = q[i % 4];
+    o[4 * i + 3] = r[i % 4];
+}
+"#;
+
+#[test]
+fn divide_and_sqrt_are_correctly_rounded() {
+    let env = Env::new();
+    let config: cl_device_fp_config = device_info(env.device, CL_DEVICE_SINGLE_FP_CONFIG);
+    assert_ne!(config & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, 0, "{config:#x}");
+    let p = build(&env, ROUNDED, "-cl-fp32-correctly-rounded-divide-sqrt");
+    let k = kernel(p, "rounded");
+    // Positive floats from every binade, denormals included, from a fixed generator.
+    let n = 1 << 16;
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        f32::from_bits((state as u32) & 0x7f7f_ffff)
+    };
+    let (x, y): (Vec<f32>, Vec<f32>) = (0..n).map(|_| (next(), next())).unzip();
+    let (bx, by) = (buffer_of(&env, &x), buffer_of(&env, &y));
+    let bo = env.buffer(0, n * 16, null_mut());
+    set_arg(k, 0, &bx);
+    set_arg(k, 1, &by);
+    set_arg(k, 2, &bo);
+    run(&env, k, &[n], None);
+    let o: Vec<f32> = read_as(&env, bo, n * 4);
+    for i in 0..n {
+        let (q, r) = ((x[i] / y[i]).to_bits(), x[i].sqrt().to_bits());
+        assert_eq!(o[4 * i].to_bits(), q, "{} / {}", x[i], y[i]);
+        assert_eq!(o[4 * i + 1].to_bits(), r, "sqrt({})", x[i]);
+        assert_eq!(o[4 * i + 2].to_bits(), q, "float4: {} / {}", x[i], y[i]);
+        assert_eq!(o[4 * i + 3].to_bits(), r, "float4: sqrt({})", x[i]);
+    }
+    for m in [bx, by, bo] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 // The C library's, as host references (std links libm).
 extern "C" {
     fn lgammaf_r(x: f32, sign: *mut i32) -> f32;

@@ -217,8 +217,12 @@ impl Device {
         CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST
     }
 
+    /// Division and `sqrt` are the CPU's IEEE 754 instructions (`divss`, `sqrtss` and
+    /// their vector forms; `sqrt` is `__builtin_sqrtf` in builtins/clc/math.cl), so
+    /// they are correctly rounded, with `-cl-fp32-correctly-rounded-divide-sqrt` or
+    /// without.
     pub fn single_fp_config(&self) -> cl_device_fp_config {
         let fma = if self.host.has_fma { CL_FP_FMA } else { 0 };
-        CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | fma
+        CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT | fma
     }
 }
