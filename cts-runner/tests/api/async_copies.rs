@@ -40,12 +40,14 @@ kernel void planes(global const uchar *in, global uchar *out, local uchar *tile)
 }
 "#;
 
-#[test]
-fn roundtrip_through_local_memory() {
+/// Runs `name` from `source` (float4 `in`, float4 `out`, a `__local` float4 tile of the
+/// group's size) over `groups` groups of 64 on the inputs 0, 1, 2..., and checks every
+/// output against `want(input, group, item, component)`.
+fn run_tile_kernel(source: &str, name: &str, groups: usize, want: impl Fn(&[f32], usize, usize, usize) -> f32) {
     let env = Env::new();
-    let p = build(&env, SOURCE, "-cl-std=CL3.0");
-    let k = kernel(p, "roundtrip");
-    let n = 64 * 16;
+    let p = build(&env, source, "-cl-std=CL3.0");
+    let k = kernel(p, name);
+    let n = 64 * groups;
     let input: Vec<f32> = (0..n * 4).map(|i| i as f32).collect();
     let (bi, bo) = (buffer_of(&env, &input), env.buffer(0, n * 16, null_mut()));
     set_arg(k, 0, &bi);
@@ -53,11 +55,10 @@ fn roundtrip_through_local_memory() {
     ok!(cl!(clSetKernelArg(k, 2, 64 * 16, null())));
     run(&env, k, &[n], Some(&[64]));
     let out: Vec<f32> = read_as(&env, bo, n * 4);
-    for g in 0..16 {
+    for g in 0..groups {
         for l in 0..64 {
             for c in 0..4 {
-                let src = (g * 64 + 63 - l) * 4 + c;
-                assert_eq!(out[(g * 64 + l) * 4 + c], input[src] * 2.0, "group {g} item {l}");
+                assert_eq!(out[(g * 64 + l) * 4 + c], want(&input, g, l, c), "{name}: group {g} item {l}");
             }
         }
     }
@@ -66,6 +67,11 @@ fn roundtrip_through_local_memory() {
     }
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn roundtrip_through_local_memory() {
+    run_tile_kernel(SOURCE, "roundtrip", 16, |input, g, l, c| input[(g * 64 + 63 - l) * 4 + c] * 2.0);
 }
 
 // A barrier in a called function runs the work-items as fibers, one after another up
@@ -88,30 +94,9 @@ kernel void reversed(global const float4 *in, global float4 *out, local float4 *
 
 #[test]
 fn a_kernel_run_as_fibers_waits_for_the_whole_copy() {
-    let env = Env::new();
-    let p = build(&env, FIBERS, "-cl-std=CL3.0");
-    let k = kernel(p, "reversed");
-    let n = 64 * 4;
-    let input: Vec<f32> = (0..n * 4).map(|i| i as f32).collect();
-    let (bi, bo) = (buffer_of(&env, &input), env.buffer(0, n * 16, null_mut()));
-    set_arg(k, 0, &bi);
-    set_arg(k, 1, &bo);
-    ok!(cl!(clSetKernelArg(k, 2, 64 * 16, null())));
-    run(&env, k, &[n], Some(&[64]));
-    let out: Vec<f32> = read_as(&env, bo, n * 4);
-    for g in 0..4 {
-        for l in 0..64 {
-            for c in 0..4 {
-                let want = input[(g * 64 + 63 - l) * 4 + c] + input[(g * 64 + l) * 4 + c];
-                assert_eq!(out[(g * 64 + l) * 4 + c], want, "group {g} item {l}");
-            }
-        }
-    }
-    for m in [bi, bo] {
-        ok!(cl!(clReleaseMemObject(m)));
-    }
-    ok!(cl!(clReleaseKernel(k)));
-    ok!(cl!(clReleaseProgram(p)));
+    run_tile_kernel(FIBERS, "reversed", 4, |input, g, l, c| {
+        input[(g * 64 + 63 - l) * 4 + c] + input[(g * 64 + l) * 4 + c]
+    });
 }
 
 #[test]
