@@ -311,7 +311,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
     let (module, fast_paths) = route_fast_paths(&lines.join("\n"), &takes_context);
     // OpenCL's printf (vector conversions, one write per call) is ours, not the C
     // library's (builtins/clc/printf.c).
-    let mut module = module.replace("@printf(", "@__ferrocl_printf(");
+    let mut module = super::tls::hoist(&module.replace("@printf(", "@__ferrocl_printf("), &locals);
     for declaration in fast_paths {
         let _ = writeln!(module, "{declaration}");
     }

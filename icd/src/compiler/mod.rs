@@ -19,6 +19,7 @@ pub mod meta;
 pub mod options;
 pub mod regions;
 pub mod spirv;
+mod tls;
 mod tool;
 mod uniform;
 
