@@ -25,8 +25,9 @@ pub fn hoist(module: &str, locals: &[(String, u64)]) -> String {
     if names.is_empty() {
         return module.to_string();
     }
+    let values: Vec<String> = (0..names.len()).map(|i| format!("%__fcl_tls.{i}")).collect();
     let mut out = String::with_capacity(module.len() + 256);
-    let mut lines = module.lines().peekable();
+    let mut lines = module.lines();
     let mut any = false;
     while let Some(line) = lines.next() {
         out.push_str(line);
@@ -36,40 +37,32 @@ pub fn hoist(module: &str, locals: &[(String, u64)]) -> String {
         }
         let mut body: Vec<String> = Vec::new();
         for l in lines.by_ref() {
-            let end = l == "}";
             body.push(l.to_string());
-            if end {
+            if l == "}" {
                 break;
             }
         }
         let mut used = Vec::new();
         for l in body.iter_mut() {
             for (i, name) in names.iter().enumerate() {
-                let value = format!("%__fcl_tls.{i}");
-                if replace_operands(l, name, &value) && !used.contains(&i) {
+                if replace_operands(l, name, &values[i]) && !used.contains(&i) {
                     used.push(i);
                 }
             }
         }
-        if used.is_empty() {
-            body.iter().for_each(|l| {
-                out.push_str(l);
-                out.push('\n');
+        if !used.is_empty() {
+            any = true;
+            // The entry block: after its label, if it has one.
+            let at = usize::from(body.first().is_some_and(|l| is_label(l)));
+            let taken = used.iter().map(|&i| {
+                format!("  {} = call ptr addrspace(3) @{INTRINSIC}(ptr addrspace(3) @{})", values[i], names[i])
             });
-            continue;
+            body.splice(at..at, taken);
         }
-        any = true;
-        // The entry block: after its label, if it has one.
-        let at = usize::from(body.first().is_some_and(|l| is_label(l)));
-        let taken: Vec<String> = used
-            .iter()
-            .map(|&i| format!("  %__fcl_tls.{i} = call ptr addrspace(3) @{INTRINSIC}(ptr addrspace(3) @{})", names[i]))
-            .collect();
-        body.splice(at..at, taken);
-        body.iter().for_each(|l| {
+        for l in &body {
             out.push_str(l);
             out.push('\n');
-        });
+        }
     }
     if any && !module.contains(&format!("declare ptr addrspace(3) @{INTRINSIC}(")) {
         let _ = writeln!(out, "declare ptr addrspace(3) @{INTRINSIC}(ptr addrspace(3))");
