@@ -2,8 +2,6 @@
 //! a strided gather, 2D tile copies, and a double-buffered kernel against its
 //! synchronous twin. Platforms without `cl_khr_extended_async_copies` get no 2D figure.
 
-use std::time::Instant;
-
 use crate::bench::{arg, best, Session};
 use crate::cl;
 use crate::cl::*;
@@ -361,17 +359,9 @@ fn check_stream(s: &Session, out: cl_mem, work: i32) -> Result<(), String> {
 /// written: the reference for copy bandwidth.
 pub fn host_memcpy_gbs() -> f64 {
     let (src, mut dst) = (vec![1u8; BYTES], vec![0u8; BYTES]);
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let mut best_t = f64::INFINITY;
-    for _ in 0..20 {
-        let t = Instant::now();
-        std::thread::scope(|s| {
-            for (d, c) in dst.chunks_mut(BYTES.div_ceil(threads)).zip(src.chunks(BYTES.div_ceil(threads))) {
-                s.spawn(move || d.copy_from_slice(c));
-            }
-        });
-        best_t = best_t.min(t.elapsed().as_secs_f64());
-    }
+    let each = BYTES.div_ceil(crate::bench::host_threads());
+    let parts: Vec<_> = dst.chunks_mut(each).zip(src.chunks(each)).collect();
+    let best_t = crate::bench::on_host_threads(parts, 20, |(d, c)| d.copy_from_slice(c));
     std::hint::black_box(&dst);
     2.0 * BYTES as f64 / best_t / 1e9
 }

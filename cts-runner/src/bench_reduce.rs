@@ -6,7 +6,6 @@
 //! cores' bandwidth; read against the host's own sum of the same array on every core.
 
 use crate::bench::{arg, best, Session};
-use std::time::Instant;
 
 pub const METRICS: &[(&str, &str, bool)] = &[
     ("reduce_tree_gbs", "reduction of 64 MiB floats, local-memory tree, GB/s", true),
@@ -88,34 +87,12 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
 }
 
 /// The host's sum of the same array, one thread per core, each over a contiguous part:
-/// what plain compiled code reads from memory. The threads start once and pass a
-/// barrier before and after each pass: spawning them per pass cost as much as the pass
-/// on 16 cores (the reference fell from 95 GB/s at 8 cores to 77 at 16).
+/// what plain compiled code reads from memory.
 pub fn host_sum_gbs() -> f64 {
     let data = vec![1.0f32; BYTES / 4];
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let parts: Vec<&[f32]> = data.chunks(data.len().div_ceil(threads)).collect();
-    let barrier = std::sync::Barrier::new(parts.len());
-    let best_t = std::thread::scope(|s| {
-        let timers: Vec<_> = parts
-            .iter()
-            .map(|&part| {
-                let barrier = &barrier;
-                s.spawn(move || {
-                    // From this thread's start to the last thread's end.
-                    let mut best_t = f64::INFINITY;
-                    for _ in 0..10 {
-                        barrier.wait();
-                        let t = Instant::now();
-                        std::hint::black_box(sum(part));
-                        barrier.wait();
-                        best_t = best_t.min(t.elapsed().as_secs_f64());
-                    }
-                    best_t
-                })
-            })
-            .collect();
-        timers.into_iter().map(|h| h.join().unwrap_or(f64::INFINITY)).fold(0.0, f64::max)
+    let parts: Vec<&[f32]> = data.chunks(data.len().div_ceil(crate::bench::host_threads())).collect();
+    let best_t = crate::bench::on_host_threads(parts, 10, |part| {
+        std::hint::black_box(sum(part));
     });
     BYTES as f64 / best_t / 1e9
 }
