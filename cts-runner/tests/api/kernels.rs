@@ -551,3 +551,61 @@ fn values_recomputed_after_a_barrier_from_other_recomputed_values() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// Groups run in batches under one fault guard: a fault in one group fails the command
+/// and ends that group alone, every other group of the batch (before and after it) and
+/// of the launch still runs. With and without barriers (regions and plain item loops).
+#[test]
+fn a_fault_in_one_group_fails_the_command_and_every_other_group_runs() {
+    let env = Env::new();
+    let p = build(
+        &env,
+        r#"
+        kernel void wild(global uint *out, uint bad) {
+            if (get_group_id(0) == bad) *(volatile global uint *)(ulong)16 = 1;
+            out[get_global_id(0)] = get_global_id(0) + 1;
+        }
+        kernel void wild_barrier(global uint *out, uint bad) {
+            local uint seen[16];
+            seen[get_local_id(0)] = get_global_id(0) + 1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (get_group_id(0) == bad && get_local_id(0) == 7) *(volatile global uint *)(ulong)16 = 1;
+            out[get_global_id(0)] = seen[get_local_id(0)];
+        }"#,
+        "",
+    );
+    // 4096 groups: the pool hands them out in ranges of 64.
+    let (groups, local) = (4096usize, 16usize);
+    for name in ["wild", "wild_barrier"] {
+        for bad in [0u32, 70, 4095] {
+            let k = kernel(p, name);
+            let out = buffer_of(&env, &vec![0u32; groups * local]);
+            set_arg(k, 0, &out);
+            set_arg(k, 1, &bad);
+            let mut ev = null_mut();
+            ok!(cl!(clEnqueueNDRangeKernel(
+                env.queue,
+                k,
+                1,
+                null(),
+                [groups * local].as_ptr(),
+                [local].as_ptr(),
+                0,
+                null(),
+                &mut ev
+            )));
+            ok!(cl!(clFinish(env.queue)));
+            let status: cl_int = event_info(ev, CL_EVENT_COMMAND_EXECUTION_STATUS);
+            assert_eq!(status, CL_OUT_OF_RESOURCES, "{name}, group {bad} faults");
+            let got = read_as::<u32>(&env, out, groups * local);
+            for (i, &v) in got.iter().enumerate() {
+                if i / local != bad as usize {
+                    assert_eq!(v, i as u32 + 1, "{name}: work-item {i} (group {bad} faulted)");
+                }
+            }
+            ok!(cl!(clReleaseEvent(ev)));
+            ok!(cl!(clReleaseMemObject(out)));
+            ok!(cl!(clReleaseKernel(k)));
+        }
+    }
+}

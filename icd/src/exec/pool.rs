@@ -49,8 +49,8 @@ thread_local! {
     static CALLER: std::cell::RefCell<Option<Worker>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Runs one group; `false` when it failed (a kernel fault).
-type GroupFn = dyn Fn(&mut Worker, usize) -> bool + Send + Sync;
+/// Runs a range of groups; returns how many failed (a kernel fault).
+type GroupFn = dyn Fn(&mut Worker, std::ops::Range<usize>) -> usize + Send + Sync;
 
 pub struct Job {
     next: AtomicUsize,
@@ -117,7 +117,7 @@ impl Pool {
             return CALLER.with(|w| {
                 let mut w = w.borrow_mut();
                 let w = w.get_or_insert_with(Worker::new);
-                catch_unwind(AssertUnwindSafe(|| run(w, 0))).unwrap_or(false)
+                catch_unwind(AssertUnwindSafe(|| run(w, 0..1))).is_ok_and(|failed| failed == 0)
             });
         }
         // Enough chunks per worker to balance uneven groups, few enough that the
@@ -267,7 +267,7 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
         ran += job.chunk.min(job.total - start);
         let end = (start + job.chunk).min(job.total);
         // Every group runs, even after one failed.
-        let failures = catch_unwind(AssertUnwindSafe(|| (start..end).filter(|&g| !(job.run)(w, g)).count()));
+        let failures = catch_unwind(AssertUnwindSafe(|| (job.run)(w, start..end)));
         if !matches!(failures, Ok(0)) {
             job.failed.store(true, Ordering::Release);
         }
