@@ -70,13 +70,7 @@ impl Launch {
 
     /// Group `index` of a launch of `n` groups per dimension.
     fn group(&self, index: usize, n: [usize; 3]) -> Group {
-        // Divisions cost tens of cycles each, per group: 1D launches need none.
-        let id =
-            if n[1] * n[2] == 1 { [index, 0, 0] } else { [index % n[0], (index / n[0]) % n[1], index / (n[0] * n[1])] };
-        Group {
-            group_id: id,
-            // The last group of a dimension may be partial (non-uniform work-groups).
-            local_size: [0, 1, 2].map(|d| self.local[d].min(self.global[d] - id[d] * self.local[d])),
+        let mut group = Group {
             enqueued_local_size: self.local,
             global_offset: self.offset,
             global_size: self.global,
@@ -86,7 +80,21 @@ impl Launch {
             services: &SERVICES,
             runtime: std::ptr::null_mut(),
             ..Default::default()
-        }
+        };
+        self.place(&mut group, index);
+        group
+    }
+
+    /// Makes `group` group `index`: its id and size (the rest is the same for every
+    /// group of the launch).
+    fn place(&self, group: &mut Group, index: usize) {
+        let n = group.num_groups;
+        // Divisions cost tens of cycles each, per group: 1D launches need none.
+        let id =
+            if n[1] * n[2] == 1 { [index, 0, 0] } else { [index % n[0], (index / n[0]) % n[1], index / (n[0] * n[1])] };
+        group.group_id = id;
+        // The last group of a dimension may be partial (non-uniform work-groups).
+        group.local_size = [0, 1, 2].map(|d| self.local[d].min(self.global[d] - id[d] * self.local[d]));
     }
 
     /// The argument block for a group on `w`: the shared block, or the worker's copy
@@ -128,6 +136,16 @@ impl Launch {
         }
         let _mode = self.flush_denormals.then(super::denormals::FlushDenormals::begin);
         let sections = super::fault::Sections::here();
+        // What every group of the range shares; `run_one` places each group in it.
+        let mut group = self.group(range.start, n);
+        if self.frame_size > 0 {
+            group.frames = w.frames.as_mut_ptr().cast();
+        }
+        group.local_begin = w.arena.as_mut_ptr().cast();
+        group.local_end = group.local_begin.wrapping_byte_add(self.local_arg_total);
+        group.stack_top = std::ptr::addr_of!(stack_marker).cast_mut().cast();
+        group.scratch = w.scratch.as_mut_ptr().cast();
+        group.copies = (&mut w.copies as *mut super::copies::group::GroupCopies).cast();
         let mut failed = 0;
         let mut next = range.start;
         while next < range.end {
@@ -146,7 +164,7 @@ impl Launch {
                         return;
                     }
                     // SAFETY: the launch's library and block, on this worker.
-                    if !unsafe { self.run_one(w, index, n, args, &stack_marker, sections) } {
+                    if !unsafe { self.run_one(w, &mut group, index, args, sections) } {
                         if bad_copy == usize::MAX {
                             recorded(&mut bad_copy, index);
                         }
@@ -190,35 +208,26 @@ impl Launch {
         failed
     }
 
-    /// Runs group `index` inside the range's fault guard; `false` when one of its async
-    /// copies faulted.
+    /// Runs group `index` inside the range's fault guard, in `group` (the range's
+    /// shared fields set); `false` when one of its async copies faulted.
     ///
     /// # Safety
-    /// `args` is the launch's block for `w` (`args_for`), `stack_top` a local of the
-    /// caller's frame, and the call runs inside `fault::guarded_as`.
+    /// `args` is the launch's block for `w` (`args_for`), `group` points into `w`, and
+    /// the call runs inside `fault::guarded_as`.
     unsafe fn run_one(
         &self,
         w: &mut Worker,
+        group: &mut Group,
         index: usize,
-        n: [usize; 3],
         args: *const u8,
-        stack_top: &u8,
         sections: super::fault::Sections,
     ) -> bool {
-        let mut group = self.group(index, n);
+        self.place(group, index);
         let items: usize = group.local_size.iter().product();
         {
             // Setting the group up is the driver's code, not the kernel's.
             let _driver = sections.enter();
-            if self.frame_size > 0 {
-                group.frames = w.frames.as_mut_ptr().cast();
-                group.frames_end = group.frames.wrapping_byte_add(self.frame_size * items);
-            }
-            let arena = w.arena.as_mut_ptr();
-            group.local_begin = arena.cast();
-            group.local_end = group.local_begin.wrapping_byte_add(self.local_arg_total);
-            group.stack_top = (stack_top as *const u8).cast_mut().cast();
-            group.scratch = w.scratch.as_mut_ptr().cast();
+            group.frames_end = group.frames.wrapping_byte_add(self.frame_size * items);
             w.copies.begin(items, self.regions, self.stream);
             if let Some((l, v)) = self.validation.as_ref().and_then(|l| Some((l, w.copies.validator()?))) {
                 let arena = w.arena.as_ptr() as usize;
@@ -228,18 +237,17 @@ impl Launch {
                     (!self.static_locals || l.static_local.is_some()).then(|| (arena, arena + self.local_arg_total));
                 v.begin(l.clone(), group.group_id, group.local_size, local);
             }
-            group.copies = (&mut w.copies as *mut super::copies::group::GroupCopies).cast();
         }
         // SAFETY: the launcher and item functions come from the kernel library that
         // `keep` holds, and take exactly these arguments.
         unsafe {
             match self.item {
                 Some(item) if items > 1 => {
-                    if let Err(e) = w.fibers.run_group(item, &group, args) {
+                    if let Err(e) = w.fibers.run_group(item, group, args) {
                         panic!("{e}");
                     }
                 }
-                _ => (self.launch)(&group, args),
+                _ => (self.launch)(group, args),
             }
         }
         let _driver = sections.enter();
