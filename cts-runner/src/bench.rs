@@ -745,3 +745,23 @@ pub fn host_saxpy_gbs() -> f64 {
     std::hint::black_box(&y);
     12.0 * n as f64 / best_t / 1e9
 }
+
+#[cfg(test)]
+mod tests {
+    use super::on_host_threads;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn host_threads_run_every_pass_over_every_part_once() {
+        let passes = AtomicUsize::new(0);
+        let mut data = vec![0u32; 1000];
+        let parts: Vec<&mut [u32]> = data.chunks_mut(300).collect();
+        let t = on_host_threads(parts, 5, |part| {
+            passes.fetch_add(1, Ordering::Relaxed);
+            part.iter_mut().for_each(|v| *v += 1);
+        });
+        assert!(t.is_finite() && t >= 0.0, "best pass time {t}");
+        assert_eq!(passes.load(Ordering::Relaxed), 4 * 5, "4 parts, 5 passes each");
+        assert!(data.iter().all(|&v| v == 5), "every element passed 5 times");
+    }
+}
