@@ -114,6 +114,18 @@ QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
     c->group->services->barrier(c->group);
 }
 
+/* Unsigned division and remainder by a divisor known only at run time (a size query, a
+ * kernel argument): where it is a power of two, as it mostly is for group and image
+ * sizes, a shift or a mask instead of `div`, whose 10-40 cycles per work-item were 64%
+ * of the bench's barrier kernel (`x[(l + 1) % get_local_size(0)]`). The test is the
+ * same for every work-item of the loop. The IR rewrite (compiler/division.rs) routes
+ * the kernel's scalar `udiv` and `urem` here after guarding the divisor against 0. */
+#define UNSIGNED_DIVISION(T, SUFFIX) \
+    QUERY T __ferrocl_udiv_##SUFFIX(T x, T n) { return n & (n - 1) ? x / n : x >> __builtin_ctzg(n, 0); } \
+    QUERY T __ferrocl_urem_##SUFFIX(T x, T n) { return n & (n - 1) ? x % n : x & (n - 1); }
+UNSIGNED_DIVISION(unsigned, u32)
+UNSIGNED_DIVISION(unsigned long, u64)
+
 /* The async-copy builtins live in the Rust archive (builtins/src/async_copies.rs). Every
  * work-item of a group calls each copy and only the first issues it, so the IR rewrite
  * routes each call through one of these inline fast paths, which moves a contiguous copy

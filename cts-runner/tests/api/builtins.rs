@@ -774,3 +774,73 @@ fn integer_division_by_zero_does_not_kill_the_host() {
     ok!(cl!(clReleaseKernel(k2)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// Unsigned division and remainder by divisors known only at run time (kernel
+/// arguments and size queries) go through helpers that shift and mask for powers of
+/// two (compiler/division.rs): exact against the host for 32 and 64 bits, powers of
+/// two and others, and a zero divisor does not bring the process down.
+#[test]
+fn unsigned_division_by_run_time_divisors() {
+    let env = Env::new();
+    let p = build(
+        &env,
+        r#"
+        kernel void udivs(global const ulong *a, global const ulong *n, global ulong *out) {
+            size_t i = get_global_id(0);
+            ulong x = a[i], d = n[i];
+            uint x32 = (uint)x, d32 = (uint)d;
+            out[6 * i] = x / d;
+            out[6 * i + 1] = x % d;
+            out[6 * i + 2] = x32 / d32;
+            out[6 * i + 3] = x32 % d32;
+            out[6 * i + 4] = (i + 1) % get_local_size(0);
+            out[6 * i + 5] = i / get_local_size(0);
+        }"#,
+        "",
+    );
+    let k = kernel(p, "udivs");
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    // A multiple of both group sizes below.
+    let n = 4032;
+    let a: Vec<u64> = (0..n).map(|_| next()).collect();
+    // Powers of two (1 up to 2^63, some past 32 bits), small and large others, and 0.
+    let d: Vec<u64> = (0..n)
+        .map(|i| match i % 4 {
+            0 => 1u64 << (next() % 64),
+            1 => next() % 1000,
+            2 => next() >> (next() % 64),
+            _ => (next() % 3) << 32 | (next() % 9),
+        })
+        .collect();
+    let (ba, bd) = (buffer_of(&env, &a), buffer_of(&env, &d));
+    let bo = env.buffer(0, n * 6 * 8, null_mut());
+    set_arg(k, 0, &ba);
+    set_arg(k, 1, &bd);
+    set_arg(k, 2, &bo);
+    for local in [64usize, 48] {
+        run(&env, k, &[n], Some(&[local]));
+        let o: Vec<u64> = read_as(&env, bo, n * 6);
+        for i in 0..n {
+            let (x, y, x32, y32) = (a[i], d[i], a[i] as u32, d[i] as u32);
+            if let (Some(q), Some(r)) = (x.checked_div(y), x.checked_rem(y)) {
+                assert_eq!((o[6 * i], o[6 * i + 1]), (q, r), "{x} / {y}");
+            }
+            if let (Some(q), Some(r)) = (x32.checked_div(y32), x32.checked_rem(y32)) {
+                assert_eq!((o[6 * i + 2], o[6 * i + 3]), (q as u64, r as u64), "{x32} / {y32}");
+            }
+            let g = i as u64;
+            assert_eq!((o[6 * i + 4], o[6 * i + 5]), ((g + 1) % local as u64, g / local as u64), "local {local}");
+        }
+    }
+    for m in [ba, bd, bo] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -4,6 +4,12 @@
 //! divides chars by zero). Every `sdiv`, `udiv`, `srem` and `urem` of the kernel module
 //! gets its divisor replaced by 1 where the division would trap; the optimiser folds the
 //! guard away for constant divisors, and next to a division it costs little.
+//!
+//! Scalar `udiv` and `urem` by a divisor that is not a constant (a size query, a kernel
+//! argument) then call helpers in builtins/clc/workitem.c that shift or mask where the
+//! divisor is a power of two: on the 2-core machine `x[(l + 1) % get_local_size(0)]`
+//! spent 64% of the bench's barrier kernel in `div`, and the barrier cost per
+//! work-item went 1.25-1.47 -> 1.08-1.13 ns.
 
 use std::fmt::Write;
 
@@ -60,22 +66,51 @@ fn guard_line(line: &str, n: usize) -> Option<String> {
         format!("{p}_zero")
     };
     let _ = writeln!(out, "  {p}_d = select {i1} {bad}, {ty} {}, {ty} {b}", constant(lanes, bits, "1"));
-    let _ = write!(out, "{lhs} = {op} {ty} {a}, {p}_d{meta}");
+    match unsigned_helper(op, lanes, bits, b) {
+        Some(helper) => {
+            let _ = write!(out, "{lhs} = call {ty} @{helper}({ty} {a}, {ty} {p}_d){meta}");
+        }
+        None => {
+            let _ = write!(out, "{lhs} = {op} {ty} {a}, {p}_d{meta}");
+        }
+    }
     Some(out)
 }
 
-/// Guards every integer division of the module.
+/// The helper (builtins/clc/workitem.c) for a scalar unsigned division or remainder by
+/// a divisor that is not a constant: a shift or a mask where the divisor turns out a
+/// power of two. Constant divisors are the optimiser's already.
+fn unsigned_helper(op: &str, lanes: Option<u32>, bits: u32, divisor: &str) -> Option<String> {
+    let constant = divisor.parse::<i128>().is_ok();
+    (lanes.is_none() && !constant && matches!(bits, 32 | 64) && matches!(op, "udiv" | "urem"))
+        .then(|| format!("__ferrocl_{op}_u{bits}"))
+}
+
+/// Guards every integer division of the module, and routes scalar unsigned ones by a
+/// run-time divisor through the helpers (declared at the end).
 pub fn guard(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut n = 0;
+    let mut helpers = std::collections::BTreeSet::new();
     for line in text.lines() {
         match guard_line(line, n) {
             Some(g) => {
+                if let Some(call) = g.split_once(" = call ").map(|(_, c)| c) {
+                    let ty = call.split(' ').next().unwrap_or_default();
+                    let name = call.split_once('@').and_then(|(_, r)| r.split_once('(')).map(|(f, _)| f);
+                    if let Some(name) = name {
+                        helpers.insert(format!("declare {ty} @{name}({ty}, {ty})"));
+                    }
+                }
                 out.push_str(&g);
                 n += 1;
             }
             None => out.push_str(line),
         }
+        out.push('\n');
+    }
+    for d in helpers {
+        out.push_str(&d);
         out.push('\n');
     }
     out
@@ -103,6 +138,14 @@ mod tests {
             "{v}"
         );
         assert!(v.ends_with("%q = urem <2 x i64> %x, %__fcl_div0_d\n"), "{v}");
+        let h = guard("  %q = urem i64 %x, %n\n  %r = udiv i32 %x, %m\n  %s = udiv i64 %x, 12\n");
+        assert!(h.contains("%q = call i64 @__ferrocl_urem_u64(i64 %x, i64 %__fcl_div0_d)"), "{h}");
+        assert!(h.contains("%r = call i32 @__ferrocl_udiv_u32(i32 %x, i32 %__fcl_div1_d)"), "{h}");
+        assert!(h.contains("%s = udiv i64 %x, %__fcl_div2_d"), "constant divisors stay: {h}");
+        assert!(
+            h.ends_with("declare i32 @__ferrocl_udiv_u32(i32, i32)\ndeclare i64 @__ferrocl_urem_u64(i64, i64)\n"),
+            "{h}"
+        );
         let e = guard("  %r = sdiv exact i64 %a, 8\n");
         assert!(e.contains("icmp eq i64 %a, -9223372036854775808"), "{e}");
         assert_eq!(guard("  %f = fdiv float %a, %b\n"), "  %f = fdiv float %a, %b\n");
