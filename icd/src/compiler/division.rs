@@ -34,8 +34,9 @@ fn constant(lanes: Option<u32>, bits: u32, value: &str) -> String {
     }
 }
 
-/// Rewrites one division instruction, or returns None for any other line.
-fn guard_line(line: &str, n: usize) -> Option<String> {
+/// Rewrites one division instruction, or returns None for any other line; with the
+/// declaration of the helper it calls, if any.
+fn guard_line(line: &str, n: usize) -> Option<(String, Option<String>)> {
     let (lhs, rhs) = line.split_once(" = ")?;
     let (op, rest) = rhs.split_once(' ')?;
     if !matches!(op, "sdiv" | "udiv" | "srem" | "urem") || !lhs.trim_start().starts_with('%') {
@@ -66,15 +67,16 @@ fn guard_line(line: &str, n: usize) -> Option<String> {
         format!("{p}_zero")
     };
     let _ = writeln!(out, "  {p}_d = select {i1} {bad}, {ty} {}, {ty} {b}", constant(lanes, bits, "1"));
-    match unsigned_helper(op, lanes, bits, b) {
-        Some(helper) => {
-            let _ = write!(out, "{lhs} = call {ty} @{helper}({ty} {a}, {ty} {p}_d){meta}");
+    let helper = unsigned_helper(op, lanes, bits, b);
+    match &helper {
+        Some(h) => {
+            let _ = write!(out, "{lhs} = call {ty} @{h}({ty} {a}, {ty} {p}_d){meta}");
         }
         None => {
             let _ = write!(out, "{lhs} = {op} {ty} {a}, {p}_d{meta}");
         }
     }
-    Some(out)
+    Some((out, helper.map(|h| format!("declare {ty} @{h}({ty}, {ty})"))))
 }
 
 /// The helper (builtins/clc/workitem.c) for a scalar unsigned division or remainder by
@@ -94,14 +96,8 @@ pub fn guard(text: &str) -> String {
     let mut helpers = std::collections::BTreeSet::new();
     for line in text.lines() {
         match guard_line(line, n) {
-            Some(g) => {
-                if let Some(call) = g.split_once(" = call ").map(|(_, c)| c) {
-                    let ty = call.split(' ').next().unwrap_or_default();
-                    let name = call.split_once('@').and_then(|(_, r)| r.split_once('(')).map(|(f, _)| f);
-                    if let Some(name) = name {
-                        helpers.insert(format!("declare {ty} @{name}({ty}, {ty})"));
-                    }
-                }
+            Some((g, declaration)) => {
+                helpers.extend(declaration);
                 out.push_str(&g);
                 n += 1;
             }
