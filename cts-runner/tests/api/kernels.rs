@@ -609,3 +609,69 @@ fn a_fault_in_one_group_fails_the_command_and_every_other_group_runs() {
         }
     }
 }
+
+/// Host reference of `chains` for the work-item at (x, y, z).
+fn chain_reference(x: u32, y: u32, z: u32, m: u32, steps: u32) -> [u32; 5] {
+    let mut a = [x, y, z, x ^ (y << 3)];
+    let mut s = x.wrapping_mul(31).wrapping_add(z);
+    for i in 0..steps {
+        for v in &mut a {
+            *v = (*v & 0xff_ffff).wrapping_mul(m).wrapping_add(i);
+            *v ^= *v >> 7;
+        }
+        s = s.wrapping_mul(3).wrapping_add(i) ^ (s >> 11);
+    }
+    [a[0], a[1], a[2], a[3], s]
+}
+
+/// A kernel whose work-items each run a chain of arithmetic in a counted loop touching
+/// no memory: the kind LLVM unrolls and jams across work-items (`launcher::jam_pays`),
+/// four at a time with a remainder. Every work-item of groups of 1 to 7 along x (remainders of
+/// 1, 2 and 3 among them), in one, two and three dimensions, against the host.
+#[test]
+fn work_items_jammed_four_at_a_time_keep_their_own_results() {
+    let env = Env::new();
+    let p = build(
+        &env,
+        r#"
+        kernel void chains(global uint *out, uint m) {
+            uint x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+            uint4 a = (uint4)(x, y, z, x ^ (y << 3));
+            uint s = x * 31 + z;
+            for (uint i = 0; i < 301; i++) {
+                a = mad24(a & 0xffffff, (uint4)(m), (uint4)(i));
+                a ^= a >> 7;
+                s = (s * 3 + i) ^ (s >> 11);
+            }
+            size_t at = 5 * ((z * get_global_size(1) + y) * get_global_size(0) + x);
+            vstore4(a, 0, out + at);
+            out[at + 4] = s;
+        }"#,
+        "",
+    );
+    let k = kernel(p, "chains");
+    let m = 0x9e37u32;
+    set_arg(k, 1, &m);
+    let shapes: [(&[usize], &[usize]); 5] =
+        [(&[35], &[7]), (&[30], &[5]), (&[36, 4], &[6, 2]), (&[21, 3, 2], &[3, 3, 2]), (&[64, 2, 3], &[1, 1, 1])];
+    for (global, local) in shapes {
+        let size = [global[0], global.get(1).copied().unwrap_or(1), global.get(2).copied().unwrap_or(1)];
+        let n: usize = size.iter().product();
+        let out = env.buffer(0, n * 5 * 4, null_mut());
+        set_arg(k, 0, &out);
+        run(&env, k, global, Some(local));
+        let got: Vec<u32> = read_as(&env, out, n * 5);
+        for z in 0..size[2] {
+            for y in 0..size[1] {
+                for x in 0..size[0] {
+                    let at = 5 * ((z * size[1] + y) * size[0] + x);
+                    let want = chain_reference(x as u32, y as u32, z as u32, m, 301);
+                    assert_eq!(got[at..at + 5], want, "({x}, {y}, {z}) of {global:?} in groups of {local:?}");
+                }
+            }
+        }
+        ok!(cl!(clReleaseMemObject(out)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

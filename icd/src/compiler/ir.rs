@@ -177,6 +177,11 @@ pub struct Rewritten {
     pub global_variable_size: u64,
 }
 
+/// N of a line defining the metadata node `!N`.
+fn metadata_number(line: &str) -> Option<u32> {
+    line.strip_prefix('!')?.split_once(" = ")?.0.parse().ok()
+}
+
 /// Bytes of the program-scope `__global` variables a module defines.
 fn global_variables(lines: &[String], types: &TypeTable) -> u64 {
     lines
@@ -265,6 +270,8 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
 
     let mut kernels = Vec::new();
     let mut extra = String::new();
+    // Past every numbered metadata node of clang's module.
+    let loop_id = lines.iter().filter_map(|l| metadata_number(l)).max().map_or(0, |n| n + 1);
     // Unnamed types would collide with the renaming of unnamed values.
     let unnamed_types = lines.iter().any(|l| l.starts_with('%') && l[1..].starts_with(|c: char| c.is_ascii_digit()));
     for f in funcs.iter().filter(|f| f.kernel) {
@@ -299,7 +306,9 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
             }
         }
         mark_image_descriptors(head, &f.name, &k);
+        let jam = launcher::jam_pays(&lines[f.define + 1..f.end], &|n| defined.contains(n)).then_some(loop_id);
         let entry = launcher::Entry {
+            jam,
             ctx: needs.contains(&f.name),
             barriers,
             invariant,
@@ -333,6 +342,9 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
         }
     }
     module.push_str(&extra);
+    if module.contains(&format!("!llvm.loop !{loop_id}")) {
+        module.push_str(&launcher::item_loop_metadata(loop_id));
+    }
     Ok(Rewritten { module, kernels, global_variable_size })
 }
 

@@ -58,6 +58,9 @@ pub const INTRINSICS: &[(&str, &str)] = &[
 
 /// How a kernel's entry points call it.
 pub struct Entry {
+    /// The number of the metadata node that asks LLVM to unroll and jam the item loop's
+    /// x loop (`item_loop_metadata`), for kernels where that pays (`jam_pays`).
+    pub jam: Option<u32>,
     /// The kernel takes the work-item context (it calls work-item queries).
     pub ctx: bool,
     /// Set for kernels made resumable: their number of barriers.
@@ -80,9 +83,12 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
     // The body: unpacks the block and calls the kernel.
     let resumable = e.barriers.is_some();
     let (ret, extra) = if resumable { ("i32", ", ptr %frames, i32 %resume") } else { ("void", "") };
+    // `%args` is not `noalias` here: the body is inlined once per work-item, and each
+    // inlined `noalias` parameter leaves a scope declaration in the x loop, which keeps
+    // LLVM from unrolling and jamming it. The loop function's `noalias` covers it.
     let _ = writeln!(
         out,
-        "\ndefine internal {ret} @__ferrocl_body_{name}(ptr noalias nocapture readonly %args, ptr %ctx{extra}) \
+        "\ndefine internal {ret} @__ferrocl_body_{name}(ptr nocapture readonly %args, ptr %ctx{extra}) \
          alwaysinline {{"
     );
     let mut args = Vec::new();
@@ -117,6 +123,15 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
     }
 
     // The loop over the group's work-items, x fastest.
+    // Not where the kernel is inlined by force (resumable kernels, image loops): LLVM
+    // does not fully unroll a loop whose parent asks for unroll-and-jam, and there the
+    // kernel's own small loops meet the x loop before they are unrolled (`sgemm`'s
+    // 16-step k loop: the x loop then stayed scalar, 11 -> 3 GFLOP/s). A kernel called
+    // normally is simplified, its small loops unrolled, before it is inlined.
+    let jam = match e.jam {
+        Some(id) if !resumable && image_key_at(k).is_none() => format!(", !llvm.loop !{id}"),
+        _ => String::new(),
+    };
     let body_call = if resumable {
         format!("%r = call i32 @__ferrocl_body_{name}(ptr %args, ptr %c, ptr %frames, i32 %resume)")
     } else {
@@ -153,7 +168,7 @@ x:
   {body_call}
   %xn = add nuw nsw i32 %xi, 1
   %xd = icmp eq i32 %xn, %nx
-  br i1 %xd, label %ynext, label %x
+  br i1 %xd, label %ynext, label %x{jam}
 ynext:
   %yn = add nuw nsw i32 %yi, 1
   %yd = icmp eq i32 %yn, %ny
@@ -262,6 +277,79 @@ r{n}.end:
     Ok(())
 }
 
+/// Work-items the x loop's unroll-and-jam interleaves.
+pub const JAM: u32 = 4;
+
+/// The longest loop, in lines of clang's unoptimised code, `jam_pays` lets LLVM jam:
+/// the bench's `mad24` loop is 25, its loads and stores of every variable included.
+const JAM_LINES: usize = 64;
+
+/// The metadata nodes `!id` and `!id + 1` the x loops of the item loops share: unroll
+/// and jam by `JAM`, which LLVM does where the body has one inner loop and it proves the
+/// iterations independent. A kernel whose work-items each run a dependent chain in a
+/// loop (`a = mad(a, b, c)` 256 times) is latency-bound as one work-item after another:
+/// the item loop is the outer loop of the nest, which LLVM does not vectorise, and
+/// nothing else lets the chains of several work-items overlap. Jammed, four chains are
+/// in flight (`cts-runner bench` on the 2-core machine: mad(float16) 22-25 -> 71-83 G
+/// ops/s, mad24(int16) 21-24 -> 57-65; 8 work-items ran out of registers, 48-50). The
+/// back end runs with `-enable-unroll-and-jam`, which adds the pass; it only jams loops
+/// that ask (`llvm.loop.unroll_and_jam.*`), so the program's own loops are left alone.
+pub fn item_loop_metadata(id: u32) -> String {
+    format!(
+        "!{id} = distinct !{{!{id}, !{}}}\n!{} = !{{!\"llvm.loop.unroll_and_jam.count\", i32 {JAM}}}\n",
+        id + 1,
+        id + 1
+    )
+}
+
+/// Whether unrolling and jamming the item loop can pay for a kernel, from its
+/// unoptimised body: it has loops, each small (`JAM_LINES`) and counted to a constant,
+/// and they touch no memory but the work-item's own scalars and vectors (no
+/// `__global`/`__local`/`__constant`/generic pointer, no array on the stack, no call to
+/// a function of the program). LLVM jams only where it proves the work-items'
+/// iterations independent, which it cannot where buffers may alias (a dot product's
+/// loads and its store of the result); where it does not jam, the request still keeps
+/// it from unrolling the inner loop (a 256-step dot product: 150 -> 213 ms); and it
+/// jams a requested count whatever the loop's size, four copies of which must fit in
+/// registers. What remains is arithmetic in a short loop, a chain per work-item: the
+/// peak throughput kernels of `cts-runner bench` and of tools such as clpeak.
+pub fn jam_pays(body: &[String], defined: &dyn Fn(&str) -> bool) -> bool {
+    use super::ir_text::{callee_names, label_of, labels_in};
+    let at: std::collections::HashMap<&str, usize> =
+        body.iter().enumerate().filter_map(|(i, l)| label_of(l).map(|name| (name, i))).collect();
+    let mut loops = 0;
+    for (i, line) in body.iter().enumerate() {
+        if line.contains(" alloca [") || line.contains(" alloca %") {
+            return false;
+        }
+        if !line.trim_start().starts_with("br ") {
+            continue;
+        }
+        for head in labels_in(line).into_iter().filter_map(|l| at.get(l).copied().filter(|&h| h <= i)) {
+            loops += 1;
+            let touches =
+                |l: &String| l.contains("addrspace(") || callee_names(l).iter().any(|(name, _)| defined(name));
+            let lines = &body[head..=i];
+            if lines.len() > JAM_LINES || lines.iter().any(touches) || !counted(lines) {
+                return false;
+            }
+        }
+    }
+    loops > 0
+}
+
+/// Whether a loop of clang's unoptimised code (its lines from the header to the back
+/// edge) ends on a comparison with a constant, as `for (int i = 0; i < 256; i++)` does.
+/// A loop whose count is known only at run time gets a test before it, whether it runs
+/// at all, and LLVM does not jam a loop nest with that test between the loops.
+fn counted(lines: &[String]) -> bool {
+    let Some(end) = lines.iter().position(|l| l.trim_start().starts_with("br ")) else { return false };
+    lines[..end].iter().rev().find(|l| l.contains(" = icmp ")).and_then(|l| l.rsplit(", ").next()).is_some_and(|last| {
+        let last = last.trim();
+        last.parse::<i64>().is_ok() || last.parse::<u64>().is_ok()
+    })
+}
+
 /// Offset in the argument block of the image a kernel's loop is specialised for: its
 /// first image read (or written, if it reads none).
 fn image_key_at(k: &Kernel) -> Option<usize> {
@@ -335,4 +423,63 @@ fn append_items(out: &mut String, k: &Kernel) {
 {}}}",
         call("other", "%args"),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jam_pays;
+
+    fn body(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    /// clang's unoptimised loop: a chain on a private value, then a store of the result.
+    const CHAIN: &str = "  %5 = alloca <16 x i32>, align 64
+  %8 = alloca i32, align 4
+  store i32 0, ptr %8, align 4
+  br label %19
+
+19:                                               ; preds = %28, %2
+  %20 = load i32, ptr %8, align 4
+  %21 = icmp slt i32 %20, 256
+  br i1 %21, label %23, label %22
+
+22:
+  br label %31
+
+23:
+  %24 = load <16 x i32>, ptr %5, align 64
+  %27 = call <16 x i32> @_Z5mad24Dv16_iS_S_(ptr byval(<16 x i32>) align 64 %5)
+  store <16 x i32> %27, ptr %5, align 64
+  br label %28
+
+28:
+  br label %19
+
+31:
+  %33 = load ptr addrspace(1), ptr %3, align 8
+  store <16 x i32> %32, ptr addrspace(1) %33, align 64
+  ret void";
+
+    #[test]
+    fn only_loops_of_private_arithmetic_are_jammed() {
+        let none = |_: &str| false;
+        assert!(jam_pays(&body(CHAIN), &none));
+        // No loop: nothing to jam.
+        assert!(!jam_pays(&body("  %1 = add i32 0, 0\n  ret void"), &none));
+        // A load from a buffer inside the loop.
+        let load = CHAIN.replace("  %24 = load <16 x i32>, ptr %5", "  %24 = load <16 x i32>, ptr addrspace(1) %5");
+        assert!(!jam_pays(&body(&load), &none));
+        // An array on the stack: every work-item's iterations would share it.
+        let array = CHAIN.replace("alloca i32, align 4", "alloca [4 x i32], align 4");
+        assert!(!jam_pays(&body(&array), &none));
+        // A count known only at run time.
+        let runtime = CHAIN.replace("icmp slt i32 %20, 256", "icmp slt i32 %20, %9");
+        assert!(!jam_pays(&body(&runtime), &none));
+        // A long loop.
+        let long = CHAIN.replace("  br label %28\n", &("  %x = xor i32 0, 0\n".repeat(60) + "  br label %28\n"));
+        assert!(!jam_pays(&body(&long), &none));
+        // A call to a function of the program, which may touch memory.
+        assert!(!jam_pays(&body(CHAIN), &|n: &str| n == "_Z5mad24Dv16_iS_S_"));
+    }
 }

@@ -731,6 +731,10 @@ fn backend(
     let obj = dir.join("program.o");
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
     args.extend([os(if opts.opt_disable { "-O0" } else { "-O2" }), os("-c"), opt_ll.as_os_str()]);
+    // The item loops' unroll-and-jam (`launcher::item_loop_metadata`); where LLVM cannot
+    // do it (no single inner loop, a call inside), its "not unroll-and-jammed" warning
+    // would fill the build log.
+    args.extend(["-mllvm", "-enable-unroll-and-jam", "-Wno-pass-failed"].map(os));
     for p in &needed {
         args.extend([os("-Xclang"), os("-mlink-builtin-bitcode"), os("-Xclang"), p.bitcode.as_os_str()]);
     }
