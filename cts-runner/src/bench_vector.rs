@@ -109,7 +109,10 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
             return Ok(Vec::new());
         }
     };
-    let n = 4096;
+    // Enough work-items that a launch is not mostly its own overhead on 16 cores: with
+    // 4,096 a jammed vector chain took ~40 us there, and the ratios moved 0.6-1.9 from
+    // run to run.
+    let n = 16384;
     let out = s.buffer(n * 16 * 8, None)?;
     let mut ratios = Vec::new();
     for (i, (label, t, _)) in BUILTINS.iter().enumerate() {
@@ -120,7 +123,7 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
             arg(k, 0, &out)?;
             crate::bench::check(cl!(clSetKernelArg(k, 1, value.len(), value.as_ptr().cast())), "clSetKernelArg")?;
             s.run(k, &[n], None)?;
-            best((0..3).map(|_| s.run(k, &[n], None)))
+            best((0..5).map(|_| s.run(k, &[n], None)))
         };
         let ratio = time(v)? / time(sc)?;
         ratios.push((format!("vector_ratio_{label}"), ratio));

@@ -290,8 +290,8 @@ const JAM_LINES: usize = 64;
 /// loop (`a = mad(a, b, c)` 256 times) is latency-bound as one work-item after another:
 /// the item loop is the outer loop of the nest, which LLVM does not vectorise, and
 /// nothing else lets the chains of several work-items overlap. Jammed, four chains are
-/// in flight (`cts-runner bench` on the 2-core machine: mad(float16) 22-25 -> 71-83 G
-/// ops/s, mad24(int16) 21-24 -> 57-65; 8 work-items ran out of registers, 48-50). The
+/// in flight (`cts-runner bench` on the 2-core machine: mad(float16) 22-25 -> 60-83 G
+/// ops/s, mad24(int16) 21-24 -> 51-65; 8 work-items ran out of registers, 48-50). The
 /// back end runs with `-enable-unroll-and-jam`, which adds the pass; it only jams loops
 /// that ask (`llvm.loop.unroll_and_jam.*`), so the program's own loops are left alone.
 pub fn item_loop_metadata(id: u32) -> String {
