@@ -626,8 +626,9 @@ fn chain_reference(x: u32, y: u32, z: u32, m: u32, steps: u32) -> [u32; 5] {
 
 /// A kernel whose work-items each run a chain of arithmetic in a counted loop touching
 /// no memory: the kind LLVM unrolls and jams across work-items (`launcher::jam_pays`),
-/// four at a time with a remainder. Every work-item of groups of 1 to 7 along x (remainders of
-/// 1, 2 and 3 among them), in one, two and three dimensions, against the host.
+/// four at a time with a remainder. Every work-item of groups 1 to 7 wide along x
+/// (remainders of 1, 2 and 3 among them), in one, two and three dimensions, against the
+/// host.
 #[test]
 fn work_items_jammed_four_at_a_time_keep_their_own_results() {
     let env = Env::new();

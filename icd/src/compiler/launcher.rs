@@ -281,7 +281,8 @@ r{n}.end:
 pub const JAM: u32 = 4;
 
 /// The longest loop, in lines of clang's unoptimised code, `jam_pays` lets LLVM jam:
-/// the bench's `mad24` loop is 25, its loads and stores of every variable included.
+/// the bench's `mad24` loop is 31, blank lines and the loads and stores of every
+/// variable included.
 const JAM_LINES: usize = 64;
 
 /// The metadata nodes `!id` and `!id + 1` the x loops of the item loops share: unroll
