@@ -289,7 +289,7 @@ pub const JAM: u32 = 4;
 const JAM_STATE: u64 = 136;
 
 /// The longest loop, in lines of clang's unoptimised code, `jam_pays` lets LLVM jam, four
-/// copies of which are code to compile: clpeak's loops of 32 `mad`s are ~200.
+/// copies of which are code to compile: clpeak's loops of 16 `mad`s are 241.
 const JAM_LINES: usize = 1024;
 
 /// The metadata nodes `!id` and `!id + 1` the x loops of the item loops share: unroll
