@@ -306,7 +306,8 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
             }
         }
         mark_image_descriptors(head, &f.name, &k);
-        let jam = launcher::jam_pays(&lines[f.define + 1..f.end], &|n| defined.contains(n), &types).then_some(loop_id);
+        let body = &lines[f.define + 1..f.end];
+        let jam = launcher::jam_pays(&k, body, &|n| defined.contains(n), &types).then_some(loop_id);
         let entry = launcher::Entry {
             jam,
             ctx: needs.contains(&f.name),

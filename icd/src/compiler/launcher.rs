@@ -123,15 +123,7 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
     }
 
     // The loop over the group's work-items, x fastest.
-    // Not where the kernel is inlined by force (resumable kernels, image loops): LLVM
-    // does not fully unroll a loop whose parent asks for unroll-and-jam, and there the
-    // kernel's own small loops meet the x loop before they are unrolled (`sgemm`'s
-    // 16-step k loop: the x loop then stayed scalar, 11 -> 3 GFLOP/s). A kernel called
-    // normally is simplified, its small loops unrolled, before it is inlined.
-    let jam = match e.jam {
-        Some(id) if !resumable && image_key_at(k).is_none() => format!(", !llvm.loop !{id}"),
-        _ => String::new(),
-    };
+    let jam = e.jam.map(|id| format!(", !llvm.loop !{id}")).unwrap_or_default();
     let body_call = if resumable {
         format!("%r = call i32 @__ferrocl_body_{name}(ptr %args, ptr %c, ptr %frames, i32 %resume)")
     } else {
@@ -322,8 +314,17 @@ pub fn item_loop_metadata(id: u32) -> String {
 /// four copies of whose state must fit in registers. What remains is arithmetic in a
 /// loop, a chain per work-item: the peak throughput kernels of `cts-runner bench` and of
 /// tools such as clpeak.
-pub fn jam_pays(body: &[String], defined: &dyn Fn(&str) -> bool, types: &TypeTable) -> bool {
+///
+/// Never where the kernel is inlined into the loop by force (resumable kernels, image
+/// loops): LLVM does not fully unroll a loop whose parent asks for unroll-and-jam, and
+/// there the kernel's own small loops meet the x loop before they are unrolled (`sgemm`'s
+/// 16-step k loop: the x loop then stayed scalar, 11 -> 3 GFLOP/s). A kernel called
+/// normally is simplified, its small loops unrolled, before it is inlined.
+pub fn jam_pays(k: &Kernel, body: &[String], defined: &dyn Fn(&str) -> bool, types: &TypeTable) -> bool {
     use super::ir_text::{callee_names, label_of, labels_in};
+    if k.regions || image_key_at(k).is_some() {
+        return false;
+    }
     let at: std::collections::HashMap<&str, usize> =
         body.iter().enumerate().filter_map(|(i, l)| label_of(l).map(|name| (name, i))).collect();
     let mut loops = 0;
@@ -468,6 +469,22 @@ fn append_items(out: &mut String, k: &Kernel) {
 mod tests {
     use super::jam_pays;
     use crate::compiler::ir_type::TypeTable;
+    use crate::compiler::kernel_info::Kernel;
+
+    fn kernel(regions: bool) -> Kernel {
+        Kernel {
+            name: "k".into(),
+            args: Vec::new(),
+            args_size: 0,
+            static_local_size: 0,
+            fibers: false,
+            frame_size: 0,
+            regions,
+            reqd_work_group_size: None,
+            sub_groups: false,
+            attributes: String::new(),
+        }
+    }
 
     fn body(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
@@ -504,9 +521,11 @@ mod tests {
     #[test]
     fn only_loops_of_private_arithmetic_are_jammed() {
         let none = |_: &str| false;
-        let t = TypeTable::new();
-        let jam = |text: &str, defined: &dyn Fn(&str) -> bool| jam_pays(&body(text), defined, &t);
+        let (t, plain) = (TypeTable::new(), kernel(false));
+        let jam = |text: &str, defined: &dyn Fn(&str) -> bool| jam_pays(&plain, &body(text), defined, &t);
         assert!(jam(CHAIN, &none));
+        // A kernel run as barrier regions is inlined into its loops by force.
+        assert!(!jam_pays(&kernel(true), &body(CHAIN), &none, &t));
         // No loop: nothing to jam.
         assert!(!jam("  %1 = add i32 0, 0\n  ret void", &none));
         // A load from a buffer inside the loop.
