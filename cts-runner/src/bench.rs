@@ -4,7 +4,8 @@
 
 use std::ffi::CString;
 use std::ptr::{null, null_mut};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::cl;
 use crate::cl::*;
@@ -302,6 +303,23 @@ impl Session {
         Ok(m)
     }
 
+    /// The best of `reps` runs of a kernel, after running it for `WARM_UP` (once at
+    /// least, which also takes a first launch's one-off costs out).
+    pub(crate) fn timed(
+        &self,
+        reps: usize,
+        k: cl_kernel,
+        global: &[usize],
+        local: Option<&[usize]>,
+    ) -> Result<f64, String> {
+        let start = Instant::now();
+        while {
+            self.run(k, global, local)?;
+            start.elapsed() < WARM_UP
+        } {}
+        best((0..reps).map(|_| self.run(k, global, local)))
+    }
+
     /// Runs a kernel and waits; returns the wall time in seconds.
     pub(crate) fn run(&self, k: cl_kernel, global: &[usize], local: Option<&[usize]>) -> Result<f64, String> {
         let t = Instant::now();
@@ -581,8 +599,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     // With the platform's group size, then in the groups of 64 an application often
     // asks for: 262,144 of them, where what a platform spends per group shows.
     for (key, local) in [("saxpy_gbs", None), ("saxpy64_gbs", Some(&[64usize][..]))] {
-        s.run(sk, &[n], local)?;
-        let t = best((0..5).map(|_| s.run(sk, &[n], local)))?;
+        let t = s.timed(5, sk, &[n], local)?;
         out.push((key.into(), 12.0 * n as f64 / t / 1e9));
     }
 
@@ -598,8 +615,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     arg(gk, 1, &b)?;
     arg(gk, 2, &c)?;
     arg(gk, 3, &(m as i32))?;
-    s.run(gk, &[m, m], Some(&[16, 16]))?;
-    let t = best((0..3).map(|_| s.run(gk, &[m, m], Some(&[16, 16]))))?;
+    let t = s.timed(3, gk, &[m, m], Some(&[16, 16]))?;
     out.push(("sgemm_gflops".into(), 2.0 * (m * m * m) as f64 / t / 1e9));
 
     // Barrier cost: the same work with 200 and with 0 barriers per work-item.
@@ -609,8 +625,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     arg(bk, 0, &bout)?;
     let timed = |count: i32| -> Result<f64, String> {
         arg(bk, 1, &count)?;
-        s.run(bk, &[items], Some(&[256]))?;
-        best((0..3).map(|_| s.run(bk, &[items], Some(&[256]))))
+        s.timed(3, bk, &[items], Some(&[256]))
     };
     let (with, without) = (timed(200)?, timed(0)?);
     out.push(("barrier_ns".into(), (with - without).max(0.0) * 1e9 / (200.0 * items as f64)));
@@ -635,8 +650,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
         let k = s.kernel(vprog, name)?;
         arg(k, 0, &vout)?;
         arg(k, 1, &scalar)?;
-        s.run(k, &[n], None)?;
-        let t = best((0..5).map(|_| s.run(k, &[n], None)))?;
+        let t = s.timed(5, k, &[n], None)?;
         out.push((key.into(), (n * 16 * 256) as f64 / t / 1e9));
     }
     out.extend(crate::bench_vector::measure(s)?);
@@ -668,18 +682,31 @@ pub fn host_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |t| t.get())
 }
 
-/// Runs `pass` over every part, one thread per part, `passes` times, and returns the
-/// best time of a pass, from its start to the last thread's end. The threads start once
+/// Runs `pass` over every part, one thread per part, for `WARM_UP` and then `passes`
+/// times, and returns the best time of those, from a pass's start to the last thread's end. The threads start once
 /// and pass a barrier before and after each pass: spawning them per pass cost as much as
 /// the pass on 16 cores (the host's sum fell from 95 GB/s at 8 cores to 77 at 16).
 pub fn on_host_threads<P: Send>(parts: Vec<P>, passes: usize, pass: impl Fn(&mut P) + Sync) -> f64 {
     let barrier = std::sync::Barrier::new(parts.len());
+    // Set by the first thread between the barriers once `WARM_UP` has passed, read by
+    // all after the second: every thread runs the same passes.
+    let warm = AtomicBool::new(false);
+    let start = Instant::now();
     std::thread::scope(|s| {
         let timers: Vec<_> = parts
             .into_iter()
-            .map(|mut part| {
-                let (barrier, pass) = (&barrier, &pass);
+            .enumerate()
+            .map(|(i, mut part)| {
+                let (barrier, pass, warm) = (&barrier, &pass, &warm);
                 s.spawn(move || {
+                    while !warm.load(Ordering::Relaxed) {
+                        barrier.wait();
+                        pass(&mut part);
+                        if i == 0 && start.elapsed() >= WARM_UP {
+                            warm.store(true, Ordering::Relaxed);
+                        }
+                        barrier.wait();
+                    }
                     let mut best_t = f64::INFINITY;
                     for _ in 0..passes {
                         barrier.wait();
@@ -699,6 +726,14 @@ pub fn on_host_threads<P: Send>(parts: Vec<P>, passes: usize, pass: impl Fn(&mut
 }
 
 const SGEMM_N: usize = 512;
+
+/// How long a figure's kernel, or a host reference loop, runs before it is timed. The
+/// 16-core VM's cores come up to speed over tens of milliseconds of load and slow down
+/// again within 30 ms of idling: saxpy over 64 MiB on FerroCL, launch after launch, rose
+/// from 134 to 335 GB/s over 20 launches, and climbed again after each 30 ms pause.
+/// Timed right after one warm-up run, the figures measured the climb (there, the host's
+/// own saxpy read 255-359 GB/s from run to run). The 2-core machine is at speed at once.
+pub(crate) const WARM_UP: Duration = Duration::from_millis(50);
 
 /// Rows `first..` of C = A B, as many as `c` holds; with FMA where the CPU has it, as
 /// the kernels are compiled for the CPU they run on.
@@ -752,7 +787,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
-    fn host_threads_run_every_pass_over_every_part_once() {
+    fn host_threads_run_every_pass_over_every_part_alike() {
         let passes = AtomicUsize::new(0);
         let mut data = vec![0u32; 1000];
         let parts: Vec<&mut [u32]> = data.chunks_mut(300).collect();
@@ -761,7 +796,10 @@ mod tests {
             part.iter_mut().for_each(|v| *v += 1);
         });
         assert!(t.is_finite() && t >= 0.0, "best pass time {t}");
-        assert_eq!(passes.load(Ordering::Relaxed), 4 * 5, "4 parts, 5 passes each");
-        assert!(data.iter().all(|&v| v == 5), "every element passed 5 times");
+        // Warm-up passes first, as many for every part, then the 5 timed ones.
+        let per_part = data[0];
+        assert!(per_part > 5, "{per_part} passes: none to warm up");
+        assert!(data.iter().all(|&v| v == per_part), "every element passed {per_part} times");
+        assert_eq!(passes.load(Ordering::Relaxed), 4 * per_part as usize, "4 parts, each every pass");
     }
 }

@@ -188,8 +188,7 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
     local(k, 2, n * 16)?;
     arg(k, 3, &(n as i32))?;
     let groups = BYTES / (n * 16);
-    s.run(k, &[groups * 64], Some(&[64]))?;
-    let t = best((0..REPS).map(|_| s.run(k, &[groups * 64], Some(&[64]))))?;
+    let t = s.timed(REPS, k, &[groups * 64], Some(&[64]))?;
     out.push(("async_copy_gbs".into(), 2.0 * BYTES as f64 / t / 1e9));
 
     // Strided gather of every 4th float into 16 KiB tiles, then copied out: over the
@@ -210,8 +209,7 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
         arg(k, 0, &input)?;
         arg(k, 1, &output)?;
         let groups = bytes / (n * 4 * stride);
-        s.run(k, &[groups * 64], Some(&[64]))?;
-        let t = best((0..reps).map(|_| s.run(k, &[groups * 64], Some(&[64]))))?;
+        let t = s.timed(reps, k, &[groups * 64], Some(&[64]))?;
         out.push((key.into(), 2.0 * (groups * n * 4) as f64 / t / 1e9));
     }
 
@@ -224,8 +222,7 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
         local(k, 2, 64 * 64 * 4)?;
         arg(k, 3, &(width as i32))?;
         let g = [width / 64 * 16, width / 64 * 4];
-        s.run(k, &g, Some(&[16, 4]))?;
-        let t = best((0..REPS).map(|_| s.run(k, &g, Some(&[16, 4]))))?;
+        let t = s.timed(REPS, k, &g, Some(&[16, 4]))?;
         out.push(("copy2d_gbs".into(), 2.0 * BYTES as f64 / t / 1e9));
     }
 

@@ -4,7 +4,7 @@
 //! downscale through a normalised linear sampler. The image read should cost little
 //! more than the buffer read it replaces.
 
-use crate::bench::{arg, best, check, Session};
+use crate::bench::{arg, check, Session};
 use crate::cl;
 use crate::cl::*;
 
@@ -76,15 +76,13 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
     let ki = s.kernel(prog, "blur_image")?;
     arg(ki, 0, &src)?;
     arg(ki, 1, &dst)?;
-    s.run(ki, &[w, h], None)?;
-    let ti = best((0..5).map(|_| s.run(ki, &[w, h], None)))?;
+    let ti = s.timed(5, ki, &[w, h], None)?;
     let kb = s.kernel(prog, "blur_buffer")?;
     arg(kb, 0, &bsrc)?;
     arg(kb, 1, &bdst)?;
     arg(kb, 2, &(w as i32))?;
     arg(kb, 3, &(h as i32))?;
-    s.run(kb, &[w, h], None)?;
-    let tb = best((0..5).map(|_| s.run(kb, &[w, h], None)))?;
+    let tb = s.timed(5, kb, &[w, h], None)?;
     // Both blurs compute the same picture (the buffer's store rounds like the image's).
     let mut from_image = vec![0u8; w * h * 4];
     let (origin, region) = ([0usize; 3], [w, h, 1]);
@@ -117,8 +115,7 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
     let ks = s.kernel(prog, "scale")?;
     arg(ks, 0, &src)?;
     arg(ks, 1, &small)?;
-    s.run(ks, &[sw, sh], None)?;
-    let ts = best((0..5).map(|_| s.run(ks, &[sw, sh], None)))?;
+    let ts = s.timed(5, ks, &[sw, sh], None)?;
     out.push(("scale_linear_mpix".into(), (sw * sh) as f64 / ts / 1e6));
     for m in [src, dst, bsrc, bdst, small] {
         cl!(clReleaseMemObject(m));

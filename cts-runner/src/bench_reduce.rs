@@ -5,7 +5,7 @@
 //! with a barrier-heavy tail, so the figure shows whether barriers keep up with the
 //! cores' bandwidth; read against the host's own sum of the same array on every core.
 
-use crate::bench::{arg, best, Session};
+use crate::bench::{arg, Session};
 
 pub const METRICS: &[(&str, &str, bool)] = &[
     ("reduce_tree_gbs", "reduction of 64 MiB floats, local-memory tree, GB/s", true),
@@ -80,7 +80,7 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
         {
             return Err(format!("{name}: group {g} summed {got}, not {want}"));
         }
-        let t = best((0..5).map(|_| s.run(k, &global, Some(&local))))?;
+        let t = s.timed(5, k, &global, Some(&local))?;
         out.push((key.to_string(), BYTES as f64 / t / 1e9));
     }
     Ok(out)
