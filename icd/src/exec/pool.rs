@@ -148,21 +148,25 @@ impl Pool {
         // processes on the 16-core host: 25 GB/s, PoCL 55). Against such a launch the
         // wake-ups' system calls are nothing.
         let all = estimate >= WAKE_ALL_NS;
-        // Such a launch runs on the workers alone unless other processes keep the cores
-        // busy. The issuing thread is not pinned: a chunk it took shared a core with a
-        // pinned worker once the workers had joined in, and the launch waited for that
-        // chunk, now and then for milliseconds. Launch by launch on the 16-core host
-        // (saxpy over 64 MiB, 40 launches, two processes each): with the issuing thread
-        // working, medians 129 and 173 GB/s, the slowest launches 34 and 42; left to
-        // the workers 220 and 271, 52 and 125 (on 4 cores 65 and 74, 27 and 25 against
-        // 82 and 84, 56 and 52). The best launches were alike, which is why best-of-five
-        // benchmarks missed it. Where copy workers were found starved lately, the
-        // issuing thread, free to run on whichever core comes free, works as before
-        // (launches of at most two groups per worker aside): beside two busy processes
-        // on the 2-core machine the bench's in-cache gather fell from 14-19 GB/s to
-        // 10-15 without it, and measured 17 and 21 with it. Shorter launches keep it
-        // working: saxpy over 3 MiB on 4 cores lost a third without it.
-        let to_workers = all && self.workers > 0 && (total <= 2 * self.workers || !engine::recently_starved());
+        // Such a launch with few groups (up to two per worker), or one long enough that
+        // waking the workers is a small part of it (`ALONE_NS` a worker), runs on the
+        // workers alone unless other processes keep the cores busy. The issuing thread
+        // is not pinned: a chunk it took shared a core with a pinned worker once the
+        // workers had joined in, and the launch waited for that chunk, now and then for
+        // milliseconds. Launch by launch on the 16-core host (saxpy over 64 MiB, 0.6-1
+        // ms, 40 launches, two processes each): with the issuing thread working,
+        // medians 129 and 173 GB/s, the slowest launches 34 and 42; left to the workers
+        // 220 and 271, 52 and 125 (on 4 cores 65 and 74, 27 and 25 against 82 and 84,
+        // 56 and 52). The best launches were alike, which is why best-of-five
+        // benchmarks missed it. Shorter launches need the issuing thread while the
+        // workers wake: over 3 MiB on 4 cores (~40 us) the medians were 77 and 80
+        // with it, 50 and 55 without; over 12 MiB (~130 us) 94 and 111 against 90 and
+        // 89. Where copy workers were found starved lately, the issuing thread, free
+        // to run on whichever core comes free, works as before: beside two busy
+        // processes on the 2-core machine the bench's in-cache gather fell from 14-19
+        // GB/s to 10-15 without it, and measured 17 and 21 with it.
+        let long = estimate >= ALONE_NS.saturating_mul(self.workers as u64) && !engine::recently_starved();
+        let to_workers = all && self.workers > 0 && (total <= 2 * self.workers || long);
         let start = Instant::now();
         let at = solo.then(|| start + Duration::from_nanos(SOLO_NS));
         let (ran, waking) = if to_workers {
@@ -219,6 +223,9 @@ fn note_group_ns(group_ns: &AtomicU64, per_group: u64) {
 const SOLO_NS: u64 = 8_000;
 /// A launch its kernel's recent groups say will take this long wakes all helpers at once.
 const WAKE_ALL_NS: u64 = 100_000;
+/// A launch its kernel's recent groups say will keep every worker busy this long runs on
+/// the workers alone (unless other processes keep the cores busy).
+const ALONE_NS: u64 = 300_000;
 
 /// When the issuing thread wakes helpers: `at` (at once without a deadline), and `all`
 /// of them or the first of a chain.
