@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::copies::engine;
 use super::fibers::Fibers;
 use super::occupancy;
 use crate::core::device::Device;
@@ -148,25 +147,15 @@ impl Pool {
         // processes on the 16-core host: 25 GB/s, PoCL 55). Against such a launch the
         // wake-ups' system calls are nothing.
         let all = estimate >= WAKE_ALL_NS;
-        // Such a launch with few groups (up to two per worker), or one long enough that
-        // waking the workers is a small part of it (`ALONE_NS` a worker), runs on the
-        // workers alone unless other processes keep the cores busy. The issuing thread
-        // is not pinned: a chunk it took shared a core with a pinned worker once the
-        // workers had joined in, and the launch waited for that chunk, now and then for
-        // milliseconds. Launch by launch on the 16-core host (saxpy over 64 MiB, 0.6-1
-        // ms, 40 launches, two processes each): with the issuing thread working,
-        // medians 129 and 173 GB/s, the slowest launches 34 and 42; left to the workers
-        // 220 and 271, 52 and 125 (on 4 cores 65 and 74, 27 and 25 against 82 and 84,
-        // 56 and 52). The best launches were alike, which is why best-of-five
-        // benchmarks missed it. Shorter launches need the issuing thread while the
-        // workers wake: over 3 MiB on 4 cores (~40 us) the medians were 77 and 80
-        // with it, 50 and 55 without; over 12 MiB (~130 us) 94 and 111 against 90 and
-        // 89. Where copy workers were found starved lately, the issuing thread, free
-        // to run on whichever core comes free, works as before: beside two busy
-        // processes on the 2-core machine the bench's in-cache gather fell from 14-19
-        // GB/s to 10-15 without it, and measured 17 and 21 with it.
-        let long = estimate >= ALONE_NS.saturating_mul(self.workers as u64) && !engine::recently_starved();
-        let to_workers = all && self.workers > 0 && (total <= 2 * self.workers || long);
+        // Such a launch with few groups (up to two per worker), each a large part of the
+        // launch, runs on the workers alone. The issuing thread is not pinned: a group it
+        // took shared a core with a pinned worker's group until the scheduler moved it,
+        // and the launch waited for that group (16 groups on the 16-core host, six runs
+        // on two instances: the bench's double-buffered / synchronous ratios moved
+        // 0.86-1.45, left to the workers 0.91-1.07). With more groups it works while the
+        // workers wake up, as before (left to the workers, the whole bench's figures
+        // moved within the host's noise).
+        let to_workers = all && self.workers > 0 && total <= 2 * self.workers;
         let start = Instant::now();
         let at = solo.then(|| start + Duration::from_nanos(SOLO_NS));
         let (ran, waking) = if to_workers {
@@ -223,9 +212,6 @@ fn note_group_ns(group_ns: &AtomicU64, per_group: u64) {
 const SOLO_NS: u64 = 8_000;
 /// A launch its kernel's recent groups say will take this long wakes all helpers at once.
 const WAKE_ALL_NS: u64 = 100_000;
-/// A launch its kernel's recent groups say will keep every worker busy this long runs on
-/// the workers alone (unless other processes keep the cores busy).
-const ALONE_NS: u64 = 300_000;
 
 /// When the issuing thread wakes helpers: `at` (at once without a deadline), and `all`
 /// of them or the first of a chain.

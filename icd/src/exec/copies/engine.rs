@@ -158,8 +158,7 @@ fn now_ns() -> u64 {
     EPOCH.elapsed().as_nanos().max(1) as u64
 }
 
-/// Whether copy workers were held up lately: other processes keep the cores busy.
-pub fn recently_starved() -> bool {
+fn recently_starved() -> bool {
     let at = STARVED_AT.load(Ordering::Relaxed);
     at != 0 && now_ns().saturating_sub(at) < STARVED_FOR.as_nanos() as u64
 }
