@@ -683,9 +683,10 @@ pub fn host_threads() -> usize {
 }
 
 /// Runs `pass` over every part, one thread per part, for `WARM_UP` and then `passes`
-/// times, and returns the best time of those, from a pass's start to the last thread's end. The threads start once
-/// and pass a barrier before and after each pass: spawning them per pass cost as much as
-/// the pass on 16 cores (the host's sum fell from 95 GB/s at 8 cores to 77 at 16).
+/// times, and returns the best of those times, from a pass's start to the last
+/// thread's end. The threads start once and pass a barrier before and after each pass:
+/// spawning them per pass cost as much as the pass on 16 cores (the host's sum fell
+/// from 95 GB/s at 8 cores to 77 at 16).
 pub fn on_host_threads<P: Send>(parts: Vec<P>, passes: usize, pass: impl Fn(&mut P) + Sync) -> f64 {
     let barrier = std::sync::Barrier::new(parts.len());
     // Set by the first thread between the barriers once `WARM_UP` has passed, read by
