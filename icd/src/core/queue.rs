@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use opencl_sys::*;
 use parking_lot::{Condvar, Mutex};
@@ -22,6 +22,7 @@ use super::device::Device;
 use super::event::{CommandQueue, Event};
 use super::object::CLResult;
 use super::object::{Base, ClObject, Kind};
+use crate::exec::spin::Spinner;
 
 /// The body of a command, run once its wait list is complete.
 pub type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
@@ -54,6 +55,10 @@ struct Commands {
 /// on the 2-core machine ran at 250,000-280,000/s when every command woke it, at
 /// 680,000-900,000/s when it was already awake).
 const SPIN: Duration = Duration::from_micros(50);
+/// After a spin found the core shared (other processes' threads want it), the queue's
+/// thread sleeps at once for this long: a thread that yields to a busy process waits a
+/// whole time slice for its core back, and the command it then takes waits with it.
+const BACK_OFF: Duration = Duration::from_secs(1);
 
 impl Commands {
     /// Takes the next command if no other thread is executing one.
@@ -83,16 +88,16 @@ impl Commands {
     }
 
     /// Runs pending commands on the calling thread (waiting while another thread runs
-    /// one) until `done` holds. With `spin`, a wait for the next command first looks for
-    /// it for up to `SPIN`.
-    fn drain(&self, done: impl Fn(&State) -> bool, spin: bool) {
+    /// one) until `done` holds. With a spinner, a wait for the next command first looks
+    /// for it for up to `SPIN`.
+    fn drain(&self, done: impl Fn(&State) -> bool, mut spin: Option<&mut Spinner>) {
         let mut st = self.state.lock();
         loop {
             if let Some(s) = self.take(&mut st) {
                 drop(st);
                 self.run(s);
-                if spin {
-                    self.await_command();
+                if let Some(spinner) = spin.as_deref_mut().filter(|s| s.may_spin()) {
+                    spinner.spin(SPIN, || self.pending.load(Ordering::Relaxed) != 0);
                 }
                 st = self.state.lock();
             } else if done(&st) {
@@ -100,15 +105,6 @@ impl Commands {
             } else {
                 self.changed.wait(&mut st);
             }
-        }
-    }
-
-    /// Returns when a command is pending or `SPIN` has passed (yielding the core
-    /// meanwhile, so that a busy machine loses little to it).
-    fn await_command(&self) {
-        let start = Instant::now();
-        while self.pending.load(Ordering::Relaxed) == 0 && start.elapsed() < SPIN {
-            thread::yield_now();
         }
     }
 }
@@ -180,7 +176,7 @@ impl Queue {
     /// Blocks until every command enqueued so far has finished, running pending
     /// commands on this thread rather than waiting for the queue's thread to.
     pub fn finish(&self) {
-        self.commands.drain(|st| st.pending.is_empty() && !st.busy, false);
+        self.commands.drain(|st| st.pending.is_empty() && !st.busy, None);
     }
 }
 
@@ -193,8 +189,8 @@ impl Drop for Queue {
 
 fn queue_thread(c: &Commands) {
     // On one core the enqueuing thread cannot run while this one looks.
-    let spin = Device::get().host.cores > 1;
-    c.drain(|st| st.closed && st.pending.is_empty() && !st.busy, spin);
+    let mut spinner = (Device::get().host.cores > 1).then(|| Spinner::new(BACK_OFF));
+    c.drain(|st| st.closed && st.pending.is_empty() && !st.busy, spinner.as_mut());
 }
 
 fn execute(Submission { event, wait_for, work }: Submission) {

@@ -9,6 +9,7 @@ pub mod fibers;
 pub mod ndrange;
 pub mod occupancy;
 pub mod pool;
+pub mod spin;
 pub mod watchdog;
 
 use ferrocl_kernel_abi::Services;

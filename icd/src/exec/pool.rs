@@ -12,6 +12,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::fibers::Fibers;
 use super::occupancy;
+use super::spin::Spinner;
 use crate::core::device::Device;
 
 /// What a worker owns across the groups it runs.
@@ -28,6 +29,8 @@ pub struct Worker {
     pub copies: super::copies::group::GroupCopies,
     /// Memory of the work-group collective functions (`Group::scratch`).
     pub scratch: Vec<super::Aligned>,
+    /// Spins for the next launch before sleeping (in pools of `SPIN_MIN_WORKERS` or more).
+    idle: Option<Spinner>,
 }
 
 impl Worker {
@@ -40,6 +43,7 @@ impl Worker {
             fibers: Fibers::default(),
             copies: Default::default(),
             scratch: super::aligned_zeroed(ferrocl_kernel_abi::COLLECTIVE_SCRATCH),
+            idle: (Device::get().host.cores as usize >= SPIN_MIN_WORKERS).then(|| Spinner::new(BACK_OFF)),
         }
     }
 }
@@ -58,6 +62,9 @@ pub struct Job {
     chunk: usize,
     done: AtomicUsize,
     failed: AtomicBool,
+    /// Time the threads spent running groups, summed (kept for launches left to the
+    /// workers, whose estimate cannot come from the issuing thread).
+    ran_ns: Option<AtomicU64>,
     run: Box<GroupFn>,
     finished: Mutex<bool>,
     wake: Condvar,
@@ -74,6 +81,20 @@ pub struct Pool {
 }
 
 static POOL: LazyLock<Pool> = LazyLock::new(Pool::start);
+
+/// Bumped each time an issuing thread calls for helpers, after the job is queued:
+/// workers spinning between launches watch it instead of sleeping on `Shared::work`.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Calls for helpers: one (the start of a chain) or all of them.
+fn call_helpers(shared: &Shared, all: bool) {
+    CALLS.fetch_add(1, Ordering::Release);
+    if all {
+        shared.work.notify_all();
+    } else {
+        shared.work.notify_one();
+    }
+}
 
 impl Pool {
     pub fn get() -> &'static Pool {
@@ -123,17 +144,6 @@ impl Pool {
         // Enough chunks per worker to balance uneven groups, few enough that the
         // counter is not contended.
         let chunk = (total / (self.workers.max(1) * 8)).clamp(1, 64);
-        let job = Arc::new(Job {
-            next: AtomicUsize::new(0),
-            total,
-            chunk,
-            done: AtomicUsize::new(0),
-            failed: AtomicBool::new(false),
-            run,
-            finished: Mutex::new(false),
-            wake: Condvar::new(),
-        });
-        self.shared.jobs.lock().push_back(job.clone());
         // The issuing thread works on the groups at once. Helpers come one at a time:
         // one woken, and each helper that finds more than its own chunk left wakes the
         // next, so no thread pays for waking every worker (with 16 workers that was most
@@ -152,14 +162,35 @@ impl Pool {
         // took shared a core with a pinned worker's group until the scheduler moved it,
         // and the launch waited for that group (16 groups on the 16-core host, six runs
         // on two instances: the bench's double-buffered / synchronous ratios moved
-        // 0.86-1.45, left to the workers 0.91-1.07). With more groups it works while the
-        // workers wake up, as before (left to the workers, the whole bench's figures
-        // moved within the host's noise).
-        let to_workers = all && self.workers > 0 && total <= 2 * self.workers;
+        // 0.86-1.45, left to the workers 0.91-1.07). So does one that keeps each of
+        // four or more workers busy for `ALONE_NS`: there the issuing thread adds little
+        // and its collisions cost much (16-core host, workers spinning between launches,
+        // saxpy over 64 MiB launch after launch, medians of three runs each: idle
+        // 363-395 -> 376-406 GB/s, beside 16 busy processes 30-44 -> 82-97; whole bench,
+        // two runs each: SGEMM 91-93 -> 110-112 GFLOP/s, async round trip 148-160 ->
+        // 199-221 GB/s). With two workers the issuing thread is a third of the launch's
+        // threads while they wake up: left out, the 2-core machine's region kernels lost
+        // 10-17% (session 23).
+        let to_workers = all
+            && self.workers > 0
+            && (total <= 2 * self.workers
+                || (self.workers >= ALONE_MIN_WORKERS && estimate / self.workers as u64 >= ALONE_NS));
+        let job = Arc::new(Job {
+            next: AtomicUsize::new(0),
+            total,
+            chunk,
+            done: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            ran_ns: to_workers.then(|| AtomicU64::new(0)),
+            run,
+            finished: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        self.shared.jobs.lock().push_back(job.clone());
         let start = Instant::now();
         let at = solo.then(|| start + Duration::from_nanos(SOLO_NS));
         let (ran, waking) = if to_workers {
-            self.shared.work.notify_all();
+            call_helpers(&self.shared, true);
             (0, start.elapsed())
         } else {
             CALLER.with(|w| {
@@ -187,12 +218,14 @@ impl Pool {
                 job.wake.wait(&mut finished);
             }
         }
-        if to_workers {
-            // The estimate follows the launch's time, as if each worker had run an equal
-            // share, so that a kernel whose groups got shorter is worked on by the
-            // issuing thread again.
-            let busy = self.workers.min(total) as u128;
-            note_group_ns(group_ns, ((start.elapsed().as_nanos() * busy / total as u128) as u64).max(1));
+        if let Some(ran_ns) = &job.ran_ns {
+            // The estimate follows the groups' own time on the workers, so that a kernel
+            // whose groups got shorter is worked on by the issuing thread again. The
+            // launch's time would not do: beside busy processes it is mostly the wait for
+            // the last woken worker to get a core, and an estimate fed with it kept a
+            // kernel of 16 tiny groups on the workers for good (16-core host, beside 16
+            // busy processes: 1,000-8,000 launches/s back to back).
+            note_group_ns(group_ns, (ran_ns.load(Ordering::Acquire) / total as u64).max(1));
         }
         // Workers drop exhausted jobs only when they look for the next one; remove it
         // now so the launch (and the buffers it keeps alive) goes away with this call.
@@ -204,7 +237,19 @@ impl Pool {
 /// Folds one launch's time per group into the kernel's moving average (the first sets it).
 fn note_group_ns(group_ns: &AtomicU64, per_group: u64) {
     let old = group_ns.load(Ordering::Relaxed);
-    group_ns.store(if old == 0 { per_group } else { (old * 3 + per_group) / 4 }, Ordering::Relaxed);
+    group_ns.store(next_estimate(old, per_group), Ordering::Relaxed);
+}
+
+/// The moving average after one more launch. One launch moves it up at most fourfold: a
+/// thread that lost its core for a time slice in the middle of a launch of tiny groups
+/// measured milliseconds a group, and a single such launch made the next ones wake
+/// every worker.
+fn next_estimate(old: u64, per_group: u64) -> u64 {
+    if old == 0 {
+        per_group
+    } else {
+        (old * 3 + per_group.min(old.saturating_mul(4))) / 4
+    }
 }
 
 /// A launch whose groups together cost less than this runs on the issuing thread
@@ -212,6 +257,10 @@ fn note_group_ns(group_ns: &AtomicU64, per_group: u64) {
 const SOLO_NS: u64 = 8_000;
 /// A launch its kernel's recent groups say will take this long wakes all helpers at once.
 const WAKE_ALL_NS: u64 = 100_000;
+/// A launch that keeps every worker busy this long runs on the workers alone, when the
+/// pool has at least `ALONE_MIN_WORKERS` of them (`Pool::run` says why).
+const ALONE_NS: u64 = 300_000;
+const ALONE_MIN_WORKERS: usize = 4;
 
 /// When the issuing thread wakes helpers: `at` (at once without a deadline), and `all`
 /// of them or the first of a chain.
@@ -249,11 +298,7 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
                 check_at = (check_at * 4).max(1);
                 if !at.is_some_and(|at| Instant::now() < at) && job.next.load(Ordering::Relaxed) < job.total {
                     let t = Instant::now();
-                    if all {
-                        shared.work.notify_all();
-                    } else {
-                        shared.work.notify_one();
-                    }
+                    call_helpers(shared, all);
                     waking = t.elapsed();
                     wake = None;
                 }
@@ -267,7 +312,11 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
         ran += job.chunk.min(job.total - start);
         let end = (start + job.chunk).min(job.total);
         // Every group runs, even after one failed.
+        let began = job.ran_ns.as_ref().map(|_| Instant::now());
         let failures = catch_unwind(AssertUnwindSafe(|| (job.run)(w, start..end)));
+        if let (Some(ran_ns), Some(began)) = (&job.ran_ns, began) {
+            ran_ns.fetch_add(began.elapsed().as_nanos() as u64, Ordering::AcqRel);
+        }
         if !matches!(failures, Ok(0)) {
             job.failed.store(true, Ordering::Release);
         }
@@ -282,22 +331,102 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
 
 fn worker_loop(shared: &Shared, w: &mut Worker) {
     loop {
-        let job = {
-            let mut jobs = shared.jobs.lock();
-            loop {
-                match jobs.front() {
-                    Some(j) if j.next.load(Ordering::Relaxed) < j.total => break j.clone(),
-                    Some(_) => {
-                        jobs.pop_front();
-                    }
-                    None => shared.work.wait(&mut jobs),
-                }
-            }
-        };
+        let job = next_job(shared, w.idle.as_mut());
         // More than one chunk left: the next helper is worth waking.
         if job.next.load(Ordering::Relaxed) + job.chunk < job.total {
             shared.work.notify_one();
         }
         work_on(&job, w, None);
+    }
+}
+
+/// The oldest job with groups left to hand out (exhausted ones are dropped).
+fn open_job(jobs: &mut VecDeque<Arc<Job>>) -> Option<Arc<Job>> {
+    while let Some(j) = jobs.front() {
+        if j.next.load(Ordering::Relaxed) < j.total {
+            return Some(j.clone());
+        }
+        jobs.pop_front();
+    }
+    None
+}
+
+/// Waits for a job: first spinning on `CALLS` for `IDLE_SPIN` when the core seems to be
+/// ours alone, then asleep on the condition variable.
+fn next_job(shared: &Shared, mut idle: Option<&mut Spinner>) -> Arc<Job> {
+    let mut spun = false;
+    loop {
+        let mut jobs = shared.jobs.lock();
+        if let Some(j) = open_job(&mut jobs) {
+            return j;
+        }
+        if spun || !idle.as_ref().is_some_and(|s| s.may_spin()) {
+            loop {
+                shared.work.wait(&mut jobs);
+                if let Some(j) = open_job(&mut jobs) {
+                    return j;
+                }
+            }
+        }
+        // Calls made before this point left their jobs in the queue, seen above; a job
+        // queued after it comes with a call, which the spin sees.
+        let seen = CALLS.load(Ordering::Acquire);
+        drop(jobs);
+        if let Some(idle) = idle.as_deref_mut() {
+            idle.spin(IDLE_SPIN, || CALLS.load(Ordering::Acquire) != seen);
+        }
+        spun = true;
+    }
+}
+
+/// How long a worker with nothing to do spins before it sleeps. A program's next launch
+/// usually follows within microseconds, and a sleeping worker costs it a wake-up, and on
+/// a VM its core's return to speed: on the 16-core host, saxpy over 64 MiB launch after
+/// launch, medians of three runs, 257-263 GB/s with workers that slept at once, 363-395
+/// spinning 1 ms (session 23, another instance: 350-370 spinning 200 us).
+const IDLE_SPIN: Duration = Duration::from_millis(1);
+/// Workers spin only in pools this large. With two, a spinning worker always shares a
+/// core with the application's thread, and beside two busy processes the 2-core
+/// machine's bench lost with spinning workers: in-cache gather 14.5-17.3 GB/s in six
+/// runs against 15.8-21.4 (medians 16.0 and 19.0), barrier cost 1.04 ns in two
+/// against 0.53; idle, they gained nothing there.
+const SPIN_MIN_WORKERS: usize = 4;
+/// After a spin found the core shared, a worker sleeps at once for this long. Beside
+/// busy processes, workers that spun joined every launch at once and lost their cores
+/// holding chunks (session 23: the in-cache gather beside 16 busy processes fell from
+/// 25-35 to 10-16 GB/s).
+const BACK_OFF: Duration = Duration::from_secs(1);
+
+#[cfg(test)]
+mod tests {
+    use super::next_estimate;
+
+    #[test]
+    fn the_first_launch_sets_the_estimate() {
+        assert_eq!(next_estimate(0, 5_000), 5_000);
+    }
+
+    #[test]
+    fn one_preempted_launch_moves_the_estimate_at_most_fourfold() {
+        // 100 ns groups, then one launch whose thread lost its core for 4 ms.
+        let after = next_estimate(100, 4_000_000 / 16);
+        assert_eq!(after, (300 + 400) / 4);
+        // Fast launches bring it back.
+        let mut e = after;
+        for _ in 0..8 {
+            e = next_estimate(e, 100);
+        }
+        assert!(e < 120, "{e}");
+    }
+
+    #[test]
+    fn a_kernel_that_got_heavier_is_followed() {
+        let mut e = 100;
+        let mut launches = 0;
+        while e < 90_000 {
+            e = next_estimate(e, 100_000);
+            launches += 1;
+        }
+        assert!(launches <= 40, "{launches}");
     }
 }
