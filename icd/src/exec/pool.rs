@@ -351,31 +351,26 @@ fn open_job(jobs: &mut VecDeque<Arc<Job>>) -> Option<Arc<Job>> {
     None
 }
 
-/// Waits for a job: first spinning on `CALLS` for `IDLE_SPIN` when the core seems to be
-/// ours alone, then asleep on the condition variable.
-fn next_job(shared: &Shared, mut idle: Option<&mut Spinner>) -> Arc<Job> {
-    let mut spun = false;
-    loop {
-        let mut jobs = shared.jobs.lock();
+/// Waits for a job: first spinning on `CALLS` for `IDLE_SPIN` (if this worker spins and
+/// its core was not found shared lately), then asleep on the condition variable.
+fn next_job(shared: &Shared, idle: Option<&mut Spinner>) -> Arc<Job> {
+    let mut jobs = shared.jobs.lock();
+    if let Some(idle) = idle.filter(|s| s.may_spin()) {
         if let Some(j) = open_job(&mut jobs) {
             return j;
-        }
-        if spun || !idle.as_ref().is_some_and(|s| s.may_spin()) {
-            loop {
-                shared.work.wait(&mut jobs);
-                if let Some(j) = open_job(&mut jobs) {
-                    return j;
-                }
-            }
         }
         // Calls made before this point left their jobs in the queue, seen above; a job
         // queued after it comes with a call, which the spin sees.
         let seen = CALLS.load(Ordering::Acquire);
         drop(jobs);
-        if let Some(idle) = idle.as_deref_mut() {
-            idle.spin(IDLE_SPIN, || CALLS.load(Ordering::Acquire) != seen);
+        idle.spin(IDLE_SPIN, || CALLS.load(Ordering::Acquire) != seen);
+        jobs = shared.jobs.lock();
+    }
+    loop {
+        if let Some(j) = open_job(&mut jobs) {
+            return j;
         }
-        spun = true;
+        shared.work.wait(&mut jobs);
     }
 }
 
