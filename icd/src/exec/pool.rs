@@ -312,7 +312,7 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
         ran += job.chunk.min(job.total - start);
         let end = (start + job.chunk).min(job.total);
         // Every group runs, even after one failed.
-        let began = job.ran_ns.as_ref().map(|_| Instant::now());
+        let began = job.ran_ns.is_some().then(Instant::now);
         let failures = catch_unwind(AssertUnwindSafe(|| (job.run)(w, start..end)));
         if let (Some(ran_ns), Some(began)) = (&job.ran_ns, began) {
             ran_ns.fetch_add(began.elapsed().as_nanos() as u64, Ordering::AcqRel);
