@@ -17,6 +17,14 @@ kernel void ids(global uint *out, uint dims) {
     }
 }
 
+// Asks only global ids and sizes: the driver may run several of its groups as one.
+kernel void global_only(global uint *out, global uint *runs) {
+    size_t flat = get_global_linear_id();
+    out[flat * 4] = get_global_id(0); out[flat * 4 + 1] = get_global_id(1); out[flat * 4 + 2] = get_global_id(2);
+    out[flat * 4 + 3] = get_work_dim() * 1000000 + get_global_size(0) * 1000 + get_global_offset(0);
+    atomic_inc(&runs[flat]);
+}
+
 kernel void matmul(global const float *a, global const float *b, global float *c, int n) {
     local float ta[16][16], tb[16][16];
     int lx = get_local_id(0), ly = get_local_id(1);
@@ -141,6 +149,58 @@ fn ids_in_three_dimensions_with_offsets() {
         }
     }
     ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+/// Kernels that cannot tell their groups apart run consecutive groups of a row as one:
+/// every work-item still runs once, with its ids, in ranges that end in partial groups
+/// and have offsets, in one to three dimensions.
+#[test]
+fn group_blind_kernels_run_every_work_item_once() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "global_only");
+    let cases: [(&[usize], &[usize], &[usize]); 5] = [
+        (&[100_000], &[64], &[3]),
+        (&[4099], &[1], &[0]),
+        (&[37, 5, 3], &[4, 2, 2], &[3, 1, 2]),
+        (&[301, 7], &[16, 3], &[0, 5]),
+        (&[8193, 2], &[2048, 1], &[1, 1]),
+    ];
+    for (global, local, offset) in cases {
+        let dims = global.len();
+        let n: usize = global.iter().product();
+        let out = env.buffer(0, n * 16, null_mut());
+        let runs = buffer_of(&env, &vec![0u32; n]);
+        set_arg(k, 0, &out);
+        set_arg(k, 1, &runs);
+        ok!(cl!(clEnqueueNDRangeKernel(
+            env.queue,
+            k,
+            dims as cl_uint,
+            offset.as_ptr(),
+            global.as_ptr(),
+            local.as_ptr(),
+            0,
+            null(),
+            null_mut()
+        )));
+        let got: Vec<u32> = read_as(&env, out, n * 4);
+        let ran: Vec<u32> = read_as(&env, runs, n);
+        let size = |d: usize| global.get(d).copied().unwrap_or(1);
+        let at = |d: usize| offset.get(d).copied().unwrap_or(0);
+        for flat in 0..n {
+            let idx = [flat % size(0), flat / size(0) % size(1), flat / (size(0) * size(1))];
+            let want = [idx[0] + at(0), idx[1] + at(1), idx[2] + at(2), dims * 1_000_000 + size(0) * 1000 + at(0)];
+            let o: Vec<usize> = got[flat * 4..flat * 4 + 4].iter().map(|&v| v as usize).collect();
+            assert_eq!(o, want, "{global:?} in groups of {local:?}: work-item {idx:?}");
+            assert_eq!(ran[flat], 1, "{global:?} in groups of {local:?}: work-item {idx:?} ran {} times", ran[flat]);
+        }
+        for m in [out, runs] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+    }
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }

@@ -596,6 +596,9 @@ fn kernel_info(
     let attributes = kernel_attributes(define, md);
     let prefix = format!("{name}.");
     let static_local_size = locals.iter().filter(|(n, _)| n.starts_with(&prefix)).map(|(_, s)| s).sum();
+    let group_blind = static_local_size == 0
+        && !args.iter().any(|a: &Arg| a.kind == ArgKind::Local)
+        && !reaches(&name, callees, &sees_group);
     Ok(Kernel {
         name: name.clone(),
         args,
@@ -606,6 +609,7 @@ fn kernel_info(
         regions: false,
         reqd_work_group_size: reqd,
         sub_groups: reaches(&name, callees, &|g| opencl_name(g).is_some_and(is_sub_group_function)),
+        group_blind,
         attributes,
     })
 }
@@ -655,6 +659,23 @@ fn kernel_attributes(define: &str, md: &HashMap<String, Vec<String>>) -> String 
 /// Sub-group functions and queries (`sub_group_*`, `get_sub_group_*`, ...).
 fn is_sub_group_function(opencl_name: &str) -> bool {
     opencl_name.starts_with("sub_group_") || opencl_name.contains("_sub_group")
+}
+
+/// The work-item queries whose answers do not depend on how the range is cut into
+/// groups.
+const GROUP_BLIND_QUERIES: &[&str] =
+    &["get_work_dim", "get_global_size", "get_global_id", "get_global_offset", "get_global_linear_id"];
+
+/// Whether a call lets a kernel tell its work-group from others: any other work-item
+/// query, a builtin that takes the context (async copies, collectives' helpers, address
+/// space tests), a synchronising or a sub-group builtin.
+fn sees_group(mangled: &str) -> bool {
+    let query = QUERIES.iter().any(|(q, _, _)| *q == mangled);
+    let name = opencl_name(mangled);
+    (query && !name.is_some_and(|n| GROUP_BLIND_QUERIES.contains(&n)))
+        || takes_context_by_name(mangled)
+        || synchronises(mangled)
+        || name.is_some_and(is_sub_group_function)
 }
 
 /// Whether `f` (transitively) calls a synchronising builtin.
@@ -712,6 +733,11 @@ define internal float @helper(float %0) {
   %3 = call i32 @_Z12get_work_dimv()
   ret float %0
 }
+define dso_local spir_kernel void @blind(ptr addrspace(1) noundef align 4 %0) !kernel_arg_addr_space !21 !kernel_arg_access_qual !22 !kernel_arg_type !23 !kernel_arg_base_type !23 !kernel_arg_type_qual !22 {
+  %2 = tail call i64 @_Z13get_global_idj(i32 noundef 0)
+  %3 = tail call i64 @_Z20get_global_linear_idv()
+  ret void
+}
 define dso_local spir_kernel void @tiled(ptr addrspace(3) noundef align 4 %0, <4 x float> noundef %1, ptr nocapture noundef readonly byval(%struct.S) align 4 %2) #3 !kernel_arg_addr_space !15 !kernel_arg_access_qual !16 !kernel_arg_type !17 !kernel_arg_base_type !17 !kernel_arg_type_qual !18 !kernel_arg_name !19 !reqd_work_group_size !20 {
   tail call void @_Z7barrierj(i32 noundef 1) #6
   ret void
@@ -727,6 +753,9 @@ declare i64 @_Z13get_global_idj(i32 noundef)
 !18 = !{!"", !"", !""}
 !19 = !{!"scratch", !"v", !"s"}
 !20 = !{i32 64, i32 1, i32 1}
+!21 = !{i32 1}
+!22 = !{!""}
+!23 = !{!"int*"}
 "#;
 
     #[test]
@@ -739,7 +768,11 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert_eq!(saxpy.args[0].kind, ArgKind::Buffer);
         assert_eq!(saxpy.args[0].type_qual, "const");
         assert!(!saxpy.fibers);
-        let tiled = &r.kernels[1];
+        // Its helper asks the local id.
+        assert!(!saxpy.group_blind);
+        assert!(r.kernels[1].group_blind);
+        let tiled = &r.kernels[2];
+        assert!(!tiled.group_blind);
         assert_eq!(tiled.args[0].kind, ArgKind::Local);
         assert_eq!((tiled.args[1].offset, tiled.args[1].size), (16, 16));
         assert_eq!((tiled.args[2].offset, tiled.args[2].size), (32, 16));

@@ -51,6 +51,11 @@ pub struct Kernel {
     /// The kernel uses sub-group functions: its work-groups (each one sub-group) are
     /// limited to `MAX_SUB_GROUP_SIZE` work-items.
     pub sub_groups: bool,
+    /// The kernel cannot tell one work-group from another: it reads no local or group
+    /// ids or sizes, uses no `__local` memory, and neither waits for other work-items
+    /// nor copies for its group. The driver may then run consecutive groups of a row as
+    /// one wider group (`exec::ndrange`).
+    pub group_blind: bool,
     /// `CL_KERNEL_ATTRIBUTES`: the attributes the source gives the kernel, as written
     /// (`vec_type_hint(uint4) reqd_work_group_size(64,1,1)`), space-separated.
     pub attributes: String,

@@ -482,6 +482,7 @@ mod tests {
             regions,
             reqd_work_group_size: None,
             sub_groups: false,
+            group_blind: false,
             attributes: String::new(),
         }
     }

@@ -8,7 +8,7 @@ pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
     for k in kernels {
         let reqd = k.reqd_work_group_size.map_or("-".to_string(), |r| format!("{},{},{}", r[0], r[1], r[2]));
         s += &format!(
-            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
             k.name,
             k.args_size,
             k.static_local_size,
@@ -17,7 +17,8 @@ pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
             k.regions as u8,
             reqd,
             k.sub_groups as u8,
-            k.attributes
+            k.attributes,
+            k.group_blind as u8
         );
         for a in &k.args {
             let kind = match a.kind {
@@ -50,7 +51,8 @@ pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
         let f: Vec<&str> = line.split('\t').collect();
         match f[0] {
             "globals" if f.len() == 2 => globals = f[1].parse().ok()?,
-            "kernel" if f.len() == 10 => out.push(Kernel {
+            // Descriptions from before `group_blind` (10 fields) read as `false`.
+            "kernel" if f.len() == 10 || f.len() == 11 => out.push(Kernel {
                 name: f[1].into(),
                 args: Vec::new(),
                 args_size: f[2].parse().ok()?,
@@ -67,6 +69,7 @@ pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
                 },
                 sub_groups: f[8] == "1",
                 attributes: f[9].into(),
+                group_blind: f.get(10) == Some(&"1"),
             }),
             "arg" if f.len() == 9 => out.last_mut()?.args.push(Arg {
                 kind: match f[1] {
@@ -115,9 +118,13 @@ mod tests {
             regions: false,
             reqd_work_group_size: Some([8, 4, 1]),
             sub_groups: true,
+            group_blind: true,
             attributes: "vec_type_hint(float4) reqd_work_group_size(64,1,1)".into(),
         };
         assert_eq!(from_text(&to_text(std::slice::from_ref(&k), 24)), Some((vec![k], 24)));
         assert_eq!(from_text("garbage"), None);
+        // A description written before `group_blind` existed.
+        let old = "kernel\tk\t16\t0\t0\t0\t0\t-\t0\t\n";
+        assert!(from_text(old).is_some_and(|(ks, _)| !ks[0].group_blind));
     }
 }

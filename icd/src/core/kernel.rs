@@ -247,6 +247,8 @@ impl Kernel {
         {
             return Err(CL_OUT_OF_RESOURCES);
         }
+        // Validation mode checks each group apart.
+        let merge = crate::exec::ndrange::merge_for(self.info.group_blind && validation.is_none(), local);
         Ok(Arc::new(Launch {
             kernel: self.info.name.as_str().into(),
             faulted: Default::default(),
@@ -268,6 +270,7 @@ impl Kernel {
             offset,
             keep,
             group_ns: self.group_ns.clone(),
+            merge,
         }))
     }
 }
