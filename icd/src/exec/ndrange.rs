@@ -314,7 +314,8 @@ impl Launch {
         let n = self.num_groups();
         let me = self.clone();
         let _watched = super::watchdog::watch(self.clone());
-        let merged = self.merge;
+        // A call merges groups of one row only.
+        let merged = self.merge.min(n[0]);
         Pool::get().run(
             n.iter().product(),
             merged,
