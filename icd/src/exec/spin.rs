@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// A yield that kept the core away this long found it shared: another thread ran a time
 /// slice. A yield to one of the program's own threads that only enqueues a command and
 /// waits comes back within microseconds.
-const SHARED_GAP: Duration = Duration::from_micros(200);
+pub const SHARED_GAP: Duration = Duration::from_micros(200);
 
 /// One thread's spinning state.
 pub struct Spinner {
