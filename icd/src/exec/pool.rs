@@ -306,9 +306,11 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
             // 50.2, 48.7, 51.1 GB/s without, 71.8, 68.8, 68.8 with (PoCL about 70); perf
             // had put 47% of the samples on the queue's thread and 37% on the workers.
             // Not for short launches: there the yields were most of the time (16 groups
-            // of 64, each waited for: 2.1 -> 8.0 us). Nor once a yield kept the core
-            // for a time slice and the helpers are still not all in: other processes
-            // share the core, and this thread is what runs the launch meanwhile.
+            // of 64, each waited for: 2.1 -> 8.0 us). Nor after a yield that kept the
+            // core away for a time slice with helpers still missing: whoever took it
+            // (another process, or a worker while another has yet to come), more
+            // yields would only wait for more slices, and this thread is what runs
+            // the launch meanwhile.
             if let_in {
                 let before = Instant::now();
                 std::thread::yield_now();
