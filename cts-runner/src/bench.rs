@@ -733,7 +733,9 @@ const SGEMM_N: usize = 512;
 /// again within 30 ms of idling: saxpy over 64 MiB on FerroCL, launch after launch, rose
 /// from 134 to 335 GB/s over 20 launches, and climbed again after each 30 ms pause.
 /// Timed right after one warm-up run, the figures measured the climb (there, the host's
-/// own saxpy read 255-359 GB/s from run to run). The 2-core machine is at speed at once.
+/// own saxpy read 255-359 GB/s from run to run). The first 2-core machine (AMD) was at
+/// speed at once; the 2-core Xeon VM of session 25 climbs for longer (saxpy 25 -> 70 GB/s
+/// over ~40 launches, DESIGN.md), so its figures are partly taken on the climb.
 pub(crate) const WARM_UP: Duration = Duration::from_millis(50);
 
 /// Rows `first..` of C = A B, as many as `c` holds; with FMA where the CPU has it, as
