@@ -146,7 +146,9 @@ impl Pool {
         // be merged ones (saxpy over 64 MiB in groups of 64, merged by 64, on the 2-core
         // machine, chunks of 64 / 4,096 groups, three rounds, medians: 42.4 / 52.4, 38.1
         // / 64.7, 39.2 / 39.7 GB/s).
-        let chunk = (total / (self.workers.max(1) * 8)).clamp(1, 64 * merged.max(1));
+        // Whole calls: a chunk of 100 groups merged by 64 ran as calls of 64 and 36.
+        let merged = merged.max(1);
+        let chunk = (total / (self.workers.max(1) * 8)).clamp(1, 64 * merged).next_multiple_of(merged);
         // The issuing thread works on the groups at once. Helpers come one at a time:
         // one woken, and each helper that finds more than its own chunk left wakes the
         // next, so no thread pays for waking every worker (with 16 workers that was most
