@@ -314,9 +314,7 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
             // yields would only wait for more slices, and this thread is what runs
             // the launch meanwhile.
             if let_in {
-                let before = Instant::now();
-                std::thread::yield_now();
-                let_in = before.elapsed() <= super::spin::SHARED_GAP;
+                let_in = !super::spin::yield_core();
             }
         }
         if let Some(Wake { at, all, shared }) = wake {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// A yield that kept the core away this long found it shared: another thread ran a time
 /// slice. A yield to one of the program's own threads that only enqueues a command and
 /// waits comes back within microseconds.
-pub const SHARED_GAP: Duration = Duration::from_micros(200);
+const SHARED_GAP: Duration = Duration::from_micros(200);
 
 /// One thread's spinning state.
 pub struct Spinner {
@@ -33,23 +33,27 @@ impl Spinner {
     /// `limit` has passed, or a yield found the core shared (both false).
     pub fn spin(&mut self, limit: Duration, ready: impl Fn() -> bool) -> bool {
         let start = Instant::now();
-        let mut before = start;
         loop {
             if ready() {
                 return true;
             }
-            std::thread::yield_now();
-            let now = Instant::now();
-            if now - before > SHARED_GAP {
-                self.shared_until = Some(now + self.back_off);
+            if yield_core() {
+                self.shared_until = Some(Instant::now() + self.back_off);
                 return ready();
             }
-            if now - start >= limit {
+            if start.elapsed() >= limit {
                 return ready();
             }
-            before = now;
         }
     }
+}
+
+/// Yields the core once; true when the yield found it shared (kept it away for more
+/// than `SHARED_GAP`).
+pub fn yield_core() -> bool {
+    let before = Instant::now();
+    std::thread::yield_now();
+    before.elapsed() > SHARED_GAP
 }
 
 #[cfg(test)]
