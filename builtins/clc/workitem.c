@@ -86,6 +86,18 @@ QUERY void __ferrocl_ctx_set(ferrocl_ctx *c, size_t x, size_t y, size_t z) {
     c->lid[2] = z;
     c->item = (z * c->lsz[1] + y) * c->lsz[0] + x;
 }
+/* A kernel that reads group ids but shares nothing between its work-items runs
+ * `Group::row` consecutive groups of a row in x per call: its launcher loops over them,
+ * making the context each group in turn (the last of a row may be partial). */
+QUERY unsigned __ferrocl_ctx_row(const ferrocl_ctx *c) { return c->group->row ? c->group->row : 1; }
+QUERY void __ferrocl_ctx_row_group(ferrocl_ctx *c, unsigned i) {
+    size_t id = c->group->group_id[0] + i;
+    /* Where a fault finds it: the groups before it are done, those after it are not. */
+    *(volatile size_t *)&c->group->row_at = i;
+    size_t left = c->gsz[0] - id * c->elsz[0];
+    c->gid[0] = id;
+    c->lsz[0] = left < c->elsz[0] ? left : c->elsz[0];
+}
 /* The first work-item runs a region for the whole group. */
 QUERY void __ferrocl_ctx_alone(ferrocl_ctx *c) { c->alone = 1; }
 QUERY void *__ferrocl_group_frames(const ferrocl_group *g) { return g->frames; }

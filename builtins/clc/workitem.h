@@ -29,7 +29,8 @@ struct ferrocl_group {
     size_t global_size[3];
     size_t num_groups[3];
     unsigned work_dim;
-    unsigned pad;
+    /* Groups of the row in x this call runs, from group_id (kernel-abi's `Group::row`). */
+    unsigned row;
     const ferrocl_services *services;
     void *runtime;
     void *frames;
@@ -42,9 +43,12 @@ struct ferrocl_group {
     /* The collective functions' memory (collectives.c): COLLECTIVE_SLOTS operands, then
      * as many results, of 8 bytes each, then a broadcast's source. */
     void *scratch;
+    /* Which group of the row the launcher runs (kernel-abi's `Group::row_at`). */
+    size_t row_at;
 };
 _Static_assert(__builtin_offsetof(struct ferrocl_group, copies) == 176, "Group layout");
 _Static_assert(__builtin_offsetof(struct ferrocl_group, scratch) == 216, "Group layout");
+_Static_assert(__builtin_offsetof(struct ferrocl_group, row_at) == 224, "Group layout");
 #define COLLECTIVE_SLOTS 4096
 
 /* Mirrors kernel-abi's `CopyLog`: what the async-copy fast paths below read and write. */

@@ -22,7 +22,10 @@ pub struct Group {
     pub global_size: [usize; 3],
     pub num_groups: [usize; 3],
     pub work_dim: u32,
-    pub _pad: u32,
+    /// For a kernel that reads group ids but shares nothing between work-items: how
+    /// many groups of the row in x, from `group_id`, this call runs one after another
+    /// (its launcher loops over them); 0 or 1 for one group.
+    pub row: u32,
     /// The driver's services for this launch (barriers, ...).
     pub services: *const Services,
     /// Opaque driver state for the services (the executing worker).
@@ -45,6 +48,10 @@ pub struct Group {
     /// Memory of the work-group collective functions: `COLLECTIVE_SCRATCH` bytes,
     /// 16-byte aligned, shared by the group's work-items.
     pub scratch: *mut c_void,
+    /// Written by the launcher of a call that runs several groups (`row`): which of
+    /// them, from `group_id`, is running. After a fault the driver knows the groups
+    /// before it are done and runs those after it anew.
+    pub row_at: usize,
 }
 
 /// Bytes of `Group::scratch`: two slots of 8 bytes per work-item of the largest group
@@ -61,7 +68,7 @@ impl Default for Group {
             global_size: [1; 3],
             num_groups: [1; 3],
             work_dim: 1,
-            _pad: 0,
+            row: 0,
             services: core::ptr::null(),
             runtime: core::ptr::null_mut(),
             frames: core::ptr::null_mut(),
@@ -71,6 +78,7 @@ impl Default for Group {
             local_end: core::ptr::null_mut(),
             stack_top: core::ptr::null_mut(),
             scratch: core::ptr::null_mut(),
+            row_at: 0,
         }
     }
 }
@@ -190,6 +198,7 @@ const _: () = assert!(core::mem::offset_of!(WorkItem, stack_top) == 200);
 const _: () = assert!(core::mem::offset_of!(WorkItem, in_place) == 208);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::offset_of!(Group, scratch) == 216);
+const _: () = assert!(core::mem::offset_of!(Group, row_at) == 224);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
 

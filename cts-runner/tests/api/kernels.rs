@@ -25,6 +25,19 @@ kernel void global_only(global uint *out, global uint *runs) {
     atomic_inc(&runs[flat]);
 }
 
+// Reads its group's ids and sizes, and shares nothing with the group: the driver may run
+// several of its groups in one call, looping over them.
+kernel void group_ids(global uint *out, global uint *runs) {
+    size_t flat = get_global_linear_id();
+    global uint *o = out + flat * 8;
+    o[0] = get_group_id(0); o[1] = get_group_id(1) * 1000 + get_group_id(2);
+    o[2] = get_local_id(0); o[3] = get_local_id(1) * 1000 + get_local_id(2);
+    o[4] = get_local_size(0); o[5] = get_local_size(1) * 1000 + get_local_size(2);
+    o[6] = get_local_linear_id();
+    o[7] = get_enqueued_local_size(0) * 100000 + get_num_groups(0);
+    atomic_inc(&runs[flat]);
+}
+
 kernel void matmul(global const float *a, global const float *b, global float *c, int n) {
     local float ta[16][16], tb[16][16];
     int lx = get_local_id(0), ly = get_local_id(1);
@@ -153,25 +166,27 @@ fn ids_in_three_dimensions_with_offsets() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
-/// Kernels that cannot tell their groups apart run consecutive groups of a row as one:
-/// every work-item still runs once, with its ids, in ranges that end in partial groups
-/// and have offsets, in one to three dimensions.
-#[test]
-fn group_blind_kernels_run_every_work_item_once() {
+/// The ranges the merging tests run: partial last groups, offsets, one to three
+/// dimensions, groups of 1 and of 2048.
+const MERGE_CASES: [(&[usize], &[usize], &[usize]); 5] = [
+    (&[100_000], &[64], &[3]),
+    (&[4099], &[1], &[0]),
+    (&[37, 5, 3], &[4, 2, 2], &[3, 1, 2]),
+    (&[301, 7], &[16, 3], &[0, 5]),
+    (&[8193, 2], &[2048, 1], &[1, 1]),
+];
+
+/// Runs kernel `name` (arguments: `per` uints of output a work-item, a run counter) over
+/// `MERGE_CASES`, and checks that every work-item ran once and wrote
+/// `want(global, local, offset, index)`.
+fn each_work_item_once(name: &str, per: usize, want: impl Fn(&[usize], &[usize], &[usize], [usize; 3]) -> Vec<usize>) {
     let env = Env::new();
     let p = programs(&env);
-    let k = kernel(p, "global_only");
-    let cases: [(&[usize], &[usize], &[usize]); 5] = [
-        (&[100_000], &[64], &[3]),
-        (&[4099], &[1], &[0]),
-        (&[37, 5, 3], &[4, 2, 2], &[3, 1, 2]),
-        (&[301, 7], &[16, 3], &[0, 5]),
-        (&[8193, 2], &[2048, 1], &[1, 1]),
-    ];
-    for (global, local, offset) in cases {
+    let k = kernel(p, name);
+    for (global, local, offset) in MERGE_CASES {
         let dims = global.len();
         let n: usize = global.iter().product();
-        let out = env.buffer(0, n * 16, null_mut());
+        let out = env.buffer(0, n * per * 4, null_mut());
         let runs = buffer_of(&env, &vec![0u32; n]);
         set_arg(k, 0, &out);
         set_arg(k, 1, &runs);
@@ -186,16 +201,22 @@ fn group_blind_kernels_run_every_work_item_once() {
             null(),
             null_mut()
         )));
-        let got: Vec<u32> = read_as(&env, out, n * 4);
+        let got: Vec<u32> = read_as(&env, out, n * per);
         let ran: Vec<u32> = read_as(&env, runs, n);
         let size = |d: usize| global.get(d).copied().unwrap_or(1);
-        let at = |d: usize| offset.get(d).copied().unwrap_or(0);
         for flat in 0..n {
             let idx = [flat % size(0), flat / size(0) % size(1), flat / (size(0) * size(1))];
-            let want = [idx[0] + at(0), idx[1] + at(1), idx[2] + at(2), dims * 1_000_000 + size(0) * 1000 + at(0)];
-            let o: Vec<usize> = got[flat * 4..flat * 4 + 4].iter().map(|&v| v as usize).collect();
-            assert_eq!(o, want, "{global:?} in groups of {local:?}: work-item {idx:?}");
-            assert_eq!(ran[flat], 1, "{global:?} in groups of {local:?}: work-item {idx:?} ran {} times", ran[flat]);
+            let o: Vec<usize> = got[flat * per..(flat + 1) * per].iter().map(|&v| v as usize).collect();
+            assert_eq!(
+                o,
+                want(global, local, offset, idx),
+                "{name}, {global:?} in groups of {local:?}: work-item {idx:?}"
+            );
+            assert_eq!(
+                ran[flat], 1,
+                "{name}, {global:?} in groups of {local:?}: work-item {idx:?} ran {} times",
+                ran[flat]
+            );
         }
         for m in [out, runs] {
             ok!(cl!(clReleaseMemObject(m)));
@@ -203,6 +224,40 @@ fn group_blind_kernels_run_every_work_item_once() {
     }
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
+}
+
+/// Kernels that cannot tell their groups apart run consecutive groups of a row as one:
+/// every work-item still runs once, with its ids.
+#[test]
+fn group_blind_kernels_run_every_work_item_once() {
+    each_work_item_once("global_only", 4, |global, _, offset, idx| {
+        let at = |d: usize| offset.get(d).copied().unwrap_or(0);
+        vec![idx[0] + at(0), idx[1] + at(1), idx[2] + at(2), global.len() * 1_000_000 + global[0] * 1000 + at(0)]
+    });
+}
+
+/// Kernels that read group ids but share nothing run consecutive groups of a row in one
+/// call: every work-item still runs once, and sees its own group's ids and sizes (the
+/// last group of a row partial).
+#[test]
+fn group_id_kernels_see_their_own_group() {
+    each_work_item_once("group_ids", 8, |global, local, _, idx| {
+        let size = |d: usize| global.get(d).copied().unwrap_or(1);
+        let wide = |d: usize| local.get(d).copied().unwrap_or(1);
+        let group = [0, 1, 2].map(|d| idx[d] / wide(d));
+        let lid = [0, 1, 2].map(|d| idx[d] % wide(d));
+        let lsz = [0, 1, 2].map(|d| wide(d).min(size(d) - group[d] * wide(d)));
+        vec![
+            group[0],
+            group[1] * 1000 + group[2],
+            lid[0],
+            lid[1] * 1000 + lid[2],
+            lsz[0],
+            lsz[1] * 1000 + lsz[2],
+            (lid[2] * lsz[1] + lid[1]) * lsz[0] + lid[0],
+            wide(0) * 100_000 + size(0).div_ceil(wide(0)),
+        ]
+    });
 }
 
 #[test]

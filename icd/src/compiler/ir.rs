@@ -21,7 +21,7 @@ use std::fmt::Write;
 
 use super::ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
 use super::ir_type::{self, IrType, TypeTable};
-use super::kernel_info::{Arg, ArgKind, Kernel};
+use super::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
 use super::launcher::{self, CTX};
 use super::regions::{self, Sync};
 use super::{collectives, division};
@@ -596,9 +596,16 @@ fn kernel_info(
     let attributes = kernel_attributes(define, md);
     let prefix = format!("{name}.");
     let static_local_size = locals.iter().filter(|(n, _)| n.starts_with(&prefix)).map(|(_, s)| s).sum();
-    let group_blind = static_local_size == 0
-        && !args.iter().any(|a: &Arg| a.kind == ArgKind::Local)
-        && !reaches(&name, callees, &sees_group);
+    let group_use = if static_local_size > 0
+        || args.iter().any(|a: &Arg| a.kind == ArgKind::Local)
+        || reaches(&name, callees, &needs_group)
+    {
+        GroupUse::Whole
+    } else if reaches(&name, callees, &|g| is_query(g, GROUP_ID_QUERIES)) {
+        GroupUse::Ids
+    } else {
+        GroupUse::Blind
+    };
     Ok(Kernel {
         name: name.clone(),
         args,
@@ -609,7 +616,7 @@ fn kernel_info(
         regions: false,
         reqd_work_group_size: reqd,
         sub_groups: reaches(&name, callees, &|g| opencl_name(g).is_some_and(is_sub_group_function)),
-        group_blind,
+        group_use,
         attributes,
     })
 }
@@ -666,16 +673,31 @@ fn is_sub_group_function(opencl_name: &str) -> bool {
 const GROUP_BLIND_QUERIES: &[&str] =
     &["get_work_dim", "get_global_size", "get_global_id", "get_global_offset", "get_global_linear_id"];
 
-/// Whether a call lets a kernel tell its work-group from others: any other work-item
-/// query, a builtin that takes the context (async copies, collectives' helpers, address
-/// space tests), a synchronising or a sub-group builtin.
-fn sees_group(mangled: &str) -> bool {
+/// The work-item queries of a group's ids and sizes, which the launcher of a kernel
+/// that runs several groups per call (`GroupUse::Ids`) sets group by group.
+const GROUP_ID_QUERIES: &[&str] = &[
+    "get_local_id",
+    "get_group_id",
+    "get_local_size",
+    "get_enqueued_local_size",
+    "get_num_groups",
+    "get_local_linear_id",
+];
+
+/// Whether `mangled` is one of the work-item queries named in `names`.
+fn is_query(mangled: &str, names: &[&str]) -> bool {
+    QUERIES.iter().any(|(q, _, _)| *q == mangled) && opencl_name(mangled).is_some_and(|n| names.contains(&n))
+}
+
+/// Whether a call needs its work-group run as a whole: a work-item query other than of
+/// ids and sizes, a builtin that takes the context (async copies, collectives' helpers,
+/// address space tests), a synchronising or a sub-group builtin.
+fn needs_group(mangled: &str) -> bool {
     let query = QUERIES.iter().any(|(q, _, _)| *q == mangled);
-    let name = opencl_name(mangled);
-    (query && !name.is_some_and(|n| GROUP_BLIND_QUERIES.contains(&n)))
+    (query && !is_query(mangled, GROUP_BLIND_QUERIES) && !is_query(mangled, GROUP_ID_QUERIES))
         || takes_context_by_name(mangled)
         || synchronises(mangled)
-        || name.is_some_and(is_sub_group_function)
+        || opencl_name(mangled).is_some_and(is_sub_group_function)
 }
 
 /// Whether `f` (transitively) calls a synchronising builtin.
@@ -769,10 +791,10 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert_eq!(saxpy.args[0].type_qual, "const");
         assert!(!saxpy.fibers);
         // Its helper asks the local id.
-        assert!(!saxpy.group_blind);
-        assert!(r.kernels[1].group_blind);
+        assert_eq!(saxpy.group_use, GroupUse::Ids);
+        assert_eq!(r.kernels[1].group_use, GroupUse::Blind);
         let tiled = &r.kernels[2];
-        assert!(!tiled.group_blind);
+        assert_eq!(tiled.group_use, GroupUse::Whole);
         assert_eq!(tiled.args[0].kind, ArgKind::Local);
         assert_eq!((tiled.args[1].offset, tiled.args[1].size), (16, 16));
         assert_eq!((tiled.args[2].offset, tiled.args[2].size), (32, 16));

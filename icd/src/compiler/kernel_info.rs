@@ -51,12 +51,26 @@ pub struct Kernel {
     /// The kernel uses sub-group functions: its work-groups (each one sub-group) are
     /// limited to `MAX_SUB_GROUP_SIZE` work-items.
     pub sub_groups: bool,
-    /// The kernel cannot tell one work-group from another: it reads no local or group
-    /// ids or sizes, uses no `__local` memory, and neither waits for other work-items
-    /// nor copies for its group. The driver may then run consecutive groups of a row as
-    /// one wider group (`exec::ndrange`).
-    pub group_blind: bool,
+    /// How much of its work-group the kernel sees, which decides how many groups one
+    /// call of its launcher may run (`exec::ndrange::merge_for`).
+    pub group_use: GroupUse,
     /// `CL_KERNEL_ATTRIBUTES`: the attributes the source gives the kernel, as written
     /// (`vec_type_hint(uint4) reqd_work_group_size(64,1,1)`), space-separated.
     pub attributes: String,
+}
+
+/// How much of its work-group a kernel sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GroupUse {
+    /// Its work-items share memory or wait for each other (`__local` memory, barriers,
+    /// collectives, async copies, sub-group functions), or it asks what only the
+    /// group's own state answers: one group a call of its launcher.
+    #[default]
+    Whole,
+    /// It reads local or group ids and sizes, and nothing else of its group: one call
+    /// runs consecutive groups of a row in x, its launcher looping over them.
+    Ids,
+    /// It cannot tell one group from another (it asks only global ids and sizes):
+    /// consecutive groups of a row run as one group as many times as wide.
+    Blind,
 }

@@ -29,7 +29,7 @@ const ENTRY_ATTRIBUTES: &str = "\"reciprocal-estimates\"=\"none\"";
 
 use super::ir_text::{matching_paren, parse_param, split_top, type_text, Param};
 use super::ir_type::TypeTable;
-use super::kernel_info::Kernel;
+use super::kernel_info::{GroupUse, Kernel};
 
 /// The hidden trailing parameter through which functions that call work-item queries
 /// receive the work-item context.
@@ -39,6 +39,8 @@ pub const CTX: &str = "%__ferrocl_ctx";
 pub const DECLARATIONS: &str = "declare void @__ferrocl_ctx_init(ptr, ptr)
 declare i32 @__ferrocl_ctx_bound(ptr, i32)
 declare void @__ferrocl_ctx_set(ptr, i64, i64, i64)
+declare i32 @__ferrocl_ctx_row(ptr)
+declare void @__ferrocl_ctx_row_group(ptr, i32)
 declare void @__ferrocl_ctx_alone(ptr)
 declare ptr @__ferrocl_group_frames(ptr)
 declare i64 @__ferrocl_group_items(ptr)
@@ -129,13 +131,35 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
     } else {
         format!("call void @__ferrocl_body_{name}(ptr %args, ptr %c)\n  %r = add i32 0, 0")
     };
+    // A kernel that reads group ids but shares nothing between its work-items
+    // (`GroupUse::Ids`) loops over the groups of a row the call runs (`Group::row`)
+    // around the item loop; the context is made each group in turn.
+    let rows = k.group_use == GroupUse::Ids && !resumable && !k.fibers;
+    let (start, first, after, end) = if rows {
+        (
+            "  %ng = call i32 @__ferrocl_ctx_row(ptr %c)
+  br label %g
+g:
+  %gi = phi i32 [ 0, %entry ], [ %gn, %gnext ]
+  call void @__ferrocl_ctx_row_group(ptr %c, i32 %gi)",
+            "g",
+            "gnext",
+            "gnext:
+  %gn = add nuw i32 %gi, 1
+  %gd = icmp eq i32 %gn, %ng
+  br i1 %gd, label %none, label %g",
+        )
+    } else {
+        ("", "entry", "done", "done:\n  ret i32 %r")
+    };
+    let empty = if rows { "gnext" } else { "none" };
     let _ = writeln!(
         out,
         "define internal i32 @__ferrocl_loop_{name}(ptr %group, ptr noalias nocapture readonly %args, \
          ptr noalias %frames, i32 %resume) alwaysinline {{
 entry:
   %c = alloca [32 x i64], align 16
-  call void @__ferrocl_ctx_init(ptr %c, ptr %group)
+  call void @__ferrocl_ctx_init(ptr %c, ptr %group){start}
   %nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
   %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
   %nz = call i32 @__ferrocl_ctx_bound(ptr %c, i32 2)
@@ -144,9 +168,9 @@ entry:
   %ez = icmp eq i32 %nz, 0
   %exy = or i1 %ex, %ey
   %empty = or i1 %exy, %ez
-  br i1 %empty, label %none, label %z
+  br i1 %empty, label %{empty}, label %z
 z:
-  %zi = phi i32 [ 0, %entry ], [ %zn, %znext ]
+  %zi = phi i32 [ 0, %{first} ], [ %zn, %znext ]
   %z64 = zext nneg i32 %zi to i64
   br label %y
 y:
@@ -168,9 +192,8 @@ ynext:
 znext:
   %zn = add nuw nsw i32 %zi, 1
   %zd = icmp eq i32 %zn, %nz
-  br i1 %zd, label %done, label %z
-done:
-  ret i32 %r
+  br i1 %zd, label %{after}, label %z
+{end}
 none:
   ret i32 0
 }}"
@@ -482,7 +505,7 @@ mod tests {
             regions,
             reqd_work_group_size: None,
             sub_groups: false,
-            group_blind: false,
+            group_use: Default::default(),
             attributes: String::new(),
         }
     }

@@ -1,7 +1,7 @@
 //! Kernel descriptions saved next to a cached kernel library and inside program
 //! binaries: one tab-separated line per kernel and per argument.
 
-use super::kernel_info::{Arg, ArgKind, Kernel};
+use super::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
 
 pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
     let mut s = format!("globals\t{global_variable_size}\n");
@@ -18,7 +18,11 @@ pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
             reqd,
             k.sub_groups as u8,
             k.attributes,
-            k.group_blind as u8
+            match k.group_use {
+                GroupUse::Whole => 0,
+                GroupUse::Blind => 1,
+                GroupUse::Ids => 2,
+            }
         );
         for a in &k.args {
             let kind = match a.kind {
@@ -51,7 +55,7 @@ pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
         let f: Vec<&str> = line.split('\t').collect();
         match f[0] {
             "globals" if f.len() == 2 => globals = f[1].parse().ok()?,
-            // Descriptions from before `group_blind` (10 fields) read as `false`.
+            // Descriptions from before `group_use` (10 fields) read as `Whole`.
             "kernel" if f.len() == 10 || f.len() == 11 => out.push(Kernel {
                 name: f[1].into(),
                 args: Vec::new(),
@@ -69,7 +73,11 @@ pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
                 },
                 sub_groups: f[8] == "1",
                 attributes: f[9].into(),
-                group_blind: f.get(10) == Some(&"1"),
+                group_use: match f.get(10) {
+                    Some(&"1") => GroupUse::Blind,
+                    Some(&"2") => GroupUse::Ids,
+                    _ => GroupUse::Whole,
+                },
             }),
             "arg" if f.len() == 9 => out.last_mut()?.args.push(Arg {
                 kind: match f[1] {
@@ -118,13 +126,13 @@ mod tests {
             regions: false,
             reqd_work_group_size: Some([8, 4, 1]),
             sub_groups: true,
-            group_blind: true,
+            group_use: GroupUse::Ids,
             attributes: "vec_type_hint(float4) reqd_work_group_size(64,1,1)".into(),
         };
         assert_eq!(from_text(&to_text(std::slice::from_ref(&k), 24)), Some((vec![k], 24)));
         assert_eq!(from_text("garbage"), None);
-        // A description written before `group_blind` existed.
+        // A description written before `group_use` existed.
         let old = "kernel\tk\t16\t0\t0\t0\t0\t-\t0\t\n";
-        assert!(from_text(old).is_some_and(|(ks, _)| !ks[0].group_blind));
+        assert!(from_text(old).is_some_and(|(ks, _)| ks[0].group_use == GroupUse::Whole));
     }
 }

@@ -248,7 +248,8 @@ impl Kernel {
             return Err(CL_OUT_OF_RESOURCES);
         }
         // Validation mode checks each group apart.
-        let merge = crate::exec::ndrange::merge_for(self.info.group_blind && validation.is_none(), local);
+        let group_use = if validation.is_some() { kernel_info::GroupUse::Whole } else { self.info.group_use };
+        let merge = crate::exec::ndrange::merge_for(group_use != kernel_info::GroupUse::Whole, local);
         Ok(Arc::new(Launch {
             kernel: self.info.name.as_str().into(),
             faulted: Default::default(),
@@ -271,6 +272,7 @@ impl Kernel {
             keep,
             group_ns: self.group_ns.clone(),
             merge,
+            rows: group_use == kernel_info::GroupUse::Ids,
         }))
     }
 }

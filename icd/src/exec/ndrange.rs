@@ -50,9 +50,13 @@ pub struct Launch {
     pub keep: Vec<Arc<dyn Any + Send + Sync>>,
     /// The kernel's recent cost per group (`Kernel::group_ns`), for the pool.
     pub group_ns: Arc<std::sync::atomic::AtomicU64>,
-    /// How many consecutive groups of a row in x one call of the launcher may run, as
-    /// one group that many times as wide (`merge_for`); 1 for most kernels.
+    /// How many consecutive groups of a row in x one call of the launcher may run
+    /// (`merge_for`); 1 for kernels that need each group as a whole.
     pub merge: usize,
+    /// The groups a call runs are looped over by its launcher (`Group::row`), for a
+    /// kernel that reads group ids; otherwise they run as one group as many times as
+    /// wide, for a kernel that cannot tell groups apart.
+    pub rows: bool,
 }
 
 /// The most work-items in x one call of the launcher may run: the item loop's bound
@@ -60,16 +64,16 @@ pub struct Launch {
 /// cannot overflow), and the driver's own largest group size.
 const MERGED_ITEMS: usize = 4096;
 
-/// `Launch::merge` for a kernel that cannot tell its work-group from others
-/// (`Kernel::group_blind`: it asks only global ids and sizes, uses no `__local` memory,
-/// barriers or copies) launched in groups `local` wide in x. Such groups run as one loop
-/// over up to `MERGED_ITEMS` work-items. A call per group of 64 left short loops
-/// between the driver's per-group steps, which the kernel's loads could not run ahead
-/// of: saxpy over 64 MiB in groups of 64 on the 2-core machine, three rounds of medians
-/// (a C host program), 26.0, 29.9, 30.4 GB/s a call per group, 48.5, 59.6, 65.9 merged
-/// (with the pool's chunks counted in calls), PoCL 44.9, 42.9, 57.0.
-pub fn merge_for(group_blind: bool, local: [usize; 3]) -> usize {
-    if group_blind {
+/// `Launch::merge` for a kernel launched in groups `local` wide in x that `merges`: its
+/// work-items share nothing with their group's others (no `__local` memory, barriers or
+/// copies; `Kernel::group_use`). A call of its launcher then runs up to `MERGED_ITEMS`
+/// work-items of consecutive groups. A call per group of 64 left short loops between the
+/// driver's per-group steps, which the kernel's loads could not run ahead of: saxpy over
+/// 64 MiB in groups of 64 on the 2-core machine, three rounds of medians (a C host
+/// program), 26.0, 29.9, 30.4 GB/s a call per group, 48.5, 59.6, 65.9 merged (with the
+/// pool's chunks counted in calls), PoCL 44.9, 42.9, 57.0.
+pub fn merge_for(merges: bool, local: [usize; 3]) -> usize {
+    if merges {
         (MERGED_ITEMS / local[0].max(1)).max(1)
     } else {
         1
@@ -100,7 +104,7 @@ impl Launch {
             global_size: self.global,
             num_groups: n,
             work_dim: self.work_dim,
-            _pad: 0,
+            row: 1,
             services: &SERVICES,
             runtime: std::ptr::null_mut(),
             ..Default::default()
@@ -127,6 +131,8 @@ impl Launch {
         let id =
             if n[1] * n[2] == 1 { [index, 0, 0] } else { [index % n[0], (index / n[0]) % n[1], index / (n[0] * n[1])] };
         group.group_id = id;
+        group.row = 1;
+        group.row_at = 0;
         // The last group of a dimension may be partial (non-uniform work-groups).
         group.local_size = [0, 1, 2].map(|d| self.local[d].min(self.global[d] - id[d] * self.local[d]));
     }
@@ -216,15 +222,23 @@ impl Launch {
                 unsafe { w.fibers.abandon() };
                 // Copies it left in flight still write its local memory.
                 w.copies.finish();
-                // Groups merged into the call that faulted end with it.
-                let count = self.span(current, range.end, n);
+                // Groups merged into a call that faulted end with it; of a call that
+                // loops over its groups only the one the launcher was running does:
+                // those before it are done, and those after it run anew.
+                let (current, count) = if self.rows {
+                    // SAFETY: a field of `group`, which the launcher writes through the
+                    // pointer it was given.
+                    (current + unsafe { std::ptr::read_volatile(&group.row_at) }, 1)
+                } else {
+                    (current, self.span(current, range.end, n))
+                };
                 failed += count;
                 // The application learns of it from the command's status; this says
                 // why, once per launch.
                 if !self.faulted.swap(true, std::sync::atomic::Ordering::Relaxed) {
                     let merged = match count {
                         1 => String::new(),
-                        _ => format!(" (run as one with the next {} in x)", count - 1),
+                        _ => format!(" (run in one call with the next {} in x)", count - 1),
                     };
                     eprintln!(
                         "FerroCL: kernel {} was ended by {fault}, in work-group {:?}{merged}; the command fails \
@@ -268,7 +282,10 @@ impl Launch {
         sections: super::fault::Sections,
     ) -> bool {
         self.place(group, index);
-        if count > 1 {
+        if count > 1 && self.rows {
+            // The launcher runs groups `index..index + count` one after another.
+            group.row = count as u32;
+        } else if count > 1 {
             // Groups `index..index + count` of one row as one group: the same ids for
             // every work-item (`get_global_id` is the group's id times the enqueued
             // size, plus the local id), the last one possibly partial.
@@ -299,7 +316,9 @@ impl Launch {
                         panic!("{e}");
                     }
                 }
-                _ => (self.launch)(group, args),
+                // Mutable: the launcher of a call running several groups writes
+                // `row_at`.
+                _ => (self.launch)(std::ptr::from_mut(group).cast_const(), args),
             }
         }
         let _driver = sections.enter();
