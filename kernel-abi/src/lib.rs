@@ -254,9 +254,9 @@ pub const SPECIALISED_IMAGE_FORMATS: [(u32, u32); 5] =
 /// The version of the contract between the driver and kernel code (these types, the
 /// builtins archive, the helpers compiled into every kernel): program binaries record
 /// it, and the driver refuses those of another version.
-pub const KERNEL_ABI: u32 = 6;
+pub const KERNEL_ABI: u32 = 7;
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
-pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_6";
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_7";
 const _: () = assert!(suffix_number(BUILTINS_ABI_SYMBOL) == KERNEL_ABI);
 
 /// The decimal number a name ends with (for the check that the archive's symbol and
