@@ -98,6 +98,16 @@ QUERY void __ferrocl_ctx_row_group(ferrocl_ctx *c, unsigned i) {
     c->gid[0] = id;
     c->lsz[0] = left < c->elsz[0] ? left : c->elsz[0];
 }
+/* A kernel that declares reqd_work_group_size has a second item loop for groups of
+ * exactly that size, where the size is the constant the launcher passes here. */
+QUERY int __ferrocl_group_sized(const ferrocl_group *g, size_t x, size_t y, size_t z) {
+    return g->local_size[0] == x && g->local_size[1] == y && g->local_size[2] == z;
+}
+QUERY void __ferrocl_ctx_fix(ferrocl_ctx *c, size_t x, size_t y, size_t z) {
+    c->lsz[0] = c->elsz[0] = x;
+    c->lsz[1] = c->elsz[1] = y;
+    c->lsz[2] = c->elsz[2] = z;
+}
 /* The first work-item runs a region for the whole group. */
 QUERY void __ferrocl_ctx_alone(ferrocl_ctx *c) { c->alone = 1; }
 QUERY void *__ferrocl_group_frames(const ferrocl_group *g) { return g->frames; }

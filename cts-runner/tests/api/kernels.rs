@@ -118,6 +118,17 @@ kernel void wide(local double16 *scratch, double16 v, global double16 *out) {
 
 __attribute__((reqd_work_group_size(8, 1, 1)))
 kernel void fixed(global int *out) { out[get_global_id(0)] = get_local_size(0); }
+
+// Its groups of the declared size run a loop where the size is a constant, a partial
+// last group the general one.
+__attribute__((reqd_work_group_size(16, 1, 1)))
+kernel void fixed_rotate(global uint *out) {
+    local uint t[16];
+    uint l = get_local_id(0), n = get_local_size(0);
+    t[l] = get_global_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[(l + 1) % n] * 100 + n;
+}
 "#;
 
 fn programs(env: &Env) -> cl_program {
@@ -258,6 +269,28 @@ fn group_id_kernels_see_their_own_group() {
             wide(0) * 100_000 + size(0).div_ceil(wide(0)),
         ]
     });
+}
+
+/// A kernel declaring `reqd_work_group_size` sees the right size in full groups and in
+/// a partial last one.
+#[test]
+fn required_group_size_kernels_in_full_and_partial_groups() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "fixed_rotate");
+    let n = 100usize;
+    let out = env.buffer(0, n * 4, null_mut());
+    set_arg(k, 0, &out);
+    run(&env, k, &[n], Some(&[16]));
+    let got: Vec<u32> = read_as(&env, out, n);
+    for (g, &v) in got.iter().enumerate() {
+        let (first, size) = (g / 16 * 16, 16.min(n - g / 16 * 16));
+        let want = (first + (g - first + 1) % size) * 100 + size;
+        assert_eq!(v as usize, want, "work-item {g}");
+    }
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
 }
 
 #[test]

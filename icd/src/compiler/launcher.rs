@@ -41,6 +41,8 @@ declare i32 @__ferrocl_ctx_bound(ptr, i32)
 declare void @__ferrocl_ctx_set(ptr, i64, i64, i64)
 declare i32 @__ferrocl_ctx_row(ptr)
 declare void @__ferrocl_ctx_row_group(ptr, i32)
+declare i32 @__ferrocl_group_sized(ptr, i64, i64, i64)
+declare void @__ferrocl_ctx_fix(ptr, i64, i64, i64)
 declare void @__ferrocl_ctx_alone(ptr)
 declare ptr @__ferrocl_group_frames(ptr)
 declare i64 @__ferrocl_group_items(ptr)
@@ -153,13 +155,31 @@ g:
         ("", "entry", "done", "done:\n  ret i32 %r")
     };
     let empty = if rows { "gnext" } else { "none" };
-    let _ = writeln!(
-        out,
-        "define internal i32 @__ferrocl_loop_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-         ptr noalias %frames, i32 %resume) alwaysinline {{
+    // A kernel that declares `reqd_work_group_size` gets a second copy of the loop for
+    // groups of exactly that size (all but partial groups at the range's edges), with
+    // the size a constant: item loops of known length, and `%` or `/` by the local size
+    // shifts and masks. Not for kernels looping over rows, whose groups change size
+    // within a call, and not for fibers and images, whose loops are copied already.
+    let fixed = k.reqd_work_group_size.filter(|_| !rows && !k.fibers && image_key_at(k).is_none());
+    let variants = match fixed {
+        Some([x, y, z]) => vec![
+            (format!("__ferrocl_loopa_{name}"), String::new(), "noinline optsize minsize"),
+            (
+                format!("__ferrocl_loopf_{name}"),
+                format!("\n  call void @__ferrocl_ctx_fix(ptr %c, i64 {x}, i64 {y}, i64 {z})"),
+                "alwaysinline",
+            ),
+        ],
+        None => vec![(format!("__ferrocl_loop_{name}"), String::new(), "alwaysinline")],
+    };
+    for (function, fix, inline) in &variants {
+        let _ = writeln!(
+            out,
+            "define internal i32 @{function}(ptr %group, ptr noalias nocapture readonly %args, \
+         ptr noalias %frames, i32 %resume) {inline} {{
 entry:
   %c = alloca [32 x i64], align 16
-  call void @__ferrocl_ctx_init(ptr %c, ptr %group){start}
+  call void @__ferrocl_ctx_init(ptr %c, ptr %group){fix}{start}
   %nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
   %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
   %nz = call i32 @__ferrocl_ctx_bound(ptr %c, i32 2)
@@ -197,7 +217,25 @@ znext:
 none:
   ret i32 0
 }}"
-    );
+        );
+    }
+    if let Some([x, y, z]) = fixed {
+        let _ = writeln!(
+            out,
+            "define internal i32 @__ferrocl_loop_{name}(ptr %group, ptr noalias nocapture readonly %args, \
+             ptr noalias %frames, i32 %resume) alwaysinline {{
+  %sized = call i32 @__ferrocl_group_sized(ptr %group, i64 {x}, i64 {y}, i64 {z})
+  %fixed = icmp ne i32 %sized, 0
+  br i1 %fixed, label %f, label %a
+f:
+  %rf = call i32 @__ferrocl_loopf_{name}(ptr %group, ptr %args, ptr %frames, i32 %resume)
+  ret i32 %rf
+a:
+  %ra = call i32 @__ferrocl_loopa_{name}(ptr %group, ptr %args, ptr %frames, i32 %resume)
+  ret i32 %ra
+}}"
+        );
+    }
 
     append_items(out, k);
 
