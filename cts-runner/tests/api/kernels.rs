@@ -119,6 +119,16 @@ kernel void wide(local double16 *scratch, double16 v, global double16 *out) {
 __attribute__((reqd_work_group_size(8, 1, 1)))
 kernel void fixed(global int *out) { out[get_global_id(0)] = get_local_size(0); }
 
+// The same without the attribute: launched long enough in groups of one size, it gets
+// a second build with a loop for that size.
+kernel void rotate(global uint *out) {
+    local uint t[64];
+    uint l = get_local_id(0), n = get_local_size(0);
+    t[l] = get_global_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[(l + 1) % n] * 100 + n;
+}
+
 // Its groups of the declared size run a loop where the size is a constant, a partial
 // last group the general one.
 __attribute__((reqd_work_group_size(16, 1, 1)))
@@ -271,6 +281,22 @@ fn group_id_kernels_see_their_own_group() {
     });
 }
 
+/// Runs `rotate` or `fixed_rotate` over 100 work-items in groups of 16 (the last one
+/// partial) and checks every result.
+fn check_rotate(env: &Env, k: cl_kernel) {
+    let n = 100usize;
+    let out = env.buffer(0, n * 4, null_mut());
+    set_arg(k, 0, &out);
+    run(env, k, &[n], Some(&[16]));
+    let got: Vec<u32> = read_as(env, out, n);
+    for (g, &v) in got.iter().enumerate() {
+        let (first, size) = (g / 16 * 16, 16.min(n - g / 16 * 16));
+        let want = (first + (g - first + 1) % size) * 100 + size;
+        assert_eq!(v as usize, want, "work-item {g}");
+    }
+    ok!(cl!(clReleaseMemObject(out)));
+}
+
 /// A kernel declaring `reqd_work_group_size` sees the right size in full groups and in
 /// a partial last one.
 #[test]
@@ -278,17 +304,56 @@ fn required_group_size_kernels_in_full_and_partial_groups() {
     let env = Env::new();
     let p = programs(&env);
     let k = kernel(p, "fixed_rotate");
-    let n = 100usize;
-    let out = env.buffer(0, n * 4, null_mut());
-    set_arg(k, 0, &out);
-    run(&env, k, &[n], Some(&[16]));
-    let got: Vec<u32> = read_as(&env, out, n);
-    for (g, &v) in got.iter().enumerate() {
-        let (first, size) = (g / 16 * 16, 16.min(n - g / 16 * 16));
-        let want = (first + (g - first + 1) % size) * 100 + size;
-        assert_eq!(v as usize, want, "work-item {g}");
+    check_rotate(&env, k);
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+/// A kernel with barriers that has run long enough in groups of one size gets a second
+/// build of its program with a loop for that size, made in the background
+/// (`FERROCL_SIZE_BUILD_MS`, 0 here: at the first launch); launches before and after it
+/// give the same results, in full groups and in a partial last one. In a child process,
+/// for its environment and a cache directory of its own.
+#[test]
+fn a_second_build_for_the_group_size_gives_the_same_results() {
+    let _ = platform_device();
+    let dir = std::env::temp_dir().join(format!("ferrocl-size-build-{}", std::process::id()));
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["kernels::second_build_child", "--exact", "--ignored", "--nocapture"])
+        .env("FERROCL_SIZE_BUILD_MS", "0")
+        .env("FERROCL_CACHE_DIR", &dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}
+
+#[test]
+#[ignore = "run by a_second_build_for_the_group_size_gives_the_same_results, in its environment"]
+fn second_build_child() {
+    let dir = std::path::PathBuf::from(std::env::var_os("FERROCL_CACHE_DIR").expect("a cache directory"));
+    let libraries = || {
+        std::fs::read_dir(&dir)
+            .map_or(0, |d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "so")).count())
+    };
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "rotate");
+    let first = libraries();
+    assert!(first >= 1, "the program's library is in the cache");
+    // The first launch starts the second build.
+    check_rotate(&env, k);
+    let start = std::time::Instant::now();
+    while libraries() == first {
+        assert!(start.elapsed().as_secs() < 120, "no second build");
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    ok!(cl!(clReleaseMemObject(out)));
+    // Loaded by the build's thread after it is stored: give it a moment.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for _ in 0..3 {
+        check_rotate(&env, k);
+    }
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }

@@ -195,6 +195,12 @@ fn global_variables(lines: &[String], types: &TypeTable) -> u64 {
 }
 
 pub fn rewrite(text: &str) -> Result<Rewritten, String> {
+    rewrite_fixed(text, &[])
+}
+
+/// `rewrite`, giving the kernels named in `fixed` a loop for groups of the size given
+/// (`launcher::Entry::fixed`), as if they declared it with `reqd_work_group_size`.
+pub fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewritten, String> {
     let text = division::guard(&collectives::expand_all(text)?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
@@ -314,6 +320,7 @@ pub fn rewrite(text: &str) -> Result<Rewritten, String> {
             barriers,
             invariant,
             tracks: reaches_async(&f.name, &callees),
+            fixed: k.reqd_work_group_size.or_else(|| fixed.iter().find(|(n, _)| *n == f.name).map(|&(_, s)| s)),
         };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);

@@ -75,6 +75,9 @@ pub struct Entry {
     /// The kernel calls async-copy builtins: its regions settle the group's waits when
     /// they end, and work-items skipped by a region run once catch up on its copies.
     pub tracks: bool,
+    /// A group size to give a loop of its own, with the size a constant: the kernel's
+    /// `reqd_work_group_size`, or the size the driver saw it launched with.
+    pub fixed: Option<[usize; 3]>,
 }
 
 pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
@@ -155,12 +158,13 @@ g:
         ("", "entry", "done", "done:\n  ret i32 %r")
     };
     let empty = if rows { "gnext" } else { "none" };
-    // A kernel that declares `reqd_work_group_size` gets a second copy of the loop for
-    // groups of exactly that size (all but partial groups at the range's edges), with
-    // the size a constant: item loops of known length, and `%` or `/` by the local size
-    // shifts and masks. Not for kernels looping over rows, whose groups change size
-    // within a call, and not for fibers and images, whose loops are copied already.
-    let fixed = k.reqd_work_group_size.filter(|_| !rows && !k.fibers && image_key_at(k).is_none());
+    // A kernel that declares `reqd_work_group_size` (or that the driver saw launched
+    // with one size, `Entry::fixed`) gets a second copy of the loop for groups of exactly
+    // that size (all but partial groups at the range's edges), with the size a constant:
+    // item loops of known length, and `%` or `/` by the local size shifts and masks. Not
+    // for kernels looping over rows, whose groups change size within a call, and not for
+    // fibers and images, whose loops are copied already.
+    let fixed = e.fixed.filter(|_| !rows && !k.fibers && image_key_at(k).is_none());
     let variants = match fixed {
         Some([x, y, z]) => vec![
             (format!("__ferrocl_loopa_{name}"), String::new(), "noinline optsize minsize"),

@@ -531,7 +531,14 @@ impl Input<'_> {
 
 /// Builds (or loads from the cache) the kernel library for a program.
 pub fn build(input: &Input, options: &str) -> Result<Built, BuildError> {
-    in_usable_cache(|| build_here(input, options))
+    in_usable_cache(|| build_here(input, options, &[]))
+}
+
+/// `build`, with a loop for groups of the size given to each kernel named in `fixed`
+/// (`ir::rewrite_fixed`): a second library for a program whose kernel the driver has
+/// seen launched with one group size (`core::program`).
+pub fn build_fixed(input: &Input, options: &str, fixed: &[(String, [usize; 3])]) -> Result<Built, BuildError> {
+    in_usable_cache(|| build_here(input, options, fixed))
 }
 
 /// Runs `step` in the cache directory; when it fails and that directory cannot be
@@ -547,7 +554,7 @@ fn in_usable_cache<T>(step: impl Fn() -> Result<T, BuildError>) -> Result<T, Bui
     }
 }
 
-fn build_here(input: &Input, options: &str) -> Result<Built, BuildError> {
+fn build_here(input: &Input, options: &str, fixed: &[(String, [usize; 3])]) -> Result<Built, BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
     let (clang, archive) = tools()?;
     let env = environment(clang, &archive);
@@ -558,13 +565,19 @@ fn build_here(input: &Input, options: &str) -> Result<Built, BuildError> {
     parts.extend(program.iter().take(1).map(Vec::as_slice));
     parts.push(options.as_bytes());
     parts.extend(program.iter().skip(1).map(Vec::as_slice));
+    // Absent for plain builds, so their keys stay as they were.
+    let sizes: String = fixed.iter().map(|(k, [x, y, z])| format!("fixed {k} {x},{y},{z}\n")).collect();
+    if !sizes.is_empty() {
+        parts.push(sizes.as_bytes());
+    }
     let entry = Entry::new(&cache::key(&parts));
     if let Some(built) = entry.load() {
         return Ok(built);
     }
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
     let (ir_text, mut log) = input.front(clang, &opts, &scratch.0).map_err(BuildError::Failed)?;
-    let (file, rewritten, more) = backend(clang, &opts, &ir_text, &archive, &scratch.0).map_err(BuildError::Failed)?;
+    let (file, rewritten, more) =
+        backend(clang, &opts, &ir_text, fixed, &archive, &scratch.0).map_err(BuildError::Failed)?;
     log += &more;
     entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log)
 }
@@ -600,7 +613,8 @@ fn link_here(modules: &[String], options: &str) -> Result<Linked, BuildError> {
     if let Some(built) = entry.load() {
         return Ok(Linked::Executable(built));
     }
-    let (file, rewritten, log) = backend(clang, &opts, &merged, &archive, &scratch.0).map_err(BuildError::Failed)?;
+    let (file, rewritten, log) =
+        backend(clang, &opts, &merged, &[], &archive, &scratch.0).map_err(BuildError::Failed)?;
     entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log).map(Linked::Executable)
 }
 
@@ -698,11 +712,12 @@ fn backend(
     clang: &clang::Clang,
     opts: &options::BuildOptions,
     ir_text: &str,
+    fixed: &[(String, [usize; 3])],
     archive: &Path,
     dir: &Path,
 ) -> Result<(PathBuf, ir::Rewritten, String), String> {
     let (opt_ll, lib, map) = (dir.join("program.ferrocl.ll"), dir.join("program.so"), dir.join("exports.map"));
-    let rewritten = ir::rewrite(ir_text)?;
+    let rewritten = ir::rewrite_fixed(ir_text, fixed)?;
     std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
     if clang::verifying() {
         clang::verify(clang, &opt_ll)?;

@@ -247,6 +247,22 @@ impl Kernel {
         {
             return Err(CL_OUT_OF_RESOURCES);
         }
+        // A kernel with barriers runs its groups as regions, one item loop per region:
+        // there a loop whose group size is a constant pays (`Program::fixed_launch`).
+        let n_groups: usize = (0..3).map(|d| global[d].div_ceil(local[d])).product();
+        let fixed = (self.info.regions && self.info.reqd_work_group_size.is_none() && validation.is_none())
+            .then(|| {
+                let estimate = self.group_ns.load(std::sync::atomic::Ordering::Relaxed).saturating_mul(n_groups as u64);
+                self.program.fixed_launch(&self.info.name, local, estimate)
+            })
+            .flatten();
+        let launch = match fixed {
+            Some((launch, library)) => {
+                keep.push(library);
+                launch
+            }
+            None => self.launch,
+        };
         // Validation mode checks each group apart.
         let group_use = if validation.is_some() { kernel_info::GroupUse::Whole } else { self.info.group_use };
         let merge = crate::exec::ndrange::merge_for(group_use != kernel_info::GroupUse::Whole, local);
@@ -254,7 +270,7 @@ impl Kernel {
             kernel: self.info.name.as_str().into(),
             faulted: Default::default(),
             cancelled: Default::default(),
-            launch: self.launch,
+            launch,
             item: self.item,
             frame_size: self.info.frame_size as usize,
             regions: self.info.regions,

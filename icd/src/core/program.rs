@@ -165,6 +165,42 @@ pub struct Program {
     /// Kernel objects alive: "CL_INVALID_OPERATION if there are kernel objects attached
     /// to program" when building again.
     pub kernels: AtomicUsize,
+    /// Second builds with a loop for one group size, per kernel (`fixed_launch`), and
+    /// the number of the build they belong to (a new build drops them).
+    fixed: Mutex<(u64, HashMap<String, Fixed>)>,
+}
+
+/// Where a kernel's second build, with a loop for one group size, stands.
+enum Fixed {
+    /// The kernel has run this long (estimated) in groups of `size` since the last
+    /// change of size.
+    Watching {
+        size: [usize; 3],
+        spent_ns: u64,
+    },
+    Building,
+    Ready(Arc<KernelLibrary>, LaunchFn),
+    /// The build failed: the kernel keeps its first library.
+    Failed,
+}
+
+/// How long (ms) a kernel must have run in groups of one size before the program is
+/// built again with a loop for that size: about what the build costs (the bench's SGEMM
+/// on the 2-core machine, 92-94 ms cold). `FERROCL_SIZE_BUILD_MS` sets it (0: at the
+/// first launch; `off`: never).
+const FIXED_AFTER_MS: u64 = 100;
+
+/// `FIXED_AFTER_MS` in ns, or as the environment sets it; `None`: no second builds.
+fn fixed_after_ns() -> Option<u64> {
+    static AFTER: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *AFTER.get_or_init(|| {
+        let ms = match std::env::var("FERROCL_SIZE_BUILD_MS") {
+            Ok(v) if v == "off" => return None,
+            Ok(v) => v.parse().unwrap_or(FIXED_AFTER_MS),
+            Err(_) => FIXED_AFTER_MS,
+        };
+        Some(ms.saturating_mul(1_000_000))
+    })
 }
 
 impl ClObject for Program {
@@ -198,6 +234,7 @@ impl Program {
                 ir: None,
             }),
             kernels: AtomicUsize::new(0),
+            fixed: Mutex::new((0, HashMap::new())),
         })
     }
 
@@ -306,6 +343,74 @@ impl Program {
         }
     }
 
+    /// The launcher of kernel `name` from a second build of the program that gives it
+    /// a loop for groups of one size with the size a constant (`compiler::build_fixed`),
+    /// once that build is ready; `None` until then. A launch in groups of `local`
+    /// estimated to take `estimate_ns` counts towards starting the build in the
+    /// background: once the kernel has run `FIXED_AFTER_MS` in groups of one size. The
+    /// second library runs every size (groups of other sizes take the general loop).
+    /// PoCL builds each kernel for each launch size, before the launch; here a build the
+    /// kernel does not pay back is not made, and launches do not wait for one.
+    pub fn fixed_launch(
+        self: &Arc<Self>,
+        name: &str,
+        local: [usize; 3],
+        estimate_ns: u64,
+    ) -> Option<(LaunchFn, Arc<KernelLibrary>)> {
+        // A program built from a binary may have no compiler to build it again; one with
+        // program-scope variables would get a second copy of them.
+        let after_ns = fixed_after_ns()?;
+        if !matches!(self.origin, Origin::Source | Origin::Il) {
+            return None;
+        }
+        let mut fixed = self.fixed.lock();
+        let generation = fixed.0;
+        let state = fixed.1.entry(name.to_string()).or_insert(Fixed::Watching { size: local, spent_ns: 0 });
+        match state {
+            Fixed::Ready(lib, launch) => return Some((*launch, lib.clone())),
+            Fixed::Building | Fixed::Failed => return None,
+            Fixed::Watching { size, spent_ns } if *size != local => {
+                (*size, *spent_ns) = (local, estimate_ns);
+                return None;
+            }
+            Fixed::Watching { spent_ns, .. } => {
+                *spent_ns = spent_ns.saturating_add(estimate_ns);
+                if *spent_ns < after_ns {
+                    return None;
+                }
+            }
+        }
+        let (options, globals) = {
+            let st = self.build.lock();
+            (st.options.clone(), st.library.as_ref().map_or(1, |l| l.info.global_variable_size))
+        };
+        if globals > 0 {
+            *state = Fixed::Failed;
+            return None;
+        }
+        *state = Fixed::Building;
+        drop(fixed);
+        let (program, kernel) = (self.clone(), name.to_string());
+        let spawned = std::thread::Builder::new().name("ferrocl-size-build".into()).spawn(move || {
+            let name = kernel;
+            let sizes = [(name.clone(), local)];
+            let built = program.with_input(&[], |i| compiler::build_fixed(i, &options, &sizes));
+            let library = built.ok().and_then(|b| KernelLibrary::load(b.library).ok());
+            let entry = library.and_then(|lib| Some((lib.entry(&name)?.0, lib)));
+            let mut fixed = program.fixed.lock();
+            if fixed.0 == generation {
+                fixed.1.insert(name, entry.map_or(Fixed::Failed, |(launch, lib)| Fixed::Ready(lib, launch)));
+            }
+        });
+        if spawned.is_err() {
+            let mut fixed = self.fixed.lock();
+            if fixed.0 == generation {
+                fixed.1.insert(name.to_string(), Fixed::Failed);
+            }
+        }
+        None
+    }
+
     /// Records a successful build step.
     fn succeed(
         &self,
@@ -314,6 +419,12 @@ impl Program {
         library: Option<Arc<KernelLibrary>>,
         ir: Option<String>,
     ) {
+        {
+            // Second builds of the program before this one are stale.
+            let mut fixed = self.fixed.lock();
+            fixed.0 += 1;
+            fixed.1.clear();
+        }
         let mut st = self.build.lock();
         st.status = CL_BUILD_SUCCESS;
         st.log = log;
