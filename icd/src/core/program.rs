@@ -357,10 +357,12 @@ impl Program {
         local: [usize; 3],
         estimate_ns: u64,
     ) -> Option<(LaunchFn, Arc<KernelLibrary>)> {
-        // A program built from a binary may have no compiler to build it again; one with
-        // program-scope variables would get a second copy of them.
+        // A program built from a binary may have no compiler to build it again; one from
+        // SPIR-V may have had its specialization constants set since its build (they
+        // count from the next build on); one with program-scope variables would get a
+        // second copy of them.
         let after_ns = fixed_after_ns()?;
-        if !matches!(self.origin, Origin::Source | Origin::Il) {
+        if self.origin != Origin::Source {
             return None;
         }
         let mut fixed = self.fixed.lock();
