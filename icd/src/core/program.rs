@@ -367,7 +367,11 @@ impl Program {
         }
         let mut fixed = self.fixed.lock();
         let generation = fixed.0;
-        let state = fixed.1.entry(name.to_string()).or_insert(Fixed::Watching { size: local, spent_ns: 0 });
+        // Not `entry`: its key would be a new String at every launch.
+        if !fixed.1.contains_key(name) {
+            fixed.1.insert(name.to_string(), Fixed::Watching { size: local, spent_ns: 0 });
+        }
+        let state = fixed.1.get_mut(name)?;
         match state {
             Fixed::Ready(lib, launch) => return Some((*launch, lib.clone())),
             Fixed::Building | Fixed::Failed => return None,
