@@ -119,26 +119,19 @@ kernel void wide(local double16 *scratch, double16 v, global double16 *out) {
 __attribute__((reqd_work_group_size(8, 1, 1)))
 kernel void fixed(global int *out) { out[get_global_id(0)] = get_local_size(0); }
 
-// The same without the attribute: launched long enough in groups of one size, it gets
-// a second build with a loop for that size.
-kernel void rotate(global uint *out) {
-    local uint t[64];
-    uint l = get_local_id(0), n = get_local_size(0);
-    t[l] = get_global_id(0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    out[get_global_id(0)] = t[(l + 1) % n] * 100 + n;
+// Rotates each group's global ids by one through local memory. With the attribute its
+// groups of the declared size run a loop where the size is a constant, a partial last
+// group the general one; without it, launched long enough in groups of one size, it
+// gets a second build with a loop for that size.
+#define ROTATE(name, attribute) attribute kernel void name(global uint *out) { \
+    local uint t[64]; \
+    uint l = get_local_id(0), n = get_local_size(0); \
+    t[l] = get_global_id(0); \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    out[get_global_id(0)] = t[(l + 1) % n] * 100 + n; \
 }
-
-// Its groups of the declared size run a loop where the size is a constant, a partial
-// last group the general one.
-__attribute__((reqd_work_group_size(16, 1, 1)))
-kernel void fixed_rotate(global uint *out) {
-    local uint t[16];
-    uint l = get_local_id(0), n = get_local_size(0);
-    t[l] = get_global_id(0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    out[get_global_id(0)] = t[(l + 1) % n] * 100 + n;
-}
+ROTATE(rotate, )
+ROTATE(fixed_rotate, __attribute__((reqd_work_group_size(16, 1, 1))))
 "#;
 
 fn programs(env: &Env) -> cl_program {
