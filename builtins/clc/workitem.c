@@ -98,8 +98,9 @@ QUERY void __ferrocl_ctx_row_group(ferrocl_ctx *c, unsigned i) {
     c->gid[0] = id;
     c->lsz[0] = left < c->elsz[0] ? left : c->elsz[0];
 }
-/* A kernel that declares reqd_work_group_size has a second item loop for groups of
- * exactly that size, where the size is the constant the launcher passes here. */
+/* A kernel that declares reqd_work_group_size, or that the driver built again for the
+ * group size it runs with, has a second item loop for groups of exactly that size, where
+ * the size is the constant the launcher passes here. */
 QUERY int __ferrocl_group_sized(const ferrocl_group *g, size_t x, size_t y, size_t z) {
     return g->local_size[0] == x && g->local_size[1] == y && g->local_size[2] == z;
 }
