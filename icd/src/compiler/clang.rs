@@ -61,9 +61,14 @@ pub fn find() -> Option<&'static Clang> {
 
 /// Runs clang (on a fork server where one works); `Err` carries its diagnostics.
 pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
-    if let Some(ran) =
-        super::fork_server::run(&super::fork_server::Tool { path: &clang.path, identity: &clang.identity }, args)
-    {
+    // A background build's clang runs at the lowest priority, which a server's child
+    // would not.
+    let served = (!super::tool::background())
+        .then(|| {
+            super::fork_server::run(&super::fork_server::Tool { path: &clang.path, identity: &clang.identity }, args)
+        })
+        .flatten();
+    if let Some(ran) = served {
         return if ran.success { Ok(ran.output) } else { Err(ran.output) };
     }
     let out = super::tool::output(Command::new(&clang.path).args(args))?;

@@ -537,8 +537,10 @@ pub fn build(input: &Input, options: &str) -> Result<Built, BuildError> {
 /// `build`, with a loop for groups of the size given to each kernel named in `fixed`
 /// (`ir::rewrite_fixed`): a second library for a program whose kernel the driver has
 /// seen launched with one group size (`core::program`).
+/// It runs at the lowest priority (`tool::in_background`), on a thread of its own:
+/// nothing waits for it.
 pub fn build_fixed(input: &Input, options: &str, fixed: &[(String, [usize; 3])]) -> Result<Built, BuildError> {
-    in_usable_cache(|| build_here(input, options, fixed))
+    tool::in_background(|| in_usable_cache(|| build_here(input, options, fixed)))
 }
 
 /// Runs `step` in the cache directory; when it fails and that directory cannot be
