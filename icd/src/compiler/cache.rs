@@ -143,12 +143,16 @@ pub fn mark_library_used(lock: &Path) {
 /// or clang changes, so older ones belong to versions no longer installed.
 const LIBRARY_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(14 * 24 * 3600);
 
+/// Scratch directories (`work-<pid>-<n>`) older than this belong to no build any more.
+const SCRATCH_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// After a program was added: at most once every few minutes (a scan reads every
 /// entry's size), removes the least recently used programs while they take more than
-/// `limit`, down to three quarters of it, and library sets unused for `LIBRARY_MAX_AGE`.
-/// A program is a `<key>.meta` with its `.so` and `.log` (the description goes first, so
-/// a reader never finds half an entry), or a `bin-<key>.so` unpacked from a binary.
-/// Anything else in the directory (locks of live sets, scratch) is left alone.
+/// `limit`, down to three quarters of it, library sets unused for `LIBRARY_MAX_AGE`, and
+/// scratch directories older than `SCRATCH_MAX_AGE`. A program is a `<key>.meta` with
+/// its `.so` and `.log` (the description goes first, so a reader never finds half an
+/// entry), or a `bin-<key>.so` unpacked from a binary. Anything else in the directory
+/// (locks of live sets) is left alone.
 pub fn trim(dir: &Path, limit: u64) {
     let stamp = dir.join("trim.stamp");
     let recent = std::fs::metadata(&stamp)
@@ -207,6 +211,16 @@ fn trim_now(dir: &Path, limit: u64, library_age: std::time::Duration) {
     let mut libraries: HashMap<String, Set> = HashMap::new();
     for f in files.flatten() {
         let name = f.file_name();
+        // A build's scratch directory left by a process that ended mid-build (its
+        // application exited during a second build in the background, or crashed): no
+        // build takes a day.
+        if name.to_str().is_some_and(|n| n.starts_with("work-")) {
+            let modified = f.metadata().and_then(|m| m.modified());
+            if modified.is_ok_and(|t| t.elapsed().is_ok_and(|age| age > SCRATCH_MAX_AGE)) {
+                let _ = std::fs::remove_dir_all(f.path());
+            }
+            continue;
+        }
         let Some(owned) = name.to_str().and_then(owner) else { continue };
         let Ok(m) = f.metadata() else { continue };
         let modified = m.modified().unwrap_or(SystemTime::UNIX_EPOCH);
@@ -321,7 +335,14 @@ mod tests {
             mark_library_used(&dir.join(format!("libclc-{k}.lock")));
         }
         age(&dir.join(format!("libclc-{stale}.lock")), minutes(60));
+        // Scratch of a build running now, and of one whose process ended two days ago.
+        for (n, ago) in [("work-1-0", minutes(1)), ("work-2-0", minutes(2 * 24 * 60))] {
+            std::fs::create_dir_all(dir.join(n).join("sub")).unwrap();
+            std::fs::write(dir.join(n).join("program.o"), b"o").unwrap();
+            std::fs::File::open(dir.join(n)).unwrap().set_modified(std::time::SystemTime::now() - ago).unwrap();
+        }
         trim_now(&dir, 8 * 1024, minutes(30));
+        assert!(dir.join("work-1-0").exists() && !dir.join("work-2-0").exists());
         let kept: Vec<bool> = (0..10).map(|i| marker(i).exists()).collect();
         // Down to 3/4 of 8 KiB: the 6 most recently used of 1024 bytes each.
         assert_eq!(kept, [true, true, true, true, true, false, false, false, false, true]);
