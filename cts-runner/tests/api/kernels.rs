@@ -339,7 +339,8 @@ fn second_build_child() {
     check_rotate(&env, k);
     let start = std::time::Instant::now();
     while libraries() == first {
-        assert!(start.elapsed().as_secs() < 120, "no second build");
+        // At nice 19 beside the other tests the build may take a while.
+        assert!(start.elapsed().as_secs() < 300, "no second build");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // Loaded by the build's thread after it is stored: give it a moment.
