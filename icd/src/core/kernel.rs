@@ -249,9 +249,9 @@ impl Kernel {
         }
         // A kernel with barriers runs its groups as regions, one item loop per region:
         // there a loop whose group size is a constant pays (`Program::fixed_launch`).
-        let n_groups: usize = (0..3).map(|d| global[d].div_ceil(local[d])).product();
         let fixed = (self.info.regions && self.info.reqd_work_group_size.is_none() && validation.is_none())
             .then(|| {
+                let n_groups: usize = (0..3).map(|d| global[d].div_ceil(local[d])).product();
                 let estimate = self.group_ns.load(std::sync::atomic::Ordering::Relaxed).saturating_mul(n_groups as u64);
                 self.program.fixed_launch(&self.info.name, local, estimate)
             })
