@@ -759,6 +759,37 @@ fn values_recomputed_after_a_barrier_from_other_recomputed_values() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+const GROUP_VARIABLES: &str = r#"
+/* v is set alike everywhere, but p holds each work-item's own v's address. */
+kernel void addressed(global int *out) {
+    int v = 5;
+    int *p = &v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *p += get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = v;
+}
+"#;
+
+/// The region before the first barrier stores the same value and an address: it must
+/// run for every work-item, each storing its own variable's address (it had run for the
+/// first alone, and every work-item then wrote that one's `v`).
+#[test]
+fn a_variable_holding_an_address_is_each_work_item_own() {
+    let env = Env::new();
+    let p = build(&env, GROUP_VARIABLES, "-cl-std=CL3.0");
+    let (n, local) = (256usize, 64usize);
+    let out = env.buffer(0, n * 4, null_mut());
+    let k = kernel(p, "addressed");
+    set_arg(k, 0, &out);
+    run(&env, k, &[n], Some(&[local]));
+    let got: Vec<i32> = read_as(&env, out, n);
+    assert_eq!(got, (0..n).map(|g| 5 + (g % local) as i32).collect::<Vec<_>>());
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 /// Groups run in batches under one fault guard: a fault in one group fails the command
 /// and ends that group alone, every other group of the batch (before and after it) and
 /// of the launch still runs. With and without barriers (regions and plain item loops).

@@ -11,11 +11,12 @@
 //! comes from a work-item id query, from a call the analysis does not know, from a
 //! variable that varies, or from a load of memory that may differ (private memory
 //! through a pointer, memory the region itself writes). A variable varies if any store
-//! to it stores a varying value, through a varying address, or under a branch on a
-//! varying condition (the work-items would then disagree on whether it was stored),
-//! or if its address escapes. A region is invariant when, along every path in it, no
-//! branch, store, or copy argument varies, it writes no memory but its variables, and
-//! it calls nothing but group queries, async copies, fences, prefetches and waits.
+//! to it stores a varying value, the address of a variable (each work-item's own),
+//! through a varying address, or under a branch on a varying condition (the work-items
+//! would then disagree on whether it was stored), or if its address escapes. A region
+//! is invariant when, along every path in it, no branch, store, or copy argument
+//! varies, it writes no memory but its variables, and it calls nothing but group
+//! queries, async copies, fences, prefetches and waits.
 
 use std::collections::{HashMap, HashSet};
 
@@ -237,7 +238,9 @@ pub(super) fn invariant_regions(
                     Inst::Store { value, ptr } => {
                         // An address stored may be written through anywhere.
                         let mut t = pointees(value);
-                        if diverged || varies(value) || varies(ptr) {
+                        // And the variable it is stored in varies: each work-item's
+                        // variables are its own, at addresses of their own once framed.
+                        if !t.is_empty() || diverged || varies(value) || varies(ptr) {
                             t.extend(pointees(ptr));
                         }
                         (t, false)
@@ -287,7 +290,9 @@ pub(super) fn invariant_regions(
                             // Variables outside frames (recomputed after each barrier, or
                             // used within one region) may take the first work-item's
                             // values: where those flow into an effect, the effect varies.
-                            if (varies(value) || varies(ptr)) && t.iter().any(|&a| framed[a]) {
+                            // A variable's address is each work-item's own.
+                            let address = !pointees(value).is_empty();
+                            if (address || varies(value) || varies(ptr)) && t.iter().any(|&a| framed[a]) {
                                 return None;
                             }
                             let whole = t.len() == 1
@@ -451,6 +456,19 @@ mod tests {
         let r = invariant(DEFINE, &body);
         assert_eq!(r[0], Some(vec![(0, 4)]), "x's slot is shared");
         assert_eq!(r[1], None, "the region after stores to global memory per work-item");
+    }
+
+    #[test]
+    fn a_region_storing_a_variable_address_runs_for_every_work_item() {
+        // p = &x; copy; wait; *p = lid: each work-item's p points to its own x.
+        let body = with_copy(
+            "  %p = alloca ptr, align 8\n  store i32 5, ptr %x, align 4\n  store ptr %x, ptr %p, align 8",
+            "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %t = trunc i64 %l to i32
+  %a = load ptr, ptr %p, align 8
+  store i32 %t, ptr %a, align 4",
+        );
+        assert_eq!(invariant(DEFINE, &body)[0], None);
     }
 
     /// `if (cond) wait_group_events(...); out[lid] = 1;`
