@@ -760,6 +760,21 @@ fn values_recomputed_after_a_barrier_from_other_recomputed_values() {
 }
 
 const GROUP_VARIABLES: &str = r#"
+/* i, step and total are the same in every work-item: held once per group. */
+kernel void counters(global int *out, int count) {
+    local int ring[64];
+    int l = get_local_id(0), n = get_local_size(0);
+    int acc = 0, step = get_group_id(0) + 1, total = 0;
+    for (int i = 0; i < count; i += step) {
+        ring[l] = i * (l + 1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += ring[(l + 1) % n];
+        total += i;
+        if (total > 100) total -= 7;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = acc * 1000 + total;
+}
 /* v is set alike everywhere, but p holds each work-item's own v's address. */
 kernel void addressed(global int *out) {
     int v = 5;
@@ -770,6 +785,35 @@ kernel void addressed(global int *out) {
     out[get_global_id(0)] = v;
 }
 "#;
+
+#[test]
+fn variables_alike_in_every_work_item_held_once_per_group() {
+    let env = Env::new();
+    let p = build(&env, GROUP_VARIABLES, "-cl-std=CL3.0");
+    let (n, local, count) = (256usize, 64usize, 40i32);
+    let out = env.buffer(0, n * 4, null_mut());
+    let k = kernel(p, "counters");
+    set_arg(k, 0, &out);
+    set_arg(k, 1, &count);
+    run(&env, k, &[n], Some(&[local]));
+    let got: Vec<i32> = read_as(&env, out, n);
+    for (g, &v) in got.iter().enumerate() {
+        let (group, l) = (g / local, g % local);
+        let (mut acc, mut total, mut i) = (0, 0, 0);
+        while i < count {
+            acc += i * ((l + 1) % local + 1) as i32;
+            total += i;
+            if total > 100 {
+                total -= 7;
+            }
+            i += group as i32 + 1;
+        }
+        assert_eq!(v, acc * 1000 + total, "counters, work-item {g}");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseProgram(p)));
+}
 
 /// The region before the first barrier stores the same value and an address: it must
 /// run for every work-item, each storing its own variable's address (it had run for the

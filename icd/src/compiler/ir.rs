@@ -286,6 +286,7 @@ pub fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewri
         let called = callees.values().any(|cs| cs.contains(&f.name));
         let mut barriers = None;
         let mut invariant = Vec::new();
+        let mut uniform = 0;
         if k.fibers && !called && !unnamed_types {
             let sync = |c: &str| sync_kind(c, &defined, &callees);
             // A refusal is not an error: the kernel then runs as fibers.
@@ -297,6 +298,7 @@ pub fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewri
                 k.regions = true;
                 barriers = Some(r.barriers);
                 invariant = r.invariant;
+                uniform = r.uniform;
             }
         }
         // Only the launchers are entry points: an internal kernel is dropped once inlined
@@ -319,6 +321,7 @@ pub fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewri
             ctx: needs.contains(&f.name),
             barriers,
             invariant,
+            uniform,
             tracks: reaches_async(&f.name, &callees),
             fixed: k.reqd_work_group_size.or_else(|| fixed.iter().find(|(n, _)| *n == f.name).map(|&(_, s)| s)),
         };
@@ -863,10 +866,10 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(m.contains("call spir_func void @saxpy(ptr addrspace(1) %a0, float %a1, i8 signext %a2, ptr %ctx)"));
         assert!(m.contains(
             "call spir_func i32 @tiled(ptr addrspace(3) %a0, <4 x float> %a1, ptr byval(%struct.S) %p2, ptr %ctx, \
-             ptr %frames, i32 %resume)"
+             ptr %frames, ptr %uniform, i32 %resume)"
         ));
         assert!(m.contains("define void @__ferrocl_launch_tiled("));
-        assert!(m.contains("call i32 @__ferrocl_items_tiled(ptr %group, ptr %args, ptr %frames, i32 1)"));
+        assert!(m.contains("call i32 @__ferrocl_items_tiled(ptr %group, ptr %args, ptr %frames, ptr %uniform, i32 1)"));
         // Only fiber kernels have a per-work-item entry point; kernels are internal.
         assert!(!m.contains("define void @__ferrocl_item_tiled("));
         assert!(!m.contains("define void @__ferrocl_item_saxpy("));

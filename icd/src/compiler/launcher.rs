@@ -30,6 +30,7 @@ const ENTRY_ATTRIBUTES: &str = "\"reciprocal-estimates\"=\"none\"";
 use super::ir_text::{matching_paren, parse_param, split_top, type_text, Param};
 use super::ir_type::TypeTable;
 use super::kernel_info::{GroupUse, Kernel};
+use super::regions::FRAME_ALIGN;
 
 /// The hidden trailing parameter through which functions that call work-item queries
 /// receive the work-item context.
@@ -72,6 +73,9 @@ pub struct Entry {
     /// For kernels made resumable, per region: whether one work-item can run it for
     /// all, and which frame slots (offset, size) it then shares (`Resumable::invariant`).
     pub invariant: Vec<Option<Vec<(u64, u64)>>>,
+    /// For kernels made resumable: the bytes of each half of the group's block of
+    /// uniform variables (`Resumable::uniform`).
+    pub uniform: u64,
     /// The kernel calls async-copy builtins: its regions settle the group's waits when
     /// they end, and work-items skipped by a region run once catch up on its copies.
     pub tracks: bool,
@@ -89,7 +93,7 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
 
     // The body: unpacks the block and calls the kernel.
     let resumable = e.barriers.is_some();
-    let (ret, extra) = if resumable { ("i32", ", ptr %frames, i32 %resume") } else { ("void", "") };
+    let (ret, extra) = if resumable { ("i32", ", ptr %frames, ptr %uniform, i32 %resume") } else { ("void", "") };
     // `%args` is not `noalias` here: the body is inlined once per work-item, and each
     // inlined `noalias` parameter leaves a scope declaration in the x loop, which keeps
     // LLVM from unrolling and jamming it. The loop function's `noalias` covers it.
@@ -119,7 +123,7 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
         // only that region's code.
         let _ = writeln!(
             out,
-            "  %r = call spir_func i32 @{name}({args}, ptr %frames, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
+            "  %r = call spir_func i32 @{name}({args}, ptr %frames, ptr %uniform, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
         );
     } else {
         // Inlined even where the loop has copies per image format (`append_items`): with
@@ -132,7 +136,7 @@ pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Typ
     // The loop over the group's work-items, x fastest.
     let jam = e.jam.map(|id| format!(", !llvm.loop !{id}")).unwrap_or_default();
     let body_call = if resumable {
-        format!("%r = call i32 @__ferrocl_body_{name}(ptr %args, ptr %c, ptr %frames, i32 %resume)")
+        format!("%r = call i32 @__ferrocl_body_{name}(ptr %args, ptr %c, ptr %frames, ptr %uniform, i32 %resume)")
     } else {
         format!("call void @__ferrocl_body_{name}(ptr %args, ptr %c)\n  %r = add i32 0, 0")
     };
@@ -180,7 +184,7 @@ g:
         let _ = writeln!(
             out,
             "define internal i32 @{function}(ptr %group, ptr noalias nocapture readonly %args, \
-         ptr noalias %frames, i32 %resume) {inline} {{
+         ptr noalias %frames, ptr noalias %uniform, i32 %resume) {inline} {{
 entry:
   %c = alloca [32 x i64], align 16
   call void @__ferrocl_ctx_init(ptr %c, ptr %group){fix}{start}
@@ -227,15 +231,15 @@ none:
         let _ = writeln!(
             out,
             "define internal i32 @__ferrocl_loop_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-             ptr noalias %frames, i32 %resume) alwaysinline {{
+             ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{
   %sized = call i32 @__ferrocl_group_sized(ptr %group, i64 {x}, i64 {y}, i64 {z})
   %fixed = icmp ne i32 %sized, 0
   br i1 %fixed, label %f, label %a
 f:
-  %rf = call i32 @__ferrocl_loopf_{name}(ptr %group, ptr %args, ptr %frames, i32 %resume)
+  %rf = call i32 @__ferrocl_loopf_{name}(ptr %group, ptr %args, ptr %frames, ptr %uniform, i32 %resume)
   ret i32 %rf
 a:
-  %ra = call i32 @__ferrocl_loopa_{name}(ptr %group, ptr %args, ptr %frames, i32 %resume)
+  %ra = call i32 @__ferrocl_loopa_{name}(ptr %group, ptr %args, ptr %frames, ptr %uniform, i32 %resume)
   ret i32 %ra
 }}"
         );
@@ -248,7 +252,7 @@ a:
         let _ = writeln!(
             out,
             "define internal i32 @__ferrocl_first_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-             ptr noalias %frames, i32 %resume) alwaysinline {{
+             ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{
   %c = alloca [32 x i64], align 16
   call void @__ferrocl_ctx_init(ptr %c, ptr %group)
   call void @__ferrocl_ctx_set(ptr %c, i64 0, i64 0, i64 0)
@@ -267,6 +271,20 @@ a:
         Some(barriers) => {
             let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %r{n}")).collect();
             let _ = writeln!(out, "  %frames = call ptr @__ferrocl_group_frames(ptr %group)");
+            // The group's uniform variables: a block on this stack, whose halves the
+            // regions read and write. What a region wrote becomes what the next reads.
+            let half = e.uniform;
+            let _ = writeln!(out, "  %uniform = alloca [{} x i8], align {FRAME_ALIGN}", (2 * half).max(1));
+            let pass = |n: u32| {
+                if half == 0 {
+                    return String::new();
+                }
+                format!(
+                    "\n  %written{n} = getelementptr inbounds i8, ptr %uniform, i64 {half}\n  \
+                     call void @llvm.memcpy.p0.p0.i64(ptr align {FRAME_ALIGN} %uniform, ptr align {FRAME_ALIGN} \
+                     %written{n}, i64 {half}, i1 false)"
+                )
+            };
             if shared {
                 // Off in validation mode, which must see every work-item's copies.
                 let _ = writeln!(out, "  %share = call i1 @__ferrocl_group_may_share(ptr %group)");
@@ -275,7 +293,10 @@ a:
             // Waits for async copies take effect at the end of the region.
             let settle = if e.tracks { "\n  call void @__ferrocl_group_settle(ptr %group)" } else { "" };
             for n in 0..=barriers {
-                let all = format!("call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr %frames, i32 {n})");
+                let pass = pass(n);
+                let all = format!(
+                    "call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr %frames, ptr %uniform, i32 {n})"
+                );
                 match e.invariant.get(n as usize).and_then(Option::as_ref) {
                     Some(slots) => {
                         let mut share: String = slots
@@ -294,20 +315,20 @@ a:
                             out,
                             "r{n}:\n  br i1 %share, label %r{n}.one, label %r{n}.all
 r{n}.one:
-  %next{n}.one = call i32 @__ferrocl_first_{name}(ptr %group, ptr %args, ptr %frames, i32 {n}){share}
+  %next{n}.one = call i32 @__ferrocl_first_{name}(ptr %group, ptr %args, ptr %frames, ptr %uniform, i32 {n}){share}
   br label %r{n}.end
 r{n}.all:
   %next{n}.all = {all}
   br label %r{n}.end
 r{n}.end:
-  %next{n} = phi i32 [ %next{n}.one, %r{n}.one ], [ %next{n}.all, %r{n}.all ]{settle}
+  %next{n} = phi i32 [ %next{n}.one, %r{n}.one ], [ %next{n}.all, %r{n}.all ]{settle}{pass}
   switch i32 %next{n}, label %done [{cases} ]"
                         );
                     }
                     None => {
                         let _ = writeln!(
                             out,
-                            "r{n}:\n  %next{n} = {all}{settle}\n  switch i32 %next{n}, label %done [{cases} ]"
+                            "r{n}:\n  %next{n} = {all}{settle}{pass}\n  switch i32 %next{n}, label %done [{cases} ]"
                         );
                     }
                 }
@@ -317,7 +338,7 @@ r{n}.end:
         None => {
             let _ = writeln!(
                 out,
-                "  %r = call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr null, i32 0)\n  ret void\n}}"
+                "  %r = call i32 @__ferrocl_items_{name}(ptr %group, ptr %args, ptr null, ptr null, i32 0)\n  ret void\n}}"
             );
         }
     }
@@ -475,11 +496,12 @@ fn append_items(out: &mut String, k: &Kernel) {
     let name = &k.name;
     let head = format!(
         "define internal i32 @__ferrocl_items_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-         ptr noalias %frames, i32 %resume) alwaysinline {{"
+         ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{"
     );
     let call = |label: &str, args: &str| {
         format!(
-            "  %r.{label} = call i32 @__ferrocl_loop_{name}(ptr %group, ptr {args}, ptr %frames, i32 %resume)\n  \
+            "  %r.{label} = call i32 @__ferrocl_loop_{name}(ptr %group, ptr {args}, ptr %frames, ptr %uniform, \
+             i32 %resume)\n  \
              ret i32 %r.{label}\n"
         )
     };

@@ -32,6 +32,15 @@ pub struct Resumable {
     pub text: String,
     /// Bytes of frame memory per work-item.
     pub frame_size: u64,
+    /// Bytes of the group's uniform variables (see `build`): the function takes a block
+    /// of twice this, aligned to `FRAME_ALIGN`. A region reads them from the first half
+    /// and writes them to the second, so the work-items of one pass over a region all
+    /// read what the region before left (each writes the same values); the launcher
+    /// copies the second half to the first between regions. A counter held this way is
+    /// loop-invariant in the item loop, its tests taken once per region pass (the
+    /// bench's barrier-cost kernel: its counter framed per work-item had kept the item
+    /// loop scalar, a load, compare and branch per work-item).
+    pub uniform: u64,
     /// Number of barriers (resume points 1..=barriers).
     pub barriers: u32,
     /// For each region (0: from the kernel's entry, n: after barrier n), if it can run
@@ -206,30 +215,49 @@ fn build(
 
     check_dominance(&pieces, &succs, &index)?;
 
-    // Frame layout: variable v of work-item i at frames + items * offset(v) + i * size(v).
+    let starts: Vec<usize> = std::iter::once(0).chain((1..=barriers).map(resume_of)).collect();
+    let uniformity = super::uniform::invariant_regions(&pieces, &succs, &allocas, &derived, &framed, &starts);
+    // A framed variable that every work-item holds alike (a loop counter, a tile's
+    // offset) is kept once per group rather than once per work-item (see `Resumable::
+    // uniform`). Only one whose address stays in the region: it is read where a region
+    // resumes and written where one ends, which a single copy serves.
+    let uniform: Vec<bool> = (0..allocas.len()).map(|a| framed[a] && !escaped[a] && !uniformity.varying[a]).collect();
+
+    // Frame layout: variable v of work-item i at frames + items * offset(v) + i * size(v);
+    // uniform variables at their offset in each half of the uniform block.
     let mut layout = Vec::new();
     let mut frame_size = 0u64;
+    let mut uniform_layout = Vec::new();
+    let mut uniform_size = 0u64;
     for (i, (name, _, size, align)) in allocas.iter().enumerate() {
         if framed[i] {
             if *align > FRAME_ALIGN {
                 return Err("over-aligned private variable".into());
             }
-            frame_size = frame_size.div_ceil(*align) * align;
             let slot = size.div_ceil(*align) * align;
-            layout.push((name.clone(), frame_size, slot));
-            frame_size += slot;
+            let end = if uniform[i] { &mut uniform_size } else { &mut frame_size };
+            *end = end.div_ceil(*align) * align;
+            let at = (name.clone(), *end, slot);
+            *end += slot;
+            if uniform[i] {
+                uniform_layout.push(at)
+            } else {
+                layout.push(at)
+            }
         }
     }
-    let starts: Vec<usize> = std::iter::once(0).chain((1..=barriers).map(resume_of)).collect();
+    // The second half (the values regions store) starts aligned for every variable.
+    let uniform_size = uniform_size.div_ceil(FRAME_ALIGN) * FRAME_ALIGN;
     let slots: HashMap<&str, (u64, u64)> =
         layout.iter().map(|(n, offset, slot)| (n.as_str(), (*offset, *slot))).collect();
-    let uniformity = super::uniform::invariant_regions(&pieces, &succs, &allocas, &derived, &framed, &starts);
     let joins = uniform_joins(&pieces, &succs, &starts, &uniformity);
     let every_item = uniformity.regions.iter().filter(|r| r.is_none()).count();
+    // Uniform variables need no sharing: the work-item that ran the region wrote the
+    // group's copy.
     let invariant = uniformity
         .regions
         .into_iter()
-        .map(|r| Some(r?.into_iter().map(|a| slots[allocas[a].0.as_str()]).collect()))
+        .map(|r| Some(r?.into_iter().filter(|&a| !uniform[a]).map(|a| slots[allocas[a].0.as_str()]).collect()))
         .collect();
 
     // A framed variable whose address is never stored keeps its alloca within a region:
@@ -246,8 +274,14 @@ fn build(
         .collect();
     let framed_names: HashSet<&str> =
         layout.iter().map(|(n, _, _)| n.as_str()).filter(|n| !shadowed.contains_key(n)).collect();
-    let slot_of =
-        |name: &str| if shadowed.contains_key(name) { format!("%__fcl_f.{}", &name[1..]) } else { name.to_string() };
+    let uniform_names: HashSet<&str> = uniform_layout.iter().map(|(n, _, _)| n.as_str()).collect();
+    // A shadowed variable's slot where a region resumes (`to_slot` false) or ends.
+    let slot_of = |name: &str, to_slot: bool| match (uniform_names.contains(name), to_slot) {
+        (true, false) => format!("%__fcl_u.{}", &name[1..]),
+        (true, true) => format!("%__fcl_w.{}", &name[1..]),
+        _ if shadowed.contains_key(name) => format!("%__fcl_f.{}", &name[1..]),
+        _ => name.to_string(),
+    };
     let align_of: HashMap<&str, u64> = allocas.iter().map(|a| (a.0.as_str(), a.3)).collect();
     // Copies between the allocas of the variables live at resume point `n` and their slots.
     let frame_copies = |out: &mut String, n: usize, to_slot: bool| {
@@ -255,7 +289,7 @@ fn build(
             shadowed.iter().filter(|(_, &(i, _))| live_at_resume[n - 1][i]).map(|(&v, &(_, size))| (v, size)).collect();
         live.sort_unstable();
         for (name, size) in live {
-            let (slot, align) = (slot_of(name), align_of[name]);
+            let (slot, align) = (slot_of(name, to_slot), align_of[name]);
             let (dst, src) = if to_slot { (slot.as_str(), name) } else { (name, slot.as_str()) };
             let _ = writeln!(
                 out,
@@ -270,7 +304,7 @@ fn build(
     let close = define.rfind(&format!("ptr {ctx})")).ok_or("kernel without a context parameter")? + ctx.len() + 4;
     // Not `noalias` here: the item loop's frame parameter is, for all iterations; the
     // kernel's would only hold within one.
-    define.insert_str(close, ", ptr %__fcl_frames, i32 %__fcl_resume");
+    define.insert_str(close, ", ptr %__fcl_frames, ptr %__fcl_uniform, i32 %__fcl_resume");
     let _ = writeln!(out, "{define}");
     let call_dbg = dbg.as_deref().map(|d| format!(", {d}")).unwrap_or_default();
     out.push_str("__fcl_entry:\n");
@@ -287,7 +321,20 @@ fn build(
         let _ = writeln!(out, "  %__fcl_b.{n} = mul i64 %__fcl_items, {offset}");
         let _ = writeln!(out, "  %__fcl_i.{n} = mul i64 %__fcl_item, {slot}");
         let _ = writeln!(out, "  %__fcl_o.{n} = add i64 %__fcl_b.{n}, %__fcl_i.{n}");
-        let _ = writeln!(out, "  {} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.{n}", slot_of(name));
+        let _ = writeln!(
+            out,
+            "  {} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.{n}",
+            slot_of(name, false)
+        );
+    }
+    for (name, offset, _) in &uniform_layout {
+        let n = &name[1..];
+        let _ = writeln!(out, "  %__fcl_u.{n} = getelementptr inbounds i8, ptr %__fcl_uniform, i64 {offset}");
+        let _ = writeln!(
+            out,
+            "  %__fcl_w.{n} = getelementptr inbounds i8, ptr %__fcl_uniform, i64 {}",
+            uniform_size + offset
+        );
     }
     let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %{}", resume_label(n))).collect();
     let _ = writeln!(out, "  switch i32 %__fcl_resume, label %{entry_label} [{cases} ]");
@@ -319,7 +366,11 @@ fn build(
         }
     }
     out.push_str("}\n");
-    Ok(Built { resumable: Resumable { text: out, frame_size, barriers, invariant }, joins, every_item })
+    Ok(Built {
+        resumable: Resumable { text: out, frame_size, uniform: uniform_size, barriers, invariant },
+        joins,
+        every_item,
+    })
 }
 
 /// Blocks where paths from several regions meet, each reached from every such region's
@@ -854,12 +905,12 @@ pub(super) mod tests {
         assert_eq!(rename_numbered("  %5x = add"), "  %5x = add");
     }
 
-    #[test]
-    fn counter_across_barrier_is_kept_in_frame_and_temporary_stays() {
-        let body = lines(
+    /// A loop around a barrier whose counter starts at `start` (lines storing to %3).
+    fn counter_loop(start: &str) -> Vec<String> {
+        lines(&format!(
             "  %3 = alloca i32, align 4
   %4 = alloca float, align 4
-  store i32 0, ptr %3, align 4
+{start}
   br label %5
 5:
   %6 = load i32, ptr %3, align 4
@@ -874,25 +925,56 @@ pub(super) mod tests {
   store i32 %11, ptr %3, align 4
   br label %5
 12:
-  ret void",
-        );
-        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+  ret void"
+        ))
+    }
+
+    /// The copies between %__v3's alloca and `slot` where the region ends at the barrier
+    /// (to `slot`) and where the one after it resumes (from `from`).
+    fn save_and_restore(to: &str, from: &str) -> String {
+        let copy = |dst: &str, src: &str| {
+            format!("  call void @llvm.memcpy.p0.p0.i64(ptr align 4 {dst}, ptr align 4 {src}, i64 4, i1 false)\n")
+        };
+        format!("{}  ret i32 1\n__fcl_r1:\n{}  %__v10 = load i32", copy(to, "%__v3"), copy("%__v3", from))
+    }
+
+    #[test]
+    fn counter_across_barrier_is_kept_once_per_group_and_temporary_stays() {
+        let r = make_resumable(
+            DEFINE,
+            &counter_loop("  store i32 0, ptr %3, align 4"),
+            &TypeTable::new(),
+            "%__ferrocl_ctx",
+            &sync,
+        )
+        .unwrap();
         assert_eq!(r.barriers, 1);
-        assert_eq!(r.frame_size, 4);
-        assert!(r.text.starts_with("define dso_local spir_kernel i32 @k(ptr addrspace(1) noundef %__v0, i32 noundef %__v1, ptr %__ferrocl_ctx, ptr %__fcl_frames, i32 %__fcl_resume) #0 {"));
-        // The counter keeps its alloca within regions, copied to its slot at the
-        // barrier and back where the region after it resumes.
+        // The counter is the same in every work-item: no frame slots, one copy in each
+        // half of the uniform block.
+        assert_eq!((r.frame_size, r.uniform), (0, FRAME_ALIGN));
+        assert!(r.text.starts_with("define dso_local spir_kernel i32 @k(ptr addrspace(1) noundef %__v0, i32 noundef %__v1, ptr %__ferrocl_ctx, ptr %__fcl_frames, ptr %__fcl_uniform, i32 %__fcl_resume) #0 {"));
+        // The counter keeps its alloca within regions, written to the second half at the
+        // barrier and read from the first where the region after it resumes.
         assert!(r.text.contains("  %__v3 = alloca i32, align 4"));
-        assert!(r.text.contains("%__fcl_f.__v3 = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.__v3"));
+        assert!(r.text.contains("  %__fcl_u.__v3 = getelementptr inbounds i8, ptr %__fcl_uniform, i64 0\n"));
+        assert!(r.text.contains("  %__fcl_w.__v3 = getelementptr inbounds i8, ptr %__fcl_uniform, i64 128\n"));
         assert!(r.text.contains("  %__v4 = alloca float, align 4"));
         assert!(r.text.contains("switch i32 %__fcl_resume, label %__v2 [ i32 1, label %__fcl_r1 ]"));
-        let save =
-            "  call void @llvm.memcpy.p0.p0.i64(ptr align 4 %__fcl_f.__v3, ptr align 4 %__v3, i64 4, i1 false)\n";
-        let restore =
-            "  call void @llvm.memcpy.p0.p0.i64(ptr align 4 %__v3, ptr align 4 %__fcl_f.__v3, i64 4, i1 false)\n";
-        assert!(r.text.contains(&format!("{save}  ret i32 1\n__fcl_r1:\n{restore}  %__v10 = load i32")), "{}", r.text);
+        assert!(r.text.contains(&save_and_restore("%__fcl_w.__v3", "%__fcl_u.__v3")), "{}", r.text);
         assert!(r.text.contains("ret i32 0"));
         assert!(!r.text.contains("__ferrocl_barrier"));
+    }
+
+    #[test]
+    fn counter_from_the_local_id_is_kept_per_work_item() {
+        let start = "  %s = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %t = trunc i64 %s to i32
+  store i32 %t, ptr %3, align 4";
+        let r = make_resumable(DEFINE, &counter_loop(start), &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert_eq!((r.frame_size, r.uniform), (4, 0));
+        assert!(r.text.contains("%__fcl_f.__v3 = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.__v3"));
+        assert!(r.text.contains(&save_and_restore("%__fcl_f.__v3", "%__fcl_f.__v3")), "{}", r.text);
+        assert!(!r.text.contains("%__fcl_u."));
     }
 
     #[test]

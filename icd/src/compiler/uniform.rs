@@ -16,7 +16,8 @@
 //! would then disagree on whether it was stored), or if its address escapes. A region
 //! is invariant when, along every path in it, no branch, store, or copy argument
 //! varies, it writes no memory but its variables, and it calls nothing but group
-//! queries, async copies, fences, prefetches and waits.
+//! queries, async copies, fences, prefetches and waits. Variables that do not vary are
+//! what `regions` keeps once per group.
 
 use std::collections::{HashMap, HashSet};
 
@@ -342,7 +343,7 @@ pub(super) fn invariant_regions(
             Some(stored)
         })
         .collect();
-    Uniformity { regions, varying_branch, reach }
+    Uniformity { regions, varying_branch, reach, varying: vars }
 }
 
 /// What `invariant_regions` found.
@@ -355,6 +356,9 @@ pub(super) struct Uniformity {
     pub varying_branch: Vec<bool>,
     /// For each region, the pieces reached from its start without crossing a barrier.
     pub reach: Vec<Vec<bool>>,
+    /// For each variable: it may hold different values in different work-items. One
+    /// that does not is the same for all of them wherever a barrier is passed.
+    pub varying: Vec<bool>,
 }
 
 /// Whether `text` uses a varying value other than `own` (the value its line defines).
@@ -441,7 +445,7 @@ mod tests {
     }
 
     #[test]
-    fn a_uniform_variable_kept_across_the_barrier_is_shared() {
+    fn a_uniform_variable_kept_across_the_barrier_needs_no_sharing() {
         // x = in[group]; copy; wait; out[lid] = x
         let body = with_copy(
             "  %g = call i64 @__ferrocl_get_group_id(i32 0, ptr %__ferrocl_ctx)
@@ -454,8 +458,32 @@ mod tests {
   store i32 %y, ptr addrspace(1) %q, align 4",
         );
         let r = invariant(DEFINE, &body);
-        assert_eq!(r[0], Some(vec![(0, 4)]), "x's slot is shared");
+        // x is held once per group (`Resumable::uniform`): nothing to hand the others.
+        assert_eq!(r[0], Some(vec![]));
         assert_eq!(r[1], None, "the region after stores to global memory per work-item");
+        // x from the local id is each work-item's own: the one that ran the region hands
+        // its slot to the others.
+        let own = body.replace("@__ferrocl_get_group_id", "@__ferrocl_get_local_id");
+        assert_eq!(invariant(DEFINE, &own)[0], None, "x varies, so the region runs for every work-item");
+    }
+
+    #[test]
+    fn a_varying_variable_an_invariant_region_stores_is_shared() {
+        // x = lid; copy; wait; x = 7; barrier; out[lid] = x
+        let body = with_copy(
+            "  %l0 = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %t0 = trunc i64 %l0 to i32
+  store i32 %t0, ptr %x, align 4",
+            "  store i32 7, ptr %x, align 4
+  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
+  %y = load i32, ptr %x, align 4
+  store i32 %y, ptr addrspace(1) %q, align 4",
+        );
+        let r = invariant(DEFINE, &body);
+        assert_eq!(r[0], None);
+        assert_eq!(r[1], Some(vec![(0, 4)]), "x's slot is handed to the others");
     }
 
     #[test]
