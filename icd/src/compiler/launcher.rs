@@ -279,9 +279,11 @@ a:
                 if half == 0 {
                     return String::new();
                 }
+                // The second half is aligned as far as its offset is.
+                let written = FRAME_ALIGN.min(1 << half.trailing_zeros());
                 format!(
                     "\n  %written{n} = getelementptr inbounds i8, ptr %uniform, i64 {half}\n  \
-                     call void @llvm.memcpy.p0.p0.i64(ptr align {FRAME_ALIGN} %uniform, ptr align {FRAME_ALIGN} \
+                     call void @llvm.memcpy.p0.p0.i64(ptr align {FRAME_ALIGN} %uniform, ptr align {written} \
                      %written{n}, i64 {half}, i1 false)"
                 )
             };

@@ -37,9 +37,9 @@ pub struct Resumable {
     /// and writes them to the second, so the work-items of one pass over a region all
     /// read what the region before left (each writes the same values); the launcher
     /// copies the second half to the first between regions. A counter held this way is
-    /// loop-invariant in the item loop, its tests taken once per region pass (the
-    /// bench's barrier-cost kernel: its counter framed per work-item had kept the item
-    /// loop scalar, a load, compare and branch per work-item).
+    /// loop-invariant in the item loop: LLVM keeps it in a register, and where it
+    /// unswitches the loop, tests it once per pass (the bench's barrier-cost kernel: its
+    /// counter framed per work-item had been a load, compare and branch per work-item).
     pub uniform: u64,
     /// Number of barriers (resume points 1..=barriers).
     pub barriers: u32,
@@ -228,7 +228,7 @@ fn build(
     let mut layout = Vec::new();
     let mut frame_size = 0u64;
     let mut uniform_layout = Vec::new();
-    let mut uniform_size = 0u64;
+    let (mut uniform_size, mut uniform_align) = (0u64, 1u64);
     for (i, (name, _, size, align)) in allocas.iter().enumerate() {
         if framed[i] {
             if *align > FRAME_ALIGN {
@@ -240,6 +240,7 @@ fn build(
             let at = (name.clone(), *end, slot);
             *end += slot;
             if uniform[i] {
+                uniform_align = uniform_align.max(*align);
                 uniform_layout.push(at)
             } else {
                 layout.push(at)
@@ -247,7 +248,7 @@ fn build(
         }
     }
     // The second half (the values regions store) starts aligned for every variable.
-    let uniform_size = uniform_size.div_ceil(FRAME_ALIGN) * FRAME_ALIGN;
+    let uniform_size = uniform_size.div_ceil(uniform_align) * uniform_align;
     let slots: HashMap<&str, (u64, u64)> =
         layout.iter().map(|(n, offset, slot)| (n.as_str(), (*offset, *slot))).collect();
     let joins = uniform_joins(&pieces, &succs, &starts, &uniformity);
@@ -951,13 +952,13 @@ pub(super) mod tests {
         assert_eq!(r.barriers, 1);
         // The counter is the same in every work-item: no frame slots, one copy in each
         // half of the uniform block.
-        assert_eq!((r.frame_size, r.uniform), (0, FRAME_ALIGN));
+        assert_eq!((r.frame_size, r.uniform), (0, 4));
         assert!(r.text.starts_with("define dso_local spir_kernel i32 @k(ptr addrspace(1) noundef %__v0, i32 noundef %__v1, ptr %__ferrocl_ctx, ptr %__fcl_frames, ptr %__fcl_uniform, i32 %__fcl_resume) #0 {"));
         // The counter keeps its alloca within regions, written to the second half at the
         // barrier and read from the first where the region after it resumes.
         assert!(r.text.contains("  %__v3 = alloca i32, align 4"));
         assert!(r.text.contains("  %__fcl_u.__v3 = getelementptr inbounds i8, ptr %__fcl_uniform, i64 0\n"));
-        assert!(r.text.contains("  %__fcl_w.__v3 = getelementptr inbounds i8, ptr %__fcl_uniform, i64 128\n"));
+        assert!(r.text.contains("  %__fcl_w.__v3 = getelementptr inbounds i8, ptr %__fcl_uniform, i64 4\n"));
         assert!(r.text.contains("  %__v4 = alloca float, align 4"));
         assert!(r.text.contains("switch i32 %__fcl_resume, label %__v2 [ i32 1, label %__fcl_r1 ]"));
         assert!(r.text.contains(&save_and_restore("%__fcl_w.__v3", "%__fcl_u.__v3")), "{}", r.text);
