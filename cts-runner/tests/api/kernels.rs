@@ -786,22 +786,33 @@ kernel void addressed(global int *out) {
 }
 "#;
 
-#[test]
-fn variables_alike_in_every_work_item_held_once_per_group() {
+/// Runs GROUP_VARIABLES' kernel `name` over 256 work-items in groups of 64, with `count`
+/// as its second argument where given; returns `out`.
+fn group_variables(name: &str, count: Option<i32>) -> Vec<i32> {
     let env = Env::new();
     let p = build(&env, GROUP_VARIABLES, "-cl-std=CL3.0");
-    let (n, local, count) = (256usize, 64usize, 40i32);
-    let out = env.buffer(0, n * 4, null_mut());
-    let k = kernel(p, "counters");
+    let out = env.buffer(0, 256 * 4, null_mut());
+    let k = kernel(p, name);
     set_arg(k, 0, &out);
-    set_arg(k, 1, &count);
-    run(&env, k, &[n], Some(&[local]));
-    let got: Vec<i32> = read_as(&env, out, n);
-    for (g, &v) in got.iter().enumerate() {
-        let (group, l) = (g / local, g % local);
+    if let Some(count) = count {
+        set_arg(k, 1, &count);
+    }
+    run(&env, k, &[256], Some(&[64]));
+    let got = read_as(&env, out, 256);
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseProgram(p)));
+    got
+}
+
+#[test]
+fn variables_alike_in_every_work_item_held_once_per_group() {
+    let count = 40;
+    for (g, v) in group_variables("counters", Some(count)).into_iter().enumerate() {
+        let (group, l) = (g / 64, g % 64);
         let (mut acc, mut total, mut i) = (0, 0, 0);
         while i < count {
-            acc += i * ((l + 1) % local + 1) as i32;
+            acc += i * ((l + 1) % 64 + 1) as i32;
             total += i;
             if total > 100 {
                 total -= 7;
@@ -810,9 +821,6 @@ fn variables_alike_in_every_work_item_held_once_per_group() {
         }
         assert_eq!(v, acc * 1000 + total, "counters, work-item {g}");
     }
-    ok!(cl!(clReleaseKernel(k)));
-    ok!(cl!(clReleaseMemObject(out)));
-    ok!(cl!(clReleaseProgram(p)));
 }
 
 /// The region before the first barrier stores the same value and an address: it must
@@ -820,18 +828,8 @@ fn variables_alike_in_every_work_item_held_once_per_group() {
 /// first alone, and every work-item then wrote that one's `v`).
 #[test]
 fn a_variable_holding_an_address_is_each_work_item_own() {
-    let env = Env::new();
-    let p = build(&env, GROUP_VARIABLES, "-cl-std=CL3.0");
-    let (n, local) = (256usize, 64usize);
-    let out = env.buffer(0, n * 4, null_mut());
-    let k = kernel(p, "addressed");
-    set_arg(k, 0, &out);
-    run(&env, k, &[n], Some(&[local]));
-    let got: Vec<i32> = read_as(&env, out, n);
-    assert_eq!(got, (0..n).map(|g| 5 + (g % local) as i32).collect::<Vec<_>>());
-    ok!(cl!(clReleaseKernel(k)));
-    ok!(cl!(clReleaseMemObject(out)));
-    ok!(cl!(clReleaseProgram(p)));
+    let want: Vec<i32> = (0..256).map(|g| 5 + g % 64).collect();
+    assert_eq!(group_variables("addressed", None), want);
 }
 
 /// Groups run in batches under one fault guard: a fault in one group fails the command
