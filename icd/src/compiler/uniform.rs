@@ -438,6 +438,11 @@ mod tests {
   store ptr %__c, ptr %e, align 8
   call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 1, ptr %e)";
 
+    /// `x = get_local_id(0)`.
+    const X_FROM_LID: &str = "  %l0 = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %t0 = trunc i64 %l0 to i32
+  store i32 %t0, ptr %x, align 4";
+
     fn with_copy(before: &str, after: &str) -> String {
         format!(
             "  %e = alloca ptr, align 8\n  %x = alloca i32, align 4\n{before}\n{COPY_AND_WAIT}\n{after}\n  ret void"
@@ -471,9 +476,7 @@ mod tests {
     fn a_varying_variable_an_invariant_region_stores_is_shared() {
         // x = lid; copy; wait; x = 7; barrier; out[lid] = x
         let body = with_copy(
-            "  %l0 = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
-  %t0 = trunc i64 %l0 to i32
-  store i32 %t0, ptr %x, align 4",
+            X_FROM_LID,
             "  store i32 7, ptr %x, align 4
   call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
   %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
@@ -620,9 +623,7 @@ b:";
     fn a_work_item_value_used_only_by_itself_does_not_stop_sharing() {
         // lid stored in a variable recomputed after barriers and not used in an effect.
         let body = with_copy(
-            "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
-  %t = trunc i64 %l to i32
-  store i32 %t, ptr %x, align 4",
+            X_FROM_LID,
             "  %y = load i32, ptr %x, align 4
   %q = getelementptr inbounds i32, ptr addrspace(1) %1, i32 %y
   store i32 1, ptr addrspace(1) %q, align 4",
