@@ -121,9 +121,11 @@ fn parse(line: &str) -> Inst<'_> {
         _ if op.starts_with(';') => Inst::Inert,
         "br" | "switch" => Inst::Branch,
         "phi" => Inst::Phi,
-        "load" => match split_top(&rhs[4..]).get(1) {
-            Some(ptr) => Inst::Load { ptr },
-            None => Inst::Other,
+        // A volatile or atomic load may see another group's or the host's writes land
+        // between one work-item's load and the next one's.
+        "load" => match split_top(&rhs[4..])[..] {
+            [ty, ptr, ..] if !ty.starts_with("volatile ") && !ty.starts_with("atomic ") => Inst::Load { ptr },
+            _ => Inst::Other,
         },
         "store" => match split_top(&rhs[5..])[..] {
             [value, ptr, ..] if !value.starts_with("volatile ") && !value.starts_with("atomic ") => {
@@ -500,6 +502,22 @@ mod tests {
   store i32 %t, ptr %a, align 4",
         );
         assert_eq!(invariant(DEFINE, &body)[0], None);
+    }
+
+    #[test]
+    fn a_volatile_load_varies() {
+        // x = *(volatile int *)flag; copy; wait; out[lid] = x
+        let load = |volatile: &str| {
+            with_copy(
+                &format!("  %v = load {volatile}i32, ptr addrspace(1) %0, align 4\n  store i32 %v, ptr %x, align 4"),
+                "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
+  %y = load i32, ptr %x, align 4
+  store i32 %y, ptr addrspace(1) %q, align 4",
+            )
+        };
+        assert_eq!(invariant(DEFINE, &load(""))[0], Some(vec![]), "a plain load is the same for every work-item");
+        assert_eq!(invariant(DEFINE, &load("volatile "))[0], None);
     }
 
     /// `if (cond) wait_group_events(...); out[lid] = 1;`
