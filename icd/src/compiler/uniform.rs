@@ -10,7 +10,7 @@
 //! and SSA values live within an expression. A value varies between work-items if it
 //! comes from a work-item id query, from a call the analysis does not know, from a
 //! variable that varies, or from a load of memory that may differ (private memory
-//! through a pointer, memory the region itself writes). A variable varies if any store
+//! through a pointer, memory the region itself writes, a volatile or atomic load). A variable varies if any store
 //! to it stores a varying value, the address of a variable (each work-item's own),
 //! through a varying address, or under a branch on a varying condition (the work-items
 //! would then disagree on whether it was stored), or if its address escapes. A region
