@@ -155,3 +155,69 @@ UPSAMPLE(ulong, uint, uint, 32)
     VEC_EXPR2(T, mul24, x * y) VEC_EXPR3(T, mad24, x * y + z)
 FAST24(int)
 FAST24(uint)
+
+/* cl_khr_extended_bit_ops. Offsets and counts past the type's width are undefined;
+ * OpenCL C masks shift counts to the width, so only the full-width mask (count ==
+ * BITS) and the empty field (count == 0) need a case of their own. Extraction shifts
+ * the field to the top, then back down: arithmetically for the signed form. */
+#define BIT_OPS(T, S, U, BITS) \
+    OVL T bitfield_insert(T base, T insert, uint offset, uint count) { \
+        U mask = count >= BITS ? (U)~(U)0 : (U)((U)((U)1 << count) - (U)1); \
+        mask = (U)(mask << offset); \
+        return (T)(((U)base & (U)~mask) | ((U)((U)insert << offset) & mask)); \
+    } \
+    OVL S bitfield_extract_signed(T base, uint offset, uint count) { \
+        return count == 0 ? (S)0 : (S)((S)(U)((U)base << (BITS - count - offset)) >> (BITS - count)); \
+    } \
+    OVL U bitfield_extract_unsigned(T base, uint offset, uint count) { \
+        return count == 0 ? (U)0 : (U)((U)((U)base << (BITS - count - offset)) >> (BITS - count)); \
+    } \
+    /* Not the element-wise builtin here: it promotes a scalar char or short to int. */ \
+    OVL T bit_reverse(T base) { return (T)__builtin_bitreverse##BITS((U)base); } \
+    FOR_WIDTHS(BIT_OPS_VECTORS, T, S, U, BITS)
+#define BIT_OPS_VECTORS(N, T, S, U, BITS) \
+    OVL T##N bitfield_insert(T##N base, T##N insert, uint offset, uint count) { \
+        U##N ones = (U##N)(U)~(U)0; \
+        U##N mask = count >= BITS ? ones : ((U##N)(U)1 << (U##N)(U)count) - (U##N)(U)1; \
+        mask = mask << (U##N)(U)offset; \
+        return AS((AS(base, U##N) & ~mask) | ((AS(insert, U##N) << (U##N)(U)offset) & mask), T##N); \
+    } \
+    OVL S##N bitfield_extract_signed(T##N base, uint offset, uint count) { \
+        S##N top = AS(AS(base, U##N) << (U##N)(U)(BITS - count - offset), S##N); \
+        return count == 0 ? (S##N)0 : top >> (S##N)(S)(BITS - count); \
+    } \
+    OVL U##N bitfield_extract_unsigned(T##N base, uint offset, uint count) { \
+        U##N top = AS(base, U##N) << (U##N)(U)(BITS - count - offset); \
+        return count == 0 ? (U##N)0 : top >> (U##N)(U)(BITS - count); \
+    } \
+    OVL T##N bit_reverse(T##N base) { return __builtin_elementwise_bitreverse(base); }
+BIT_OPS(char, char, uchar, 8)
+BIT_OPS(uchar, char, uchar, 8)
+BIT_OPS(short, short, ushort, 16)
+BIT_OPS(ushort, short, ushort, 16)
+BIT_OPS(int, int, uint, 32)
+BIT_OPS(uint, int, uint, 32)
+BIT_OPS(long, long, ulong, 64)
+BIT_OPS(ulong, long, ulong, 64)
+
+/* cl_khr_integer_dot_product: 4x8-bit dot products, as vectors (the four products
+ * and their sum fit the 32-bit result), and the packed forms, whose byte 0 is the
+ * least significant (as_uchar4 on a little-endian device). The sum cannot overflow,
+ * so the saturating forms saturate only the accumulation. */
+#define DOT(R, A, B) \
+    OVL R dot(A##4 a, B##4 b) { \
+        R##4 p = CVT(a, R##4) * CVT(b, R##4); \
+        return p.s0 + p.s1 + p.s2 + p.s3; \
+    } \
+    OVL R dot_acc_sat(A##4 a, B##4 b, R acc) { return add_sat(dot(a, b), acc); }
+#define DOT_PACKED(SUFFIX, R, A, B) \
+    OVL R dot_4x8packed_##SUFFIX(uint a, uint b) { return dot(AS(a, A##4), AS(b, B##4)); } \
+    OVL R dot_acc_sat_4x8packed_##SUFFIX(uint a, uint b, R acc) { return dot_acc_sat(AS(a, A##4), AS(b, B##4), acc); }
+DOT(uint, uchar, uchar)
+DOT(int, char, char)
+DOT(int, uchar, char)
+DOT(int, char, uchar)
+DOT_PACKED(uu_uint, uint, uchar, uchar)
+DOT_PACKED(ss_int, int, char, char)
+DOT_PACKED(us_int, int, uchar, char)
+DOT_PACKED(su_int, int, char, uchar)

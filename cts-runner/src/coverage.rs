@@ -52,11 +52,13 @@ impl Decl {
             "barrier" | "work_group_barrier" | "mem_fence" | "read_mem_fence" | "write_mem_fence" => "synchronization",
             "shuffle" | "shuffle2" | "vec_step" => "miscellaneous vector",
             "printf" => "printf",
+            _ if n.starts_with("dot_") || (n == "dot" && integer_args) => "integer",
             "dot" | "cross" | "distance" | "length" | "normalize" | "fast_distance" | "fast_length"
             | "fast_normalize" => "geometric",
             _ if n.starts_with("is") || ["any", "all", "select", "bitselect", "signbit"].contains(&n) => "relational",
             "abs" | "abs_diff" | "add_sat" | "hadd" | "rhadd" | "clz" | "ctz" | "mad_hi" | "mad_sat" | "mul_hi"
             | "rotate" | "sub_sat" | "upsample" | "popcount" | "mad24" | "mul24" => "integer",
+            _ if n.starts_with("bitfield_") || n == "bit_reverse" => "integer",
             "max" | "min" | "clamp" if integer_args => "integer",
             "clamp" | "degrees" | "max" | "min" | "mix" | "radians" | "step" | "smoothstep" | "sign" => "common",
             _ => "math",
@@ -99,11 +101,18 @@ pub fn declarations(clang: &Path, std: &str, enabled: &[String], extra: Option<&
     if let Some(x) = extra {
         cmd.arg("-include").arg(x);
     }
-    // As the driver compiles OpenCL C 3.0: clang defines the macros of some features from
-    // -cl-ext only, not of those its header alone uses (scopes, collectives).
-    if std == "CL3.0" {
-        cmd.args(enabled.iter().filter(|f| f.starts_with("__opencl_c_")).map(|f| format!("-D{f}=1")));
-    }
+    // As a kernel sees them: clang defines the macros of some features from -cl-ext only,
+    // not of those its header alone uses (scopes, collectives), nor, outside SPIR, of the
+    // extensions whose builtins the header alone declares (cl_khr_extended_bit_ops,
+    // cl_khr_integer_dot_product and its features, which apply in every version).
+    let spir_only = [
+        "cl_khr_extended_bit_ops",
+        "cl_khr_integer_dot_product",
+        "__opencl_c_integer_dot_product_input_4x8bit",
+        "__opencl_c_integer_dot_product_input_4x8bit_packed",
+    ];
+    let defined = |f: &&String| (f.starts_with("__opencl_c_") && std == "CL3.0") || spir_only.contains(&f.as_str());
+    cmd.args(enabled.iter().filter(defined).map(|f| format!("-D{f}=1")));
     // clang reports errors for declarations of features the device lacks: those
     // declarations are marked invalid and skipped below.
     let out = cmd.arg(&empty).output().map_err(|e| format!("{}: {e}", clang.display()))?;

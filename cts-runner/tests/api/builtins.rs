@@ -844,3 +844,184 @@ fn unsigned_division_by_run_time_divisors() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// cl_khr_extended_bit_ops on four widths and two vector types, and
+/// cl_khr_integer_dot_product in every signedness, plain, saturating and packed,
+/// against host references, in OpenCL C 1.2 and 3.0.
+const BIT_OPS_AND_DOTS: &str = r#"
+#define SCALAR(T, n, o, c) \
+    out[n] = (ulong)(T)bitfield_insert((T)a, (T)b, o, c); \
+    out[n + 1] = (ulong)(long)bitfield_extract_signed((T)a, o, c); \
+    out[n + 2] = (ulong)bitfield_extract_unsigned((T)a, o, c); \
+    out[n + 3] = (ulong)(T)bit_reverse((T)a);
+kernel void bits(global const ulong *in, global const uint *oc, global ulong *out) {
+    size_t i = get_global_id(0);
+    ulong a = in[2 * i], b = in[2 * i + 1];
+    global const uint *w = oc + 8 * i;
+    out += 80 * i;
+    SCALAR(uchar, 0, w[0], w[1]) SCALAR(short, 4, w[2], w[3]) SCALAR(int, 8, w[4], w[5]) SCALAR(ulong, 12, w[6], w[7])
+    int4 v = (int4)((int)a, (int)(a >> 32), (int)b, (int)(b >> 32));
+    int4 r[4] = {bitfield_insert(v, v.wzyx, w[4], w[5]), bitfield_extract_signed(v, w[4], w[5]),
+                 as_int4(bitfield_extract_unsigned(v, w[4], w[5])), bit_reverse(v)};
+    for (int k = 0; k < 16; k++) out[16 + k] = (ulong)(uint)r[k / 4][k % 4];
+    char16 c = as_char16((ulong2)(a, b));
+    char16 s[3] = {bitfield_insert(c, c.sfedcba9876543210, w[0], w[1]), bitfield_extract_signed(c, w[0], w[1]),
+                   bit_reverse(c)};
+    for (int k = 0; k < 48; k++) out[32 + k] = (ulong)(uchar)s[k / 16][k % 16];
+}
+
+kernel void dots(global const uint *a, global const uint *b, global const int *acc, global int *out) {
+    size_t i = get_global_id(0);
+    uint x = a[i], y = b[i];
+    int z = acc[i];
+    uchar4 ux = as_uchar4(x), uy = as_uchar4(y);
+    char4 sx = as_char4(x), sy = as_char4(y);
+    out += 16 * i;
+    out[0] = (int)dot(ux, uy); out[1] = dot(sx, sy); out[2] = dot(ux, sy); out[3] = dot(sx, uy);
+    out[4] = (int)dot_acc_sat(ux, uy, (uint)z); out[5] = dot_acc_sat(sx, sy, z);
+    out[6] = dot_acc_sat(ux, sy, z); out[7] = dot_acc_sat(sx, uy, z);
+    out[8] = (int)dot_4x8packed_uu_uint(x, y); out[9] = dot_4x8packed_ss_int(x, y);
+    out[10] = dot_4x8packed_us_int(x, y); out[11] = dot_4x8packed_su_int(x, y);
+    out[12] = (int)dot_acc_sat_4x8packed_uu_uint(x, y, (uint)z); out[13] = dot_acc_sat_4x8packed_ss_int(x, y, z);
+    out[14] = dot_acc_sat_4x8packed_us_int(x, y, z); out[15] = dot_acc_sat_4x8packed_su_int(x, y, z);
+}
+"#;
+
+/// A field of `count` bits at `offset` of a `bits`-wide value.
+fn field(bits: u32, offset: u32, count: u32) -> u64 {
+    let m = if count == 64 { u64::MAX } else { (1u64 << count) - 1 };
+    m.checked_shl(offset).unwrap_or(0) & (u64::MAX >> (64 - bits))
+}
+
+/// The four bit operations on a `bits`-wide value, as the kernel stores them: the
+/// insert and reverse as the type's bits, the signed extract sign-extended.
+fn bit_ops(a: u64, b: u64, bits: u32, offset: u32, count: u32) -> [u64; 4] {
+    let width = u64::MAX >> (64 - bits);
+    let f = field(bits, offset, count);
+    // An empty field may sit at offset `bits` (64 included).
+    let insert = (a & !f | b.checked_shl(offset).unwrap_or(0) & f) & width;
+    let unsigned = (a & f).checked_shr(offset).unwrap_or(0);
+    let signed = if count == 0 { 0 } else { ((unsigned << (64 - count)) as i64 >> (64 - count)) as u64 };
+    [insert, signed, unsigned, (a & width).reverse_bits() >> (64 - bits)]
+}
+
+/// Sign-extends the low `bits` of `v` (the kernel's signed types stored as ulong).
+fn sext(v: u64, bits: u32) -> u64 {
+    ((v << (64 - bits)) as i64 >> (64 - bits)) as u64
+}
+
+#[test]
+fn extended_bit_ops_and_integer_dot_products() {
+    let env = Env::new();
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    assert!(ext.contains("cl_khr_extended_bit_ops") && ext.contains("cl_khr_integer_dot_product"), "{ext}");
+    let caps: cl_bitfield = device_info(env.device, 0x1073);
+    assert_eq!(caps, 3, "both input forms");
+    let acceleration: [cl_bool; 6] = device_info(env.device, 0x1074);
+    assert_eq!(acceleration, [CL_FALSE; 6]);
+    // Inputs from a fixed LCG; offsets and counts within each width, the edges
+    // (count 0, the whole width) included.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed ^ (seed >> 29)
+    };
+    let n = 256;
+    let values: Vec<u64> = (0..2 * n).map(|_| next()).collect();
+    let mut oc = Vec::new();
+    for i in 0..n {
+        for bits in [8u32, 16, 32, 64] {
+            let (offset, count) = match i {
+                0 => (0, 0),
+                1 => (0, bits),
+                2 => (bits - 1, 1),
+                _ => {
+                    let o = (next() % (bits as u64 + 1)) as u32;
+                    (o, (next() % ((bits - o) as u64 + 1)) as u32)
+                }
+            };
+            oc.extend([offset, count]);
+        }
+    }
+    let acc: Vec<i32> = (0..n)
+        .map(|i| match i % 4 {
+            0 => i32::MAX - (next() % 70_000) as i32,
+            1 => i32::MIN + (next() % 70_000) as i32,
+            _ => next() as i32,
+        })
+        .collect();
+    for std in ["", "-cl-std=CL3.0"] {
+        let p = build(&env, BIT_OPS_AND_DOTS, std);
+        let k = kernel(p, "bits");
+        let (bi, bo) = (buffer_of(&env, &values), buffer_of(&env, &oc));
+        let out = env.buffer(0, n * 80 * 8, null_mut());
+        set_arg(k, 0, &bi);
+        set_arg(k, 1, &bo);
+        set_arg(k, 2, &out);
+        run(&env, k, &[n], None);
+        let got: Vec<u64> = read_as(&env, out, n * 80);
+        for i in 0..n {
+            let (a, b, w) = (values[2 * i], values[2 * i + 1], &oc[8 * i..8 * i + 8]);
+            let mut want = Vec::new();
+            for (j, bits) in [8u32, 16, 32, 64].into_iter().enumerate() {
+                let [ins, s, u, r] = bit_ops(a, b, bits, w[2 * j], w[2 * j + 1]);
+                // uchar and ulong results are stored zero-extended, short and int ones
+                // sign-extended.
+                let store = |v: u64| if bits == 16 || bits == 32 { sext(v, bits) } else { v };
+                want.extend([store(ins), s, u, store(r)]);
+            }
+            let lanes = [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32];
+            let ops: Vec<[u64; 4]> =
+                (0..4).map(|l| bit_ops(lanes[l] as u64, lanes[3 - l] as u64, 32, w[4], w[5])).collect();
+            // Operation by operation, lane by lane, as the kernel stores them.
+            want.extend((0..16).map(|k| ops[k % 4][k / 4] & 0xffff_ffff));
+            let bytes: Vec<u64> = a.to_le_bytes().into_iter().chain(b.to_le_bytes()).map(u64::from).collect();
+            let chars: Vec<[u64; 4]> = (0..16).map(|l| bit_ops(bytes[l], bytes[15 - l], 8, w[0], w[1])).collect();
+            want.extend((0..16).map(|l| chars[l][0]));
+            want.extend((0..16).map(|l| chars[l][1] & 0xff));
+            want.extend((0..16).map(|l| chars[l][3]));
+            assert_eq!(
+                &got[80 * i..80 * i + 80],
+                &want[..],
+                "{std} item {i}: a={a:#x} b={b:#x} offsets and counts {w:?}"
+            );
+        }
+        for m in [bi, bo, out] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+
+        let k = kernel(p, "dots");
+        let (xa, xb): (Vec<u32>, Vec<u32>) = (0..n).map(|i| (values[i] as u32, (values[i] >> 32) as u32)).unzip();
+        let (ba, bb, bc) = (buffer_of(&env, &xa), buffer_of(&env, &xb), buffer_of(&env, &acc));
+        let out = env.buffer(0, n * 16 * 4, null_mut());
+        for (j, m) in [ba, bb, bc, out].iter().enumerate() {
+            set_arg(k, j as cl_uint, m);
+        }
+        run(&env, k, &[n], None);
+        let got: Vec<i32> = read_as(&env, out, n * 16);
+        for i in 0..n {
+            let (x, y, z) = (xa[i].to_le_bytes(), xb[i].to_le_bytes(), acc[i]);
+            let dot = |sx: bool, sy: bool| -> i64 {
+                let v = |b: u8, s: bool| if s { b as i8 as i64 } else { b as i64 };
+                (0..4).map(|c| v(x[c], sx) * v(y[c], sy)).sum()
+            };
+            let forms = [(false, false), (true, true), (false, true), (true, false)];
+            let plain: Vec<i32> = forms.iter().map(|&(sx, sy)| dot(sx, sy) as i32).collect();
+            let sat: Vec<i32> = forms
+                .iter()
+                .map(|&(sx, sy)| match (sx, sy) {
+                    (false, false) => (dot(sx, sy) + z as u32 as i64).min(u32::MAX as i64) as u32 as i32,
+                    _ => (dot(sx, sy) + z as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+                })
+                .collect();
+            let want: Vec<i32> = [&plain[..], &sat[..], &plain[..], &sat[..]].concat();
+            assert_eq!(&got[16 * i..16 * i + 16], &want[..], "{std} item {i}: {x:?} . {y:?} + {z}");
+        }
+        for m in [ba, bb, bc, out] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}

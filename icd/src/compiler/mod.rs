@@ -200,16 +200,26 @@ fn extension_flag() -> String {
     format!("-cl-ext=-all{on}")
 }
 
-/// `-D<feature>=1` for each OpenCL C feature the device claims, in OpenCL C 3.0: clang
-/// defines the macros of some from `-cl-ext`, but not those its header alone uses (the
-/// device and all-devices scopes, the work-group collectives). Defining the others again
-/// with the same value is harmless.
+/// `-D<name>=1` for the macros clang leaves undefined: each OpenCL C feature the device
+/// claims, in OpenCL C 3.0 (clang defines the macros of some from `-cl-ext`, but not
+/// those its header alone uses: the device and all-devices scopes, the work-group
+/// collectives), and `SPIR_ONLY_MACROS` in every version. Defining one again with the
+/// same value is harmless.
 fn feature_macros(clang_options: &[String]) -> Vec<String> {
-    if !clang_options.iter().any(|o| o == "-cl-std=CL3.0") {
-        return Vec::new();
-    }
-    crate::core::device::OPENCL_C_FEATURES.iter().map(|(n, _)| format!("-D{n}=1")).collect()
+    let cl3 = clang_options.iter().any(|o| o == "-cl-std=CL3.0");
+    let features = crate::core::device::OPENCL_C_FEATURES.iter().map(|(n, _)| *n).filter(|_| cl3);
+    SPIR_ONLY_MACROS.iter().copied().chain(features).map(|n| format!("-D{n}=1")).collect()
 }
+
+/// Macros of claimed extensions (and their features) that clang's header defines for
+/// SPIR targets only (opencl-c-base.h): without them x86 kernels lack the builtins
+/// they guard. Defined in every OpenCL C version, as the extensions ask.
+const SPIR_ONLY_MACROS: &[&str] = &[
+    "cl_khr_extended_bit_ops",
+    "cl_khr_integer_dot_product",
+    "__opencl_c_integer_dot_product_input_4x8bit",
+    "__opencl_c_integer_dot_product_input_4x8bit_packed",
+];
 
 fn os(s: &str) -> &OsStr {
     OsStr::new(s)
@@ -828,6 +838,23 @@ mod tests {
         }
         let again = build(&Input::Source { text: src, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(again.library.path, built.library.path, "the second build is a cache hit");
+    }
+}
+
+#[cfg(test)]
+mod macro_tests {
+    use super::*;
+    use crate::core::device::{EXTENSIONS, OPENCL_C_FEATURES};
+
+    #[test]
+    fn macros_defined_by_hand_are_of_what_the_device_claims() {
+        for m in SPIR_ONLY_MACROS {
+            assert!(EXTENSIONS.iter().chain(OPENCL_C_FEATURES).any(|(n, _)| n == m), "{m} is not claimed");
+        }
+        let cl12 = feature_macros(&["-cl-std=CL1.2".into()]);
+        assert!(cl12.contains(&"-Dcl_khr_integer_dot_product=1".to_string()));
+        assert!(!cl12.iter().any(|m| m.contains("generic_address_space")), "3.0 features stay in 3.0");
+        assert!(feature_macros(&["-cl-std=CL3.0".into()]).iter().any(|m| m.contains("generic_address_space")));
     }
 }
 

@@ -116,6 +116,8 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_3d_image_writes", cl_version(1, 0, 0)),
     ("cl_khr_depth_images", cl_version(1, 0, 0)),
     ("cl_khr_image2d_from_buffer", cl_version(1, 0, 0)),
+    ("cl_khr_extended_bit_ops", cl_version(1, 0, 0)),
+    ("cl_khr_integer_dot_product", cl_version(2, 0, 0)),
 ];
 
 /// Extensions of SPIR-V programs, claimed where the translator is installed (so they
@@ -158,6 +160,9 @@ pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_images", cl_version(3, 0, 0)),
     ("__opencl_c_read_write_images", cl_version(3, 0, 0)),
     ("__opencl_c_3d_image_writes", cl_version(3, 0, 0)),
+    // cl_khr_integer_dot_product's, with its version.
+    ("__opencl_c_integer_dot_product_input_4x8bit", cl_version(2, 0, 0)),
+    ("__opencl_c_integer_dot_product_input_4x8bit_packed", cl_version(2, 0, 0)),
 ];
 
 /// Whether the device claims an OpenCL C feature.
