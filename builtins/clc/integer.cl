@@ -5,8 +5,19 @@
 
 typedef __int128 wide;
 
-/* T: the type, U: its unsigned twin, BITS, LO/HI: its range. */
-#define INTEGER(T, U, BITS, LO, HI) \
+/* Every integer type: T, its signed and unsigned twins S and U, its width BITS and
+ * its range LO..HI, for the families below that take them all. */
+#define FOR_INTEGER_TYPES(M) \
+    M(char, char, uchar, 8, CHAR_MIN, CHAR_MAX) \
+    M(uchar, char, uchar, 8, 0, UCHAR_MAX) \
+    M(short, short, ushort, 16, SHRT_MIN, SHRT_MAX) \
+    M(ushort, short, ushort, 16, 0, USHRT_MAX) \
+    M(int, int, uint, 32, INT_MIN, INT_MAX) \
+    M(uint, int, uint, 32, 0, UINT_MAX) \
+    M(long, long, ulong, 64, LONG_MIN, LONG_MAX) \
+    M(ulong, long, ulong, 64, 0, ULONG_MAX)
+
+#define INTEGER(T, S, U, BITS, LO, HI) \
     OVL U abs(T x) { return x < (T)0 ? (U)((U)0 - (U)x) : (U)x; } \
     OVL U abs_diff(T x, T y) { return x > y ? (U)((U)x - (U)y) : (U)((U)y - (U)x); } \
     OVL T add_sat(T x, T y) { wide r = (wide)x + (wide)y; return r > (wide)HI ? HI : r < (wide)LO ? LO : (T)r; } \
@@ -117,14 +128,7 @@ typedef __int128 wide;
 FOR_WIDTHS(MUL_HI64, _)
 #define WIDE64(T) VEC3(T, mad_sat, T, T, T)
 
-INTEGER(char, uchar, 8, CHAR_MIN, CHAR_MAX)
-INTEGER(uchar, uchar, 8, 0, UCHAR_MAX)
-INTEGER(short, ushort, 16, SHRT_MIN, SHRT_MAX)
-INTEGER(ushort, ushort, 16, 0, USHRT_MAX)
-INTEGER(int, uint, 32, INT_MIN, INT_MAX)
-INTEGER(uint, uint, 32, 0, UINT_MAX)
-INTEGER(long, ulong, 64, LONG_MIN, LONG_MAX)
-INTEGER(ulong, ulong, 64, 0, ULONG_MAX)
+FOR_INTEGER_TYPES(INTEGER)
 FOR_WIDTHS(WIDENING, char, short, CHAR_MIN, CHAR_MAX, 8)
 FOR_WIDTHS(WIDENING, uchar, ushort, 0, UCHAR_MAX, 8)
 FOR_WIDTHS(WIDENING, short, int, SHRT_MIN, SHRT_MAX, 16)
@@ -160,7 +164,7 @@ FAST24(uint)
  * OpenCL C masks shift counts to the width, so only the full-width mask (count ==
  * BITS) and the empty field (count == 0) need a case of their own. Extraction shifts
  * the field to the top, then back down: arithmetically for the signed form. */
-#define BIT_OPS(T, S, U, BITS) \
+#define BIT_OPS(T, S, U, BITS, LO, HI) \
     OVL T bitfield_insert(T base, T insert, uint offset, uint count) { \
         U mask = count >= BITS ? (U)~(U)0 : (U)((U)((U)1 << count) - (U)1); \
         mask = (U)(mask << offset); \
@@ -191,14 +195,7 @@ FAST24(uint)
         return count == 0 ? (U##N)0 : top >> (U##N)(U)(BITS - count); \
     } \
     OVL T##N bit_reverse(T##N base) { return __builtin_elementwise_bitreverse(base); }
-BIT_OPS(char, char, uchar, 8)
-BIT_OPS(uchar, char, uchar, 8)
-BIT_OPS(short, short, ushort, 16)
-BIT_OPS(ushort, short, ushort, 16)
-BIT_OPS(int, int, uint, 32)
-BIT_OPS(uint, int, uint, 32)
-BIT_OPS(long, long, ulong, 64)
-BIT_OPS(ulong, long, ulong, 64)
+FOR_INTEGER_TYPES(BIT_OPS)
 
 /* cl_khr_integer_dot_product: 4x8-bit dot products, as vectors (the four products
  * and their sum fit the 32-bit result), and the packed forms, whose byte 0 is the
