@@ -72,24 +72,61 @@ QUERY void __ferrocl_wg_source(size_t x, size_t y, size_t z, const ferrocl_ctx *
  * local id the linear one. */
 QUERY void __ferrocl_wg_source_linear(unsigned id, const ferrocl_ctx *c) { *SOURCE(c) = id < items(c) ? id : 0; }
 
-/* Every collective of one type: T, its mangled code M, its least and greatest values. */
+/* Every collective of one type (COLLECTIVE_TYPES). */
 #define TYPE(T, M, MIN, MAX) \
     QUERY void __ferrocl_wg_put_##M(T x, const ferrocl_ctx *c) { OPERANDS(T, c)[c->item] = x; } \
+    /* The same for sub-group calls, named apart so the driver sees sub-group use. */ \
+    QUERY void __ferrocl_sg_put_##M(T x, const ferrocl_ctx *c) { OPERANDS(T, c)[c->item] = x; } \
     QUERY T __ferrocl_wg_get_##M(int mine, const ferrocl_ctx *c) { return RESULTS(T, c)[mine ? c->item : 0]; } \
     COMPUTE(__ferrocl_wg_broadcast_##M, T, out[0] = in[*SOURCE(c)];) \
     REDUCE(add, T, M) REDUCE(min, T, M) REDUCE(max, T, M) \
     SCAN_INCLUSIVE(add, T, M) SCAN_INCLUSIVE(min, T, M) SCAN_INCLUSIVE(max, T, M) \
     SCAN_EXCLUSIVE(add, T, M, MIN, MAX) SCAN_EXCLUSIVE(min, T, M, MIN, MAX) SCAN_EXCLUSIVE(max, T, M, MIN, MAX)
 
-TYPE(int, i, (-2147483647 - 1), 2147483647)
-TYPE(unsigned, j, 0u, 4294967295u)
-TYPE(long, l, (-9223372036854775807l - 1), 9223372036854775807l)
-TYPE(unsigned long, m, 0ul, 18446744073709551615ul)
-TYPE(float, f, -__builtin_inff(), __builtin_inff())
-TYPE(double, d, -__builtin_inf(), __builtin_inf())
-TYPE(_Float16, Dh, -(_Float16)__builtin_inff(), (_Float16)__builtin_inff())
+/* The operand types: T, its mangled code M, its least and greatest values. */
+#define COLLECTIVE_TYPES(F) \
+    F(signed char, c, -128, 127) \
+    F(unsigned char, h, 0, 255) \
+    F(short, s, -32768, 32767) \
+    F(unsigned short, t, 0, 65535) \
+    F(int, i, (-2147483647 - 1), 2147483647) \
+    F(unsigned, j, 0u, 4294967295u) \
+    F(long, l, (-9223372036854775807l - 1), 9223372036854775807l) \
+    F(unsigned long, m, 0ul, 18446744073709551615ul) \
+    F(float, f, -__builtin_inff(), __builtin_inff()) \
+    F(double, d, -__builtin_inf(), __builtin_inf()) \
+    F(_Float16, Dh, -(_Float16)__builtin_inff(), (_Float16)__builtin_inff())
+COLLECTIVE_TYPES(TYPE)
 
 /* work_group_all / work_group_any (on int operands, put with __ferrocl_wg_put_i): 1 when
  * the predicate holds for all / any. */
 COMPUTE(__ferrocl_wg_all_i, int, int r = 1; for (size_t i = 0; i < n; i++) r &= in[i] != 0; out[0] = r;)
 COMPUTE(__ferrocl_wg_any_i, int, int r = 0; for (size_t i = 0; i < n; i++) r |= in[i] != 0; out[0] = r;)
+
+/* Sub-group exchanges (cl_khr_subgroup_shuffle, _shuffle_relative, _rotate): after the
+ * first barrier each work-item reads the operand of the work-item it names, before the
+ * second (no later operand is put until every work-item has passed it). A sub-group is
+ * the work-group, and its local id the linear one. An index outside the sub-group
+ * (undefined in the spec) reads the work-item's own operand, never memory past the
+ * group. Rotations count in 32-bit unsigned arithmetic, as SPIR-V's rotate does: a
+ * delta of -1 rotates by one the other way in sub-groups of a power-of-two size. */
+INLINE size_t exchanged(size_t from, const ferrocl_ctx *c) { return from < items(c) ? from : c->item; }
+#define EXCHANGES(T, M, MIN, MAX) \
+    QUERY T __ferrocl_sg_shuffle_##M(unsigned id, const ferrocl_ctx *c) { return OPERANDS(T, c)[exchanged(id, c)]; } \
+    QUERY T __ferrocl_sg_shuffle_xor_##M(unsigned mask, const ferrocl_ctx *c) { \
+        return OPERANDS(T, c)[exchanged(c->item ^ mask, c)]; \
+    } \
+    QUERY T __ferrocl_sg_shuffle_up_##M(unsigned delta, const ferrocl_ctx *c) { \
+        return OPERANDS(T, c)[delta <= c->item ? c->item - delta : c->item]; \
+    } \
+    QUERY T __ferrocl_sg_shuffle_down_##M(unsigned delta, const ferrocl_ctx *c) { \
+        return OPERANDS(T, c)[exchanged(c->item + delta, c)]; \
+    } \
+    QUERY T __ferrocl_sg_rotate_##M(int delta, const ferrocl_ctx *c) { \
+        return OPERANDS(T, c)[((unsigned)c->item + (unsigned)delta) % items(c)]; \
+    } \
+    QUERY T __ferrocl_sg_clustered_rotate_##M(int delta, unsigned cluster, const ferrocl_ctx *c) { \
+        size_t base = c->item & ~(size_t)(cluster - 1); \
+        return OPERANDS(T, c)[exchanged(base + ((unsigned)c->item + (unsigned)delta) % cluster, c)]; \
+    }
+COLLECTIVE_TYPES(EXCHANGES)

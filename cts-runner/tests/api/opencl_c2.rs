@@ -341,3 +341,83 @@ fn a_sub_group_is_the_work_group() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const EXCHANGES: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void exchange(global const int *in, global const uint *arg, int delta, global int *out, global char *cout,
+                     global double *dout, global float *hout) {
+    size_t g = get_global_id(0);
+    int x = in[g];
+    uint a = arg[g];
+    global int *o = out + g * 6;
+    o[0] = sub_group_shuffle(x, a);
+    o[1] = sub_group_shuffle_xor(x, a & 15);
+    o[2] = sub_group_shuffle_up(x, a & 7);
+    o[3] = sub_group_shuffle_down(x, a & 7);
+    o[4] = sub_group_rotate(x, delta);
+    o[5] = sub_group_clustered_rotate(x, delta, 8);
+    cout[g] = sub_group_shuffle((char)x, a);
+    dout[g] = sub_group_shuffle_down((double)x * 0.5, a & 7);
+    hout[g] = sub_group_rotate((half)(x & 1023), delta);
+}
+"#;
+
+#[test]
+fn sub_group_shuffles_and_rotations_read_the_named_work_item() {
+    let env = Env::new();
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    for e in ["cl_khr_subgroup_shuffle", "cl_khr_subgroup_shuffle_relative", "cl_khr_subgroup_rotate"] {
+        assert!(ext.split(' ').any(|x| x == e), "{e} in {ext}");
+    }
+    let (n, local) = (256usize, 64usize);
+    let input: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(2654435761u32 as i32) >> 7).collect();
+    let args: Vec<u32> = (0..n as u32).map(|i| (i * 37 + 11) % local as u32).collect();
+    for std in ["", "-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let p = build(&env, EXCHANGES, std);
+        let k = kernel(p, "exchange");
+        let max_group: usize =
+            info(|s, v, r| cl!(clGetKernelWorkGroupInfo(k, env.device, CL_KERNEL_WORK_GROUP_SIZE, s, v, r)));
+        assert_eq!(max_group, 128, "{std}: a kernel using sub-group functions has groups of at most 128");
+        for delta in [3i32, -1, 70] {
+            let (bin, barg) = (buffer_of(&env, &input), buffer_of(&env, &args));
+            let bufs = [n * 24, n, n * 8, n * 4].map(|size| env.buffer(0, size, null_mut()));
+            set_arg(k, 0, &bin);
+            set_arg(k, 1, &barg);
+            set_arg(k, 2, &delta);
+            for (i, b) in bufs.iter().enumerate() {
+                set_arg(k, 3 + i as cl_uint, b);
+            }
+            run(&env, k, &[n], Some(&[local]));
+            let out: Vec<i32> = read_as(&env, bufs[0], n * 6);
+            let chars: Vec<i8> = read_as(&env, bufs[1], n);
+            let doubles: Vec<f64> = read_as(&env, bufs[2], n);
+            let halves: Vec<f32> = read_as(&env, bufs[3], n);
+            for g in 0..n {
+                let (base, l, a) = (g - g % local, g % local, args[g] as usize);
+                let at = |i: usize| input[base + i];
+                let rotated = (l as u32).wrapping_add(delta as u32) as usize % local;
+                let clustered = l / 8 * 8 + (l as u32).wrapping_add(delta as u32) as usize % 8;
+                let what = format!("{std} delta {delta} work-item {g}");
+                assert_eq!(out[g * 6], at(a), "{what}: shuffle");
+                assert_eq!(out[g * 6 + 1], at(l ^ (a & 15)), "{what}: shuffle_xor");
+                // Out of the sub-group the result is undefined: only the defined ones.
+                if a & 7 <= l {
+                    assert_eq!(out[g * 6 + 2], at(l - (a & 7)), "{what}: shuffle_up");
+                }
+                if l + (a & 7) < local {
+                    assert_eq!(out[g * 6 + 3], at(l + (a & 7)), "{what}: shuffle_down");
+                    assert_eq!(doubles[g], at(l + (a & 7)) as f64 * 0.5, "{what}: shuffle_down on double");
+                }
+                assert_eq!(out[g * 6 + 4], at(rotated), "{what}: rotate");
+                assert_eq!(out[g * 6 + 5], at(clustered), "{what}: clustered_rotate");
+                assert_eq!(chars[g], at(a) as i8, "{what}: shuffle on char");
+                assert_eq!(halves[g], (at(rotated) & 1023) as f32, "{what}: rotate on half");
+            }
+            for b in [bin, barg].iter().chain(&bufs) {
+                ok!(cl!(clReleaseMemObject(*b)));
+            }
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}

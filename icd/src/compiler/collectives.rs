@@ -28,14 +28,26 @@ fn ir_type(code: &str) -> Option<&'static str> {
         "f" => "float",
         "d" => "double",
         "Dh" => "half",
+        "c" | "h" => "i8",
+        "s" | "t" => "i16",
         _ => return None,
     })
 }
 
+/// The helper that puts a work-item's operand: the sub-group one is the same under a
+/// name of its own, so the kernel is still seen to use sub-group functions (their
+/// groups are limited to `MAX_SUB_GROUP_SIZE`) once its calls are expanded.
+pub fn put(code: &str, sub_group: bool) -> String {
+    format!("@__ferrocl_{}_put_{code}", if sub_group { "sg" } else { "wg" })
+}
+
+/// The prefix of the sub-group helpers' names.
+pub const SUB_GROUP_HELPERS: &str = "__ferrocl_sg_";
+
 /// The helpers' declarations a module needs (the context parameter is appended later).
-fn declarations(code: &str, op: &str, ty: &str) -> [String; 3] {
+fn declarations(code: &str, op: &str, ty: &str, sub_group: bool) -> [String; 3] {
     [
-        format!("declare void @__ferrocl_wg_put_{code}({ty})"),
+        format!("declare void {}({ty})", put(code, sub_group)),
         format!("declare void @__ferrocl_wg_{op}_{code}()"),
         format!("declare {ty} @__ferrocl_wg_get_{code}(i32)"),
     ]
@@ -45,7 +57,14 @@ fn declarations(code: &str, op: &str, ty: &str) -> [String; 3] {
 pub fn is_collective(opencl_name: &str) -> bool {
     let op = opencl_name.strip_prefix("work_group_").or_else(|| opencl_name.strip_prefix("sub_group_"));
     op.is_some_and(|o| matches!(o, "all" | "any" | "broadcast") || o.starts_with("reduce_") || o.starts_with("scan_"))
+        || opencl_name.strip_prefix("sub_group_").is_some_and(|o| EXCHANGES.contains(&o))
 }
+
+/// Sub-group functions that give each work-item another's operand
+/// (cl_khr_subgroup_shuffle, _shuffle_relative, _rotate): the operands are put, and
+/// each work-item reads the one it names between the two barriers, with its integer
+/// arguments (an index, a mask, a delta, a cluster size).
+const EXCHANGES: &[&str] = &["shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "rotate", "clustered_rotate"];
 
 /// Expands one call line, or returns None when it calls no collective.
 fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<String>, String>> {
@@ -64,6 +83,22 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
         split_top(&line[open + 1..close]).into_iter().map(|a| a.rsplit(' ').next().unwrap_or("")).collect();
     let Some((lhs, _)) = line.split_once(" = ") else { return Some(fail()) };
     let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
+    if sub_group && EXCHANGES.contains(&op) {
+        let expected = if op == "clustered_rotate" { 3 } else { 2 };
+        if args.len() != expected {
+            return Some(fail());
+        }
+        let ints: Vec<String> = args[1..].iter().map(|a| format!("i32 {a}")).collect();
+        let helper = format!("@__ferrocl_sg_{op}_{code}");
+        declared.insert(format!("declare void {}({ty})", put(code, true)));
+        declared.insert(format!("declare {ty} {helper}({})", vec!["i32"; ints.len()].join(", ")));
+        return Some(Ok(vec![
+            format!("  call void {}({ty} {}){dbg}", put(code, true), args[0]),
+            format!("  call void @_Z7barrierj(i32 1){dbg}"),
+            format!("{lhs} = call {ty} {helper}({}){dbg}", ints.join(", ")),
+            format!("  call void @_Z7barrierj(i32 1){dbg}"),
+        ]));
+    }
     // all/any take and give an int (code i) whatever it is called with.
     let (op, mine) = match op {
         "all" | "any" | "broadcast" => (op, 0),
@@ -74,7 +109,7 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     if args.is_empty() || (op == "broadcast" && !(2..=4).contains(&args.len())) {
         return Some(fail());
     }
-    let mut out = vec![format!("  call void @__ferrocl_wg_put_{code}({ty} {}){dbg}", args[0])];
+    let mut out = vec![format!("  call void {}({ty} {}){dbg}", put(code, sub_group), args[0])];
     if op == "broadcast" && sub_group {
         // sub_group_broadcast(x, uint sub_group_local_id).
         out.push(format!("  call void @__ferrocl_wg_source_linear(i32 {}){dbg}", args[1]));
@@ -88,7 +123,7 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     out.push(format!("  call void @__ferrocl_wg_{op}_{code}(){dbg}"));
     out.push(format!("  call void @_Z7barrierj(i32 1){dbg}"));
     out.push(format!("{lhs} = call {ty} @__ferrocl_wg_get_{code}(i32 {mine}){dbg}"));
-    declared.extend(declarations(code, op, ty));
+    declared.extend(declarations(code, op, ty, sub_group));
     Some(Ok(out))
 }
 
@@ -153,6 +188,18 @@ mod tests {
         let sub = "  %4 = call i32 @_Z19sub_group_broadcastij(i32 %x, i32 3)\n";
         let out = expand_all(sub).unwrap();
         assert!(out.contains("call void @__ferrocl_wg_source_linear(i32 3)\n"), "{out}");
+        assert!(out.contains("call void @__ferrocl_sg_put_i(i32 %x)\n"), "sub-group use stays visible: {out}");
+        let rotate = "  %5 = call signext i8 @_Z26sub_group_clustered_rotatecij(i8 noundef signext %c, i32 %d, i32 8)\n";
+        let out = expand_all(rotate).unwrap();
+        assert!(
+            out.contains(
+                "  call void @__ferrocl_sg_put_c(i8 %c)\n  call void @_Z7barrierj(i32 1)\n  \
+                 %5 = call i8 @__ferrocl_sg_clustered_rotate_c(i32 %d, i32 8)\n  call void @_Z7barrierj(i32 1)\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("declare i8 @__ferrocl_sg_clustered_rotate_c(i32, i32)"), "{out}");
+        assert!(is_collective("sub_group_shuffle_xor") && !is_collective("work_group_shuffle"));
         assert!(is_collective("sub_group_scan_inclusive_min") && !is_collective("sub_group_barrier"));
         assert!(!is_collective("work_group_barrier") && !is_collective("sub_group_ballot"));
         let plain = "define void @k() {\n  call void @_Z18work_group_barrierj(i32 1)\n  ret void\n}\n";

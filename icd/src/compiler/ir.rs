@@ -77,6 +77,7 @@ const CONTEXT_FUNCTIONS: &[&str] = &["__to_global", "__to_local", "__to_private"
 fn takes_context_by_name(mangled: &str) -> bool {
     CONTEXT_FUNCTIONS.contains(&mangled)
         || mangled.starts_with("__ferrocl_wg_")
+        || mangled.starts_with(collectives::SUB_GROUP_HELPERS)
         || opencl_name(mangled).is_some_and(|n| CONTEXT_BUILTINS.contains(&n))
 }
 
@@ -625,7 +626,9 @@ fn kernel_info(
         frame_size: 0,
         regions: false,
         reqd_work_group_size: reqd,
-        sub_groups: reaches(&name, callees, &|g| opencl_name(g).is_some_and(is_sub_group_function)),
+        sub_groups: reaches(&name, callees, &|g| {
+            opencl_name(g).is_some_and(is_sub_group_function) || g.starts_with(collectives::SUB_GROUP_HELPERS)
+        }),
         group_use,
         attributes,
     })

@@ -219,6 +219,9 @@ const SPIR_ONLY_MACROS: &[&str] = &[
     "cl_khr_integer_dot_product",
     "__opencl_c_integer_dot_product_input_4x8bit",
     "__opencl_c_integer_dot_product_input_4x8bit_packed",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_rotate",
 ];
 
 fn os(s: &str) -> &OsStr {

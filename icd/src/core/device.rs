@@ -118,6 +118,9 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_image2d_from_buffer", cl_version(1, 0, 0)),
     ("cl_khr_extended_bit_ops", cl_version(1, 0, 0)),
     ("cl_khr_integer_dot_product", cl_version(2, 0, 0)),
+    ("cl_khr_subgroup_shuffle", cl_version(1, 0, 0)),
+    ("cl_khr_subgroup_shuffle_relative", cl_version(1, 0, 0)),
+    ("cl_khr_subgroup_rotate", cl_version(1, 0, 0)),
 ];
 
 /// Extensions of SPIR-V programs, claimed where the translator is installed (so they
