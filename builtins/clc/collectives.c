@@ -130,3 +130,17 @@ INLINE size_t exchanged(size_t from, const ferrocl_ctx *c) { return from < items
         return OPERANDS(T, c)[exchanged(base + ((unsigned)c->item + (unsigned)delta) % cluster, c)]; \
     }
 COLLECTIVE_TYPES(EXCHANGES)
+
+/* sub_group_broadcast of vectors (cl_khr_subgroup_extended_types), lane by lane: lane L
+ * of every work-item in plane L of the operands (up to 16 lanes of 8 bytes for each of
+ * at most MAX_SUB_GROUP_SIZE work-items fit them); the source is set as for scalars. */
+#define LANES(T, M, MIN, MAX) \
+    QUERY void __ferrocl_sg_put_lane_##M(T x, unsigned lane, const ferrocl_ctx *c) { \
+        size_t at = lane * items(c) + c->item; \
+        if (at < COLLECTIVE_SLOTS * 8 / sizeof(T)) OPERANDS(T, c)[at] = x; \
+    } \
+    QUERY T __ferrocl_sg_get_lane_##M(unsigned lane, const ferrocl_ctx *c) { \
+        size_t at = lane * items(c) + *SOURCE(c); \
+        return at < COLLECTIVE_SLOTS * 8 / sizeof(T) ? OPERANDS(T, c)[at] : (T)0; \
+    }
+COLLECTIVE_TYPES(LANES)

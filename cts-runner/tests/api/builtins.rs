@@ -557,7 +557,7 @@ kernel void halves(global const float *in, global ushort *o, global int *n) {
 }
 "#;
 
-fn half_bits_to_f32(h: u16) -> f32 {
+pub fn half_bits_to_f32(h: u16) -> f32 {
     let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
     let exp = ((h >> 10) & 0x1f) as i32;
     let mant = (h & 0x3ff) as f32;

@@ -360,6 +360,23 @@ kernel void exchange(global const int *in, global const uint *arg, int delta, gl
     dout[g] = sub_group_shuffle_down((double)x * 0.5, a & 7);
     hout[g] = sub_group_rotate((half)(x & 1023), delta);
 }
+
+/* cl_khr_subgroup_extended_types: vectors broadcast (as clang passes each: char3 as an
+   integer, long16 through memory), 8- and 16-bit reductions and scans. */
+kernel void wide(global const int *in, uint from, global char3 *c3, global short8 *s8, global long16 *l16,
+                 global double4 *d4, global half2 *h2, global int *sums) {
+    size_t g = get_global_id(0);
+    int x = in[g];
+    c3[g] = sub_group_broadcast((char3)((char)x, (char)(x >> 8), (char)(x >> 16)), from);
+    s8[g] = sub_group_broadcast((short8)((short)x) + (short8)(0, 1, 2, 3, 4, 5, 6, 7), from);
+    l16[g] = sub_group_broadcast((long16)x * (long16)(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16), from);
+    d4[g] = sub_group_broadcast((double4)(x, -x, 0.5 * x, 2.0), from);
+    h2[g] = sub_group_broadcast((half2)((half)(x & 255), (half)1.5), from);
+    sums[g * 4] = sub_group_reduce_add((char)x);
+    sums[g * 4 + 1] = sub_group_scan_inclusive_max((short)x);
+    sums[g * 4 + 2] = sub_group_scan_exclusive_add((uchar)x);
+    sums[g * 4 + 3] = sub_group_reduce_min((ushort)x);
+}
 "#;
 
 #[test]
@@ -416,6 +433,54 @@ fn sub_group_shuffles_and_rotations_read_the_named_work_item() {
             for b in [bin, barg].iter().chain(&bufs) {
                 ok!(cl!(clReleaseMemObject(*b)));
             }
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}
+
+#[test]
+fn sub_group_broadcasts_vectors_and_reduces_narrow_types() {
+    let env = Env::new();
+    let (n, local, from) = (256usize, 64usize, 37u32);
+    let input: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(2654435761u32 as i32) >> 5).collect();
+    for std in ["", "-cl-std=CL3.0"] {
+        let p = build(&env, EXCHANGES, std);
+        let k = kernel(p, "wide");
+        let bin = buffer_of(&env, &input);
+        // char3 and half2 take 4 bytes, short8 16, long16 128, double4 32, the sums 16.
+        let bufs = [4, 16, 128, 32, 4, 16].map(|size| env.buffer(0, n * size, null_mut()));
+        set_arg(k, 0, &bin);
+        set_arg(k, 1, &from);
+        for (i, b) in bufs.iter().enumerate() {
+            set_arg(k, 2 + i as cl_uint, b);
+        }
+        run(&env, k, &[n], Some(&[local]));
+        let c3: Vec<i8> = read_as(&env, bufs[0], n * 4);
+        let s8: Vec<i16> = read_as(&env, bufs[1], n * 8);
+        let l16: Vec<i64> = read_as(&env, bufs[2], n * 16);
+        let d4: Vec<f64> = read_as(&env, bufs[3], n * 4);
+        let h2: Vec<u16> = read_as(&env, bufs[4], n * 2);
+        let sums: Vec<i32> = read_as(&env, bufs[5], n * 4);
+        for g in 0..n {
+            let group = &input[g - g % local..][..local];
+            let (x, l) = (group[from as usize], g % local);
+            let what = format!("{std} work-item {g}");
+            assert_eq!(&c3[g * 4..g * 4 + 3], &[x as i8, (x >> 8) as i8, (x >> 16) as i8], "{what}: char3");
+            assert_eq!(&s8[g * 8..g * 8 + 8], &(0..8).map(|i| (x as i16).wrapping_add(i)).collect::<Vec<_>>()[..]);
+            assert_eq!(&l16[g * 16..g * 16 + 16], &(1..=16).map(|i| x as i64 * i).collect::<Vec<_>>()[..], "{what}");
+            assert_eq!(&d4[g * 4..g * 4 + 4], &[x as f64, -x as f64, 0.5 * x as f64, 2.0], "{what}: double4");
+            assert_eq!(crate::builtins::half_bits_to_f32(h2[g * 2]), (x & 255) as f32, "{what}: half2");
+            assert_eq!(crate::builtins::half_bits_to_f32(h2[g * 2 + 1]), 1.5, "{what}: half2");
+            let char_sum = group.iter().fold(0i8, |a, &v| a.wrapping_add(v as i8));
+            let short_max = group[..=l].iter().map(|&v| v as i16).max().unwrap();
+            let uchar_before = group[..l].iter().fold(0u8, |a, &v| a.wrapping_add(v as u8));
+            let ushort_min = group.iter().map(|&v| v as u16).min().unwrap();
+            let want = [char_sum as i32, short_max as i32, uchar_before as i32, ushort_min as i32];
+            assert_eq!(&sums[g * 4..g * 4 + 4], &want, "{what}: 8- and 16-bit reductions and scans");
+        }
+        for b in std::iter::once(&bin).chain(&bufs) {
+            ok!(cl!(clReleaseMemObject(*b)));
         }
         ok!(cl!(clReleaseKernel(k)));
         ok!(cl!(clReleaseProgram(p)));

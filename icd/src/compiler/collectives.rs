@@ -77,6 +77,9 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     };
     // The parameter codes after the name: the operand's type, then size_t ids (broadcast).
     let params = &name[name.find(op).map_or(name.len(), |at| at + op.len())..];
+    if sub_group && op == "broadcast" && params.starts_with("Dv") {
+        return Some(broadcast_vector(line, &name, open, params, declared).ok_or(()).or_else(|_| fail()));
+    }
     let code = if params.starts_with("Dh") { "Dh" } else { params.get(..1).unwrap_or("") };
     let (Some(ty), Some(close)) = (ir_type(code), matching_paren(line, open)) else { return Some(fail()) };
     let args: Vec<&str> =
@@ -125,6 +128,83 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     out.push(format!("{lhs} = call {ty} @__ferrocl_wg_get_{code}(i32 {mine}){dbg}"));
     declared.extend(declarations(code, op, ty, sub_group));
     Some(Ok(out))
+}
+
+/// `sub_group_broadcast` of a vector (cl_khr_subgroup_extended_types), lane by lane
+/// between one pair of barriers: each work-item puts its lanes into planes of the
+/// operand memory, and reads the source work-item's back. The vector reaches the call
+/// as clang's x86-64 ABI passes it (a vector, a `byval` pointer past 64 bytes, or an
+/// integer for the small ones, `char3` as `i32`), and the result leaves it likewise;
+/// lanes are taken from and put into a vector of the argument's size.
+fn broadcast_vector(
+    line: &str,
+    name: &str,
+    open: usize,
+    params: &str,
+    declared: &mut BTreeSet<String>,
+) -> Option<Vec<String>> {
+    use super::ir_type::{self, IrType};
+    let (lanes, rest) = params[2..].split_once('_')?;
+    let lanes: u64 = lanes.parse().ok()?;
+    let code = if rest.starts_with("Dh") { "Dh" } else { rest.get(..1)? };
+    let ty = ir_type(code)?;
+    let (elem, _) = ir_type::parse(ty)?;
+    let elem_bits = elem.layout(&Default::default())?.0 * 8;
+    let args = split_top(&line[open + 1..matching_paren(line, open)?]);
+    let [value, index] = args[..] else { return None };
+    let index = index.rsplit(' ').next()?;
+    let (lhs, call) = line.split_once(" = ")?;
+    let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
+    let ret = call.trim_start().strip_prefix("call ")?.split(&format!(" @{name}(")).next()?;
+    let ret = ret.trim_start_matches("noundef ").trim_start_matches("signext ").trim_start_matches("zeroext ");
+    let id = lhs.trim().trim_start_matches('%');
+    let tmp = |what: &str| format!("%__fcl.bc.{id}.{what}");
+    let v = value.rsplit(' ').next()?;
+    let mut out = Vec::new();
+    // The vector holding the lanes, and how many it has (vec3 arrives as 4).
+    let (whole, width) = if let Some(inner) = value.split("byval(").nth(1) {
+        let (t, _) = ir_type::parse(inner)?;
+        let text = inner[..inner.len() - ir_type::parse(inner)?.1.len()].to_string();
+        let IrType::Vector(n, _) = t else { return None };
+        out.push(format!("{} = load {text}, ptr {v}{dbg}", tmp("v")));
+        (text, n)
+    } else {
+        let (t, _) = ir_type::parse(value)?;
+        let text = value[..value.len() - ir_type::parse(value)?.1.len()].trim().to_string();
+        match t {
+            // Passed as it is (vec3 included, as `<3 x T>`).
+            IrType::Vector(n, e) if *e == elem => (text, n),
+            _ => {
+                let width = t.layout(&Default::default())?.0 * 8 / elem_bits;
+                let whole = format!("<{width} x {ty}>");
+                out.push(format!("{} = bitcast {text} {v} to {whole}{dbg}", tmp("v")));
+                (whole, width)
+            }
+        }
+    };
+    if width < lanes {
+        return None;
+    }
+    let vector = if out.is_empty() { v.to_string() } else { tmp("v") };
+    for i in 0..lanes {
+        out.push(format!("{} = extractelement {whole} {vector}, i32 {i}{dbg}", tmp(&format!("e{i}"))));
+        out.push(format!("  call void @__ferrocl_sg_put_lane_{code}({ty} {}, i32 {i}){dbg}", tmp(&format!("e{i}"))));
+    }
+    out.push(format!("  call void @__ferrocl_wg_source_linear(i32 {index}){dbg}"));
+    out.push(format!("  call void @_Z7barrierj(i32 1){dbg}"));
+    let mut built = "poison".to_string();
+    for i in 0..lanes {
+        out.push(format!("{} = call {ty} @__ferrocl_sg_get_lane_{code}(i32 {i}){dbg}", tmp(&format!("g{i}"))));
+        let next = tmp(&format!("r{i}"));
+        out.push(format!("{next} = insertelement {whole} {built}, {ty} {}, i32 {i}{dbg}", tmp(&format!("g{i}"))));
+        built = next;
+    }
+    out.push(format!("{lhs} = bitcast {whole} {built} to {ret}{dbg}"));
+    out.push(format!("  call void @_Z7barrierj(i32 1){dbg}"));
+    declared.insert(format!("declare void @__ferrocl_sg_put_lane_{code}({ty}, i32)"));
+    declared.insert(format!("declare {ty} @__ferrocl_sg_get_lane_{code}(i32)"));
+    declared.insert("declare void @__ferrocl_wg_source_linear(i32)".into());
+    Some(out)
 }
 
 /// Expands every collective call of the module; the text is unchanged without any.
@@ -189,7 +269,8 @@ mod tests {
         let out = expand_all(sub).unwrap();
         assert!(out.contains("call void @__ferrocl_wg_source_linear(i32 3)\n"), "{out}");
         assert!(out.contains("call void @__ferrocl_sg_put_i(i32 %x)\n"), "sub-group use stays visible: {out}");
-        let rotate = "  %5 = call signext i8 @_Z26sub_group_clustered_rotatecij(i8 noundef signext %c, i32 %d, i32 8)\n";
+        let rotate =
+            "  %5 = call signext i8 @_Z26sub_group_clustered_rotatecij(i8 noundef signext %c, i32 %d, i32 8)\n";
         let out = expand_all(rotate).unwrap();
         assert!(
             out.contains(
@@ -200,6 +281,24 @@ mod tests {
         );
         assert!(out.contains("declare i8 @__ferrocl_sg_clustered_rotate_c(i32, i32)"), "{out}");
         assert!(is_collective("sub_group_shuffle_xor") && !is_collective("work_group_shuffle"));
+        // Vectors as clang passes them: as they are (vec3 too), through memory, as an
+        // integer.
+        let direct = "  %6 = call <3 x i32> @_Z19sub_group_broadcastDv3_ij(<3 x i32> noundef %v, i32 noundef 5)\n";
+        let out = expand_all(direct).unwrap();
+        assert!(out.contains("%__fcl.bc.6.e2 = extractelement <3 x i32> %v, i32 2\n"), "{out}");
+        assert!(out.contains("%6 = bitcast <3 x i32> %__fcl.bc.6.r2 to <3 x i32>\n"), "{out}");
+        assert!(out.contains("call void @__ferrocl_wg_source_linear(i32 5)\n"), "{out}");
+        let byval =
+            "  %7 = call <16 x i64> @_Z19sub_group_broadcastDv16_lj(ptr noundef byval(<16 x i64>) align 128 %p, \
+                     i32 noundef %i)\n";
+        let out = expand_all(byval).unwrap();
+        assert!(out.contains("%__fcl.bc.7.v = load <16 x i64>, ptr %p\n"), "{out}");
+        assert!(out.contains("%__fcl.bc.7.g15 = call i64 @__ferrocl_sg_get_lane_l(i32 15)\n"), "{out}");
+        let coerced = "  %8 = call i32 @_Z19sub_group_broadcastDv3_cj(i32 %w, i32 noundef 0)\n";
+        let out = expand_all(coerced).unwrap();
+        assert!(out.contains("%__fcl.bc.8.v = bitcast i32 %w to <4 x i8>\n"), "{out}");
+        assert!(!out.contains(".e3 ="), "three lanes of four: {out}");
+        assert!(out.contains("%8 = bitcast <4 x i8> %__fcl.bc.8.r2 to i32\n"), "{out}");
         assert!(is_collective("sub_group_scan_inclusive_min") && !is_collective("sub_group_barrier"));
         assert!(!is_collective("work_group_barrier") && !is_collective("sub_group_ballot"));
         let plain = "define void @k() {\n  call void @_Z18work_group_barrierj(i32 1)\n  ret void\n}\n";

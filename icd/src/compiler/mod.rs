@@ -222,6 +222,7 @@ const SPIR_ONLY_MACROS: &[&str] = &[
     "cl_khr_subgroup_shuffle",
     "cl_khr_subgroup_shuffle_relative",
     "cl_khr_subgroup_rotate",
+    "cl_khr_subgroup_extended_types",
 ];
 
 fn os(s: &str) -> &OsStr {
