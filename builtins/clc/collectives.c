@@ -84,7 +84,7 @@ QUERY void __ferrocl_wg_source_linear(unsigned id, const ferrocl_ctx *c) { *SOUR
     SCAN_EXCLUSIVE(add, T, M, MIN, MAX) SCAN_EXCLUSIVE(min, T, M, MIN, MAX) SCAN_EXCLUSIVE(max, T, M, MIN, MAX)
 
 /* The operand types: T, its mangled code M, its least and greatest values. */
-#define COLLECTIVE_TYPES(F) \
+#define INTEGER_OPERANDS(F) \
     F(signed char, c, -128, 127) \
     F(unsigned char, h, 0, 255) \
     F(short, s, -32768, 32767) \
@@ -92,7 +92,9 @@ QUERY void __ferrocl_wg_source_linear(unsigned id, const ferrocl_ctx *c) { *SOUR
     F(int, i, (-2147483647 - 1), 2147483647) \
     F(unsigned, j, 0u, 4294967295u) \
     F(long, l, (-9223372036854775807l - 1), 9223372036854775807l) \
-    F(unsigned long, m, 0ul, 18446744073709551615ul) \
+    F(unsigned long, m, 0ul, 18446744073709551615ul)
+#define COLLECTIVE_TYPES(F) \
+    INTEGER_OPERANDS(F) \
     F(float, f, -__builtin_inff(), __builtin_inff()) \
     F(double, d, -__builtin_inf(), __builtin_inf()) \
     F(_Float16, Dh, -(_Float16)__builtin_inff(), (_Float16)__builtin_inff())
@@ -144,3 +146,31 @@ COLLECTIVE_TYPES(EXCHANGES)
         return at < COLLECTIVE_SLOTS * 8 / sizeof(T) ? OPERANDS(T, c)[at] : (T)0; \
     }
 COLLECTIVE_TYPES(LANES)
+
+/* sub_group_clustered_reduce_<op>(x, cluster) (cl_khr_subgroup_clustered_reduce):
+ * between the barriers each work-item folds the operands of its cluster (the cluster
+ * sizes are powers of two up to the sub-group's) in local-id order, as the CTS's
+ * reference does, which matters for floating point. */
+#define OP_mul(a, b) ((a) * (b))
+#define OP_and(a, b) ((a) & (b))
+#define OP_or(a, b) ((a) | (b))
+#define OP_xor(a, b) ((a) ^ (b))
+#define OP_logical_and(a, b) ((a) && (b))
+#define OP_logical_or(a, b) ((a) || (b))
+#define OP_logical_xor(a, b) (!(a) != !(b))
+#define CLUSTERED(OP, T, M) \
+    QUERY T __ferrocl_sg_clustered_reduce_##OP##_##M(unsigned cluster, const ferrocl_ctx *c) { \
+        size_t n = items(c), base = cluster ? c->item / cluster * cluster : 0; \
+        size_t end = base + cluster < n ? base + cluster : n; \
+        const T *in = OPERANDS(T, c); \
+        T r = in[base]; \
+        for (size_t i = base + 1; i < end; i++) r = OP_##OP(r, in[i]); \
+        return r; \
+    }
+#define CLUSTERED_ARITHMETIC(T, M, MIN, MAX) CLUSTERED(add, T, M) CLUSTERED(mul, T, M) CLUSTERED(min, T, M) CLUSTERED(max, T, M)
+#define CLUSTERED_BITS(T, M, MIN, MAX) CLUSTERED(and, T, M) CLUSTERED(or, T, M) CLUSTERED(xor, T, M)
+COLLECTIVE_TYPES(CLUSTERED_ARITHMETIC)
+INTEGER_OPERANDS(CLUSTERED_BITS)
+CLUSTERED(logical_and, int, i)
+CLUSTERED(logical_or, int, i)
+CLUSTERED(logical_xor, int, i)

@@ -114,6 +114,7 @@ pub fn declarations(clang: &Path, std: &str, enabled: &[String], extra: Option<&
         "cl_khr_subgroup_shuffle_relative",
         "cl_khr_subgroup_rotate",
         "cl_khr_subgroup_extended_types",
+        "cl_khr_subgroup_clustered_reduce",
     ];
     let defined = |f: &&String| (f.starts_with("__opencl_c_") && std == "CL3.0") || spir_only.contains(&f.as_str());
     cmd.args(enabled.iter().filter(defined).map(|f| format!("-D{f}=1")));

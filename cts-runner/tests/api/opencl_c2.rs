@@ -377,6 +377,20 @@ kernel void wide(global const int *in, uint from, global char3 *c3, global short
     sums[g * 4 + 2] = sub_group_scan_exclusive_add((uchar)x);
     sums[g * 4 + 3] = sub_group_reduce_min((ushort)x);
 }
+
+/* cl_khr_subgroup_clustered_reduce. */
+kernel void clustered(global const int *in, global int *out, global float *fout) {
+    size_t g = get_global_id(0);
+    int x = in[g];
+    global int *o = out + g * 6;
+    o[0] = sub_group_clustered_reduce_add(x, 8);
+    o[1] = sub_group_clustered_reduce_max(x, 16);
+    o[2] = sub_group_clustered_reduce_xor(x, 4);
+    o[3] = sub_group_clustered_reduce_logical_or(x & 16, 2);
+    o[4] = sub_group_clustered_reduce_min((char)x, 32);
+    o[5] = (int)sub_group_clustered_reduce_and((ulong)(uint)x, 4);
+    fout[g] = sub_group_clustered_reduce_mul((float)(x & 7) * 0.5f + 0.5f, 4);
+}
 "#;
 
 #[test]
@@ -485,4 +499,42 @@ fn sub_group_broadcasts_vectors_and_reduces_narrow_types() {
         ok!(cl!(clReleaseKernel(k)));
         ok!(cl!(clReleaseProgram(p)));
     }
+}
+
+#[test]
+fn sub_group_clustered_reductions_fold_each_cluster() {
+    let env = Env::new();
+    let (n, local) = (256usize, 64usize);
+    let input: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(2654435761u32 as i32) >> 9).collect();
+    let p = build(&env, EXCHANGES, "-cl-std=CL3.0");
+    let k = kernel(p, "clustered");
+    let (bin, bout, bf) =
+        (buffer_of(&env, &input), env.buffer(0, n * 24, null_mut()), env.buffer(0, n * 4, null_mut()));
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &bout);
+    set_arg(k, 2, &bf);
+    run(&env, k, &[n], Some(&[local]));
+    let out: Vec<i32> = read_as(&env, bout, n * 6);
+    let floats: Vec<f32> = read_as(&env, bf, n);
+    for g in 0..n {
+        let cluster = |size: usize| &input[g - g % size..][..size];
+        let and4 = cluster(4).iter().fold(u64::MAX, |a, &v| a & v as u32 as u64);
+        let want = [
+            cluster(8).iter().fold(0i32, |a, &v| a.wrapping_add(v)),
+            *cluster(16).iter().max().unwrap(),
+            cluster(4).iter().fold(0, |a, &v| a ^ v),
+            cluster(2).iter().any(|&v| v & 16 != 0) as i32,
+            cluster(32).iter().map(|&v| v as i8).min().unwrap() as i32,
+            and4 as i32,
+        ];
+        assert_eq!(&out[g * 6..g * 6 + 6], &want, "work-item {g}");
+        // In local-id order, as the spec's reference folds.
+        let mul = cluster(4).iter().fold(1.0f32, |a, &v| a * ((v & 7) as f32 * 0.5 + 0.5));
+        assert_eq!(floats[g], mul, "work-item {g}: mul on float");
+    }
+    for b in [bin, bout, bf] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
 }

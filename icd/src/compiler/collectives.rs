@@ -57,13 +57,22 @@ fn declarations(code: &str, op: &str, ty: &str, sub_group: bool) -> [String; 3] 
 pub fn is_collective(opencl_name: &str) -> bool {
     let op = opencl_name.strip_prefix("work_group_").or_else(|| opencl_name.strip_prefix("sub_group_"));
     op.is_some_and(|o| matches!(o, "all" | "any" | "broadcast") || o.starts_with("reduce_") || o.starts_with("scan_"))
-        || opencl_name.strip_prefix("sub_group_").is_some_and(|o| EXCHANGES.contains(&o))
+        || opencl_name.strip_prefix("sub_group_").is_some_and(|o| EXCHANGES.contains(&o) || is_clustered(o))
+}
+
+/// `sub_group_clustered_reduce_<op>` (cl_khr_subgroup_clustered_reduce): expanded as
+/// the exchanges are, each work-item folding its cluster's operands in order.
+fn is_clustered(op: &str) -> bool {
+    op.strip_prefix("clustered_reduce_").is_some_and(|o| {
+        matches!(o, "add" | "mul" | "min" | "max" | "and" | "or" | "xor" | "logical_and" | "logical_or" | "logical_xor")
+    })
 }
 
 /// Sub-group functions that give each work-item another's operand
 /// (cl_khr_subgroup_shuffle, _shuffle_relative, _rotate): the operands are put, and
 /// each work-item reads the one it names between the two barriers, with its integer
-/// arguments (an index, a mask, a delta, a cluster size).
+/// arguments (an index, a mask, a delta, a cluster size); the clustered reductions
+/// likewise.
 const EXCHANGES: &[&str] = &["shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "rotate", "clustered_rotate"];
 
 /// Expands one call line, or returns None when it calls no collective.
@@ -86,7 +95,7 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
         split_top(&line[open + 1..close]).into_iter().map(|a| a.rsplit(' ').next().unwrap_or("")).collect();
     let Some((lhs, _)) = line.split_once(" = ") else { return Some(fail()) };
     let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
-    if sub_group && EXCHANGES.contains(&op) {
+    if sub_group && (EXCHANGES.contains(&op) || is_clustered(op)) {
         let expected = if op == "clustered_rotate" { 3 } else { 2 };
         if args.len() != expected {
             return Some(fail());

@@ -223,6 +223,7 @@ const SPIR_ONLY_MACROS: &[&str] = &[
     "cl_khr_subgroup_shuffle_relative",
     "cl_khr_subgroup_rotate",
     "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_clustered_reduce",
 ];
 
 fn os(s: &str) -> &OsStr {

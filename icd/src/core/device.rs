@@ -122,6 +122,7 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_subgroup_shuffle_relative", cl_version(1, 0, 0)),
     ("cl_khr_subgroup_rotate", cl_version(1, 0, 0)),
     ("cl_khr_subgroup_extended_types", cl_version(1, 0, 0)),
+    ("cl_khr_subgroup_clustered_reduce", cl_version(1, 0, 0)),
 ];
 
 /// Extensions of SPIR-V programs, claimed where the translator is installed (so they
