@@ -128,6 +128,8 @@ INLINE size_t exchanged(size_t from, const ferrocl_ctx *c) { return from < items
         return OPERANDS(T, c)[((unsigned)c->item + (unsigned)delta) % items(c)]; \
     } \
     QUERY T __ferrocl_sg_clustered_rotate_##M(int delta, unsigned cluster, const ferrocl_ctx *c) { \
+        /* A cluster size of 0 (undefined) must not divide by zero in the host process. */ \
+        if (!cluster) return OPERANDS(T, c)[c->item]; \
         size_t base = c->item & ~(size_t)(cluster - 1); \
         return OPERANDS(T, c)[exchanged(base + ((unsigned)c->item + (unsigned)delta) % cluster, c)]; \
     }

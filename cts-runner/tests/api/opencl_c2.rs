@@ -379,10 +379,13 @@ kernel void wide(global const int *in, uint from, global char3 *c3, global short
 }
 
 /* cl_khr_subgroup_clustered_reduce. */
-kernel void clustered(global const int *in, global int *out, global float *fout) {
+kernel void clustered(global const int *in, global int *out, global float *fout, uint zero) {
     size_t g = get_global_id(0);
     int x = in[g];
-    global int *o = out + g * 6;
+    global int *o = out + g * 8;
+    /* Undefined results, but never a division by zero in the host process. */
+    o[6] = sub_group_clustered_rotate(x, 1, zero);
+    o[7] = sub_group_clustered_reduce_add(x, zero);
     o[0] = sub_group_clustered_reduce_add(x, 8);
     o[1] = sub_group_clustered_reduce_max(x, 16);
     o[2] = sub_group_clustered_reduce_xor(x, 4);
@@ -509,12 +512,13 @@ fn sub_group_clustered_reductions_fold_each_cluster() {
     let p = build(&env, EXCHANGES, "-cl-std=CL3.0");
     let k = kernel(p, "clustered");
     let (bin, bout, bf) =
-        (buffer_of(&env, &input), env.buffer(0, n * 24, null_mut()), env.buffer(0, n * 4, null_mut()));
+        (buffer_of(&env, &input), env.buffer(0, n * 32, null_mut()), env.buffer(0, n * 4, null_mut()));
     set_arg(k, 0, &bin);
     set_arg(k, 1, &bout);
     set_arg(k, 2, &bf);
+    set_arg(k, 3, &0u32);
     run(&env, k, &[n], Some(&[local]));
-    let out: Vec<i32> = read_as(&env, bout, n * 6);
+    let out: Vec<i32> = read_as(&env, bout, n * 8);
     let floats: Vec<f32> = read_as(&env, bf, n);
     for g in 0..n {
         let cluster = |size: usize| &input[g - g % size..][..size];
@@ -527,7 +531,7 @@ fn sub_group_clustered_reductions_fold_each_cluster() {
             cluster(32).iter().map(|&v| v as i8).min().unwrap() as i32,
             and4 as i32,
         ];
-        assert_eq!(&out[g * 6..g * 6 + 6], &want, "work-item {g}");
+        assert_eq!(&out[g * 8..g * 8 + 6], &want, "work-item {g}");
         // In local-id order, as the spec's reference folds.
         let mul = cluster(4).iter().fold(1.0f32, |a, &v| a * ((v & 7) as f32 * 0.5 + 0.5));
         assert_eq!(floats[g], mul, "work-item {g}: mul on float");
