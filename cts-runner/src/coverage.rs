@@ -82,8 +82,15 @@ pub fn find_clang() -> Result<PathBuf, String> {
 }
 
 /// The declarations clang's full OpenCL header makes for `-cl-std=std` with the given
-/// extensions and features (and `extra`, a header of the platform's own extensions).
-pub fn declarations(clang: &Path, std: &str, enabled: &[String], extra: Option<&Path>) -> Result<Vec<Decl>, String> {
+/// extensions and features enabled, the macros `defined` defined (`defined_macros`),
+/// and `extra`, a header of the platform's own extensions.
+pub fn declarations(
+    clang: &Path,
+    std: &str,
+    enabled: &[String],
+    defined: &[String],
+    extra: Option<&Path>,
+) -> Result<Vec<Decl>, String> {
     let resource = Command::new(clang).arg("-print-resource-dir").output().map_err(|e| e.to_string())?;
     let header = PathBuf::from(String::from_utf8_lossy(&resource.stdout).trim()).join("include/opencl-c.h");
     if !header.is_file() {
@@ -101,23 +108,9 @@ pub fn declarations(clang: &Path, std: &str, enabled: &[String], extra: Option<&
     if let Some(x) = extra {
         cmd.arg("-include").arg(x);
     }
-    // As a kernel sees them: clang defines the macros of some features from -cl-ext only,
-    // not of those its header alone uses (scopes, collectives), nor, outside SPIR, of the
-    // extensions whose builtins the header alone declares (cl_khr_extended_bit_ops,
-    // cl_khr_integer_dot_product and its features, which apply in every version).
-    let spir_only = [
-        "cl_khr_extended_bit_ops",
-        "cl_khr_integer_dot_product",
-        "__opencl_c_integer_dot_product_input_4x8bit",
-        "__opencl_c_integer_dot_product_input_4x8bit_packed",
-        "cl_khr_subgroup_shuffle",
-        "cl_khr_subgroup_shuffle_relative",
-        "cl_khr_subgroup_rotate",
-        "cl_khr_subgroup_extended_types",
-        "cl_khr_subgroup_clustered_reduce",
-    ];
-    let defined = |f: &&String| (f.starts_with("__opencl_c_") && std == "CL3.0") || spir_only.contains(&f.as_str());
-    cmd.args(enabled.iter().filter(defined).map(|f| format!("-D{f}=1")));
+    // The macros as a kernel on the platform sees them (`defined_macros`): clang defines
+    // some from -cl-ext and leaves others to the platform's compiler.
+    cmd.args(defined.iter().map(|f| format!("-D{f}=1")));
     // clang reports errors for declarations of features the device lacks: those
     // declarations are marked invalid and skipped below.
     let out = cmd.arg(&empty).output().map_err(|e| format!("{}: {e}", clang.display()))?;
@@ -291,6 +284,29 @@ pub fn measure(session: &Session, std: &str, decls: Vec<Decl>) -> Report {
     }
     let results = decls.iter().map(|d| (d.clone(), found[d.mangled.as_str()])).collect();
     Report { std: std.into(), results, errors }
+}
+
+/// Which of `names` (the device's extensions and features) the platform's compiler
+/// defines as macros for `-cl-std=std`, asked of the platform itself: a program with a
+/// kernel inside `#ifdef` of each name, whose kernel names come back. clang leaves some
+/// to the platform (the 3.0 features its header alone tests; extensions whose macros
+/// its header defines for SPIR only), and a platform that claims a feature without
+/// defining it gives kernels none of its builtins: measured this way, the coverage is
+/// of what a kernel can call.
+pub fn defined_macros(session: &Session, std: &str, names: &[String]) -> Result<Vec<String>, String> {
+    let mut source = String::from("kernel void probe_none(global int *x) { }\n");
+    for (i, n) in names.iter().enumerate() {
+        source += &format!("#ifdef {n}\nkernel void probe_{i}(global int *x) {{ }}\n#endif\n");
+    }
+    let p = session.build_with(&source, &format!("-cl-std={std}"))?;
+    let mut len = 0;
+    cl!(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, null_mut(), &mut len));
+    let mut bytes = vec![0u8; len];
+    cl!(clGetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, len, bytes.as_mut_ptr().cast(), null_mut()));
+    cl!(clReleaseProgram(p));
+    let kernels = String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string();
+    let index: Vec<usize> = kernels.split(';').filter_map(|k| k.strip_prefix("probe_")?.parse().ok()).collect();
+    Ok(index.into_iter().map(|i| names[i].clone()).collect())
 }
 
 /// The extensions and OpenCL C features the device reports, as `-cl-ext` names.

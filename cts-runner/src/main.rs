@@ -408,7 +408,10 @@ fn coverage(args: &[String]) -> i32 {
     let mut json = Vec::new();
     let mut complete = true;
     for std in stds.split(',') {
-        let decls = match coverage::declarations(&clang, std, &features, ours.then_some(extra.as_path())) {
+        let declared = coverage::defined_macros(&session, std, &features).and_then(|defined| {
+            coverage::declarations(&clang, std, &features, &defined, ours.then_some(extra.as_path()))
+        });
+        let decls = match declared {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("cts-runner: {e}");
