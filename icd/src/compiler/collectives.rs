@@ -87,7 +87,7 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     // The parameter codes after the name: the operand's type, then size_t ids (broadcast).
     let params = &name[name.find(op).map_or(name.len(), |at| at + op.len())..];
     if sub_group && op == "broadcast" && params.starts_with("Dv") {
-        return Some(broadcast_vector(line, &name, open, params, declared).ok_or(()).or_else(|_| fail()));
+        return Some(broadcast_vector(line, &name, open, params, declared).map_or_else(fail, Ok));
     }
     let code = if params.starts_with("Dh") { "Dh" } else { params.get(..1).unwrap_or("") };
     let (Some(ty), Some(close)) = (ir_type(code), matching_paren(line, open)) else { return Some(fail()) };
