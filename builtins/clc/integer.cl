@@ -201,7 +201,13 @@ FOR_INTEGER_TYPES(BIT_OPS)
  * and their sum fit the 32-bit result), and the packed forms, whose byte 0 is the
  * least significant (as_uchar4 on a little-endian device). The sum cannot overflow,
  * so the saturating forms saturate only the accumulation. */
-#define DOT(R, A, B) \
+/* The four signedness forms: the packed functions' suffix, the result, the inputs. */
+#define DOT_FORMS(F) \
+    F(uu_uint, uint, uchar, uchar) \
+    F(ss_int, int, char, char) \
+    F(us_int, int, uchar, char) \
+    F(su_int, int, char, uchar)
+#define DOT(SUFFIX, R, A, B) \
     OVL R dot(A##4 a, B##4 b) { \
         R##4 p = CVT(a, R##4) * CVT(b, R##4); \
         return p.s0 + p.s1 + p.s2 + p.s3; \
@@ -210,11 +216,5 @@ FOR_INTEGER_TYPES(BIT_OPS)
 #define DOT_PACKED(SUFFIX, R, A, B) \
     OVL R dot_4x8packed_##SUFFIX(uint a, uint b) { return dot(AS(a, A##4), AS(b, B##4)); } \
     OVL R dot_acc_sat_4x8packed_##SUFFIX(uint a, uint b, R acc) { return dot_acc_sat(AS(a, A##4), AS(b, B##4), acc); }
-DOT(uint, uchar, uchar)
-DOT(int, char, char)
-DOT(int, uchar, char)
-DOT(int, char, uchar)
-DOT_PACKED(uu_uint, uint, uchar, uchar)
-DOT_PACKED(ss_int, int, char, char)
-DOT_PACKED(us_int, int, uchar, char)
-DOT_PACKED(su_int, int, char, uchar)
+DOT_FORMS(DOT)
+DOT_FORMS(DOT_PACKED)
