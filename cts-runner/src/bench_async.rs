@@ -53,6 +53,11 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("io_hand_balanced_g8", "  the same, balanced, 8 groups", true),
     ("io_hand_light_g128", "  the same, copy-bound, 128 groups", true),
     ("io_hand_balanced_g128", "  the same, balanced, 128 groups", true),
+    ("dbuf_geomean", "double-buffered vs twin, geo. mean of the 20 points above", true),
+    ("twin_self_geomean", "synchronous twin vs itself (noise), geo. mean of 20 points", true),
+    ("twin_self_low", "  the same, lowest", true),
+    ("twin_self_high", "  the same, highest", true),
+    ("dbuf_below_noise", "double-buffered vs twin points below that lowest, of 20", false),
 ];
 
 pub const SOURCE: &str = r#"
@@ -232,6 +237,8 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
     // on idle cores can take over, since nothing in the group reads their destination.
     let forms =
         (0..4).map(|mode| s.build_with(SOURCE_DBUF, &format!("-DMODE={mode}"))).collect::<Result<Vec<_>, _>>()?;
+    // Every point's twin measured twice, and the double-buffered ratios beside that band.
+    let (mut noise, mut against_twin) = (Vec::new(), Vec::new());
     for (kernel, prefix) in [("tiles", ""), ("stream", "io_")] {
         let mut ks = [std::ptr::null_mut(); 4];
         for (k, p) in ks.iter_mut().zip(&forms) {
@@ -241,6 +248,14 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
             let figures = double_buffered(s, ks, (a, b), groups, kernel == "stream")?;
             let suffix = if groups == 16 { String::new() } else { format!("_g{groups}") };
             for (key, v) in figures {
+                match key {
+                    "self_light" | "self_balanced" => noise.push(v),
+                    "dbuf_light" | "dbuf_balanced" => against_twin.push(v),
+                    _ => {}
+                }
+                if key.starts_with("self_") {
+                    continue;
+                }
                 if groups == 16 || key != "dbuf_heavy" {
                     let key = if prefix.is_empty() { key.to_string() } else { key.replacen("dbuf_", "", 1) };
                     out.push((format!("{prefix}{key}{suffix}"), v));
@@ -248,6 +263,17 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
             }
         }
     }
+    let geomean = |v: &[f64]| (v.iter().map(|r| r.ln()).sum::<f64>() / v.len().max(1) as f64).exp();
+    let low = noise.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = noise.iter().copied().fold(0.0, f64::max);
+    let below = against_twin.iter().filter(|&&r| r < low).count();
+    out.extend([
+        ("dbuf_geomean".into(), geomean(&against_twin)),
+        ("twin_self_geomean".into(), geomean(&noise)),
+        ("twin_self_low".into(), low),
+        ("twin_self_high".into(), high),
+        ("dbuf_below_noise".into(), below as f64),
+    ]);
     Ok(out)
 }
 
@@ -307,7 +333,7 @@ fn double_buffered(
     let mut out = Vec::new();
     for (key, w) in [("dbuf_light", 0), ("dbuf_balanced", work), ("dbuf_heavy", work * 4)] {
         // Alternating, so that a slow spell of the machine hits the twins alike.
-        let (mut sync, mut dbuf, mut hand) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+        let (mut sync, mut dbuf, mut hand, mut again) = (f64::INFINITY, f64::INFINITY, f64::INFINITY, f64::INFINITY);
         for rep in 0..REPS / 2 {
             // The first launch of each form of `stream` has its output checked.
             let timed = |mode: usize| -> Result<f64, String> {
@@ -321,12 +347,15 @@ fn double_buffered(
             dbuf = dbuf.min(timed(1)?);
             if key != "dbuf_heavy" {
                 hand = hand.min(timed(3)?);
+                // The twin once more: how far two measurements of one kernel differ
+                // here, the band a ratio against the twin must be read in.
+                again = again.min(timed(0)?);
             }
         }
         out.push((key, sync / dbuf));
         match key {
-            "dbuf_light" => out.push(("hand_light", hand / dbuf)),
-            "dbuf_balanced" => out.push(("hand_balanced", hand / dbuf)),
+            "dbuf_light" => out.extend([("hand_light", hand / dbuf), ("self_light", sync / again)]),
+            "dbuf_balanced" => out.extend([("hand_balanced", hand / dbuf), ("self_balanced", sync / again)]),
             _ => {}
         }
     }
