@@ -206,9 +206,9 @@ INLINE int noted(const ferrocl_ctx *c, int count, const size_t *ev) {
  * needs no event: the wait for it ends the region, by which every part has moved. This
  * is a copy by hand with no bookkeeping per work-item (PoCL's copies are such loops
  * too). The group reads what it imports, so its own core moves it in any case; exports
- * stay with the engine, which streams them past the cache and can hand them to idle
- * cores (DESIGN.md "Imports moved where they are called" has the figures). `elem` 0: the
- * kernel orders copies with fences, which the engine keeps (a work-item's parts of two
+ * go to the driver, which moves each at once with stores that stream past the cache
+ * (DESIGN.md "Imports moved where they are called" has the figures). `elem` 0: the
+ * kernel orders copies with fences, which the driver keeps (a work-item's parts of two
  * copies would move before another work-item's parts of the first). */
 INLINE int moved(const ferrocl_ctx *c, size_t elem, char *dst, const char *src, size_t n) {
     size_t bytes;

@@ -233,8 +233,8 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
 
     // Double buffering, 16 groups of 64 work-items (the figures without a suffix), then
     // 2, 4, 8 and 128: with fewer groups than cores, idle cores may copy meanwhile.
-    // The same for tiles written back ("io_" figures): the exports are what copy workers
-    // on idle cores can take over, since nothing in the group reads their destination.
+    // The same for tiles written back ("io_" figures): nothing in the group reads an
+    // export's destination, so an implementation may move exports on other cores.
     let forms =
         (0..4).map(|mode| s.build_with(SOURCE_DBUF, &format!("-DMODE={mode}"))).collect::<Result<Vec<_>, _>>()?;
     // Every point's twin measured twice, and the double-buffered ratios beside that band.

@@ -191,8 +191,9 @@ kernel void unwaited(global int *out, local int *tile) {
 }
 "#;
 
-/// Group sizes whose copies take each path of the engine: run when issued (64 ints),
-/// deferred to the wait (256), offered to the background workers (1024).
+/// Group sizes whose copies span less than a cache line's worth per work-item (64 ints
+/// in 256 bytes), a line each (256) and several (1024): the sizes at which the driver
+/// once moved copies at issue, at the wait and on background workers.
 const GROUPS: [usize; 3] = [64, 256, 1024];
 
 #[test]

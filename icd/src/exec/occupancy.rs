@@ -1,6 +1,5 @@
-//! How many compute workers are running work-groups. The pool counts; the copy engine
-//! reads the count to decide whether a core is free to run a copy in the background
-//! (with every worker busy, a copy runs where it is issued).
+//! How many compute workers are running work-groups. The pool counts, and reads the
+//! count to tell when the thread that issued a launch would share a core with a worker.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -21,12 +20,6 @@ pub fn enter() {
 /// A worker has no group left to run.
 pub fn leave() {
     BUSY.fetch_sub(1, Ordering::Relaxed);
-}
-
-/// Whether some compute worker has no group to run, so that a core is free for other
-/// work (background copies). Before the pool starts every core is free.
-pub fn has_idle_worker() -> bool {
-    BUSY.load(Ordering::Relaxed) < WORKERS.load(Ordering::Relaxed).max(1)
 }
 
 /// Whether more threads run groups than the pool has workers: the thread that issued a

@@ -7,17 +7,20 @@
 //! passes (the Khronos CTS fence tests pass an uninitialised `event_t`) is an event the
 //! group never created, treated as complete and never dereferenced.
 
-use std::sync::Arc;
-
 use ferrocl_kernel_abi::{AsyncCopy, CopyLog, Group, HINT_STREAM};
 
-use super::engine::{self, Job};
 use super::shape;
 use super::validate::{Mode, Validator, MODE};
-use crate::exec::fault::DriverSection;
+use crate::exec::fault::{self, DriverSection};
 
 enum Op {
-    Copy { event: usize, job: Option<Arc<Job>>, copy: AsyncCopy },
+    /// `held`: validation's delay mode keeps the copy (simplified) until something
+    /// waits for it; every other copy has run when it was issued.
+    Copy {
+        event: usize,
+        held: Option<AsyncCopy>,
+        copy: AsyncCopy,
+    },
     Fence,
 }
 
@@ -47,6 +50,8 @@ pub struct GroupCopies {
     stream: bool,
     /// Set in validation mode.
     check: Option<Box<Validator>>,
+    /// A held copy faulted (an address the kernel passed is not mapped).
+    failed: bool,
     /// A copy or fence reached the driver in this group: `begin` and `finish` have
     /// state to reset (most kernels make none, and a group of 64 work-items of a
     /// streaming kernel is over in ~100 ns, as long as resetting everything took).
@@ -77,6 +82,7 @@ impl Default for GroupCopies {
             defer: false,
             stream: false,
             check: None,
+            failed: false,
             dirty: false,
         }
     }
@@ -141,12 +147,11 @@ impl GroupCopies {
         if let Some(v) = self.check.as_mut().filter(|_| *MODE != Mode::Off) {
             v.finish(&self.reached, self.ops.len(), &(1..=self.events).collect::<Vec<_>>());
         }
-        for op in self.ops.drain(..) {
-            if let Op::Copy { job: Some(j), .. } = op {
-                j.complete();
-                ok &= !j.failed();
-            }
+        for op in &mut self.ops {
+            Self::release(op, &mut self.failed);
         }
+        ok &= !std::mem::take(&mut self.failed);
+        self.ops.clear();
         self.op_events.clear();
         self.events = 0;
         self.free.clear();
@@ -199,15 +204,22 @@ impl GroupCopies {
             self.event_ops.resize_with(event + 1, Vec::new);
         }
         self.event_ops[event].push(self.ops.len());
-        let issued = AsyncCopy { hints: if self.stream { HINT_STREAM } else { 0 }, ..*c };
+        let issued = shape::simplified(&AsyncCopy { hints: if self.stream { HINT_STREAM } else { 0 }, ..*c });
         // In validation mode an invalid copy is reported and skipped: its event completes
-        // at once.
-        let job = match self.check.as_mut().map(|v| v.issued(item, c)) {
+        // at once. Every other copy moves now, on the group's own core (DESIGN.md "Async
+        // copies": handed to copy workers on idle cores, copies were never faster).
+        let held = match self.check.as_mut().map(|v| v.issued(item, c)) {
             Some(false) => None,
-            Some(true) if *MODE == Mode::Delay => Some(engine::deferred(&issued)),
-            _ => engine::issue(&issued),
+            Some(true) if *MODE == Mode::Delay => Some(issued),
+            _ => {
+                // The kernel's addresses: a fault here is the kernel's, even though the
+                // copy service (a driver section) runs it.
+                // SAFETY: the kernel's copy; its group is running, so its memory is live.
+                DriverSection::kernel(|| unsafe { shape::run(&issued) });
+                None
+            }
         };
-        self.ops.push(Op::Copy { event, job, copy: *c });
+        self.ops.push(Op::Copy { event, held, copy: *c });
         self.op_events.push(event);
         self.sync_log();
         event
@@ -216,10 +228,17 @@ impl GroupCopies {
     fn complete_event(&mut self, event: usize) {
         for i in 0..self.event_ops.get(event).map_or(0, Vec::len) {
             let k = self.event_ops[event][i];
-            if let Op::Copy { job: Some(j), .. } = &self.ops[k] {
-                if !j.is_done() {
-                    j.complete();
-                }
+            Self::release(&mut self.ops[k], &mut self.failed);
+        }
+    }
+
+    /// Runs a copy validation's delay mode held back, if `op` is one. A fault (a wild
+    /// address from the kernel) fails the group's command instead of the process.
+    fn release(op: &mut Op, failed: &mut bool) {
+        if let Op::Copy { held, .. } = op {
+            if let Some(c) = held.take() {
+                // SAFETY: the kernel's copy, checked by the validator; its group is running.
+                *failed |= fault::guarded(|| unsafe { shape::run(&c) }).is_err();
             }
         }
     }
@@ -253,10 +272,8 @@ impl GroupCopies {
         let (_, first) = self.arrive(item);
         if first {
             // Copies before the fence complete before any after it starts.
-            for op in &self.ops {
-                if let Op::Copy { job: Some(j), .. } = op {
-                    j.complete();
-                }
+            for op in &mut self.ops {
+                Self::release(op, &mut self.failed);
             }
             self.ops.push(Op::Fence);
             self.op_events.push(0);
@@ -306,8 +323,8 @@ impl GroupCopies {
         let done = self.ops[..passed.min(self.ops.len())]
             .iter()
             .take_while(|op| match op {
-                Op::Copy { job: Some(j), .. } => j.is_done(),
-                _ => true,
+                Op::Copy { held, .. } => held.is_none(),
+                Op::Fence => true,
             })
             .count();
         if done == 0 {

@@ -1,23 +1,21 @@
 //! The async-copy engine: what `async_work_group_copy` and its relatives do.
 //!
-//! A CPU has no DMA engine, so "asynchronous" has to come from hardware the computing
-//! work-group leaves idle (see DESIGN.md, "Async copies", for what was measured;
-//! software prefetch of the source, tried twice, stalled the issuing work-item and
-//! was removed):
+//! A CPU has no DMA engine: what a copy can overlap with is the work of other cores,
+//! and a group's copies into local memory are bound by its own core's ingest, whoever
+//! moves them (the group reads what it imports, and lines another core wrote cost it
+//! as much as fetching them). So copies move where they are issued: contiguous imports
+//! in kernels run as regions by the work-items as they pass the call (the kernel-side
+//! fast path in `builtins/clc/workitem.c`), every other copy here, by the work-item
+//! that issues it, with non-temporal stores when the launch streams past the cache.
+//! Background copy workers on idle cores were measured for exports until session 29
+//! and never beat this on either host (DESIGN.md "Async copies"). Events still name the
+//! copies: waits, fences and validation (whose delay mode holds each copy until its
+//! wait) work on them.
 //!
-//! - idle cores: while some compute worker has no group, copies big enough to be worth
-//!   a hand-off are offered to background copy workers, which run at idle priority and
-//!   so only take cores no compute worker uses (with every worker busy, copies run
-//!   when issued: nothing else could run them meanwhile);
-//! - whoever waits first for a copy that nobody has started runs it itself, so an async
-//!   copy never costs more than a synchronous one.
-//!
-//! `shape` moves the bytes, `engine` holds the jobs and the background workers, `group`
-//! is one work-group's view (which work-item reached which copy, its events, waits and
-//! fences) and the entry points kernels reach through the services table, `validate`
-//! the optional checks of how kernels use them.
+//! `shape` moves the bytes, `group` is one work-group's view (which work-item reached
+//! which copy, its events, waits and fences) and the entry points kernels reach through
+//! the services table, `validate` the optional checks of how kernels use them.
 
-pub mod engine;
 pub mod group;
 pub mod shape;
 pub mod validate;

@@ -38,19 +38,10 @@ fn line_offsets(c: &AsyncCopy, p: usize, l: usize) -> (usize, usize) {
 /// The shape must describe readable source and writable destination memory, not
 /// overlapping (the kernel's promise; validation mode checks it).
 pub unsafe fn run(c: &AsyncCopy) {
-    // SAFETY: the caller's contract.
-    unsafe { run_rows(c, 0..c.planes.saturating_mul(c.lines), 0..c.per_line.saturating_mul(c.elem)) }
-}
-
-/// Copies bytes `part` of each of the shape's `rows` (line `r % lines` of plane
-/// `r / lines`): the unit of work a copy is split into (see `Chunks`).
-///
-/// # Safety
-/// As for `run`, for the rows and bytes given.
-pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::ops::Range<usize>) {
+    let rows = 0..c.planes.saturating_mul(c.lines);
     // Lines of one element (strided copies) move with a fixed-size copy per element;
     // longer lines are one memcpy each.
-    if c.per_line == 1 && part.start == 0 && part.end == c.elem {
+    if c.per_line == 1 {
         let r = rows.clone();
         // SAFETY: the caller's contract.
         match c.elem {
@@ -66,17 +57,17 @@ pub unsafe fn run_rows(c: &AsyncCopy, rows: std::ops::Range<usize>, part: std::o
         }
     }
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
-    let len = part.end - part.start;
+    let len = c.per_line.saturating_mul(c.elem);
     let (src_pitch, dst_pitch) = (c.src_line.wrapping_mul(c.elem), c.dst_line.wrapping_mul(c.elem));
     // Whole cache lines: every row starts on a line and fills its lines.
-    let lines_only = len % 64 == 0 && (dst as usize).wrapping_add(part.start) % 64 == 0 && dst_pitch % 64 == 0;
+    let lines_only = len % 64 == 0 && dst as usize % 64 == 0 && dst_pitch % 64 == 0;
     let stream = c.to_local == 0 && c.hints & HINT_STREAM != 0 && (len >= STREAM_BYTES || lines_only) && *HAS_AVX2;
     // Short rows pages apart (2D tiles): the hardware prefetcher does not follow them,
     // so fetch the rows a few ahead (the destination's for writing).
     let sparse = |pitch: usize| c.lines > AHEAD && len <= SHORT_ROW && pitch >= len + 64;
     let (src_ahead, dst_ahead) = (sparse(src_pitch), sparse(dst_pitch) && !stream);
     for (s, d) in row_offsets(c, rows) {
-        let (from, to) = (src.wrapping_add(s + part.start), dst.wrapping_add(d + part.start));
+        let (from, to) = (src.wrapping_add(s), dst.wrapping_add(d));
         if src_ahead {
             prefetch_lines::<false>(from.wrapping_add(src_pitch * AHEAD), len);
         }
@@ -235,55 +226,6 @@ unsafe fn elements<const N: usize>(c: &AsyncCopy, rows: std::ops::Range<usize>) 
     }
 }
 
-/// A copy cut into chunks of about `CHUNK` bytes, so that several threads can share it
-/// and a thread that stops half-way holds up at most one chunk.
-#[derive(Clone, Copy, Debug)]
-pub struct Chunks {
-    /// Rows per chunk, or 0 when each row is cut into `pieces` chunks.
-    rows_per_chunk: usize,
-    pieces: usize,
-    /// Bytes of a piece of a row (rows cut into pieces).
-    piece: usize,
-    pub count: usize,
-}
-
-pub const CHUNK: usize = 4 << 10;
-
-impl Chunks {
-    pub fn of(c: &AsyncCopy) -> Chunks {
-        let size = CHUNK;
-        let rows = c.planes.saturating_mul(c.lines);
-        let line = c.per_line.saturating_mul(c.elem).max(1);
-        if line > size {
-            let pieces = line.div_ceil(size);
-            Chunks { rows_per_chunk: 0, pieces, piece: size, count: rows.saturating_mul(pieces) }
-        } else {
-            let per = (size / line).max(1);
-            Chunks { rows_per_chunk: per, pieces: 1, piece: size, count: rows.div_ceil(per) }
-        }
-    }
-
-    /// Chunks of about `size` bytes (at least a row, or `size` of a longer row).
-    /// Copies chunk `i`.
-    ///
-    /// # Safety
-    /// As for `run`.
-    pub unsafe fn run(&self, c: &AsyncCopy, i: usize) {
-        let rows = c.planes * c.lines;
-        let line = c.per_line * c.elem;
-        // SAFETY: the caller's contract.
-        unsafe {
-            if self.rows_per_chunk == 0 {
-                let (row, piece) = (i / self.pieces, i % self.pieces);
-                run_rows(c, row..row + 1, piece * self.piece..((piece + 1) * self.piece).min(line));
-            } else {
-                let from = i * self.rows_per_chunk;
-                run_rows(c, from..(from + self.rows_per_chunk).min(rows), 0..line);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,24 +302,6 @@ mod tests {
                 assert_eq!(&dst[i * elem..(i + 1) * elem], &src[i * 3 * elem..(i * 3 + 1) * elem], "elem {elem}");
             }
             assert!(dst[elem * 10..].iter().all(|&b| b == 0), "bytes past the copy");
-        }
-    }
-
-    #[test]
-    fn chunks_cover_every_byte_once() {
-        // Long lines cut into pieces, short lines grouped, strided elements grouped.
-        for (per_line, lines, elem, src_line) in [(10000, 3, 1, 10007), (100, 300, 4, 130), (1, 5000, 4, 3)] {
-            let src: Vec<u8> = (0..src_line * lines * elem + per_line * elem).map(|i| (i * 7) as u8).collect();
-            let (mut whole, mut chunked) = (vec![0u8; per_line * lines * elem], vec![0u8; per_line * lines * elem]);
-            let c = AsyncCopy { elem, per_line, lines, src_line, dst_line: per_line, ..shape(&src, &mut whole) };
-            unsafe { run(&c) };
-            let c2 = AsyncCopy { dst: chunked.as_mut_ptr() as usize, ..c };
-            let chunks = Chunks::of(&c2);
-            assert!(chunks.count > 1, "{chunks:?}");
-            for i in (0..chunks.count).rev() {
-                unsafe { chunks.run(&c2, i) };
-            }
-            assert_eq!(whole, chunked, "{per_line} x {lines}");
         }
     }
 
