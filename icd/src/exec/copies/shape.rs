@@ -38,21 +38,19 @@ fn line_offsets(c: &AsyncCopy, p: usize, l: usize) -> (usize, usize) {
 /// The shape must describe readable source and writable destination memory, not
 /// overlapping (the kernel's promise; validation mode checks it).
 pub unsafe fn run(c: &AsyncCopy) {
-    let rows = 0..c.planes.saturating_mul(c.lines);
     // Lines of one element (strided copies) move with a fixed-size copy per element;
     // longer lines are one memcpy each.
     if c.per_line == 1 {
-        let r = rows.clone();
         // SAFETY: the caller's contract.
         match c.elem {
-            1 => return unsafe { elements::<1>(c, r) },
-            2 => return unsafe { elements::<2>(c, r) },
-            4 => return unsafe { elements::<4>(c, r) },
-            8 => return unsafe { elements::<8>(c, r) },
-            16 => return unsafe { elements::<16>(c, r) },
-            32 => return unsafe { elements::<32>(c, r) },
-            64 => return unsafe { elements::<64>(c, r) },
-            128 => return unsafe { elements::<128>(c, r) },
+            1 => return unsafe { elements::<1>(c) },
+            2 => return unsafe { elements::<2>(c) },
+            4 => return unsafe { elements::<4>(c) },
+            8 => return unsafe { elements::<8>(c) },
+            16 => return unsafe { elements::<16>(c) },
+            32 => return unsafe { elements::<32>(c) },
+            64 => return unsafe { elements::<64>(c) },
+            128 => return unsafe { elements::<128>(c) },
             _ => {}
         }
     }
@@ -66,7 +64,7 @@ pub unsafe fn run(c: &AsyncCopy) {
     // so fetch the rows a few ahead (the destination's for writing).
     let sparse = |pitch: usize| c.lines > AHEAD && len <= SHORT_ROW && pitch >= len + 64;
     let (src_ahead, dst_ahead) = (sparse(src_pitch), sparse(dst_pitch) && !stream);
-    for (s, d) in row_offsets(c, rows) {
+    for (s, d) in row_offsets(c) {
         let (from, to) = (src.wrapping_add(s), dst.wrapping_add(d));
         if src_ahead {
             prefetch_lines::<false>(from.wrapping_add(src_pitch * AHEAD), len);
@@ -159,17 +157,16 @@ unsafe fn stream_copy(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
-/// Source and destination byte offsets of `rows`, walking lines and planes without a
-/// division per row (strided copies have a row per element).
-fn row_offsets(c: &AsyncCopy, rows: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let lines = c.lines.max(1);
-    let (mut p, mut l) = (rows.start / lines, rows.start % lines);
-    let (mut s, mut d) = line_offsets(c, p, l);
+/// Source and destination byte offsets of every row of the shape, walking lines and
+/// planes without a division per row (strided copies have a row per element).
+fn row_offsets(c: &AsyncCopy) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let (mut p, mut l) = (0, 0);
+    let (mut s, mut d) = line_offsets(c, 0, 0);
     let (sl, dl) = (c.src_line.wrapping_mul(c.elem), c.dst_line.wrapping_mul(c.elem));
-    rows.map(move |_| {
+    (0..c.planes.saturating_mul(c.lines)).map(move |_| {
         let here = (s, d);
         l += 1;
-        if l == lines {
+        if l == c.lines {
             l = 0;
             p += 1;
             (s, d) = line_offsets(c, p, 0);
@@ -181,33 +178,18 @@ fn row_offsets(c: &AsyncCopy, rows: std::ops::Range<usize>) -> impl Iterator<Ite
     })
 }
 
-/// The rows of `rows` as runs within one plane each: (source offset, destination
-/// offset, rows), consecutive rows `src_line` / `dst_line` elements apart.
-fn plane_runs(c: &AsyncCopy, rows: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
-    let lines = c.lines.max(1);
-    let mut r = rows.start;
-    std::iter::from_fn(move || {
-        if r >= rows.end {
-            return None;
-        }
-        let (p, l) = (r / lines, r % lines);
-        let n = (lines - l).min(rows.end - r);
-        let (s, d) = line_offsets(c, p, l);
-        r += n;
-        Some((s, d, n))
-    })
-}
-
 /// Copies rows of one `N`-byte element each (strided copies): four at a time, with
 /// the addresses bumped rather than multiplied, so that more source lines are in flight.
-unsafe fn elements<const N: usize>(c: &AsyncCopy, rows: std::ops::Range<usize>) {
+unsafe fn elements<const N: usize>(c: &AsyncCopy) {
     let (src, dst) = (c.src as *const u8, c.dst as *mut u8);
     let (sl, dl) = (c.src_line.wrapping_mul(N), c.dst_line.wrapping_mul(N));
     let copy = |from: *const u8, to: *mut u8| {
         // SAFETY: the caller's contract; elements need not be aligned.
         unsafe { to.cast::<[u8; N]>().write_unaligned(from.cast::<[u8; N]>().read_unaligned()) }
     };
-    for (s, d, n) in plane_runs(c, rows) {
+    // Plane by plane: within one, consecutive rows are `src_line` / `dst_line` apart.
+    let n = c.lines;
+    for (s, d) in (0..c.planes).map(|p| line_offsets(c, p, 0)) {
         let (mut f0, mut t0) = (src.wrapping_add(s), dst.wrapping_add(d));
         let (mut f1, mut t1) = (f0.wrapping_add(sl), t0.wrapping_add(dl));
         let (s4, d4) = (sl.wrapping_mul(4), dl.wrapping_mul(4));
