@@ -5,7 +5,7 @@
  *
  *     __ferrocl_wg_put_T(x); barrier; __ferrocl_wg_OP_T(); barrier; r = __ferrocl_wg_get_T(mine)
  *
- * (icd/src/compiler/collectives.rs), so a kernel calling collectives runs as barrier
+ * (icd/src/compiler/passes/collectives.rs), so a kernel calling collectives runs as barrier
  * regions like any kernel with barriers, or as fibers where regions cannot be made.
  * These are the helpers, in C, taking the work-item context as a hidden last argument:
  * each work-item writes its operand to its slot of the group's scratch memory; after

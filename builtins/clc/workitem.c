@@ -1,7 +1,7 @@
 /* Work-item functions and helpers of the work-group loops, compiled by the driver to
  * LLVM bitcode with the same clang and target flags as the kernels and linked into each
  * kernel's module, so that queries inline into the kernel and the loop over work-items
- * (generated per kernel, icd/src/compiler/launcher.rs) is optimised with its body.
+ * (generated per kernel, icd/src/compiler/passes/launcher.rs) is optimised with its body.
  *
  * The driver rewrites every kernel-module function that calls a work-item query to
  * take a hidden trailing `ferrocl_ctx *` parameter; queries read it, so in the item
@@ -71,7 +71,7 @@ QUERY unsigned __ferrocl_get_sub_group_local_id(const ferrocl_ctx *c) {
     return (unsigned)__ferrocl_get_local_linear_id(c);
 }
 
-/* For the item loops the driver generates per kernel (icd/src/compiler/launcher.rs):
+/* For the item loops the driver generates per kernel (icd/src/compiler/passes/launcher.rs):
  * the context of a group, the loop bounds, the running work-item's id, and the frame
  * memory of kernels run as barrier regions. The loop keeps the context in an alloca of
  * 256 bytes. */
@@ -141,7 +141,7 @@ QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
  * kernel argument): where it is a power of two, as it mostly is for group and image
  * sizes, a shift or a mask instead of `div`, whose 10-40 cycles per work-item were 64%
  * of the bench's barrier kernel (`x[(l + 1) % get_local_size(0)]`). The test is the
- * same for every work-item of the loop. The IR rewrite (compiler/division.rs) routes
+ * same for every work-item of the loop. The IR rewrite (compiler/passes/division.rs) routes
  * the kernel's scalar `udiv` and `urem` here after guarding the divisor against 0. */
 #define UNSIGNED_DIVISION(T, SUFFIX) \
     QUERY T __ferrocl_udiv_##SUFFIX(T x, T n) { return n & (n - 1) ? x / n : x >> __builtin_ctzg(n, 0); } \
@@ -283,7 +283,7 @@ FAST_WAIT(__ferrocl_fast_wait_generic, AS(4))
 FAST_WAIT(__ferrocl_fast_wait_private, )
 
 /* For regions the compiler found to be the same for every work-item, run by the first
- * work-item alone (icd/src/compiler/uniform.rs): allowed unless every work-item's copies
+ * work-item alone (icd/src/compiler/passes/uniform.rs): allowed unless every work-item's copies
  * must reach the driver (validation mode). */
 QUERY _Bool __ferrocl_group_may_share(const ferrocl_group *g) {
     const ferrocl_copy_log *log = g->copies;

@@ -110,9 +110,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_AVAILABLE => Info::of(&true),
         // Kernels compile with an external clang; without one, builds report
         // CL_COMPILER_NOT_AVAILABLE and say what to install.
-        CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => {
-            Info::of(&crate::compiler::clang::find().is_some())
-        }
+        CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => Info::of(&crate::compiler::available()),
         CL_DEVICE_EXECUTION_CAPABILITIES => Info::of(&CL_EXEC_KERNEL),
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => {
             Info::of(&(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE))

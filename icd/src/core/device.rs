@@ -7,12 +7,15 @@ use opencl_sys::*;
 use super::cl_version;
 use super::host::HostFacts;
 use super::object::{Base, ClObject, Kind};
+use crate::compiler;
 
 #[repr(C)]
 pub struct Device {
     pub base: Base,
     pub host: HostFacts,
     pub limits: Limits,
+    /// What the compiler builds this device's kernels for.
+    pub compile_target: compiler::Target,
 }
 
 impl ClObject for Device {
@@ -86,7 +89,17 @@ static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
         base_addr_align: 128,
         printf_buffer_size: 1 << 20,
     };
-    Arc::new(Device { base: Base::new(), host, limits })
+    let compile_target = compiler::Target {
+        // The OpenCL C extensions; the IL ones concern the SPIR-V reader, not clang.
+        extensions: EXTENSIONS.iter().map(|(n, _)| *n).collect(),
+        features: OPENCL_C_FEATURES.iter().map(|(n, _)| *n).collect(),
+        cpu: format!("{}|{}", host.cpu_name, host.cpu_flags),
+    };
+    crate::exec::pool::configure(crate::exec::pool::PoolConfig {
+        cores: host.cores as usize,
+        local_mem: limits.local_mem_size as usize,
+    });
+    Arc::new(Device { base: Base::new(), host, limits, compile_target })
 });
 
 /// OpenCL C versions the compiler accepts (`-cl-std=`).
@@ -234,5 +247,17 @@ impl Device {
     pub fn single_fp_config(&self) -> cl_device_fp_config {
         let fma = if self.host.has_fma { CL_FP_FMA } else { 0 };
         CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT | fma
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn macros_the_compiler_defines_by_hand_are_of_what_the_device_claims() {
+        for m in compiler::SPIR_ONLY_MACROS {
+            assert!(EXTENSIONS.iter().chain(OPENCL_C_FEATURES).any(|(n, _)| n == m), "{m} is not claimed");
+        }
     }
 }

@@ -229,13 +229,8 @@ impl Kernel {
                 ArgValue::Local(size) => local_args.push((a.offset, size)),
             }
         }
-        let validation = (*validate::MODE != validate::Mode::Off).then(|| {
-            Arc::new(validate::Launch {
-                kernel: self.info.name.as_str().into(),
-                buffers: buffers.clone(),
-                static_local: self.library.static_local_query(),
-            })
-        });
+        let validation =
+            validate::Launch::when_validating(&self.info.name, &buffers, self.library.static_local_query());
         // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of
         // kernel on the command-queue because of insufficient resources needed to execute
         // the kernel": __local memory over the device's size.

@@ -322,14 +322,14 @@ impl Program {
         let result = match (&self.pending_binary, module) {
             (Some(lib), _) => Ok((lib.clone(), String::new())),
             // A compiled object or library from a binary: linked into an executable.
-            (None, Some(ir)) => match compiler::link(&[ir], options) {
+            (None, Some(ir)) => match compiler::link(target(), &[ir], options) {
                 Ok(compiler::Linked::Executable(b)) => Ok((b.library, b.log)),
                 Ok(compiler::Linked::Library(_)) => Err(BuildError::InvalidOptions(
                     "-create-library is a clLinkProgram option, not a clBuildProgram one\n".into(),
                 )),
                 Err(e) => Err(e),
             },
-            (None, None) => self.with_input(&[], |i| compiler::build(i, options)).map(|b| (b.library, b.log)),
+            (None, None) => self.with_input(&[], |i| compiler::build(target(), i, options)).map(|b| (b.library, b.log)),
         };
         self.build.lock().options = options.to_string();
         let loaded =
@@ -400,7 +400,7 @@ impl Program {
         let spawned = std::thread::Builder::new().name("ferrocl-size-build".into()).spawn(move || {
             let name = kernel;
             let sizes = [(name.clone(), local)];
-            let built = program.with_input(&[], |i| compiler::build_fixed(i, &options, &sizes));
+            let built = program.with_input(&[], |i| compiler::build_fixed(target(), i, &options, &sizes));
             let library = built.ok().and_then(|b| KernelLibrary::load(b.library).ok());
             let entry = library.and_then(|lib| Some((lib.entry(&name)?.0, lib)));
             let mut fixed = program.fixed.lock();
@@ -456,7 +456,7 @@ impl Program {
     /// `clCompileProgram`: keeps the module for a later link.
     pub fn compile(&self, options: &str, headers: &[(String, String)]) -> Result<(), cl_int> {
         self.build.lock().options = options.to_string();
-        match self.with_input(headers, |i| compiler::compile(i, options)) {
+        match self.with_input(headers, |i| compiler::compile(target(), i, options)) {
             Ok((ir, log)) => {
                 self.succeed(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, log, None, Some(ir));
                 Ok(())
@@ -474,7 +474,7 @@ impl Program {
         let p = Program::new(context, Origin::Linked, String::new(), None);
         p.build.lock().options = options.to_string();
         let modules: Vec<String> = inputs.iter().filter_map(|i| i.build.lock().ir.clone()).collect();
-        let result = match compiler::link(&modules, options) {
+        let result = match compiler::link(target(), &modules, options) {
             Ok(compiler::Linked::Library(ir)) => {
                 p.succeed(CL_PROGRAM_BINARY_TYPE_LIBRARY, String::new(), None, Some(ir));
                 Ok(())
@@ -497,5 +497,90 @@ impl Program {
 
     pub fn kernel_detached(&self) {
         self.kernels.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What this driver's programs are compiled for: the one device's target.
+fn target() -> &'static compiler::Target {
+    &super::device::Device::get().compile_target
+}
+
+#[cfg(test)]
+mod tests {
+    use super::target;
+    use crate::compiler::{build, Input};
+    use ferrocl_kernel_abi::{Group, LaunchFn};
+
+    /// The compiler's whole pipeline with the real clang, for this device: build, load, run
+    /// one group directly.
+    #[test]
+    fn saxpy_builds_loads_and_runs() {
+        assert!(crate::compiler::available(), "these tests need clang: run tools/setup");
+        let src = "kernel void saxpy(global float *y, global const float *x, float a) {\n\
+                   size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }";
+        let built = build(target(), &Input::Source { text: src, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(built.library.kernels[0].name, "saxpy");
+        // SAFETY: a library we just built, exporting the launcher with the LaunchFn ABI.
+        unsafe {
+            let lib = libloading::Library::new(&built.library.path).unwrap();
+            let launch = *lib.get::<LaunchFn>(b"__ferrocl_launch_saxpy\0").unwrap();
+            let (mut y, x) = (vec![1.0f32; 64], (0..64).map(|i| i as f32).collect::<Vec<f32>>());
+            let mut args = [0u8; 32];
+            args[0..8].copy_from_slice(&(y.as_mut_ptr() as usize).to_ne_bytes());
+            args[8..16].copy_from_slice(&(x.as_ptr() as usize).to_ne_bytes());
+            args[16..20].copy_from_slice(&2.0f32.to_ne_bytes());
+            let g = Group {
+                group_id: [1, 0, 0],
+                local_size: [32, 1, 1],
+                enqueued_local_size: [32, 1, 1],
+                global_size: [64, 1, 1],
+                num_groups: [2, 1, 1],
+                work_dim: 1,
+                ..Default::default()
+            };
+            launch(&g, args.as_ptr());
+            assert!(y[..32].iter().all(|&v| v == 1.0), "group 0 was not run");
+            assert!((32..64).all(|i| y[i] == 2.0 * i as f32 + 1.0));
+        }
+        let again = build(target(), &Input::Source { text: src, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(again.library.path, built.library.path, "the second build is a cache hit");
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::target;
+    use crate::compiler::{compile, link, Input, Linked};
+
+    #[test]
+    fn compiled_and_linked_modules_do_not_depend_on_the_scratch_directory() {
+        let compiled = |name: &str| {
+            let src = format!("kernel void {name}(global float *x) {{ x[get_global_id(0)] = 1.0f; }}\n");
+            compile(target(), &Input::Source { text: &src, headers: &[] }, "-g").unwrap_or_else(|e| panic!("{e:?}")).0
+        };
+        let (a, b) = (compiled("a"), compiled("b"));
+        assert_eq!(a, compiled("a"), "a compiled module is the same whatever scratch directory made it");
+        let linked = || match link(target(), &[a.clone(), b.clone()], "-create-library") {
+            Ok(Linked::Library(ir)) => ir,
+            Ok(_) => panic!("not a library"),
+            Err(e) => panic!("{e:?}"),
+        };
+        assert_eq!(linked(), linked(), "so is a linked one (clLinkProgram's cache key)");
+    }
+
+    #[test]
+    fn link_keeps_every_module_kernels() {
+        let compiled = |text: &str| {
+            compile(target(), &Input::Source { text, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}")).0
+        };
+        let a = compiled("float scale(float v);\nkernel void a(global float *x) { x[0] = scale(1.0f); }\n");
+        let b =
+            compiled("float scale(float v) { return v * 3; }\nkernel void lib_kernel(global int *a) { a[0] = 7; }\n");
+        let Linked::Executable(built) = link(target(), &[a, b], "").unwrap_or_else(|e| panic!("{e:?}")) else {
+            panic!("library")
+        };
+        let mut names: Vec<_> = built.library.kernels.iter().map(|k| k.name.clone()).collect();
+        names.sort();
+        assert_eq!(names, ["a", "lib_kernel"]);
     }
 }

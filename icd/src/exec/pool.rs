@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -13,7 +13,6 @@ use parking_lot::{Condvar, Mutex};
 use super::fibers::Fibers;
 use super::occupancy;
 use super::spin::Spinner;
-use crate::core::device::Device;
 
 /// What a worker owns across the groups it runs.
 pub struct Worker {
@@ -33,9 +32,30 @@ pub struct Worker {
     idle: Option<Spinner>,
 }
 
+/// What the pool is made of, as the device describes it (`configure`).
+#[derive(Clone, Copy, Debug)]
+pub struct PoolConfig {
+    /// Workers to start, one per usable core.
+    pub cores: usize,
+    /// Bytes of each worker's `__local` arena (the device's local memory).
+    pub local_mem: usize,
+}
+
+static CONFIG: OnceLock<PoolConfig> = OnceLock::new();
+
+/// Sets what the pool starts with; the first call counts. The device calls it when it
+/// is made, before any launch can reach the pool.
+pub fn configure(config: PoolConfig) {
+    let _ = CONFIG.set(config);
+}
+
+fn config() -> PoolConfig {
+    *CONFIG.get().expect("the device configures the pool before its first launch")
+}
+
 impl Worker {
     fn new() -> Worker {
-        let local = Device::get().limits.local_mem_size as usize;
+        let PoolConfig { cores, local_mem: local } = config();
         Worker {
             arena: super::aligned_zeroed(local),
             args: Vec::new(),
@@ -43,7 +63,7 @@ impl Worker {
             fibers: Fibers::default(),
             copies: Default::default(),
             scratch: super::aligned_zeroed(ferrocl_kernel_abi::COLLECTIVE_SCRATCH),
-            idle: (Device::get().host.cores as usize >= SPIN_MIN_WORKERS).then(|| Spinner::new(BACK_OFF)),
+            idle: (cores >= SPIN_MIN_WORKERS).then(|| Spinner::new(BACK_OFF)),
         }
     }
 }
@@ -102,7 +122,7 @@ impl Pool {
     }
 
     fn start() -> Pool {
-        let usable = Device::get().host.cores as usize;
+        let usable = config().cores;
         let shared = Arc::new(Shared { jobs: Mutex::new(VecDeque::new()), work: Condvar::new() });
         let cores = core_affinity::get_core_ids().unwrap_or_default();
         // Only the workers that started count: a launch left to the workers alone must

@@ -17,8 +17,8 @@ use std::collections::HashSet;
 use std::fmt::Write;
 
 use super::mangle::{self, Param};
-use crate::compiler::ir_text::{callee_names, matching_paren, split_top};
-use crate::compiler::ir_type;
+use crate::compiler::passes::ir_text::{callee_names, matching_paren, split_top};
+use crate::compiler::passes::ir_type;
 
 /// A builtin the module declares.
 #[derive(Debug)]

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use super::{clang, options, os};
+use super::tools::{self, clang};
+use super::{frontend, options, os, Target};
 
 pub struct Translator {
     pub path: PathBuf,
@@ -42,7 +43,7 @@ pub fn find() -> Option<&'static Translator> {
         .get_or_init(|| {
             let probe = |p: PathBuf| Some(Translator { identity: clang::identity(&p)?, path: p });
             let newest = clang::find().and_then(|c| llvm_major(&c.path)).unwrap_or(30);
-            super::tool::find("FERROCL_LLVM_SPIRV", "llvm-spirv", 15..=newest.max(15), probe)
+            tools::find("FERROCL_LLVM_SPIRV", "llvm-spirv", 15..=newest.max(15), probe)
         })
         .as_ref()
 }
@@ -53,7 +54,7 @@ pub fn versions() -> &'static [(u8, u8)] {
     static VERSIONS: OnceLock<Vec<(u8, u8)>> = OnceLock::new();
     VERSIONS.get_or_init(|| {
         let Some(t) = find() else { return Vec::new() };
-        let Ok(out) = super::tool::output(Command::new(&t.path).arg("--help")) else { return Vec::new() };
+        let Ok(out) = tools::output(Command::new(&t.path).arg("--help")) else { return Vec::new() };
         let help = String::from_utf8_lossy(&out.stdout);
         let mut v: Vec<(u8, u8)> = help
             .lines()
@@ -74,7 +75,13 @@ pub type SpecValue = (u32, Vec<u8>);
 
 /// SPIR-V -> IR text like the OpenCL C front end's, with the translator's and clang's
 /// diagnostics as the log.
-pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path) -> Result<(String, String), String> {
+pub fn to_module(
+    clang: &clang::Clang,
+    target: &Target,
+    il: &[u8],
+    spec: &[SpecValue],
+    dir: &Path,
+) -> Result<(String, String), String> {
     let t = find().ok_or(MISSING)?;
     let m = module::parse(il).map_err(|e| format!("{e}\n"))?;
     let (spv, bc, ll) = (dir.join("program.spv"), dir.join("program.spirv.bc"), dir.join("program.spirv.ll"));
@@ -92,7 +99,7 @@ pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path
         cmd.arg(format!("--spec-const={}", values.join(" ")));
     }
     cmd.arg("-o").arg(&bc).arg(&spv);
-    let out = super::tool::output(&mut cmd)?;
+    let out = tools::output(&mut cmd)?;
     let mut log = String::from_utf8_lossy(&out.stderr).into_owned();
     // A malformed module trips the translator's assertions: its message is the first
     // line; the crash report after it says nothing about the module.
@@ -110,10 +117,10 @@ pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path
     log += &clang::run(clang, &args)?;
     let text = queries_by_index(&prepare(&std::fs::read_to_string(&ll).map_err(|e| e.to_string())?));
     let decls = abi::declared(&text);
-    let (wrappers, compiled) = compile_wrappers(clang, &decls, dir)?;
+    let (wrappers, compiled) = compile_wrappers(clang, target, &decls, dir)?;
     let (text, wrappers) = abi::apply(&text, &decls, &wrappers, &compiled);
     std::fs::write(&ll, &text).map_err(|e| e.to_string())?;
-    let merged = super::merge(clang, &[wrappers, text], dir)?;
+    let merged = frontend::merge(clang, &[wrappers, text], dir)?;
     Ok((demote_across_barriers(clang, merged, dir), log))
 }
 
@@ -124,8 +131,8 @@ pub fn to_module(clang: &clang::Clang, il: &[u8], spec: &[SpecValue], dir: &Path
 /// `reg2mem` (in `opt`, beside clang) turns the values that cross blocks into stack
 /// variables. Without `opt` the module stays as it is.
 fn demote_across_barriers(clang: &clang::Clang, text: String, dir: &Path) -> String {
-    use super::ir_text::callee_names;
-    let syncs = |l: &str| l.contains("call ") && callee_names(l).iter().any(|(c, _)| super::ir::synchronises(c));
+    use super::passes::ir_text::callee_names;
+    let syncs = |l: &str| l.contains("call ") && callee_names(l).iter().any(|(c, _)| super::passes::synchronises(c));
     let Some(opt) = clang::sibling(clang, "opt").filter(|_| text.lines().any(syncs)) else { return text };
     let mut split = String::with_capacity(text.len());
     for (n, line) in text.lines().enumerate() {
@@ -139,7 +146,7 @@ fn demote_across_barriers(clang: &clang::Clang, text: String, dir: &Path) -> Str
     let demoted = std::fs::write(&input, &split).ok().and_then(|_| {
         let mut cmd = Command::new(&opt);
         cmd.args(["-passes=reg2mem", "-S"]).arg(&input).arg("-o").arg(&output);
-        let out = super::tool::output(&mut cmd).ok()?;
+        let out = tools::output(&mut cmd).ok()?;
         out.status.success().then(|| std::fs::read_to_string(&output).ok()).flatten()
     });
     // reg2mem leaves a dead marker with a quoted name, which the transform refuses.
@@ -180,7 +187,7 @@ fn prepare(text: &str) -> String {
 /// The call with its `float`/`half` arguments after the format replaced by `double`
 /// ones, whose `fpext`s are written to `out` first.
 fn promote_printf_arguments(line: &str, out: &mut String, n: &mut usize) -> String {
-    use super::ir_text::{matching_paren, split_top};
+    use super::passes::ir_text::{matching_paren, split_top};
     let Some(open) = line.find("@printf(").map(|at| at + "@printf".len()) else { return line.to_string() };
     let Some(close) = matching_paren(line, open) else { return line.to_string() };
     let args = split_top(&line[open + 1..close]);
@@ -230,7 +237,7 @@ fn queries_by_index(text: &str) -> String {
     let (mut answers, mut vectors): (HashMap<String, &str>, HashMap<String, &str>) = Default::default();
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
-        let Some((name, rhs)) = super::ir_text::def_of(line) else {
+        let Some((name, rhs)) = super::passes::ir_text::def_of(line) else {
             out.push_str(line);
             out.push('\n');
             continue;
@@ -267,6 +274,7 @@ fn queries_by_index(text: &str) -> String {
 /// for the link to resolve. Returns the IR and the declarations whose wrappers compiled.
 fn compile_wrappers(
     clang: &clang::Clang,
+    target: &Target,
     decls: &[abi::Declared],
     dir: &Path,
 ) -> Result<(String, std::collections::HashSet<usize>), String> {
@@ -277,7 +285,7 @@ fn compile_wrappers(
     // a module importing many functions takes a few rounds. Every round must leave out
     // a new one, so this ends.
     loop {
-        match super::frontend(clang, &opts, &abi::source(decls, &skip), &[], dir) {
+        match frontend::opencl_c(clang, target, &opts, &abi::source(decls, &skip), &[], dir) {
             Ok((ir, _)) => return Ok((ir, all.difference(&skip).copied().collect())),
             Err(diagnostics) => {
                 let failing = abi::failing(decls, &diagnostics);

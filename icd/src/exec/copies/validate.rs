@@ -36,6 +36,19 @@ pub struct Launch {
     pub static_local: Option<StaticLocalFn>,
 }
 
+impl Launch {
+    /// What a launch's groups check against, or `None` outside validation mode (which
+    /// the engine reads from `FERROCL_VALIDATE` itself).
+    pub fn when_validating(
+        kernel: &str,
+        buffers: &[(usize, usize)],
+        static_local: Option<StaticLocalFn>,
+    ) -> Option<Arc<Launch>> {
+        (*MODE != Mode::Off)
+            .then(|| Arc::new(Launch { kernel: kernel.into(), buffers: buffers.to_vec(), static_local }))
+    }
+}
+
 /// The kernel library's `__ferrocl_static_local_query`.
 pub type StaticLocalFn = unsafe extern "C" fn(*const u8) -> bool;
 

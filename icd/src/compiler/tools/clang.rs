@@ -56,14 +56,14 @@ fn major_version(text: &str) -> Option<u32> {
 /// picked when no newer one was installed. Tested: 19.
 pub fn find() -> Option<&'static Clang> {
     static FOUND: OnceLock<Option<Clang>> = OnceLock::new();
-    FOUND.get_or_init(|| super::tool::find("FERROCL_CLANG", "clang", OLDEST..=19, probe)).as_ref()
+    FOUND.get_or_init(|| super::find("FERROCL_CLANG", "clang", OLDEST..=19, probe)).as_ref()
 }
 
 /// Runs clang (on a fork server where one works); `Err` carries its diagnostics.
 pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
     // A background build's clang runs at the lowest priority, which a server's child
     // would not.
-    let served = (!super::tool::background())
+    let served = (!super::background())
         .then(|| {
             super::fork_server::run(&super::fork_server::Tool { path: &clang.path, identity: &clang.identity }, args)
         })
@@ -71,7 +71,7 @@ pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
     if let Some(ran) = served {
         return if ran.success { Ok(ran.output) } else { Err(ran.output) };
     }
-    let out = super::tool::output(Command::new(&clang.path).args(args))?;
+    let out = super::output(Command::new(&clang.path).args(args))?;
     let diagnostics = String::from_utf8_lossy(&out.stderr).into_owned();
     if out.status.success() {
         Ok(diagnostics)

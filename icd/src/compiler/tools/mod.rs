@@ -1,6 +1,12 @@
 //! Running an external tool (clang, the linker) under the build time limit: a tool
 //! that hangs must not hang the application's `clBuildProgram`.
 
+pub(super) mod chunks;
+pub(crate) mod clang;
+pub(super) mod fork_server;
+pub(super) mod link;
+pub(crate) mod locate;
+
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;

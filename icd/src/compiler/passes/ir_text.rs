@@ -1,5 +1,5 @@
 //! Reading clang's textual LLVM IR, line by line: the lexical pieces the rewrite
-//! passes (`ir`, `regions`, `uniform`, `launcher`) share. Nothing here changes IR.
+//! passes (`passes`, `regions`, `uniform`, `launcher`) share. Nothing here changes IR.
 
 use super::ir_type::{self, IrType};
 

@@ -1,7 +1,7 @@
 //! Addresses of a kernel's own `__local` variables, taken once per function.
 //!
 //! The IR rewrite makes each `__local` variable thread-local (a worker runs one group
-//! at a time, so a thread's copy is its group's; `ir::thread_local_locals`). An
+//! at a time, so a thread's copy is its group's; `passes::thread_local_locals`). An
 //! instruction that names such a global directly costs a call of `__tls_get_addr`
 //! where it runs: LLVM cannot move the address out of a loop, so the work-item loop
 //! called it once per work-item (the bench's tree reduction: 256 calls per group in the

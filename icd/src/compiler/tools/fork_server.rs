@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use super::cache;
+use crate::compiler::cache;
 
 /// The clang a server runs: its path, and its identity (part of the shim's cache key).
 pub struct Tool<'a> {
@@ -175,7 +175,7 @@ fn request(server: &mut Server, clang: &Tool, args: &[&OsStr]) -> std::io::Resul
         return Err(std::io::Error::other("the server could not fork"));
     }
     // A clang that hangs must not hang the application's clBuildProgram for ever.
-    let limit = super::tool::limit();
+    let limit = super::limit();
     server.socket.set_read_timeout(Some(limit))?;
     let (status, stopped) = match read_i32(&mut server.socket) {
         Ok(s) => (s, false),
@@ -195,7 +195,7 @@ fn request(server: &mut Server, clang: &Tool, args: &[&OsStr]) -> std::io::Resul
     server.socket.read_exact(&mut text)?;
     let mut output = String::from_utf8_lossy(&text).into_owned();
     if stopped {
-        output += &format!("clang {}", super::tool::stopped(limit));
+        output += &format!("clang {}", super::stopped(limit));
     } else if let Some(sig) = status.signal() {
         output += &format!("clang was killed by signal {sig}\n");
     }

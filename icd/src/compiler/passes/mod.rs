@@ -16,15 +16,23 @@
 //! - calls of the archive's async-copy builtins go through inline fast paths, and
 //!   `printf` becomes the library's OpenCL `printf` (builtins/clc/printf.c).
 
+mod collectives;
+mod division;
+pub mod ir_text;
+pub mod ir_type;
+pub mod launcher;
+pub mod regions;
+mod tls;
+mod uniform;
+
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
-use super::ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
-use super::ir_type::{self, IrType, TypeTable};
-use super::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
-use super::launcher::{self, CTX};
-use super::regions::{self, Sync};
-use super::{collectives, division};
+use crate::compiler::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
+use ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
+use ir_type::{IrType, TypeTable};
+use launcher::CTX;
+use regions::Sync;
 
 /// Builtins that read the work-item context: clang's mangled name, our implementation
 /// (which takes the context as an extra last argument), and its IR declaration.
@@ -332,7 +340,7 @@ pub fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewri
     let (module, fast_paths) = route_fast_paths(&lines.join("\n"), &takes_context);
     // OpenCL's printf (vector conversions, one write per call) is ours, not the C
     // library's (builtins/clc/printf.c).
-    let mut module = super::tls::hoist(&module.replace("@printf(", "@__ferrocl_printf("), &locals);
+    let mut module = tls::hoist(&module.replace("@printf(", "@__ferrocl_printf("), &locals);
     for declaration in fast_paths {
         let _ = writeln!(module, "{declaration}");
     }

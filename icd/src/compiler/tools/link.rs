@@ -13,7 +13,8 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use super::{cache, clang};
+use super::clang;
+use crate::compiler::cache;
 
 /// Placeholders in the cache directory: clang wants the input to exist.
 const INPUT: &str = "link-template-input.o";
@@ -136,7 +137,7 @@ pub fn link(
         }
     }
     args.extend(["--no-undefined", "--gc-sections"].map(OsStr::new));
-    let out = match super::tool::output(Command::new(&template[0]).args(&args)) {
+    let out = match super::output(Command::new(&template[0]).args(&args)) {
         Ok(out) => out,
         Err(e) => return Some(Err(e)),
     };

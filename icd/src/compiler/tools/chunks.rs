@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::ir_text;
+use crate::compiler::passes::ir_text;
 
 /// About this many lines of IR per chunk: ~20-30 KB of bitcode, ~5-8 ms to link.
 const CHUNK_LINES: usize = 2000;
@@ -114,7 +114,7 @@ pub fn extractor(clang: &Path) -> Option<PathBuf> {
 pub fn extract(tool: &Path, part: &Path, chunk: &Chunk, out: &Path) -> Result<(), String> {
     let mut cmd = Command::new(tool);
     cmd.arg("--recursive").args(chunk.listed.iter().map(|n| format!("--func={n}"))).arg(part).arg("-o").arg(out);
-    let done = super::tool::output(&mut cmd)?;
+    let done = super::output(&mut cmd)?;
     match done.status.success() {
         true => Ok(()),
         false => Err(String::from_utf8_lossy(&done.stderr).into_owned()),

@@ -29,8 +29,8 @@ const ENTRY_ATTRIBUTES: &str = "\"reciprocal-estimates\"=\"none\"";
 
 use super::ir_text::{matching_paren, parse_param, split_top, type_text, Param};
 use super::ir_type::TypeTable;
-use super::kernel_info::{GroupUse, Kernel};
 use super::regions::FRAME_ALIGN;
+use crate::compiler::kernel_info::{GroupUse, Kernel};
 
 /// The hidden trailing parameter through which functions that call work-item queries
 /// receive the work-item context.
@@ -557,8 +557,8 @@ fn append_items(out: &mut String, k: &Kernel) {
 #[cfg(test)]
 mod tests {
     use super::jam_pays;
-    use crate::compiler::ir_type::TypeTable;
     use crate::compiler::kernel_info::Kernel;
+    use crate::compiler::passes::ir_type::TypeTable;
 
     fn kernel(regions: bool) -> Kernel {
         Kernel {
