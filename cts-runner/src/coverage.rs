@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::ptr::null_mut;
 
-use crate::bench::Session;
 use crate::cl;
 use crate::cl::*;
+use crate::session::Session;
 
 /// One declared overload.
 #[derive(Clone, Debug)]

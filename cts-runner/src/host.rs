@@ -6,6 +6,11 @@ use std::time::Instant;
 
 use crate::session::WARM_UP;
 
+/// The host's own SGEMM 512^3 with one thread per core: rows of C split between the
+/// threads, i-k-j order so that the inner loop is a vector FMA along a row of B. What
+/// the cores give plain compiled code; the barrier-tiled kernel's scaling from 1 to N
+/// cores is read against this one's, which shows the clock and shared-core limits of
+/// the host (a VM's cores may be hyper-threads).
 pub fn host_sgemm_gflops() -> f64 {
     let a: Vec<f32> = (0..SGEMM_N * SGEMM_N).map(|i| (i % 7) as f32 * 0.25).collect();
     let b: Vec<f32> = (0..SGEMM_N * SGEMM_N).map(|i| (i % 5) as f32 * 0.5).collect();
@@ -68,7 +73,6 @@ pub fn on_host_threads<P: Send>(parts: Vec<P>, passes: usize, pass: impl Fn(&mut
 }
 
 const SGEMM_N: usize = 512;
-
 
 /// Rows `first..` of C = A B, as many as `c` holds; with FMA where the CPU has it, as
 /// the kernels are compiled for the CPU they run on.

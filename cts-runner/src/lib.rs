@@ -6,17 +6,13 @@
 #![allow(clippy::macro_metavars_in_unsafe)]
 
 pub mod bench;
-pub mod bench_async;
-pub mod bench_image;
-pub mod bench_reduce;
-pub mod bench_vector;
 pub mod chart;
 pub mod cl;
 pub mod coverage;
+pub mod filter;
+pub mod host;
 pub mod icd_env;
 pub mod khronos;
+pub mod session;
 pub mod stress;
 pub mod suite;
-pub mod suite_async;
-pub mod suite_kernels;
-pub mod suite_programs;

@@ -233,7 +233,7 @@ fn build_file(args: &[String]) -> i32 {
     // FerroCL where the loader offers it (other platforms may come first), else what
     // --platform names, else the first.
     let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
-    let platform = match cts_runner::bench::platform_named(&wanted) {
+    let platform = match cts_runner::session::platform_named(&wanted) {
         Ok((p, _)) => p,
         Err(_) => {
             let mut first = null_mut();
@@ -352,19 +352,19 @@ fn stress(args: &[String]) -> i32 {
 
 /// `suite`: see `cts_runner::suite`.
 /// The session on `--platform NAME` (default FerroCL); `None` after saying why.
-fn session_for(args: &[String]) -> Option<(cts_runner::bench::Session, String)> {
+fn session_for(args: &[String]) -> Option<(cts_runner::session::Session, String)> {
     let wanted = flag_values(args, "--platform").pop().unwrap_or_else(|| "FerroCL".into());
-    cts_runner::bench::Session::named(&wanted).map_err(|e| eprintln!("cts-runner: {e}")).ok()
+    cts_runner::session::Session::named(&wanted).map_err(|e| eprintln!("cts-runner: {e}")).ok()
 }
 
 fn suite(args: &[String]) -> i32 {
-    use cts_runner::{suite, suite_async, suite_kernels, suite_programs};
+    use cts_runner::suite;
     let Some((session, name)) = session_for(args) else { return 2 };
     let programs = suite::Programs::default();
     let start = std::time::Instant::now();
-    let mut cases = suite_kernels::cases(&programs);
-    cases.extend(suite_async::cases(&programs));
-    cases.extend(suite_programs::cases());
+    let mut cases = suite::kernels::cases(&programs);
+    cases.extend(suite::async_copies::cases(&programs));
+    cases.extend(suite::programs::cases());
     if args.iter().any(|a| a == "--selftest-failure") {
         cases.push(suite::failing_case());
     }
@@ -515,7 +515,9 @@ fn khronos(args: &[String], have_platforms: bool) -> i32 {
                 .into_iter()
                 .filter(|t| match filters.is_empty() {
                     true => !async_default || ASYNC_TESTS.contains(&t.as_str()),
-                    false => filters.iter().any(|f| khronos::glob(f, t) || khronos::glob(f, &format!("{suite}/{t}"))),
+                    false => filters.iter().any(|f| {
+                        cts_runner::filter::glob(f, t) || cts_runner::filter::glob(f, &format!("{suite}/{t}"))
+                    }),
                 })
                 .map(|name| Test {
                     binary: binary.clone(),
@@ -626,11 +628,12 @@ fn bench_one(args: &[String]) -> i32 {
 /// `bench`: every platform in its own processes; a first process builds the warm
 /// source so the measuring one finds it in the platform's cache.
 fn bench(args: &[String]) -> i32 {
-    use cts_runner::bench::{host_saxpy_gbs, host_sgemm_gflops, METRICS, SOURCE};
-    use cts_runner::bench_async::{host_memcpy_gbs, METRICS as ASYNC_METRICS};
-    use cts_runner::bench_image::METRICS as IMAGE_METRICS;
-    use cts_runner::bench_reduce::{host_sum_gbs, METRICS as REDUCE_METRICS};
-    use cts_runner::bench_vector::{BUILTINS, METRICS as VECTOR_METRICS};
+    use cts_runner::bench::async_copies::{host_memcpy_gbs, METRICS as ASYNC_METRICS};
+    use cts_runner::bench::image::METRICS as IMAGE_METRICS;
+    use cts_runner::bench::reduce::{host_sum_gbs, METRICS as REDUCE_METRICS};
+    use cts_runner::bench::vector::{BUILTINS, METRICS as VECTOR_METRICS};
+    use cts_runner::bench::{METRICS, SOURCE};
+    use cts_runner::host::{host_saxpy_gbs, host_sgemm_gflops};
     let metrics: Vec<&(&str, &str, bool)> =
         METRICS.iter().chain(VECTOR_METRICS).chain(REDUCE_METRICS).chain(ASYNC_METRICS).chain(IMAGE_METRICS).collect();
     let mut platforms = flag_values(args, "--platform");
@@ -642,7 +645,7 @@ fn bench(args: &[String]) -> i32 {
     for (flag, mode) in [("--save-binaries", "save"), ("--binaries", "load")] {
         if let Some(dir) = flag_values(args, flag).pop() {
             // SAFETY (of the environment write): no other thread runs yet.
-            std::env::set_var(cts_runner::bench::BINARIES_ENV, format!("{mode}:{dir}"));
+            std::env::set_var(cts_runner::session::BINARIES_ENV, format!("{mode}:{dir}"));
         }
     }
     let warm = std::env::temp_dir().join(format!("ferrocl-bench-warm-{}.cl", std::process::id()));

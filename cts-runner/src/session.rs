@@ -44,6 +44,11 @@ fn binaries() -> Option<&'static Binaries> {
     .as_ref()
 }
 
+/// Whether programs are saved as binaries or loaded from them.
+pub fn saving_or_loading_binaries() -> bool {
+    binaries().is_some()
+}
+
 /// Whether programs come from saved binaries (no compiler: the build figures are skipped).
 pub fn loading_binaries() -> bool {
     matches!(binaries(), Some(Binaries::Load(_)))

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::bench::{arg, check, Session};
 use crate::cl;
 use crate::cl::*;
+use crate::session::{arg, check, Session};
 
 const SOURCE: &str = "kernel void add(global int *x, int v) { x[get_global_id(0)] += v; }\n\
     kernel void wild(global int *x) { if (get_global_id(0) == 3) *(volatile global int *)(ulong)16 = 1;\n\

@@ -1,7 +1,9 @@
-//! The driver's module graph, read from its source: `core` never reaches into the C
-//! boundary (`api`), and no module depends on itself through others. A module is one
-//! file; it depends on another when it names it through `crate::` or `super::` paths
-//! (test modules excluded: they may use whatever they test).
+//! The module graphs of the driver and of `cts-runner`, read from their source. In the
+//! driver dependencies point one way, `api -> core -> {compiler, exec}`: nothing below
+//! `api` imports it, and `compiler` and `exec` never import `core` (core passes them
+//! what they need). In both crates no module depends on itself through others. A module
+//! is one file; it depends on another when it names it through `crate::` or `super::`
+//! paths (test modules excluded: they may use whatever they test).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -65,10 +67,10 @@ fn paths(code: &str, prefix: &str) -> Vec<Vec<String>> {
     out
 }
 
-fn graph() -> Graph {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// The module graph of the crate whose sources are in `root`.
+fn graph_of(root: &Path) -> Graph {
     let mut modules = BTreeMap::new();
-    sources(&root, &root, &mut modules);
+    sources(root, root, &mut modules);
     let mut g = Graph::new();
     for (name, code) in &modules {
         let me: Vec<&str> = if name.is_empty() { vec![] } else { name.split('/').collect() };
@@ -88,6 +90,22 @@ fn graph() -> Graph {
         g.insert(name.clone(), deps);
     }
     g
+}
+
+fn graph() -> Graph {
+    graph_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+fn runner_graph() -> Graph {
+    graph_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../cts-runner/src"))
+}
+
+/// The edges from modules under one of `from` to modules under `to`.
+fn edges(g: &Graph, from: &[&str], to: &str) -> Vec<String> {
+    g.iter()
+        .filter(|(m, _)| from.iter().any(|f| m.starts_with(f)))
+        .flat_map(|(m, deps)| deps.iter().filter(|d| d.starts_with(to)).map(move |d| format!("{m} -> {d}")))
+        .collect()
 }
 
 /// Strongly connected components of more than one module (Tarjan).
@@ -130,23 +148,34 @@ fn cycles(g: &Graph) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn core_and_the_layers_below_it_never_import_the_c_boundary() {
+fn nothing_below_the_c_boundary_imports_it() {
     let g = graph();
     assert!(
         g.contains_key("core/kernel") && g["api/kernel"].contains("core/kernel"),
         "the graph reads the source: {g:#?}"
     );
-    let leaks: Vec<String> = g
-        .iter()
-        .filter(|(m, _)| m.starts_with("core") || m.starts_with("exec") || m.starts_with("compiler"))
-        .flat_map(|(m, deps)| deps.iter().filter(|d| d.starts_with("api")).map(move |d| format!("{m} -> {d}")))
-        .collect();
+    let leaks = edges(&g, &["core", "exec", "compiler"], "api");
+    assert!(leaks.is_empty(), "{leaks:#?}");
+}
+
+#[test]
+fn compiler_and_exec_take_their_configuration_from_core_as_arguments() {
+    let g = graph();
+    assert!(g["core/program"].contains("compiler"), "the graph reads the source: {g:#?}");
+    let leaks = edges(&g, &["compiler", "exec"], "core");
     assert!(leaks.is_empty(), "{leaks:#?}");
 }
 
 #[test]
 fn the_module_graph_has_no_cycles() {
     assert_eq!(cycles(&graph()), Vec::<Vec<String>>::new());
+}
+
+#[test]
+fn the_runner_has_no_cycles() {
+    let g = runner_graph();
+    assert!(g.contains_key("main") && g.len() > 10, "the graph reads the runner's source: {g:#?}");
+    assert_eq!(cycles(&g), Vec::<Vec<String>>::new());
 }
 
 #[test]

@@ -2,9 +2,9 @@
 //! a strided gather, 2D tile copies, and a double-buffered kernel against its
 //! synchronous twin. Platforms without `cl_khr_extended_async_copies` get no 2D figure.
 
-use crate::bench::{arg, best, Session};
 use crate::cl;
 use crate::cl::*;
+use crate::session::{arg, best, Session};
 
 pub const METRICS: &[(&str, &str, bool)] = &[
     ("async_copy_gbs", "async copy global->local->global, GB/s", true),
@@ -177,7 +177,7 @@ const BYTES: usize = 64 << 20;
 const CACHED_BYTES: usize = 4 << 20;
 
 fn local(k: cl_kernel, i: cl_uint, bytes: usize) -> Result<(), String> {
-    crate::bench::check(cl!(clSetKernelArg(k, i, bytes, std::ptr::null())), "clSetKernelArg")
+    crate::session::check(cl!(clSetKernelArg(k, i, bytes, std::ptr::null())), "clSetKernelArg")
 }
 
 pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
@@ -385,9 +385,9 @@ fn check_stream(s: &Session, out: cl_mem, work: i32) -> Result<(), String> {
 /// written: the reference for copy bandwidth.
 pub fn host_memcpy_gbs() -> f64 {
     let (src, mut dst) = (vec![1u8; BYTES], vec![0u8; BYTES]);
-    let each = BYTES.div_ceil(crate::bench::host_threads());
+    let each = BYTES.div_ceil(crate::host::host_threads());
     let parts: Vec<_> = dst.chunks_mut(each).zip(src.chunks(each)).collect();
-    let best_t = crate::bench::on_host_threads(parts, 20, |(d, c)| d.copy_from_slice(c));
+    let best_t = crate::host::on_host_threads(parts, 20, |(d, c)| d.copy_from_slice(c));
     std::hint::black_box(&dst);
     2.0 * BYTES as f64 / best_t / 1e9
 }

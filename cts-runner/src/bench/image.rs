@@ -4,9 +4,9 @@
 //! downscale through a normalised linear sampler. The image read should cost little
 //! more than the buffer read it replaces.
 
-use crate::bench::{arg, check, Session};
 use crate::cl;
 use crate::cl::*;
+use crate::session::{arg, check, Session};
 
 pub const METRICS: &[(&str, &str, bool)] = &[
     ("blur_image_mpix", "5x5 blur via images (sampler), Mpixel/s", true),

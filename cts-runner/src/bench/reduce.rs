@@ -5,7 +5,7 @@
 //! with a barrier-heavy tail, so the figure shows whether barriers keep up with the
 //! cores' bandwidth; read against the host's own sum of the same array on every core.
 
-use crate::bench::{arg, Session};
+use crate::session::{arg, Session};
 
 pub const METRICS: &[(&str, &str, bool)] = &[
     ("reduce_tree_gbs", "reduction of 64 MiB floats, local-memory tree, GB/s", true),
@@ -90,8 +90,8 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
 /// what plain compiled code reads from memory.
 pub fn host_sum_gbs() -> f64 {
     let data = vec![1.0f32; BYTES / 4];
-    let parts: Vec<&[f32]> = data.chunks(data.len().div_ceil(crate::bench::host_threads())).collect();
-    let best_t = crate::bench::on_host_threads(parts, 10, |part| {
+    let parts: Vec<&[f32]> = data.chunks(data.len().div_ceil(crate::host::host_threads())).collect();
+    let best_t = crate::host::on_host_threads(parts, 10, |part| {
         std::hint::black_box(sum(part));
     });
     BYTES as f64 / best_t / 1e9

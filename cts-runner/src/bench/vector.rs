@@ -4,9 +4,9 @@
 //! than the scalar code it replaces (a ratio of at most 1); a ratio above 1 names a
 //! builtin whose vector form is implemented worse than a loop over its lanes.
 
-use crate::bench::{arg, best, Session};
 use crate::cl;
 use crate::cl::*;
+use crate::session::{arg, best, Session};
 
 pub const METRICS: &[(&str, &str, bool)] = &[
     ("vector_worst_ratio", "vector builtin / scalar loop per element, worst", false),
@@ -121,7 +121,7 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
         let value = scalar_arg(t);
         let time = |k: cl_kernel| -> Result<f64, String> {
             arg(k, 0, &out)?;
-            crate::bench::check(cl!(clSetKernelArg(k, 1, value.len(), value.as_ptr().cast())), "clSetKernelArg")?;
+            crate::session::check(cl!(clSetKernelArg(k, 1, value.len(), value.as_ptr().cast())), "clSetKernelArg")?;
             s.run(k, &[n], None)?;
             best((0..5).map(|_| s.run(k, &[n], None)))
         };

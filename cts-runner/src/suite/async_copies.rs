@@ -7,9 +7,9 @@
 
 use std::ptr::null;
 
-use crate::bench::{check, Session};
 use crate::cl;
 use crate::cl::*;
+use crate::session::{check, Session};
 use crate::suite::{lacking, with_program, Case, Programs, Verdict};
 
 const TYPES: &[(&str, usize)] = &[
@@ -379,7 +379,7 @@ fn fence_case(s: &Session, p: cl_program, name: &str, n: usize) -> Result<Verdic
 /// whose work-items each move a part of the copy as they pass it (`in_region` into local
 /// memory, `out_region` out of it), and copies in regions run once for the group; the
 /// double-buffered `stream` also waits for its exports under a condition, which puts a
-/// barrier at the join after that wait (compiler/regions.rs).
+/// barrier at the join after that wait (compiler/passes/regions.rs).
 const SHARED_SOURCE: &str = r#"
 kernel void stream(global const uint *in, global uint *out, local uint *t0, local uint *t1, int tiles, int n) {
     size_t lid = get_local_id(0), lsz = get_local_size(0);

@@ -8,9 +8,9 @@
 
 use std::ptr::{null, null_mut};
 
-use crate::bench::{check, Session};
 use crate::cl;
 use crate::cl::*;
+use crate::session::{check, Session};
 use crate::suite::{lacking, with_program, Case, Needs, Programs, Verdict};
 
 const SOURCE: &str = r#"
@@ -777,7 +777,7 @@ fn control_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
 fn task_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
     let k = s.kernel(p, "task")?;
     let m = s.buffer_of(&[0; 4])?;
-    let r = crate::bench::arg(k, 0, &m).and_then(|_| s.run_task(k)).and_then(|_| s.read(m, 4));
+    let r = crate::session::arg(k, 0, &m).and_then(|_| s.run_task(k)).and_then(|_| s.read(m, 4));
     cl!(clReleaseMemObject(m));
     cl!(clReleaseKernel(k));
     Ok(same("global size + 10 x local size + 100 x dims", &ints(&r?), &[111]))
@@ -789,7 +789,7 @@ fn zero_size_case(s: &Session, p: cl_program) -> Result<Verdict, String> {
     let k = s.kernel(p, "task")?;
     let m = s.buffer_of(&[7; 4])?;
     let result = (|| {
-        crate::bench::arg(k, 0, &m)?;
+        crate::session::arg(k, 0, &m)?;
         let ranges: [(&[usize], Option<&[usize]>); 5] =
             [(&[0], None), (&[0], Some(&[4])), (&[8, 0], None), (&[4, 4, 0], Some(&[2, 2, 2])), (&[0, 0, 0], None)];
         for (global, local) in ranges {
@@ -811,7 +811,7 @@ fn overflowing_size_case(s: &Session, p: cl_program) -> Result<Verdict, String> 
     let k = s.kernel(p, "task")?;
     let m = s.buffer_of(&[7; 4])?;
     let result = (|| {
-        crate::bench::arg(k, 0, &m)?;
+        crate::session::arg(k, 0, &m)?;
         let ranges: [(&[usize], Option<&[usize]>); 3] =
             [(&[1 << 40, 1 << 40], None), (&[1 << 32, 1 << 32, 2], Some(&[1, 1, 1])), (&[usize::MAX, 2], None)];
         for (global, local) in ranges {
@@ -844,7 +844,7 @@ fn released_argument_case(s: &Session, p: cl_program) -> Result<Verdict, String>
     let result = (|| {
         let m = s.buffer_of(&[0; 4])?;
         check(cl!(clSetMemObjectDestructorCallback(m, Some(destroyed), null_mut())), "destructor callback")?;
-        crate::bench::arg(k, 0, &m)?;
+        crate::session::arg(k, 0, &m)?;
         let before = DESTROYED.load(Ordering::SeqCst);
         cl!(clReleaseMemObject(m));
         if DESTROYED.load(Ordering::SeqCst) != before + 1 {
@@ -860,7 +860,7 @@ fn released_argument_case(s: &Session, p: cl_program) -> Result<Verdict, String>
         }
         // Released after the enqueue, before the launch ran: the launch keeps it.
         let out = s.buffer_of(&[0; 4])?;
-        crate::bench::arg(k, 0, &out)?;
+        crate::session::arg(k, 0, &out)?;
         let host = s.buffer_of(&[0; 4])?;
         let one = [1usize];
         let mut ev: cl_event = null_mut();
@@ -911,12 +911,12 @@ fn faults_case(s: &Session) -> Result<Verdict, String> {
         let k = s.kernel(p, name)?;
         let m = s.buffer_of(&vec![0u8; n * 4])?;
         let result = (|| {
-            crate::bench::arg(k, 0, &m)?;
+            crate::session::arg(k, 0, &m)?;
             if name == "wild_barrier" || name.ends_with("_copy") {
                 check(cl!(clSetKernelArg(k, 1, 4096 * 4, null())), "clSetKernelArg")?;
-                crate::bench::arg(k, 2, &bad)?;
+                crate::session::arg(k, 2, &bad)?;
             } else {
-                crate::bench::arg(k, 1, &bad)?;
+                crate::session::arg(k, 1, &bad)?;
             }
             let status = s.run_status(k, &[n], &[64])?;
             Ok((status, ints(&s.read(m, n * 4)?)))
@@ -977,10 +977,10 @@ fn watchdog_case(s: &Session) -> Result<Verdict, String> {
     let result = (|| {
         for (name, rounds) in [("endless", 1), ("copies", 6), ("endless", 1)] {
             let k = s.kernel(p, name)?;
-            crate::bench::arg(k, 0, &m)?;
+            crate::session::arg(k, 0, &m)?;
             let runs = std::iter::repeat((1i32, false)).take(rounds).chain([(0, true)]);
             for (stop, want_ok) in runs {
-                crate::bench::arg(k, 1, &stop)?;
+                crate::session::arg(k, 1, &stop)?;
                 let t = std::time::Instant::now();
                 let status = s.run_status(k, &[64], &[16])?;
                 if (status == CL_COMPLETE) != want_ok {

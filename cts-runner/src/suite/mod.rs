@@ -3,11 +3,15 @@
 //! (a bar on a terminal, lines otherwise) and a summary; writes JUnit XML and JSON on
 //! request; fails when any case fails.
 
+pub mod async_copies;
+pub mod kernels;
+pub mod programs;
+
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
-use crate::bench::Session;
 use crate::cl::cl_program;
+use crate::session::Session;
 
 /// How one case ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,7 +37,7 @@ pub struct Outcome {
 pub fn run(session: &Session, cases: Vec<Case>, filters: &[String]) -> Vec<Outcome> {
     let cases: Vec<Case> = cases
         .into_iter()
-        .filter(|c| filters.is_empty() || filters.iter().any(|f| crate::khronos::glob(f, &c.name)))
+        .filter(|c| filters.is_empty() || filters.iter().any(|f| crate::filter::glob(f, &c.name)))
         .collect();
     let tty = std::io::stderr().is_terminal();
     let mut out = Vec::new();
@@ -177,7 +181,7 @@ pub fn failing_case<'a>() -> Case<'a> {
                 let p = s.build("kernel void wrong(global int *o) { o[get_global_id(0)] = 1; }")?;
                 let k = s.kernel(p, "wrong")?;
                 let m = s.buffer_of(&[0; 16])?;
-                crate::bench::arg(k, 0, &m)?;
+                crate::session::arg(k, 0, &m)?;
                 s.run(k, &[4], None)?;
                 let got = s.read(m, 16)?;
                 Ok(match got.chunks(4).all(|c| c == 2i32.to_ne_bytes()) {

@@ -6,9 +6,9 @@
 use std::ffi::CString;
 use std::ptr::{null, null_mut};
 
-use crate::bench::{check, Session};
 use crate::cl;
 use crate::cl::*;
+use crate::session::{check, Session};
 use crate::suite::{Case, Verdict};
 
 const SCALE: &str =
@@ -401,8 +401,8 @@ fn rebuild_while_running(s: &Session) -> Result<Verdict, String> {
     let result = (|| {
         for value in [1, 2] {
             let k = s.kernel(p.0, "spin")?;
-            crate::bench::arg(k, 0, &m)?;
-            crate::bench::arg(k, 1, &spins)?;
+            crate::session::arg(k, 0, &m)?;
+            crate::session::arg(k, 1, &spins)?;
             let global = [n];
             check(
                 cl!(clEnqueueNDRangeKernel(s.queue(), k, 1, null(), global.as_ptr(), null(), 0, null(), null_mut())),

@@ -268,7 +268,7 @@ fn copies_nobody_waits_for_finish_with_their_group() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
-/// Regions the compiler runs for one work-item of the group (icd/src/compiler/uniform.rs)
+/// Regions the compiler runs for one work-item of the group (icd/src/compiler/passes/uniform.rs)
 /// and regions it must not: the other work-items must see the results either way.
 const ONCE: &str = r#"
 kernel void shared_offsets(global const int *offsets, global const int *in, global int *out, local int *tile) {

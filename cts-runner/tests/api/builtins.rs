@@ -777,7 +777,7 @@ fn integer_division_by_zero_does_not_kill_the_host() {
 
 /// Unsigned division and remainder by divisors known only at run time (kernel
 /// arguments and size queries) go through helpers that shift and mask for powers of
-/// two (compiler/division.rs): exact against the host for 32 and 64 bits, powers of
+/// two (compiler/passes/division.rs): exact against the host for 32 and 64 bits, powers of
 /// two and others, and a zero divisor does not bring the process down.
 #[test]
 fn unsigned_division_by_run_time_divisors() {
