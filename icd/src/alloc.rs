@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use mimalloc::MiMalloc;
 
-pub struct DriverAlloc;
+pub(crate) struct DriverAlloc;
 
 const UNDECIDED: u8 = 0;
 const MIMALLOC: u8 = 1;

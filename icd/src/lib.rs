@@ -6,9 +6,9 @@
 #[cfg(feature = "mimalloc")]
 mod alloc;
 pub mod api;
-pub mod compiler;
-pub mod core;
-pub mod exec;
+pub(crate) mod compiler;
+pub(crate) mod core;
+pub(crate) mod exec;
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]

@@ -24,7 +24,7 @@ const KNOWN_TYPES: cl_device_type = CL_DEVICE_TYPE_DEFAULT
     | CL_DEVICE_TYPE_CUSTOM;
 
 /// Whether our CPU device matches a requested type (`CL_DEVICE_TYPE_ALL` included).
-pub fn matches_type(device_type: cl_device_type) -> CLResult<bool> {
+pub(crate) fn matches_type(device_type: cl_device_type) -> CLResult<bool> {
     if device_type == CL_DEVICE_TYPE_ALL {
         return Ok(true);
     }

@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use super::util::c_str;
 use super::*;
 use crate::core::device::Device;
-pub use crate::core::object::{Base, CLResult, ClObject, Kind};
+pub(crate) use crate::core::object::{Base, CLResult, ClObject, Kind};
 use crate::core::platform::Platform;
 
 /// cl_khr_icd 2.0 marks a dispatch table by storing this tag in the two slots a loader
@@ -53,7 +53,7 @@ fn stamp(base: &Base) {
 }
 
 /// Gives `obj` to the API as a new handle with reference count 1.
-pub fn into_handle<T: ClObject>(obj: Arc<T>) -> *mut c_void {
+pub(crate) fn into_handle<T: ClObject>(obj: Arc<T>) -> *mut c_void {
     stamp(obj.base());
     let ptr = Arc::into_raw(obj);
     HANDLES.lock().insert(ptr as usize, T::KIND);
@@ -61,14 +61,14 @@ pub fn into_handle<T: ClObject>(obj: Arc<T>) -> *mut c_void {
 }
 
 /// The handle of an object that has been given out (handles are the object's address).
-pub fn handle_of<T: ClObject>(obj: &Arc<T>) -> *mut c_void {
+pub(crate) fn handle_of<T: ClObject>(obj: &Arc<T>) -> *mut c_void {
     // The process-lifetime platform and device are given out by being registered.
     LazyLock::force(&HANDLES);
     Arc::as_ptr(obj) as *mut c_void
 }
 
 /// Validates a handle and takes a reference to its object.
-pub fn from_handle<T: ClObject>(handle: *mut c_void) -> CLResult<Arc<T>> {
+pub(crate) fn from_handle<T: ClObject>(handle: *mut c_void) -> CLResult<Arc<T>> {
     let handles = HANDLES.lock();
     if handles.get(&(handle as usize)) != Some(&T::KIND) {
         return Err(T::INVALID);
@@ -83,14 +83,14 @@ pub fn from_handle<T: ClObject>(handle: *mut c_void) -> CLResult<Arc<T>> {
 }
 
 /// Validates a list of handles (`CL_INVALID_VALUE` for a null list with a count).
-pub fn from_handles<T: ClObject>(list: *const *mut c_void, n: usize) -> CLResult<Vec<Arc<T>>> {
+pub(crate) fn from_handles<T: ClObject>(list: *const *mut c_void, n: usize) -> CLResult<Vec<Arc<T>>> {
     if list.is_null() && n != 0 {
         return Err(CL_INVALID_VALUE);
     }
     super::util::slice(list, n).iter().map(|&h| from_handle(h)).collect()
 }
 
-pub fn retain<T: ClObject>(handle: *mut c_void) -> CLResult<()> {
+pub(crate) fn retain<T: ClObject>(handle: *mut c_void) -> CLResult<()> {
     let handles = HANDLES.lock();
     if handles.get(&(handle as usize)) != Some(&T::KIND) {
         return Err(T::INVALID);
@@ -101,7 +101,7 @@ pub fn retain<T: ClObject>(handle: *mut c_void) -> CLResult<()> {
     Ok(())
 }
 
-pub fn release<T: ClObject>(handle: *mut c_void) -> CLResult<()> {
+pub(crate) fn release<T: ClObject>(handle: *mut c_void) -> CLResult<()> {
     let mut handles = HANDLES.lock();
     if handles.get(&(handle as usize)) != Some(&T::KIND) {
         return Err(T::INVALID);

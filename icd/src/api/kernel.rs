@@ -168,7 +168,7 @@ pub(super) unsafe extern "C" fn clSetKernelArg(
                 ArgValue::Bytes(slice(arg_value.cast::<u8>(), arg_size).to_vec())
             }
         };
-        k.args.lock()[arg_index as usize] = Some(value);
+        k.set_arg(arg_index as usize, value)?;
         Ok(())
     })
 }
@@ -358,7 +358,7 @@ pub(super) unsafe extern "C" fn clSetKernelArgSVMPointer(
         if a.kind != ArgKind::Buffer {
             return Err(CL_INVALID_ARG_VALUE);
         }
-        k.args.lock()[arg_index as usize] = Some(ArgValue::Svm(arg_value as usize));
+        k.set_arg(arg_index as usize, ArgValue::Svm(arg_value as usize))?;
         Ok(())
     })
 }

@@ -4,18 +4,18 @@
 //! (`icd.rs`); each file here holds one object family's entry points, validates their
 //! arguments in the order the spec lists the errors, and calls into `crate::core`.
 
-pub mod context;
-pub mod device;
-pub mod event;
+pub(crate) mod context;
+pub(crate) mod device;
+pub(crate) mod event;
 pub mod icd;
-pub mod image;
-pub mod kernel;
-pub mod memory;
-pub mod platform;
-pub mod program;
-pub mod queue;
-pub mod sampler;
-pub mod svm;
-pub mod transfer;
-pub mod unsupported;
-pub mod util;
+pub(crate) mod image;
+pub(crate) mod kernel;
+pub(crate) mod memory;
+pub(crate) mod platform;
+pub(crate) mod program;
+pub(crate) mod queue;
+pub(crate) mod sampler;
+pub(crate) mod svm;
+pub(crate) mod transfer;
+pub(crate) mod unsupported;
+pub(crate) mod util;

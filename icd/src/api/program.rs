@@ -170,7 +170,7 @@ fn check_build(
         return Err(CL_INVALID_VALUE);
     }
     // "CL_INVALID_OPERATION if there are kernel objects attached to program."
-    if p.kernels.load(std::sync::atomic::Ordering::Acquire) > 0 {
+    if p.has_kernels() {
         return Err(CL_INVALID_OPERATION);
     }
     Ok(())

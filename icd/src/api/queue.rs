@@ -171,7 +171,11 @@ pub(super) unsafe extern "C" fn clFinish(queue: cl_command_queue) -> cl_int {
 
 /// The part of an enqueue before its command-specific checks: the queue and its
 /// validated wait list.
-pub fn begin(queue: cl_command_queue, num: cl_uint, list: *const cl_event) -> CLResult<(Arc<Queue>, Vec<Arc<Event>>)> {
+pub(crate) fn begin(
+    queue: cl_command_queue,
+    num: cl_uint,
+    list: *const cl_event,
+) -> CLResult<(Arc<Queue>, Vec<Arc<Event>>)> {
     let q = from_handle::<Queue>(queue)?;
     let wait = wait_list(&q.context, num, list)?;
     Ok((q, wait))
@@ -179,7 +183,7 @@ pub fn begin(queue: cl_command_queue, num: cl_uint, list: *const cl_event) -> CL
 
 /// Submits a checked command, hands its event to the application if asked, and waits
 /// for it when the call is blocking.
-pub fn submit(
+pub(crate) fn submit(
     queue: &Arc<Queue>,
     command_type: cl_command_type,
     wait: Vec<Arc<Event>>,

@@ -57,7 +57,7 @@ pub(super) unsafe extern "C" fn clSVMFree(context: cl_context, svm_pointer: *mut
     }
 }
 
-pub type SvmFreeCallback = unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void);
+pub(crate) type SvmFreeCallback = unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void);
 
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe extern "C" fn clEnqueueSVMFree(

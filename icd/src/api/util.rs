@@ -6,11 +6,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use opencl_sys::*;
 
-pub use crate::core::object::CLResult;
+pub(crate) use crate::core::object::CLResult;
 
 /// Runs an entry point body and returns its status. A panic must never unwind into C
 /// (it would abort the host program), so it becomes `CL_OUT_OF_HOST_MEMORY`.
-pub fn status(f: impl FnOnce() -> CLResult<()>) -> cl_int {
+pub(crate) fn status(f: impl FnOnce() -> CLResult<()>) -> cl_int {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => CL_SUCCESS,
         Ok(Err(e)) => e,
@@ -42,7 +42,7 @@ pub(crate) fn write_opt<T>(ptr: *mut T, value: T) {
 }
 
 /// A value a `clGet*Info` query can return, serialised exactly as the C API lays it out.
-pub trait InfoValue {
+pub(crate) trait InfoValue {
     fn append_to(&self, out: &mut Vec<u8>);
 }
 
@@ -110,22 +110,22 @@ impl InfoValue for cl_name_version {
 }
 
 /// The serialised answer to one info query.
-pub struct Info(Vec<u8>);
+pub(crate) struct Info(Vec<u8>);
 
 impl Info {
-    pub fn of<T: InfoValue + ?Sized>(value: &T) -> CLResult<Info> {
+    pub(crate) fn of<T: InfoValue + ?Sized>(value: &T) -> CLResult<Info> {
         let mut bytes = Vec::new();
         value.append_to(&mut bytes);
         Ok(Info(bytes))
     }
 
     /// The answer of a query whose value is empty (e.g. an absent property list).
-    pub fn empty() -> CLResult<Info> {
+    pub(crate) fn empty() -> CLResult<Info> {
         Ok(Info(Vec::new()))
     }
 
     /// The one writer behind every `clGet*Info`.
-    pub fn write(self, size: usize, value: *mut c_void, size_ret: *mut usize) -> CLResult<()> {
+    pub(crate) fn write(self, size: usize, value: *mut c_void, size_ret: *mut usize) -> CLResult<()> {
         let bytes = self.0;
         // "CL_INVALID_VALUE if ... size in bytes specified by param_value_size is < size of
         // return type ... and param_value is not NULL."
@@ -184,7 +184,7 @@ pub(crate) fn properties<T: Copy + PartialEq + Default>(list: *const T) -> CLRes
 
 /// The property list as the caller gave it (terminator included), for `*_PROPERTIES`
 /// queries, which return exactly what was passed.
-pub fn property_array<T: Copy + PartialEq + Default>(pairs: &[(T, T)], given: bool) -> Vec<T> {
+pub(crate) fn property_array<T: Copy + PartialEq + Default>(pairs: &[(T, T)], given: bool) -> Vec<T> {
     if !given {
         return Vec::new();
     }

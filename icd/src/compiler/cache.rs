@@ -32,7 +32,7 @@ static UNUSABLE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// The cache directory: the configured one where it can be written (checked once per
 /// path), else a private one under the temporary directory, so that a read-only,
 /// missing or full cache never fails a build.
-pub fn dir() -> PathBuf {
+pub(crate) fn dir() -> PathBuf {
     let d = configured();
     if UNUSABLE.lock().contains(&d) {
         return private();
@@ -50,7 +50,7 @@ pub fn dir() -> PathBuf {
 }
 
 /// Whether a file can be created in `d` now (creating `d` if needed).
-pub fn writable_now(d: &Path) -> bool {
+pub(crate) fn writable_now(d: &Path) -> bool {
     let probe = d.join(format!(".probe-{}", std::process::id()));
     let ok = std::fs::create_dir_all(d).is_ok() && std::fs::write(&probe, b"ferrocl").is_ok();
     let _ = std::fs::remove_file(&probe);
@@ -58,7 +58,7 @@ pub fn writable_now(d: &Path) -> bool {
 }
 
 /// Stops using `d` for this process (a build failed there and it cannot be written).
-pub fn give_up_on(d: &Path) {
+pub(crate) fn give_up_on(d: &Path) {
     WRITABLE.lock().retain(|w| w != d);
     UNUSABLE.lock().push(d.to_path_buf());
 }
@@ -90,7 +90,7 @@ fn private() -> PathBuf {
 
 /// A 128-bit key over `parts` (two SipHash passes with distinct prefixes; the std
 /// hasher uses fixed keys, so keys are stable across processes).
-pub fn key(parts: &[&[u8]]) -> String {
+pub(crate) fn key(parts: &[&[u8]]) -> String {
     let half = |salt: u8| {
         let mut h = std::hash::DefaultHasher::new();
         salt.hash(&mut h);
@@ -103,7 +103,7 @@ pub fn key(parts: &[&[u8]]) -> String {
 }
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory, rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(
@@ -118,13 +118,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Programs kept in the cache at most, in bytes: `FERROCL_CACHE_MAX_MB`, else 256 MiB.
 /// (A run of the Khronos CTS alone builds some 20,000 programs, ~700 MB.)
-pub fn limit() -> u64 {
+pub(crate) fn limit() -> u64 {
     std::env::var("FERROCL_CACHE_MAX_MB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(256) << 20
 }
 
 /// Marks a program entry used, so trimming keeps it longer (its description's mtime, or
 /// for a program unpacked from a binary its `.so`'s, is its last use).
-pub fn touch(meta: &Path) {
+pub(crate) fn touch(meta: &Path) {
     if let Ok(f) = std::fs::File::options().write(true).open(meta) {
         let _ = f.set_modified(std::time::SystemTime::now());
     }
@@ -132,7 +132,7 @@ pub fn touch(meta: &Path) {
 
 /// Marks a library set used by the modification time of its lock file (created if
 /// missing).
-pub fn mark_library_used(lock: &Path) {
+pub(crate) fn mark_library_used(lock: &Path) {
     if let Ok(f) = std::fs::File::options().write(true).create(true).truncate(false).open(lock) {
         let _ = f.set_modified(std::time::SystemTime::now());
     }
@@ -153,7 +153,7 @@ const SCRATCH_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(24 *
 /// its `.so` and `.log` (the description goes first, so a reader never finds half an
 /// entry), or a `bin-<key>.so` unpacked from a binary. Anything else in the directory
 /// (locks of live sets) is left alone.
-pub fn trim(dir: &Path, limit: u64) {
+pub(crate) fn trim(dir: &Path, limit: u64) {
     let stamp = dir.join("trim.stamp");
     let recent = std::fs::metadata(&stamp)
         .and_then(|m| m.modified())
@@ -268,10 +268,10 @@ fn trim_now(dir: &Path, limit: u64, library_age: std::time::Duration) {
 
 /// An exclusive advisory lock on a file, released when dropped (or when the process
 /// dies, which flock guarantees, so a crashed build never blocks others).
-pub struct Lock(Option<std::fs::File>);
+pub(crate) struct Lock(Option<std::fs::File>);
 
 impl Lock {
-    pub fn acquire(path: &Path) -> Lock {
+    pub(crate) fn acquire(path: &Path) -> Lock {
         use std::os::fd::AsRawFd;
         let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).ok();
         if let Some(f) = &file {

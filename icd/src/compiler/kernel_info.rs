@@ -3,7 +3,7 @@
 
 /// How the host passes one kernel argument.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ArgKind {
+pub(crate) enum ArgKind {
     /// A `__global` or `__constant` pointer: a buffer (or NULL).
     Buffer,
     /// A `__local` pointer: the host gives a size, the runtime a per-group address.
@@ -18,50 +18,50 @@ pub enum ArgKind {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Arg {
-    pub kind: ArgKind,
+pub(crate) struct Arg {
+    pub(crate) kind: ArgKind,
     /// Offset of the argument in the packed block, and the bytes it occupies there.
-    pub offset: usize,
-    pub size: usize,
+    pub(crate) offset: usize,
+    pub(crate) size: usize,
     /// SPIR address space from `kernel_arg_addr_space` (0 private, 1 global,
     /// 2 constant, 3 local).
-    pub addr_space: u32,
-    pub access: String,
-    pub type_name: String,
-    pub type_qual: String,
-    pub name: Option<String>,
+    pub(crate) addr_space: u32,
+    pub(crate) access: String,
+    pub(crate) type_name: String,
+    pub(crate) type_qual: String,
+    pub(crate) name: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Kernel {
-    pub name: String,
-    pub args: Vec<Arg>,
+pub(crate) struct Kernel {
+    pub(crate) name: String,
+    pub(crate) args: Vec<Arg>,
     /// Size of the packed argument block.
-    pub args_size: usize,
+    pub(crate) args_size: usize,
     /// Bytes of `__local` variables declared in the kernel.
-    pub static_local_size: u64,
+    pub(crate) static_local_size: u64,
     /// Work-items wait for each other in a way only fibers can run (barriers inside
     /// called functions, collectives); other kernels with barriers run as regions.
-    pub fibers: bool,
+    pub(crate) fibers: bool,
     /// Bytes of frame memory each work-item needs for variables live across barriers.
-    pub frame_size: u64,
+    pub(crate) frame_size: u64,
     /// The kernel was made resumable: it runs as barrier regions.
-    pub regions: bool,
-    pub reqd_work_group_size: Option<[usize; 3]>,
+    pub(crate) regions: bool,
+    pub(crate) reqd_work_group_size: Option<[usize; 3]>,
     /// The kernel uses sub-group functions: its work-groups (each one sub-group) are
     /// limited to `MAX_SUB_GROUP_SIZE` work-items.
-    pub sub_groups: bool,
+    pub(crate) sub_groups: bool,
     /// How much of its work-group the kernel sees, which decides how many groups one
     /// call of its launcher may run (`exec::ndrange::merge_for`).
-    pub group_use: GroupUse,
+    pub(crate) group_use: GroupUse,
     /// `CL_KERNEL_ATTRIBUTES`: the attributes the source gives the kernel, as written
     /// (`vec_type_hint(uint4) reqd_work_group_size(64,1,1)`), space-separated.
-    pub attributes: String,
+    pub(crate) attributes: String,
 }
 
 /// How much of its work-group a kernel sees.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum GroupUse {
+pub(crate) enum GroupUse {
     /// Its work-items share memory or wait for each other (`__local` memory, barriers,
     /// collectives, async copies, sub-group functions), or it asks what only the
     /// group's own state answers: one group a call of its launcher.

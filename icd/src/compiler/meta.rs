@@ -3,7 +3,7 @@
 
 use super::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
 
-pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
+pub(crate) fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
     let mut s = format!("globals\t{global_variable_size}\n");
     for k in kernels {
         let reqd = k.reqd_work_group_size.map_or("-".to_string(), |r| format!("{},{},{}", r[0], r[1], r[2]));
@@ -48,7 +48,7 @@ pub fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
 }
 
 /// The kernels and the size of the program-scope variables.
-pub fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
+pub(crate) fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
     let mut out: Vec<Kernel> = Vec::new();
     let mut globals = 0;
     for line in s.lines().filter(|l| !l.is_empty()) {

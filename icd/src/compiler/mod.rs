@@ -10,14 +10,14 @@
 //! caller describes what to compile for (`Target`): the compiler knows no device.
 
 mod backend;
-pub mod cache;
+pub(crate) mod cache;
 mod frontend;
-pub mod kernel_info;
+pub(crate) mod kernel_info;
 mod library;
-pub mod meta;
-pub mod options;
-pub mod passes;
-pub mod spirv;
+pub(crate) mod meta;
+pub(crate) mod options;
+pub(crate) mod passes;
+pub(crate) mod spirv;
 mod tools;
 
 use std::ffi::OsStr;
@@ -32,17 +32,17 @@ use tools::{clang, fork_server, locate};
 /// exactly these extensions and OpenCL C features (x86 clang enables vendor extensions
 /// otherwise), and the CPU's identity keys the cache (`-march=native`).
 #[derive(Clone, Debug)]
-pub struct Target {
+pub(crate) struct Target {
     /// The device's extensions, by name.
-    pub extensions: Vec<&'static str>,
+    pub(crate) extensions: Vec<&'static str>,
     /// The OpenCL C features the device claims, by name.
-    pub features: Vec<&'static str>,
+    pub(crate) features: Vec<&'static str>,
     /// Names the CPU (model and instruction-set flags).
-    pub cpu: String,
+    pub(crate) cpu: String,
 }
 
 /// Whether a compiler is there (`CL_DEVICE_COMPILER_AVAILABLE`).
-pub fn available() -> bool {
+pub(crate) fn available() -> bool {
     clang::find().is_some()
 }
 
@@ -51,15 +51,15 @@ const PIPELINE: &str = "ferrocl-pipeline-2";
 
 /// A built kernel library and what it contains.
 #[derive(Clone, Debug)]
-pub struct Library {
-    pub path: PathBuf,
-    pub kernels: Vec<kernel_info::Kernel>,
+pub(crate) struct Library {
+    pub(crate) path: PathBuf,
+    pub(crate) kernels: Vec<kernel_info::Kernel>,
     /// Bytes of program-scope `__global` variables (each program object gets its own).
-    pub global_variable_size: u64,
+    pub(crate) global_variable_size: u64,
 }
 
 #[derive(Debug)]
-pub enum BuildError {
+pub(crate) enum BuildError {
     /// No clang: `CL_COMPILER_NOT_AVAILABLE`; the log says what to install.
     NoCompiler(String),
     /// `CL_INVALID_BUILD_OPTIONS`.
@@ -68,9 +68,9 @@ pub enum BuildError {
     Failed(String),
 }
 
-pub struct Built {
-    pub library: Library,
-    pub log: String,
+pub(crate) struct Built {
+    pub(crate) library: Library,
+    pub(crate) log: String,
 }
 
 fn target_flags() -> [&'static str; 4] {
@@ -178,14 +178,14 @@ fn tools() -> Result<(&'static clang::Clang, PathBuf), BuildError> {
 }
 
 /// Prepares for a build soon (`clCreateProgramWithSource`): starts a clang server.
-pub fn warm_up() {
+pub(crate) fn warm_up() {
     if let Some(clang) = clang::find() {
         fork_server::warm_up(fork_server::Tool { path: &clang.path, identity: &clang.identity });
     }
 }
 
 /// What a program is made from.
-pub enum Input<'a> {
+pub(crate) enum Input<'a> {
     /// OpenCL C, with the headers `clCompileProgram` names.
     Source { text: &'a str, headers: &'a [(String, String)] },
     /// A SPIR-V module and the specialization constants set on it.
@@ -226,7 +226,7 @@ impl Input<'_> {
 }
 
 /// Builds (or loads from the cache) the kernel library for a program.
-pub fn build(target: &Target, input: &Input, options: &str) -> Result<Built, BuildError> {
+pub(crate) fn build(target: &Target, input: &Input, options: &str) -> Result<Built, BuildError> {
     in_usable_cache(|| build_here(target, input, options, &[]))
 }
 
@@ -235,7 +235,7 @@ pub fn build(target: &Target, input: &Input, options: &str) -> Result<Built, Bui
 /// seen launched with one group size (`core::program`).
 /// It runs at the lowest priority (`tools::in_background`), on a thread of its own:
 /// nothing waits for it.
-pub fn build_fixed(
+pub(crate) fn build_fixed(
     target: &Target,
     input: &Input,
     options: &str,
@@ -291,7 +291,7 @@ fn build_here(
 }
 
 /// `clCompileProgram`: the program to LLVM IR (text), with the front end's diagnostics.
-pub fn compile(target: &Target, input: &Input, options: &str) -> Result<(String, String), BuildError> {
+pub(crate) fn compile(target: &Target, input: &Input, options: &str) -> Result<(String, String), BuildError> {
     in_usable_cache(|| compile_here(target, input, options))
 }
 
@@ -304,7 +304,7 @@ fn compile_here(target: &Target, input: &Input, options: &str) -> Result<(String
 
 /// `clLinkProgram`: merges compiled modules; with `-create-library` returns the merged
 /// IR, otherwise builds (or loads from the cache) the executable.
-pub fn link(target: &Target, modules: &[String], options: &str) -> Result<Linked, BuildError> {
+pub(crate) fn link(target: &Target, modules: &[String], options: &str) -> Result<Linked, BuildError> {
     in_usable_cache(|| link_here(target, modules, options))
 }
 
@@ -326,7 +326,7 @@ fn link_here(target: &Target, modules: &[String], options: &str) -> Result<Linke
     entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log).map(Linked::Executable)
 }
 
-pub enum Linked {
+pub(crate) enum Linked {
     Executable(Built),
     Library(String),
 }

@@ -2,13 +2,13 @@
 
 /// A parsed option string.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct BuildOptions {
+pub(crate) struct BuildOptions {
     /// Arguments for clang's OpenCL C front end.
-    pub clang: Vec<String>,
+    pub(crate) clang: Vec<String>,
     /// `-cl-opt-disable`: no optimisation after the front end.
-    pub opt_disable: bool,
+    pub(crate) opt_disable: bool,
     /// `-create-library` (clCompileProgram/clLinkProgram).
-    pub create_library: bool,
+    pub(crate) create_library: bool,
 }
 
 /// Options clang understands exactly as OpenCL spells them.
@@ -61,7 +61,7 @@ fn words(s: &str) -> Vec<String> {
 }
 
 /// Parses build options; the error names the option that is not valid.
-pub fn parse(s: &str) -> Result<BuildOptions, String> {
+pub(crate) fn parse(s: &str) -> Result<BuildOptions, String> {
     let mut o = BuildOptions::default();
     let (mut std_given, mut strict_aliasing) = (false, false);
     let mut it = words(s).into_iter();

@@ -80,7 +80,7 @@ const ISA: &[&str] = &[
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Executable,
     CompiledObject,
     Library,
@@ -99,14 +99,14 @@ impl Kind {
 /// A binary taken apart: what it is, the kernel descriptions (executables) and the
 /// payload (the shared object, or the IR text).
 #[derive(Debug)]
-pub struct Unpacked<'a> {
-    pub kind: Kind,
-    pub meta: &'a str,
-    pub payload: &'a [u8],
+pub(crate) struct Unpacked<'a> {
+    pub(crate) kind: Kind,
+    pub(crate) meta: &'a str,
+    pub(crate) payload: &'a [u8],
 }
 
 /// The instruction-set flags among `cpu_flags`, in `ISA` order.
-pub fn isa_of(cpu_flags: &str) -> Vec<&'static str> {
+pub(crate) fn isa_of(cpu_flags: &str) -> Vec<&'static str> {
     let have: std::collections::HashSet<&str> = cpu_flags.split_whitespace().collect();
     ISA.iter().copied().filter(|f| have.contains(f)).collect()
 }
@@ -118,7 +118,7 @@ fn hash(kind: &str, meta: &str, payload: &[u8]) -> String {
     crate::compiler::cache::key(&[kind.as_bytes(), meta.as_bytes(), payload])
 }
 
-pub fn pack(kind: Kind, isa: &[&str], meta: &str, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn pack(kind: Kind, isa: &[&str], meta: &str, payload: &[u8]) -> Vec<u8> {
     let isa = isa.join(" ");
     let hash = hash(kind.name(), meta, payload);
     let mut out = format!(
@@ -134,7 +134,7 @@ pub fn pack(kind: Kind, isa: &[&str], meta: &str, payload: &[u8]) -> Vec<u8> {
 
 /// Checks and takes apart a binary for a CPU with flags `cpu_flags`; `Err` says why
 /// it cannot be used.
-pub fn unpack<'a>(bytes: &'a [u8], cpu_flags: &str) -> Result<Unpacked<'a>, String> {
+pub(crate) fn unpack<'a>(bytes: &'a [u8], cpu_flags: &str) -> Result<Unpacked<'a>, String> {
     let end = bytes.windows(END.len()).position(|w| w == END.as_bytes()).ok_or("not a FerroCL program binary")?;
     let head = std::str::from_utf8(&bytes[..end + 1]).map_err(|_| "not a FerroCL program binary")?;
     let payload = &bytes[end + END.len()..];

@@ -9,19 +9,19 @@ use parking_lot::Mutex;
 use super::device::Device;
 use super::object::{Base, ClObject, Kind};
 
-pub type ContextNotify = unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void);
-pub type ContextDestructor = unsafe extern "C" fn(cl_context, *mut c_void);
+pub(crate) type ContextNotify = unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void);
+pub(crate) type ContextDestructor = unsafe extern "C" fn(cl_context, *mut c_void);
 
 #[repr(C)]
-pub struct Context {
-    pub base: Base,
-    pub devices: Vec<Arc<Device>>,
+pub(crate) struct Context {
+    pub(crate) base: Base,
+    pub(crate) devices: Vec<Arc<Device>>,
     /// The property list as given, for `CL_CONTEXT_PROPERTIES` (empty when none was).
-    pub properties: Vec<cl_context_properties>,
+    pub(crate) properties: Vec<cl_context_properties>,
     /// The error callback; kept so asynchronous errors can be reported later.
-    pub notify: Option<(ContextNotify, usize)>,
+    pub(crate) notify: Option<(ContextNotify, usize)>,
     /// `clSVMAlloc`'s allocations.
-    pub svm: super::svm::Allocations,
+    pub(crate) svm: super::svm::Allocations,
     destructors: Mutex<Vec<(ContextDestructor, usize)>>,
 }
 
@@ -34,7 +34,7 @@ impl ClObject for Context {
 }
 
 impl Context {
-    pub fn new(
+    pub(crate) fn new(
         devices: Vec<Arc<Device>>,
         properties: Vec<cl_context_properties>,
         notify: Option<(ContextNotify, usize)>,
@@ -45,7 +45,7 @@ impl Context {
 
     /// Tells the application's error callback, if any, why a call failed ("information
     /// on errors that occur in this context").
-    pub fn notify_error(&self, why: &str) {
+    pub(crate) fn notify_error(&self, why: &str) {
         if let Some((f, user_data)) = self.notify {
             let text = std::ffi::CString::new(why.replace('\0', " ")).unwrap_or_default();
             // SAFETY: the application registered `f` with `user_data` for this context;
@@ -54,11 +54,11 @@ impl Context {
         }
     }
 
-    pub fn has_device(&self, device: &Arc<Device>) -> bool {
+    pub(crate) fn has_device(&self, device: &Arc<Device>) -> bool {
         self.devices.iter().any(|d| Arc::ptr_eq(d, device))
     }
 
-    pub fn add_destructor(&self, f: ContextDestructor, user_data: usize) {
+    pub(crate) fn add_destructor(&self, f: ContextDestructor, user_data: usize) {
         self.destructors.lock().push((f, user_data));
     }
 }

@@ -10,12 +10,12 @@ use super::object::{Base, ClObject, Kind};
 use crate::compiler;
 
 #[repr(C)]
-pub struct Device {
-    pub base: Base,
-    pub host: HostFacts,
-    pub limits: Limits,
+pub(crate) struct Device {
+    pub(crate) base: Base,
+    pub(crate) host: HostFacts,
+    pub(crate) limits: Limits,
     /// What the compiler builds this device's kernels for.
-    pub compile_target: compiler::Target,
+    pub(crate) compile_target: compiler::Target,
 }
 
 impl ClObject for Device {
@@ -27,28 +27,28 @@ impl ClObject for Device {
 }
 
 /// Limits chosen by the driver (as opposed to facts read from the machine).
-pub struct Limits {
-    pub max_work_group_size: usize,
-    pub max_work_item_sizes: [usize; 3],
-    pub local_mem_size: u64,
-    pub max_mem_alloc: u64,
-    pub global_mem: u64,
-    pub max_constant_buffer: u64,
-    pub max_parameter_size: usize,
+pub(crate) struct Limits {
+    pub(crate) max_work_group_size: usize,
+    pub(crate) max_work_item_sizes: [usize; 3],
+    pub(crate) local_mem_size: u64,
+    pub(crate) max_mem_alloc: u64,
+    pub(crate) global_mem: u64,
+    pub(crate) max_constant_buffer: u64,
+    pub(crate) max_parameter_size: usize,
     /// Required alignment of sub-buffer origins and our allocations, in bytes.
-    pub base_addr_align: usize,
-    pub printf_buffer_size: usize,
+    pub(crate) base_addr_align: usize,
+    pub(crate) printf_buffer_size: usize,
 }
 
 /// Work-items of one group run as fibers when the kernel has barriers; the largest
 /// group times the fiber stack size is the per-worker reservation (4096 x 128 KiB,
 /// committed only as stacks are touched), so the two are chosen together.
-pub const MAX_WORK_GROUP_SIZE: usize = 4096;
+pub(crate) const MAX_WORK_GROUP_SIZE: usize = 4096;
 /// Largest sub-group. A sub-group is the whole work-group (builtins/clc/workitem.c), and
 /// 128 is what cl_khr_subgroup_ballot's 128-bit masks can describe (the CTS's sub-group
 /// harness assumes it too), so kernels using sub-group functions have groups of at most
 /// this many work-items.
-pub const MAX_SUB_GROUP_SIZE: usize = 128;
+pub(crate) const MAX_SUB_GROUP_SIZE: usize = 128;
 
 /// See the global memory comment in `DEVICE`.
 const MAX_GLOBAL_MEM: u64 = 6 << 30;
@@ -58,7 +58,7 @@ const MAX_GLOBAL_MEM: u64 = 6 << 30;
 /// the maximum work-group size (their buffers are sized from local memory and checked
 /// against the group size), so this pair lets them actually run. It bounds the `__local`
 /// arguments of a launch (each worker's preallocated arena).
-pub const LOCAL_MEM_SIZE: u64 = 32 << 10;
+pub(crate) const LOCAL_MEM_SIZE: u64 = 32 << 10;
 /// Most `__local` memory one launch may use when the kernel's own `__local` variables
 /// take it past `LOCAL_MEM_SIZE`. Those variables have sizes fixed when the program is
 /// compiled and live in each worker thread's TLS block, not in the arena, so a kernel
@@ -66,7 +66,7 @@ pub const LOCAL_MEM_SIZE: u64 = 32 << 10;
 /// local memory). The CTS's test_half declares 16x the maximum work-group size
 /// (`__local double16 data[4096 / 8]`, 64 KiB), which no figure that keeps the 2D/3D
 /// async-copy tests running can cover.
-pub const LOCAL_MEM_WITH_VARIABLES: u64 = 1 << 20;
+pub(crate) const LOCAL_MEM_WITH_VARIABLES: u64 = 1 << 20;
 
 static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
     let host = HostFacts::probe();
@@ -103,7 +103,7 @@ static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
 });
 
 /// OpenCL C versions the compiler accepts (`-cl-std=`).
-pub const OPENCL_C_VERSIONS: &[(&str, u32)] = &[
+pub(crate) const OPENCL_C_VERSIONS: &[(&str, u32)] = &[
     ("OpenCL C", cl_version(1, 0, 0)),
     ("OpenCL C", cl_version(1, 1, 0)),
     ("OpenCL C", cl_version(1, 2, 0)),
@@ -113,7 +113,7 @@ pub const OPENCL_C_VERSIONS: &[(&str, u32)] = &[
 
 /// Device extensions that work at this version of the driver. Each entry is added in
 /// the same change that makes it work.
-pub const EXTENSIONS: &[(&str, u32)] = &[
+pub(crate) const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_byte_addressable_store", cl_version(1, 0, 0)),
     ("cl_khr_fp16", cl_version(1, 0, 0)),
     ("cl_khr_fp64", cl_version(1, 0, 0)),
@@ -140,7 +140,7 @@ pub const EXTENSIONS: &[(&str, u32)] = &[
 
 /// Extensions of SPIR-V programs, claimed where the translator is installed (so they
 /// are not in the list clang is told about).
-pub const IL_EXTENSIONS: &[(&str, u32)] = &[
+pub(crate) const IL_EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_il_program", cl_version(1, 0, 0)),
     ("cl_khr_spirv_no_integer_wrap_decoration", cl_version(1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", cl_version(1, 0, 0)),
@@ -149,14 +149,14 @@ pub const IL_EXTENSIONS: &[(&str, u32)] = &[
 
 /// The extensions the device reports: `EXTENSIONS`, and `IL_EXTENSIONS` where the
 /// SPIR-V translator is installed.
-pub fn extensions() -> Vec<(&'static str, u32)> {
+pub(crate) fn extensions() -> Vec<(&'static str, u32)> {
     let il = crate::compiler::spirv::find().map(|_| IL_EXTENSIONS).unwrap_or_default();
     EXTENSIONS.iter().chain(il).copied().collect()
 }
 
 /// The intermediate languages the device reads: SPIR-V, in the versions the translator
 /// knows.
-pub fn intermediate_languages() -> Vec<(&'static str, u32)> {
+pub(crate) fn intermediate_languages() -> Vec<(&'static str, u32)> {
     crate::compiler::spirv::versions()
         .iter()
         .map(|&(major, minor)| ("SPIR-V", cl_version(major.into(), minor.into(), 0)))
@@ -164,7 +164,7 @@ pub fn intermediate_languages() -> Vec<(&'static str, u32)> {
 }
 
 /// OpenCL C 3.0 optional features the device supports.
-pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[
+pub(crate) const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_int64", cl_version(3, 0, 0)),
     ("__opencl_c_fp64", cl_version(3, 0, 0)),
     ("__opencl_c_program_scope_global_variables", cl_version(3, 0, 0)),
@@ -184,12 +184,12 @@ pub const OPENCL_C_FEATURES: &[(&str, u32)] = &[
 ];
 
 /// Whether the device claims an OpenCL C feature.
-pub fn has_feature(name: &str) -> bool {
+pub(crate) fn has_feature(name: &str) -> bool {
     OPENCL_C_FEATURES.iter().any(|(n, _)| *n == name)
 }
 
 /// `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES`, from the atomic features claimed.
-pub fn atomic_capabilities() -> u64 {
+pub(crate) fn atomic_capabilities() -> u64 {
     [
         ("", CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP),
         ("__opencl_c_atomic_order_acq_rel", CL_DEVICE_ATOMIC_ORDER_ACQ_REL),
@@ -204,16 +204,16 @@ pub fn atomic_capabilities() -> u64 {
 
 /// Largest program-scope `__global` variable (the OpenCL minimum when supported);
 /// the variables live in the kernel library's data.
-pub const MAX_GLOBAL_VARIABLE_SIZE: usize = 64 << 10;
+pub(crate) const MAX_GLOBAL_VARIABLE_SIZE: usize = 64 << 10;
 
 impl Device {
-    pub fn get() -> &'static Arc<Device> {
+    pub(crate) fn get() -> &'static Arc<Device> {
         &DEVICE
     }
 
     /// Native vector widths (char, short, int, long, float, double, half), from the
     /// widest vector registers the kernels are compiled for.
-    pub fn vector_widths(&self) -> [u32; 7] {
+    pub(crate) fn vector_widths(&self) -> [u32; 7] {
         let bytes = if self.host.has_avx512 {
             64
         } else if self.host.has_avx2 {
@@ -230,13 +230,13 @@ impl Device {
 
     /// The minimum cl_khr_fp64 requires; x86 doubles are IEEE 754 with FMA in hardware
     /// or in libm.
-    pub fn double_fp_config(&self) -> cl_device_fp_config {
+    pub(crate) fn double_fp_config(&self) -> cl_device_fp_config {
         CL_FP_FMA | CL_FP_ROUND_TO_NEAREST | CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_INF_NAN | CL_FP_DENORM
     }
 
     /// cl_khr_fp16: half arithmetic is done in float and rounded to nearest (LLVM's
     /// promotion), which keeps denormals, infinities and NaNs.
-    pub fn half_fp_config(&self) -> cl_device_fp_config {
+    pub(crate) fn half_fp_config(&self) -> cl_device_fp_config {
         CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST
     }
 
@@ -244,7 +244,7 @@ impl Device {
     /// their vector forms; `sqrt` is `__builtin_sqrtf` in builtins/clc/math.cl), so
     /// they are correctly rounded, with `-cl-fp32-correctly-rounded-divide-sqrt` or
     /// without.
-    pub fn single_fp_config(&self) -> cl_device_fp_config {
+    pub(crate) fn single_fp_config(&self) -> cl_device_fp_config {
         let fma = if self.host.has_fma { CL_FP_FMA } else { 0 };
         CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT | fma
     }

@@ -10,10 +10,10 @@ use parking_lot::{Condvar, Mutex};
 use super::context::Context;
 use super::object::{Base, ClObject, Kind};
 
-pub type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut c_void);
+pub(crate) type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut c_void);
 
 /// Nanoseconds on the clock every profiling time and the device timer use.
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is a valid out-parameter; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
@@ -22,7 +22,7 @@ pub fn now_ns() -> u64 {
 
 /// Indices into [`Event::times`], in `CL_PROFILING_COMMAND_*` order.
 #[derive(Clone, Copy)]
-pub enum Stamp {
+pub(crate) enum Stamp {
     Queued = 0,
     Submit = 1,
     Start = 2,
@@ -38,19 +38,19 @@ struct State {
 /// What an event knows of the command queue that issued it. The queue builds on events
 /// (it creates, orders and completes them), so an event sees its queue only through
 /// this, and the two modules do not depend on each other.
-pub trait CommandQueue: Send + Sync {
+pub(crate) trait CommandQueue: Send + Sync {
     fn context(&self) -> &Arc<Context>;
     /// `CL_QUEUE_PROFILING_ENABLE`: whether the event answers profiling queries.
     fn profiling(&self) -> bool;
 }
 
 #[repr(C)]
-pub struct Event {
-    pub base: Base,
-    pub context: Arc<Context>,
+pub(crate) struct Event {
+    pub(crate) base: Base,
+    pub(crate) context: Arc<Context>,
     /// `None` for user events.
-    pub queue: Option<Arc<dyn CommandQueue>>,
-    pub command_type: cl_command_type,
+    pub(crate) queue: Option<Arc<dyn CommandQueue>>,
+    pub(crate) command_type: cl_command_type,
     state: Mutex<State>,
     changed: Condvar,
     /// The queue profiles: only then are `times` taken (reading the clock five times
@@ -90,19 +90,19 @@ impl Event {
     }
 
     /// "The execution status of the user event object created is set to CL_SUBMITTED."
-    pub fn new_user(context: Arc<Context>) -> Arc<Event> {
+    pub(crate) fn new_user(context: Arc<Context>) -> Arc<Event> {
         Event::new(context, None, CL_COMMAND_USER, CL_SUBMITTED)
     }
 
-    pub fn new_command(queue: Arc<dyn CommandQueue>, command_type: cl_command_type) -> Arc<Event> {
+    pub(crate) fn new_command(queue: Arc<dyn CommandQueue>, command_type: cl_command_type) -> Arc<Event> {
         Event::new(queue.context().clone(), Some(queue), command_type, CL_QUEUED)
     }
 
-    pub fn is_user(&self) -> bool {
+    pub(crate) fn is_user(&self) -> bool {
         self.queue.is_none()
     }
 
-    pub fn status(&self) -> cl_int {
+    pub(crate) fn status(&self) -> cl_int {
         self.state.lock().status
     }
 
@@ -113,7 +113,7 @@ impl Event {
     }
 
     /// A profiling time, once the command has completed and only if its queue profiles.
-    pub fn profiling_time(&self, which: Stamp) -> Option<u64> {
+    pub(crate) fn profiling_time(&self, which: Stamp) -> Option<u64> {
         if !self.profiled || self.status() != CL_COMPLETE {
             return None;
         }
@@ -122,7 +122,7 @@ impl Event {
 
     /// Moves the event to `status` (a later state or an error) and runs the callbacks
     /// whose trigger state has been reached.
-    pub fn set_status(self: &Arc<Self>, status: cl_int) {
+    pub(crate) fn set_status(self: &Arc<Self>, status: cl_int) {
         match status {
             CL_SUBMITTED => self.stamp(Stamp::Submit),
             CL_RUNNING => self.stamp(Stamp::Start),
@@ -143,7 +143,7 @@ impl Event {
     }
 
     /// `clSetEventCallback`: runs now if the trigger state has already been reached.
-    pub fn add_callback(self: &Arc<Self>, on: cl_int, f: EventCallback, user_data: usize) {
+    pub(crate) fn add_callback(self: &Arc<Self>, on: cl_int, f: EventCallback, user_data: usize) {
         let now = {
             let mut st = self.state.lock();
             if st.status <= on {
@@ -171,7 +171,7 @@ impl Event {
     }
 
     /// Blocks until the event is complete or failed; returns its final status.
-    pub fn wait(&self) -> cl_int {
+    pub(crate) fn wait(&self) -> cl_int {
         let mut st = self.state.lock();
         while st.status > CL_COMPLETE {
             self.changed.wait(&mut st);

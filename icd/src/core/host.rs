@@ -2,24 +2,24 @@
 
 use std::fs;
 
-pub struct HostFacts {
-    pub cores: u32,
-    pub memory_bytes: u64,
-    pub cpu_name: String,
-    pub cpu_vendor: String,
+pub(crate) struct HostFacts {
+    pub(crate) cores: u32,
+    pub(crate) memory_bytes: u64,
+    pub(crate) cpu_name: String,
+    pub(crate) cpu_vendor: String,
     /// The CPU's feature flags (what `-march=native` compiles for).
-    pub cpu_flags: String,
-    pub max_clock_mhz: u32,
-    pub cacheline: u32,
+    pub(crate) cpu_flags: String,
+    pub(crate) max_clock_mhz: u32,
+    pub(crate) cacheline: u32,
     /// The largest data cache a core can use (normally the shared last level).
-    pub cache_bytes: u64,
-    pub has_avx2: bool,
-    pub has_avx512: bool,
-    pub has_fma: bool,
+    pub(crate) cache_bytes: u64,
+    pub(crate) has_avx2: bool,
+    pub(crate) has_avx512: bool,
+    pub(crate) has_fma: bool,
 }
 
 impl HostFacts {
-    pub fn probe() -> HostFacts {
+    pub(crate) fn probe() -> HostFacts {
         let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let field = |key: &str| {
             cpuinfo

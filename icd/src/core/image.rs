@@ -47,7 +47,7 @@ fn channel_count(order: cl_channel_order) -> Option<usize> {
 
 /// Whether the spec allows the pair at all ("CL_INVALID_IMAGE_FORMAT_DESCRIPTOR if
 /// values specified in image_format are not valid"), OpenCL 3.0 section 5.3.1.1.
-pub fn valid(f: &cl_image_format) -> bool {
+pub(crate) fn valid(f: &cl_image_format) -> bool {
     let (o, t) = (f.image_channel_order, f.image_channel_data_type);
     let plain = PLAIN_TYPES.iter().any(|&(p, _)| p == t);
     match o {
@@ -62,7 +62,7 @@ pub fn valid(f: &cl_image_format) -> bool {
 }
 
 /// Bytes per texel of a valid format.
-pub fn element_size(f: &cl_image_format) -> usize {
+pub(crate) fn element_size(f: &cl_image_format) -> usize {
     let t = f.image_channel_data_type;
     if let Some(&(_, bytes)) = PACKED_TYPES.iter().find(|&&(p, _)| p == t) {
         return bytes;
@@ -72,7 +72,7 @@ pub fn element_size(f: &cl_image_format) -> usize {
 }
 
 /// Channels stored per texel as kernel code loads them (1 for packed types).
-pub fn stored_channels(f: &cl_image_format) -> usize {
+pub(crate) fn stored_channels(f: &cl_image_format) -> usize {
     if PACKED_TYPES.iter().any(|&(p, _)| p == f.image_channel_data_type) {
         1
     } else {
@@ -83,7 +83,7 @@ pub fn stored_channels(f: &cl_image_format) -> usize {
 /// The formats this device offers for `image_type` with access `flags`: what
 /// `clGetSupportedImageFormats` lists, in a fixed order. Every one is read, written and
 /// sampled by builtins/clc/image.cl.
-pub fn supported(image_type: cl_mem_object_type, flags: cl_mem_flags) -> Vec<cl_image_format> {
+pub(crate) fn supported(image_type: cl_mem_object_type, flags: cl_mem_flags) -> Vec<cl_image_format> {
     let fmt = |o, t| cl_image_format { image_channel_order: o, image_channel_data_type: t };
     let mut out = Vec::new();
     let all: Vec<cl_channel_type> = PLAIN_TYPES.iter().map(|&(t, _)| t).collect();
@@ -108,14 +108,14 @@ pub fn supported(image_type: cl_mem_object_type, flags: cl_mem_flags) -> Vec<cl_
     out
 }
 
-pub fn is_supported(image_type: cl_mem_object_type, flags: cl_mem_flags, f: &cl_image_format) -> bool {
+pub(crate) fn is_supported(image_type: cl_mem_object_type, flags: cl_mem_flags, f: &cl_image_format) -> bool {
     supported(image_type, flags).iter().any(|s| {
         s.image_channel_order == f.image_channel_order && s.image_channel_data_type == f.image_channel_data_type
     })
 }
 
 /// The image types, each with its number of dimensions and whether it is an array.
-pub fn shape(image_type: cl_mem_object_type) -> Option<(usize, bool)> {
+pub(crate) fn shape(image_type: cl_mem_object_type) -> Option<(usize, bool)> {
     Some(match image_type {
         CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => (1, false),
         CL_MEM_OBJECT_IMAGE1D_ARRAY => (1, true),
@@ -128,27 +128,27 @@ pub fn shape(image_type: cl_mem_object_type) -> Option<(usize, bool)> {
 
 /// An image's geometry: sizes as the application gave them and the layout in memory.
 #[derive(Clone, Copy, Debug)]
-pub struct Layout {
-    pub image_type: cl_mem_object_type,
-    pub format: cl_image_format,
-    pub width: usize,
+pub(crate) struct Layout {
+    pub(crate) image_type: cl_mem_object_type,
+    pub(crate) format: cl_image_format,
+    pub(crate) width: usize,
     /// 1 for types without height.
-    pub height: usize,
+    pub(crate) height: usize,
     /// 1 for types without depth.
-    pub depth: usize,
+    pub(crate) depth: usize,
     /// 0 for types that are not arrays.
-    pub array_size: usize,
-    pub elem: usize,
+    pub(crate) array_size: usize,
+    pub(crate) elem: usize,
     /// `CL_IMAGE_ROW_PITCH` and `CL_IMAGE_SLICE_PITCH` (for a 1D array, the slice pitch is
     /// the distance between its images; 0 for 1D and 2D images).
-    pub row_pitch: usize,
-    pub slice_pitch: usize,
+    pub(crate) row_pitch: usize,
+    pub(crate) slice_pitch: usize,
 }
 
 impl Layout {
     /// Extent of the coordinates kernels address texels by: x, y, z with layers counted
     /// as a dimension (a 1D array's layers are y, a 2D array's z).
-    pub fn extent(&self) -> [usize; 3] {
+    pub(crate) fn extent(&self) -> [usize; 3] {
         match self.image_type {
             CL_MEM_OBJECT_IMAGE1D_ARRAY => [self.width, self.array_size, 1],
             CL_MEM_OBJECT_IMAGE2D_ARRAY => [self.width, self.height, self.array_size],
@@ -157,7 +157,7 @@ impl Layout {
     }
 
     /// Bytes between texels one apart in y and z of `extent`.
-    pub fn strides(&self) -> (usize, usize) {
+    pub(crate) fn strides(&self) -> (usize, usize) {
         match self.image_type {
             CL_MEM_OBJECT_IMAGE1D_ARRAY => (self.slice_pitch, self.slice_pitch),
             _ => (self.row_pitch, self.slice_pitch.max(self.row_pitch)),
@@ -165,7 +165,7 @@ impl Layout {
     }
 
     /// Bytes the image spans in memory.
-    pub fn bytes(&self) -> Option<usize> {
+    pub(crate) fn bytes(&self) -> Option<usize> {
         let [w, h, d] = self.extent();
         let (row, slice) = self.strides();
         // The last texel's end: (d - 1) slices, (h - 1) rows, then w texels.
@@ -174,7 +174,7 @@ impl Layout {
 
     /// The byte rectangle of a region of texels (`origin` and `region` as the API gives
     /// them for this image type), for the `region` copy helpers.
-    pub fn rect(&self, origin: [usize; 3]) -> RectSide {
+    pub(crate) fn rect(&self, origin: [usize; 3]) -> RectSide {
         let (row, slice) = self.strides();
         RectSide { origin: [origin[0] * self.elem, origin[1], origin[2]], row_pitch: row, slice_pitch: slice }
     }
@@ -184,7 +184,7 @@ impl Layout {
     /// read or written specified by origin and region is out of bounds or if ptr is a
     /// NULL value"; for a 1D image origin[1], origin[2] must be 0 and region[1],
     /// region[2] 1, and so on).
-    pub fn contains(&self, origin: [usize; 3], region: [usize; 3]) -> bool {
+    pub(crate) fn contains(&self, origin: [usize; 3], region: [usize; 3]) -> bool {
         let extent = self.extent();
         let used = match self.image_type {
             CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => 1,
@@ -213,40 +213,45 @@ impl PartialEq for Layout {
 
 /// The device's image size limits (`CL_DEVICE_IMAGE*_MAX_*`).
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    pub max_2d: usize,
-    pub max_3d: usize,
-    pub max_array: usize,
-    pub max_buffer: usize,
+pub(crate) struct Limits {
+    pub(crate) max_2d: usize,
+    pub(crate) max_3d: usize,
+    pub(crate) max_array: usize,
+    pub(crate) max_buffer: usize,
 }
 
-pub const LIMITS: Limits = Limits { max_2d: 16384, max_3d: 2048, max_array: 2048, max_buffer: 1 << 27 };
+pub(crate) const LIMITS: Limits = Limits { max_2d: 16384, max_3d: 2048, max_array: 2048, max_buffer: 1 << 27 };
 
 /// Rows of texels a 2D image made from a buffer must start at, in texels
 /// (`CL_DEVICE_IMAGE_PITCH_ALIGNMENT`), and the alignment of the buffer's address
 /// (`CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT`): kernels load texels channel by channel,
 /// so one texel is enough.
-pub const PITCH_ALIGNMENT: u32 = 1;
-pub const BASE_ADDRESS_ALIGNMENT: u32 = 1;
+pub(crate) const PITCH_ALIGNMENT: u32 = 1;
+pub(crate) const BASE_ADDRESS_ALIGNMENT: u32 = 1;
 
 /// What a descriptor asks for, in the API's terms (`cl_image_desc` without the union).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Desc {
-    pub image_type: cl_mem_object_type,
-    pub width: usize,
-    pub height: usize,
-    pub depth: usize,
-    pub array_size: usize,
-    pub row_pitch: usize,
-    pub slice_pitch: usize,
-    pub num_mip_levels: u32,
-    pub num_samples: u32,
+pub(crate) struct Desc {
+    pub(crate) image_type: cl_mem_object_type,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    pub(crate) depth: usize,
+    pub(crate) array_size: usize,
+    pub(crate) row_pitch: usize,
+    pub(crate) slice_pitch: usize,
+    pub(crate) num_mip_levels: u32,
+    pub(crate) num_samples: u32,
 }
 
 /// Checks `desc` for an image of `format` and lays it out. `host_pitches`: the pitches
 /// describe memory the application gives (a host pointer or a buffer); otherwise they
 /// must be 0 and the image is packed. Errors are the spec's for clCreateImage.
-pub fn layout(desc: &Desc, format: &cl_image_format, host_pitches: bool, lim: &Limits) -> Result<Layout, cl_int> {
+pub(crate) fn layout(
+    desc: &Desc,
+    format: &cl_image_format,
+    host_pitches: bool,
+    lim: &Limits,
+) -> Result<Layout, cl_int> {
     let (dims, array) = shape(desc.image_type).ok_or(CL_INVALID_IMAGE_DESCRIPTOR)?;
     if desc.num_mip_levels != 0 || desc.num_samples != 0 {
         return Err(CL_INVALID_IMAGE_DESCRIPTOR);
@@ -313,7 +318,7 @@ pub fn layout(desc: &Desc, format: &cl_image_format, host_pitches: bool, lim: &L
 }
 
 /// IEEE binary16 nearest to `x`, ties to even.
-pub fn f32_to_f16(x: f32) -> u16 {
+pub(crate) fn f32_to_f16(x: f32) -> u16 {
     let bits = x.to_bits();
     let sign = ((bits >> 16) & 0x8000) as u16;
     let exp = ((bits >> 23) & 0xff) as i32;
@@ -344,7 +349,7 @@ pub fn f32_to_f16(x: f32) -> u16 {
 /// A fill colour as `clEnqueueFillImage` passes it: four floats, ints or uints by the
 /// image's channel type.
 #[derive(Clone, Copy, Debug)]
-pub enum Color {
+pub(crate) enum Color {
     Float([f32; 4]),
     Int([i32; 4]),
     Uint([u32; 4]),
@@ -355,7 +360,7 @@ impl Color {
     ///
     /// # Safety
     /// `p` points at 16 readable bytes.
-    pub unsafe fn read(p: *const u8, t: cl_channel_type) -> Color {
+    pub(crate) unsafe fn read(p: *const u8, t: cl_channel_type) -> Color {
         let words: [u32; 4] = std::ptr::read_unaligned(p.cast());
         match t {
             CL_SIGNED_INT8 | CL_SIGNED_INT16 | CL_SIGNED_INT32 => Color::Int(words.map(|w| w as i32)),
@@ -388,7 +393,7 @@ fn linear_to_srgb(c: f32) -> f32 {
 
 /// The texel `color` (r, g, b, a) becomes in format `f`, as builtins/clc/image.cl's
 /// `write_image*` would store it.
-pub fn encode(f: &cl_image_format, color: Color) -> Vec<u8> {
+pub(crate) fn encode(f: &cl_image_format, color: Color) -> Vec<u8> {
     let order = f.image_channel_order;
     // (r, g, b, a) to the stored channels, in memory order.
     let pick: &[usize] = match order {

@@ -17,7 +17,7 @@ use crate::exec::ndrange::{local_arg_bytes, Launch};
 use crate::exec::pool::Pool;
 
 #[derive(Clone)]
-pub enum ArgValue {
+pub(crate) enum ArgValue {
     Bytes(Vec<u8>),
     /// A buffer, or NULL. Weak: setting an argument does not keep the buffer alive past
     /// the application's last release (its destructor callbacks must run then; the
@@ -33,17 +33,19 @@ pub enum ArgValue {
 }
 
 #[repr(C)]
-pub struct Kernel {
-    pub base: Base,
-    pub program: Arc<Program>,
-    pub library: Arc<KernelLibrary>,
-    pub info: kernel_info::Kernel,
-    pub launch: LaunchFn,
-    pub item: Option<ItemFn>,
-    pub args: Mutex<Vec<Option<ArgValue>>>,
+pub(crate) struct Kernel {
+    pub(crate) base: Base,
+    pub(crate) program: Arc<Program>,
+    /// Keeps the code `launch` and `item` point into loaded.
+    library: Arc<KernelLibrary>,
+    pub(crate) info: kernel_info::Kernel,
+    launch: LaunchFn,
+    item: Option<ItemFn>,
+    /// One slot per argument of `info`, set by `set_arg`.
+    args: Mutex<Vec<Option<ArgValue>>>,
     /// What a work-group of this kernel has cost lately (ns, 0: unknown): the pool runs
     /// launches too small to pay for waking a worker on the issuing thread alone.
-    pub group_ns: Arc<std::sync::atomic::AtomicU64>,
+    pub(crate) group_ns: Arc<std::sync::atomic::AtomicU64>,
 }
 
 // SAFETY: the function pointers point into `library`, which the kernel keeps loaded.
@@ -65,7 +67,7 @@ impl ClObject for Kernel {
 }
 
 impl Kernel {
-    pub fn new(program: Arc<Program>, library: Arc<KernelLibrary>, name: &str) -> Option<Arc<Kernel>> {
+    pub(crate) fn new(program: Arc<Program>, library: Arc<KernelLibrary>, name: &str) -> Option<Arc<Kernel>> {
         let info = library.kernel(name)?.clone();
         let (launch, item) = library.entry(name)?;
         let args = Mutex::new(vec![None; info.args.len()]);
@@ -75,7 +77,7 @@ impl Kernel {
     }
 
     /// `clCloneKernel`: same kernel, a copy of the argument values.
-    pub fn duplicate(&self) -> Arc<Kernel> {
+    pub(crate) fn duplicate(&self) -> Arc<Kernel> {
         self.program.kernel_attached();
         Arc::new(Kernel {
             base: Base::new(),
@@ -91,20 +93,27 @@ impl Kernel {
 }
 
 /// The geometry of one launch as the application gave it.
-pub struct NdRange {
+pub(crate) struct NdRange {
     /// 1 to 3.
-    pub dims: usize,
+    pub(crate) dims: usize,
     /// Sizes and offsets, 1 and 0 past `dims`.
-    pub global: [usize; 3],
-    pub offset: [usize; 3],
+    pub(crate) global: [usize; 3],
+    pub(crate) offset: [usize; 3],
     /// `None` when the application leaves the work-group size to the driver.
-    pub local: Option<[usize; 3]>,
+    pub(crate) local: Option<[usize; 3]>,
 }
 
 impl Kernel {
     /// `__local` bytes a launch needs: the kernel's own variables plus the local
     /// arguments set so far.
-    pub fn local_mem_size(&self) -> u64 {
+    /// `clSetKernelArg*`: the value of argument `index`, checked by the caller against
+    /// the argument's kind; `CL_INVALID_ARG_INDEX` past the last argument.
+    pub(crate) fn set_arg(&self, index: usize, value: ArgValue) -> CLResult<()> {
+        *self.args.lock().get_mut(index).ok_or(CL_INVALID_ARG_INDEX)? = Some(value);
+        Ok(())
+    }
+
+    pub(crate) fn local_mem_size(&self) -> u64 {
         let args = self.args.lock();
         let local = local_arg_bytes(args.iter().filter_map(|a| match a {
             Some(ArgValue::Local(s)) => Some(*s),
@@ -116,7 +125,7 @@ impl Kernel {
 
     /// `CL_KERNEL_WORK_GROUP_SIZE`: the device's maximum, or for a kernel using sub-group
     /// functions the largest sub-group (a sub-group is the work-group).
-    pub fn max_work_group_size(&self, device: &Device) -> usize {
+    pub(crate) fn max_work_group_size(&self, device: &Device) -> usize {
         let max = device.limits.max_work_group_size;
         if self.info.sub_groups {
             max.min(crate::core::device::MAX_SUB_GROUP_SIZE)
@@ -129,7 +138,7 @@ impl Kernel {
     /// (later `clSetKernelArg` calls do not affect it): chooses the work-group size when
     /// the application did not, checks the geometry and arguments as
     /// `clEnqueueNDRangeKernel` must, and packs the argument block.
-    pub fn launch(self: &Arc<Self>, device: &Device, range: NdRange) -> CLResult<Arc<Launch>> {
+    pub(crate) fn launch(self: &Arc<Self>, device: &Device, range: NdRange) -> CLResult<Arc<Launch>> {
         let NdRange { dims, global, offset, local } = range;
         let limits = &device.limits;
         // Every work-item has a linear id (`get_global_linear_id`, the group count), so
@@ -280,7 +289,7 @@ impl Kernel {
             global,
             local,
             offset,
-            keep,
+            _keep: keep,
             group_ns: self.group_ns.clone(),
             merge,
             rows: group_use == kernel_info::GroupUse::Ids,

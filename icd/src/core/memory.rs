@@ -15,15 +15,15 @@ use super::image::Layout;
 use super::object::CLResult;
 use super::object::{Base, ClObject, Kind};
 
-pub type MemDestructor = unsafe extern "C" fn(cl_mem, *mut c_void);
+pub(crate) type MemDestructor = unsafe extern "C" fn(cl_mem, *mut c_void);
 
 /// Access flags: at most one of each group may be given.
-pub const DEVICE_ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-pub const HOST_ACCESS: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-pub const HOST_PTR_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+pub(crate) const DEVICE_ACCESS: cl_mem_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+pub(crate) const HOST_ACCESS: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+pub(crate) const HOST_PTR_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 /// `CL_MEM_KERNEL_READ_AND_WRITE`: images only, alongside the access flags.
-pub const KERNEL_ACCESS: cl_mem_flags = CL_MEM_KERNEL_READ_AND_WRITE;
-pub const BUFFER_FLAGS: cl_mem_flags = DEVICE_ACCESS | HOST_ACCESS | HOST_PTR_FLAGS;
+pub(crate) const KERNEL_ACCESS: cl_mem_flags = CL_MEM_KERNEL_READ_AND_WRITE;
+pub(crate) const BUFFER_FLAGS: cl_mem_flags = DEVICE_ACCESS | HOST_ACCESS | HOST_PTR_FLAGS;
 
 /// The bytes behind a root buffer.
 struct Storage {
@@ -111,33 +111,33 @@ fn huge_pages(size: usize) -> Option<(*mut u8, usize)> {
 }
 
 #[repr(C)]
-pub struct Mem {
-    pub base: Base,
-    pub context: Arc<Context>,
-    pub flags: cl_mem_flags,
-    pub size: usize,
+pub(crate) struct Mem {
+    pub(crate) base: Base,
+    pub(crate) context: Arc<Context>,
+    pub(crate) flags: cl_mem_flags,
+    pub(crate) size: usize,
     /// `CL_MEM_HOST_PTR`: the application's pointer (offset into it for sub-buffers).
-    pub host_ptr: *mut c_void,
+    pub(crate) host_ptr: *mut c_void,
     /// The parent of a sub-buffer, and the sub-buffer's origin in it.
-    pub parent: Option<Arc<Mem>>,
-    pub offset: usize,
-    pub properties: Vec<cl_mem_properties>,
+    pub(crate) parent: Option<Arc<Mem>>,
+    pub(crate) offset: usize,
+    pub(crate) properties: Vec<cl_mem_properties>,
     /// Held for its `Drop`: frees the allocation after the destructor callbacks ran.
     _storage: Option<Storage>,
     data: *mut u8,
     /// Set for images.
-    pub image: Option<ImageData>,
+    pub(crate) image: Option<ImageData>,
     /// Pointers handed out by map commands and not yet unmapped (a multiset).
     maps: Mutex<Vec<usize>>,
     destructors: Mutex<Vec<(MemDestructor, usize)>>,
 }
 
 /// What an image adds to a memory object.
-pub struct ImageData {
-    pub layout: Layout,
+pub(crate) struct ImageData {
+    pub(crate) layout: Layout,
     /// What an image argument of a kernel points to: lives as long as the object, which
     /// every launch using it holds.
-    pub kernel: ferrocl_kernel_abi::Image,
+    pub(crate) kernel: ferrocl_kernel_abi::Image,
 }
 
 // SAFETY: the raw pointers refer to memory owned by this object (or by the application
@@ -156,7 +156,7 @@ impl ClObject for Mem {
 
 impl Mem {
     /// A new buffer. Flags and sizes have been validated by the API layer.
-    pub fn new_buffer(
+    pub(crate) fn new_buffer(
         context: Arc<Context>,
         flags: cl_mem_flags,
         size: usize,
@@ -179,7 +179,7 @@ impl Mem {
     /// `layout` has the host's pitches), or its own, filled from `host_ptr` laid out as
     /// `host` under `CL_MEM_COPY_HOST_PTR`. Validated by the API layer.
     #[allow(clippy::too_many_arguments)]
-    pub fn new_image(
+    pub(crate) fn new_image(
         context: Arc<Context>,
         flags: cl_mem_flags,
         layout: Layout,
@@ -266,7 +266,7 @@ impl Mem {
     }
 
     /// A sub-buffer of `parent` (a root buffer) over `[origin, origin + size)`.
-    pub fn new_sub_buffer(parent: &Arc<Mem>, flags: cl_mem_flags, origin: usize, size: usize) -> Arc<Mem> {
+    pub(crate) fn new_sub_buffer(parent: &Arc<Mem>, flags: cl_mem_flags, origin: usize, size: usize) -> Arc<Mem> {
         let host_ptr = if parent.host_ptr.is_null() {
             std::ptr::null_mut()
         } else {
@@ -292,33 +292,33 @@ impl Mem {
     }
 
     /// The first byte of this object's contents.
-    pub fn data(&self) -> *mut u8 {
+    pub(crate) fn data(&self) -> *mut u8 {
         self.data
     }
 
     /// The root buffer and this object's offset in it, for overlap checks across
     /// sub-buffers of one parent.
-    pub fn root(&self) -> (*const Mem, usize) {
+    pub(crate) fn root(&self) -> (*const Mem, usize) {
         match &self.parent {
             Some(p) => (Arc::as_ptr(p), self.offset),
             None => (self as *const Mem, 0),
         }
     }
 
-    pub fn add_destructor(&self, f: MemDestructor, user_data: usize) {
+    pub(crate) fn add_destructor(&self, f: MemDestructor, user_data: usize) {
         self.destructors.lock().push((f, user_data));
     }
 
-    pub fn map_count(&self) -> u32 {
+    pub(crate) fn map_count(&self) -> u32 {
         self.maps.lock().len() as u32
     }
 
-    pub fn add_map(&self, ptr: *mut u8) {
+    pub(crate) fn add_map(&self, ptr: *mut u8) {
         self.maps.lock().push(ptr as usize);
     }
 
     /// Forgets one mapping of `ptr`; false if `ptr` is not mapped from this object.
-    pub fn remove_map(&self, ptr: *mut c_void) -> bool {
+    pub(crate) fn remove_map(&self, ptr: *mut c_void) -> bool {
         let mut maps = self.maps.lock();
         match maps.iter().position(|&p| p == ptr as usize) {
             Some(i) => {

@@ -1,24 +1,24 @@
 //! The object model behind the API: what each object holds and how commands run.
 
-pub mod binary;
-pub mod context;
-pub mod device;
-pub mod event;
-pub mod host;
-pub mod image;
-pub mod kernel;
-pub mod memory;
-pub mod object;
-pub mod platform;
-pub mod program;
-pub mod queue;
-pub mod region;
-pub mod sampler;
-pub mod svm;
+pub(crate) mod binary;
+pub(crate) mod context;
+pub(crate) mod device;
+pub(crate) mod event;
+pub(crate) mod host;
+pub(crate) mod image;
+pub(crate) mod kernel;
+pub(crate) mod memory;
+pub(crate) mod object;
+pub(crate) mod platform;
+pub(crate) mod program;
+pub(crate) mod queue;
+pub(crate) mod region;
+pub(crate) mod sampler;
+pub(crate) mod svm;
 
 /// `CL_MAKE_VERSION`.
-pub const fn cl_version(major: u32, minor: u32, patch: u32) -> u32 {
+pub(crate) const fn cl_version(major: u32, minor: u32, patch: u32) -> u32 {
     (major << 22) | (minor << 12) | patch
 }
 
-pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");

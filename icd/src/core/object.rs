@@ -13,11 +13,11 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use opencl_sys::cl_int;
 
 /// The outcome of an operation that fails with an OpenCL error code.
-pub type CLResult<T> = Result<T, cl_int>;
+pub(crate) type CLResult<T> = Result<T, cl_int>;
 
 /// The fields every handle starts with, in the layout the ICD loader reads.
 #[repr(C)]
-pub struct Base {
+pub(crate) struct Base {
     /// The ICD dispatch table (`cl_icd_dispatch`), set when the object is given out.
     dispatch: AtomicPtr<c_void>,
     /// cl_khr_icd 2.0: the loader's data for this platform, echoed in every object.
@@ -28,7 +28,7 @@ pub struct Base {
 }
 
 impl Base {
-    pub fn new() -> Base {
+    pub(crate) fn new() -> Base {
         Base {
             dispatch: AtomicPtr::new(null_mut()),
             dispatch_data: AtomicPtr::new(null_mut()),
@@ -36,28 +36,28 @@ impl Base {
         }
     }
 
-    pub fn ref_count(&self) -> u32 {
+    pub(crate) fn ref_count(&self) -> u32 {
         self.api_refs.load(Ordering::Acquire)
     }
 
     /// Fills the loader's fields; done by the C boundary before the handle escapes.
-    pub fn set_dispatch(&self, table: *const c_void, data: *mut c_void) {
+    pub(crate) fn set_dispatch(&self, table: *const c_void, data: *mut c_void) {
         self.dispatch.store(table.cast_mut(), Ordering::Release);
         self.dispatch_data.store(data, Ordering::Release);
     }
 
     /// cl_khr_icd 2.0: the loader may set its data after the object was given out.
-    pub fn set_dispatch_data(&self, data: *mut c_void) {
+    pub(crate) fn set_dispatch_data(&self, data: *mut c_void) {
         self.dispatch_data.store(data, Ordering::Release);
     }
 
     /// `clRetain*`.
-    pub fn retain(&self) {
+    pub(crate) fn retain(&self) {
         self.api_refs.fetch_add(1, Ordering::AcqRel);
     }
 
     /// `clRelease*`: true when this was the application's last reference.
-    pub fn release(&self) -> bool {
+    pub(crate) fn release(&self) -> bool {
         self.api_refs.fetch_sub(1, Ordering::AcqRel) == 1
     }
 }
@@ -70,7 +70,7 @@ impl Default for Base {
 
 /// Object families, used to tell handles of one family from another.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
+pub(crate) enum Kind {
     Platform,
     Device,
     Context,
@@ -83,7 +83,7 @@ pub enum Kind {
 }
 
 /// An object the API hands out as a handle.
-pub trait ClObject: Send + Sync + Sized + 'static {
+pub(crate) trait ClObject: Send + Sync + Sized + 'static {
     const KIND: Kind;
     /// The error for an invalid handle of this family, e.g. `CL_INVALID_CONTEXT`.
     const INVALID: cl_int;

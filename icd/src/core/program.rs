@@ -14,8 +14,8 @@ use super::object::{Base, ClObject, Kind};
 use crate::compiler::{self, cache, meta, BuildError};
 
 /// A kernel library loaded into the process, with its entry points resolved.
-pub struct KernelLibrary {
-    pub info: compiler::Library,
+pub(crate) struct KernelLibrary {
+    pub(crate) info: compiler::Library,
     entries: HashMap<String, (LaunchFn, Option<ItemFn>)>,
     /// `__ferrocl_static_local_query`, for validation mode (libraries of older builds
     /// lack it).
@@ -24,7 +24,7 @@ pub struct KernelLibrary {
 }
 
 impl KernelLibrary {
-    pub fn load(info: compiler::Library) -> Result<Arc<KernelLibrary>, String> {
+    pub(crate) fn load(info: compiler::Library) -> Result<Arc<KernelLibrary>, String> {
         // dlopen returns the same instance for the same path, so programs built from
         // the same source would share their program-scope variables: each program with
         // such variables loads a private copy (unlinked once loaded).
@@ -69,20 +69,20 @@ impl KernelLibrary {
         Ok(Arc::new(KernelLibrary { info, entries, static_local, _lib: lib }))
     }
 
-    pub fn static_local_query(&self) -> Option<crate::exec::copies::validate::StaticLocalFn> {
+    pub(crate) fn static_local_query(&self) -> Option<crate::exec::copies::validate::StaticLocalFn> {
         self.static_local
     }
 
-    pub fn entry(&self, name: &str) -> Option<(LaunchFn, Option<ItemFn>)> {
+    pub(crate) fn entry(&self, name: &str) -> Option<(LaunchFn, Option<ItemFn>)> {
         self.entries.get(name).copied()
     }
 
-    pub fn kernel(&self, name: &str) -> Option<&compiler::kernel_info::Kernel> {
+    pub(crate) fn kernel(&self, name: &str) -> Option<&compiler::kernel_info::Kernel> {
         self.info.kernels.iter().find(|k| k.name == name)
     }
 
     /// `CL_PROGRAM_BINARIES`: the kernel descriptions and the library (`binary`).
-    pub fn binary(&self) -> Vec<u8> {
+    pub(crate) fn binary(&self) -> Vec<u8> {
         let meta = meta::to_text(&self.info.kernels, self.info.global_variable_size);
         let so = std::fs::read(&self.info.path).unwrap_or_default();
         binary::pack(binary::Kind::Executable, &host_isa(), &meta, &so)
@@ -94,7 +94,7 @@ fn host_isa() -> Vec<&'static str> {
 }
 
 /// What a program binary holds, once checked.
-pub enum FromBinary {
+pub(crate) enum FromBinary {
     /// An executable, unpacked into the cache.
     Executable(compiler::Library),
     /// A compiled object or a library: its module.
@@ -102,7 +102,7 @@ pub enum FromBinary {
 }
 
 /// Checks a program binary and unpacks it; `Err` says why it cannot be used.
-pub fn from_binary(bytes: &[u8]) -> Result<FromBinary, String> {
+pub(crate) fn from_binary(bytes: &[u8]) -> Result<FromBinary, String> {
     let unpacked = binary::unpack(bytes, &super::device::Device::get().host.cpu_flags)?;
     let module = || String::from_utf8_lossy(unpacked.payload).into_owned();
     match unpacked.kind {
@@ -122,19 +122,19 @@ pub fn from_binary(bytes: &[u8]) -> Result<FromBinary, String> {
     }
 }
 
-pub struct BuildState {
-    pub status: cl_build_status,
-    pub options: String,
-    pub log: String,
-    pub binary_type: cl_program_binary_type,
-    pub library: Option<Arc<KernelLibrary>>,
+pub(crate) struct BuildState {
+    pub(crate) status: cl_build_status,
+    pub(crate) options: String,
+    pub(crate) log: String,
+    pub(crate) binary_type: cl_program_binary_type,
+    pub(crate) library: Option<Arc<KernelLibrary>>,
     /// The module of a compiled object or library (`clCompileProgram`, `-create-library`).
-    pub ir: Option<String>,
+    pub(crate) ir: Option<String>,
 }
 
 /// How a program object was made: what clBuildProgram and clCompileProgram accept.
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Origin {
+pub(crate) enum Origin {
     Source,
     /// `clCreateProgramWithIL`: a SPIR-V module.
     Il,
@@ -143,28 +143,28 @@ pub enum Origin {
 }
 
 /// What an IL program holds besides its build state.
-pub struct Il {
-    pub module: Vec<u8>,
+pub(crate) struct Il {
+    pub(crate) module: Vec<u8>,
     /// The module's specialization constants, read when it was created.
-    pub constants: Vec<compiler::spirv::module::SpecConstant>,
+    pub(crate) constants: Vec<compiler::spirv::module::SpecConstant>,
     /// Values set with `clSetProgramSpecializationConstant`, used by the next build.
-    pub values: Mutex<Vec<compiler::spirv::SpecValue>>,
+    pub(crate) values: Mutex<Vec<compiler::spirv::SpecValue>>,
 }
 
 #[repr(C)]
-pub struct Program {
-    pub base: Base,
-    pub context: Arc<Context>,
-    pub origin: Origin,
-    pub source: String,
+pub(crate) struct Program {
+    pub(crate) base: Base,
+    pub(crate) context: Arc<Context>,
+    pub(crate) origin: Origin,
+    pub(crate) source: String,
     /// Set for programs created from SPIR-V.
-    pub il: Option<Il>,
+    pub(crate) il: Option<Il>,
     /// Set for programs created from a binary, until built.
-    pub pending_binary: Option<compiler::Library>,
-    pub build: Mutex<BuildState>,
+    pending_binary: Option<compiler::Library>,
+    pub(crate) build: Mutex<BuildState>,
     /// Kernel objects alive: "CL_INVALID_OPERATION if there are kernel objects attached
     /// to program" when building again.
-    pub kernels: AtomicUsize,
+    kernels: AtomicUsize,
     /// Second builds with a loop for one group size, per kernel (`fixed_launch`), and
     /// the number of the build they belong to (a new build drops them).
     fixed: Mutex<(u64, HashMap<String, Fixed>)>,
@@ -238,13 +238,13 @@ impl Program {
         })
     }
 
-    pub fn from_source(context: Arc<Context>, source: String) -> Arc<Program> {
+    pub(crate) fn from_source(context: Arc<Context>, source: String) -> Arc<Program> {
         compiler::warm_up();
         Program::new(context, Origin::Source, source, None)
     }
 
     /// A program from a SPIR-V module; `Err` says why the module is malformed.
-    pub fn from_il(context: Arc<Context>, module: &[u8]) -> Result<Arc<Program>, String> {
+    pub(crate) fn from_il(context: Arc<Context>, module: &[u8]) -> Result<Arc<Program>, String> {
         let parsed = compiler::spirv::module::parse(module)?;
         compiler::warm_up();
         let mut p = Program::new(context, Origin::Il, String::new(), None);
@@ -254,7 +254,7 @@ impl Program {
     }
 
     /// `clSetProgramSpecializationConstant`.
-    pub fn set_spec_constant(&self, id: u32, value: &[u8]) -> Result<(), cl_int> {
+    pub(crate) fn set_spec_constant(&self, id: u32, value: &[u8]) -> Result<(), cl_int> {
         let il = self.il.as_ref().ok_or(CL_INVALID_PROGRAM)?;
         let c = il.constants.iter().find(|c| c.id == id).ok_or(CL_INVALID_SPEC_ID)?;
         if value.len() != c.ty.size() {
@@ -278,7 +278,7 @@ impl Program {
         }
     }
 
-    pub fn from_binary(context: Arc<Context>, binary: FromBinary) -> Arc<Program> {
+    pub(crate) fn from_binary(context: Arc<Context>, binary: FromBinary) -> Arc<Program> {
         match binary {
             FromBinary::Executable(library) => {
                 let p = Program::new(context, Origin::Binary, String::new(), Some(library));
@@ -299,7 +299,7 @@ impl Program {
 
     /// `CL_PROGRAM_BINARIES`: the executable, or the compiled object or library, or
     /// nothing.
-    pub fn binary(&self) -> Vec<u8> {
+    pub(crate) fn binary(&self) -> Vec<u8> {
         let st = self.build.lock();
         if let Some(lib) = &st.library {
             return lib.binary();
@@ -312,12 +312,12 @@ impl Program {
         st.ir.as_ref().map(|ir| binary::pack(kind, &host_isa(), "", ir.as_bytes())).unwrap_or_default()
     }
 
-    pub fn library(&self) -> Option<Arc<KernelLibrary>> {
+    pub(crate) fn library(&self) -> Option<Arc<KernelLibrary>> {
         self.build.lock().library.clone()
     }
 
     /// Builds the program (or loads its binary) and records the outcome.
-    pub fn build(&self, options: &str) -> Result<(), cl_int> {
+    pub(crate) fn build(&self, options: &str) -> Result<(), cl_int> {
         let module = (self.origin == Origin::Binary).then(|| self.build.lock().ir.clone()).flatten();
         let result = match (&self.pending_binary, module) {
             (Some(lib), _) => Ok((lib.clone(), String::new())),
@@ -351,7 +351,7 @@ impl Program {
     /// second library runs every size (groups of other sizes take the general loop).
     /// PoCL builds each kernel for each launch size, before the launch; here a build the
     /// kernel does not pay back is not made, and launches do not wait for one.
-    pub fn fixed_launch(
+    pub(crate) fn fixed_launch(
         self: &Arc<Self>,
         name: &str,
         local: [usize; 3],
@@ -440,7 +440,7 @@ impl Program {
     }
 
     /// Records a failed build step and returns its error code.
-    pub fn fail(&self, e: BuildError) -> cl_int {
+    pub(crate) fn fail(&self, e: BuildError) -> cl_int {
         let mut st = self.build.lock();
         st.status = CL_BUILD_ERROR;
         st.library = None;
@@ -454,7 +454,7 @@ impl Program {
     }
 
     /// `clCompileProgram`: keeps the module for a later link.
-    pub fn compile(&self, options: &str, headers: &[(String, String)]) -> Result<(), cl_int> {
+    pub(crate) fn compile(&self, options: &str, headers: &[(String, String)]) -> Result<(), cl_int> {
         self.build.lock().options = options.to_string();
         match self.with_input(headers, |i| compiler::compile(target(), i, options)) {
             Ok((ir, log)) => {
@@ -466,7 +466,7 @@ impl Program {
     }
 
     /// A program made by `clLinkProgram`.
-    pub fn from_link(
+    pub(crate) fn from_link(
         context: Arc<Context>,
         options: &str,
         inputs: &[Arc<Program>],
@@ -491,12 +491,18 @@ impl Program {
         (p, result)
     }
 
-    pub fn kernel_attached(&self) {
+    pub(crate) fn kernel_attached(&self) {
         self.kernels.fetch_add(1, Ordering::AcqRel);
     }
 
-    pub fn kernel_detached(&self) {
+    pub(crate) fn kernel_detached(&self) {
         self.kernels.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Whether kernel objects are attached: "CL_INVALID_OPERATION if there are kernel
+    /// objects attached to program" when it is built again.
+    pub(crate) fn has_kernels(&self) -> bool {
+        self.kernels.load(Ordering::Acquire) > 0
     }
 }
 

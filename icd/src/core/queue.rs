@@ -25,7 +25,7 @@ use super::object::{Base, ClObject, Kind};
 use crate::exec::spin::Spinner;
 
 /// The body of a command, run once its wait list is complete.
-pub type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
+pub(crate) type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
 
 struct Submission {
     event: Arc<Event>,
@@ -110,13 +110,13 @@ impl Commands {
 }
 
 #[repr(C)]
-pub struct Queue {
-    pub base: Base,
-    pub context: Arc<Context>,
-    pub device: Arc<Device>,
-    pub properties: cl_command_queue_properties,
+pub(crate) struct Queue {
+    pub(crate) base: Base,
+    pub(crate) context: Arc<Context>,
+    pub(crate) device: Arc<Device>,
+    pub(crate) properties: cl_command_queue_properties,
     /// The property list as given, for `CL_QUEUE_PROPERTIES_ARRAY`.
-    pub properties_array: Vec<cl_queue_properties>,
+    pub(crate) properties_array: Vec<cl_queue_properties>,
     commands: Arc<Commands>,
 }
 
@@ -139,7 +139,7 @@ impl CommandQueue for Queue {
 }
 
 impl Queue {
-    pub fn new(
+    pub(crate) fn new(
         context: Arc<Context>,
         device: Arc<Device>,
         properties: cl_command_queue_properties,
@@ -156,7 +156,7 @@ impl Queue {
 
     /// Submits a command; it runs after every command enqueued before it and after
     /// every event in `wait_for`.
-    pub fn enqueue(
+    pub(crate) fn enqueue(
         self: &Arc<Self>,
         command_type: cl_command_type,
         wait_for: Vec<Arc<Event>>,
@@ -175,7 +175,7 @@ impl Queue {
 
     /// Blocks until every command enqueued so far has finished, running pending
     /// commands on this thread rather than waiting for the queue's thread to.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.commands.drain(|st| st.pending.is_empty() && !st.busy, None);
     }
 }

@@ -2,22 +2,22 @@
 //! rectangle geometry for the `_rect` commands and the spec's overlap test.
 
 /// True when `[offset, offset + size)` lies inside `[0, total)`.
-pub fn fits(offset: usize, size: usize, total: usize) -> bool {
+pub(crate) fn fits(offset: usize, size: usize, total: usize) -> bool {
     offset.checked_add(size).is_some_and(|end| end <= total)
 }
 
 /// True when two byte ranges share at least one byte.
-pub fn overlaps(a: usize, a_size: usize, b: usize, b_size: usize) -> bool {
+pub(crate) fn overlaps(a: usize, a_size: usize, b: usize, b_size: usize) -> bool {
     a < b.saturating_add(b_size) && b < a.saturating_add(a_size)
 }
 
 /// One side of a rectangular transfer: where it starts and how rows and slices are laid
 /// out in memory. Pitches are already defaulted (`0` means tightly packed).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RectSide {
-    pub origin: [usize; 3],
-    pub row_pitch: usize,
-    pub slice_pitch: usize,
+pub(crate) struct RectSide {
+    pub(crate) origin: [usize; 3],
+    pub(crate) row_pitch: usize,
+    pub(crate) slice_pitch: usize,
 }
 
 impl RectSide {
@@ -26,7 +26,12 @@ impl RectSide {
     /// slice_pitch is computed as region[1] * row_pitch"; a non-zero row pitch must be
     /// at least region[0], a non-zero slice pitch at least region[1] * row_pitch and a multiple of
     /// row_pitch. `None` means `CL_INVALID_VALUE`.
-    pub fn new(origin: [usize; 3], region: [usize; 3], row_pitch: usize, slice_pitch: usize) -> Option<RectSide> {
+    pub(crate) fn new(
+        origin: [usize; 3],
+        region: [usize; 3],
+        row_pitch: usize,
+        slice_pitch: usize,
+    ) -> Option<RectSide> {
         let row_pitch = if row_pitch == 0 { region[0] } else { row_pitch };
         if row_pitch < region[0] {
             return None;
@@ -40,12 +45,12 @@ impl RectSide {
     }
 
     /// Byte offset of the first byte of row `y` in slice `z` (relative to the region).
-    pub fn row_offset(&self, y: usize, z: usize) -> usize {
+    pub(crate) fn row_offset(&self, y: usize, z: usize) -> usize {
         (self.origin[2] + z) * self.slice_pitch + (self.origin[1] + y) * self.row_pitch + self.origin[0]
     }
 
     /// One past the last byte the region touches, or `None` on overflow.
-    pub fn end(&self, region: [usize; 3]) -> Option<usize> {
+    pub(crate) fn end(&self, region: [usize; 3]) -> Option<usize> {
         let z = self.origin[2].checked_add(region[2] - 1)?.checked_mul(self.slice_pitch)?;
         let y = self.origin[1].checked_add(region[1] - 1)?.checked_mul(self.row_pitch)?;
         z.checked_add(y)?.checked_add(self.origin[0])?.checked_add(region[0])
@@ -58,7 +63,7 @@ impl RectSide {
 /// Every row of `region` on each side must lie inside memory valid for the access
 /// (checked by the caller with [`RectSide::end`]). Rows may overlap only if the caller
 /// has ruled out a `CL_MEM_COPY_OVERLAP`; `copy` (memmove) keeps each row correct.
-pub unsafe fn copy_rect(src: *const u8, s: &RectSide, dst: *mut u8, d: &RectSide, region: [usize; 3]) {
+pub(crate) unsafe fn copy_rect(src: *const u8, s: &RectSide, dst: *mut u8, d: &RectSide, region: [usize; 3]) {
     for z in 0..region[2] {
         for y in 0..region[1] {
             std::ptr::copy(src.add(s.row_offset(y, z)), dst.add(d.row_offset(y, z)), region[0]);
@@ -68,7 +73,7 @@ pub unsafe fn copy_rect(src: *const u8, s: &RectSide, dst: *mut u8, d: &RectSide
 
 /// The overlap test the OpenCL spec gives for `clEnqueueCopyBufferRect` on one buffer
 /// (both sides share the pitches, which the caller has checked).
-pub fn rects_overlap(
+pub(crate) fn rects_overlap(
     src_origin: [usize; 3],
     dst_origin: [usize; 3],
     region: [usize; 3],
@@ -106,7 +111,7 @@ pub fn rects_overlap(
 ///
 /// # Safety
 /// `dst` is valid for `size` bytes.
-pub unsafe fn fill(dst: *mut u8, size: usize, pattern: &[u8]) {
+pub(crate) unsafe fn fill(dst: *mut u8, size: usize, pattern: &[u8]) {
     let out = std::slice::from_raw_parts_mut(dst, size);
     for chunk in out.chunks_exact_mut(pattern.len()) {
         chunk.copy_from_slice(pattern);

@@ -10,14 +10,14 @@ use super::context::Context;
 use super::object::{Base, ClObject, Kind};
 
 #[repr(C)]
-pub struct Sampler {
-    pub base: Base,
-    pub context: Arc<Context>,
-    pub normalized: bool,
-    pub addressing: cl_addressing_mode,
-    pub filter: cl_filter_mode,
+pub(crate) struct Sampler {
+    pub(crate) base: Base,
+    pub(crate) context: Arc<Context>,
+    pub(crate) normalized: bool,
+    pub(crate) addressing: cl_addressing_mode,
+    pub(crate) filter: cl_filter_mode,
     /// `CL_SAMPLER_PROPERTIES` as given (empty for `clCreateSampler`).
-    pub properties: Vec<cl_sampler_properties>,
+    pub(crate) properties: Vec<cl_sampler_properties>,
 }
 
 impl ClObject for Sampler {
@@ -29,7 +29,7 @@ impl ClObject for Sampler {
 }
 
 /// OpenCL C's `CLK_*` sampler bits for a sampler, `None` for modes that do not exist.
-pub fn kernel_bits(normalized: bool, addressing: cl_addressing_mode, filter: cl_filter_mode) -> Option<u32> {
+pub(crate) fn kernel_bits(normalized: bool, addressing: cl_addressing_mode, filter: cl_filter_mode) -> Option<u32> {
     // CLK_ADDRESS_NONE .. CLK_ADDRESS_MIRRORED_REPEAT are 0, 2, 4, 6, 8 in the order of
     // the CL_ADDRESS_* values.
     let address = match addressing {
@@ -45,7 +45,7 @@ pub fn kernel_bits(normalized: bool, addressing: cl_addressing_mode, filter: cl_
 }
 
 impl Sampler {
-    pub fn bits(&self) -> u32 {
+    pub(crate) fn bits(&self) -> u32 {
         kernel_bits(self.normalized, self.addressing, self.filter).unwrap_or(0)
     }
 }

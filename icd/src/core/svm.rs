@@ -10,9 +10,9 @@ use opencl_sys::*;
 use parking_lot::Mutex;
 
 /// The largest alignment `clSVMAlloc` accepts: a huge page.
-pub const MAX_ALIGNMENT: usize = 2 << 20;
+pub(crate) const MAX_ALIGNMENT: usize = 2 << 20;
 /// What `clSVMAlloc` aligns to when asked for 0: the largest OpenCL type (long16).
-pub const DEFAULT_ALIGNMENT: usize = 128;
+pub(crate) const DEFAULT_ALIGNMENT: usize = 128;
 
 struct Allocation {
     layout: Layout,
@@ -21,14 +21,14 @@ struct Allocation {
 
 /// The SVM allocations of one context, by start address.
 #[derive(Default)]
-pub struct Allocations {
+pub(crate) struct Allocations {
     map: Mutex<BTreeMap<usize, Allocation>>,
 }
 
 impl Allocations {
     /// `size` zeroed bytes aligned to `align` (a power of two, checked by the caller),
     /// or `None` when the heap refuses.
-    pub fn alloc(&self, flags: cl_svm_mem_flags, size: usize, align: usize) -> Option<*mut u8> {
+    pub(crate) fn alloc(&self, flags: cl_svm_mem_flags, size: usize, align: usize) -> Option<*mut u8> {
         let layout = Layout::from_size_align(size, align).ok()?;
         // SAFETY: size is non-zero (checked by the caller).
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
@@ -40,7 +40,7 @@ impl Allocations {
     }
 
     /// Frees the allocation starting at address `ptr`; false if there is none.
-    pub fn free(&self, ptr: usize) -> bool {
+    pub(crate) fn free(&self, ptr: usize) -> bool {
         match self.map.lock().remove(&ptr) {
             // SAFETY: allocated by `alloc` with exactly this layout, and now forgotten.
             Some(a) => unsafe {
@@ -52,7 +52,7 @@ impl Allocations {
     }
 
     /// The allocation containing `ptr`: its start, size and flags.
-    pub fn find(&self, ptr: usize) -> Option<(usize, usize, cl_svm_mem_flags)> {
+    pub(crate) fn find(&self, ptr: usize) -> Option<(usize, usize, cl_svm_mem_flags)> {
         let map = self.map.lock();
         let (&start, a) = map.range(..=ptr).next_back()?;
         (ptr < start + a.layout.size()).then_some((start, a.layout.size(), a.flags))
@@ -70,7 +70,7 @@ impl Drop for Allocations {
 }
 
 /// `CL_DEVICE_SVM_CAPABILITIES`: every level, with atomics (the host's).
-pub const CAPABILITIES: cl_device_svm_capabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
+pub(crate) const CAPABILITIES: cl_device_svm_capabilities = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
     | CL_DEVICE_SVM_FINE_GRAIN_BUFFER
     | CL_DEVICE_SVM_FINE_GRAIN_SYSTEM
     | CL_DEVICE_SVM_ATOMICS;

@@ -9,7 +9,7 @@
 const FTZ_DAZ: u32 = (1 << 15) | (1 << 6);
 
 /// Flushes denormals on this thread while alive; restores the previous mode on drop.
-pub struct FlushDenormals {
+pub(crate) struct FlushDenormals {
     #[cfg(target_arch = "x86_64")]
     saved: u32,
 }
@@ -30,7 +30,7 @@ fn set_mxcsr(v: u32) {
 }
 
 impl FlushDenormals {
-    pub fn begin() -> FlushDenormals {
+    pub(crate) fn begin() -> FlushDenormals {
         #[cfg(target_arch = "x86_64")]
         {
             let saved = mxcsr();

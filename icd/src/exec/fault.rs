@@ -119,7 +119,7 @@ fn interrupt_signal() -> i32 {
 
 /// Ends the guarded calls running `tag` on any thread, as if they had faulted (with
 /// `interrupt_signal()`); calls not guarded at this moment are not touched.
-pub fn interrupt(tag: usize) {
+pub(crate) fn interrupt(tag: usize) {
     if !install() {
         return;
     }
@@ -254,9 +254,9 @@ fn ensure_alternate_stack() -> Option<Box<[u8]>> {
 
 /// A fault that ended a guarded call.
 #[derive(Debug)]
-pub struct Fault {
-    pub signal: i32,
-    pub addr: usize,
+pub(crate) struct Fault {
+    pub(crate) signal: i32,
+    pub(crate) addr: usize,
 }
 
 impl std::fmt::Display for Fault {
@@ -320,20 +320,20 @@ fn own_slot() -> Option<&'static Slot> {
 /// FerroCL), and the watchdog's interrupt waits for the end of the outermost section,
 /// so no lock or allocator state is abandoned half-way. Code that reads the kernel's
 /// memory (its pointers may be wild) does so before entering.
-pub struct DriverSection(Option<&'static Slot>);
+pub(crate) struct DriverSection(Option<&'static Slot>);
 
 /// The calling thread's guard, looked up once for the sections of many work-groups (the
 /// thread-local lookup is a call into the dynamic loader from a shared library).
 #[derive(Clone, Copy)]
-pub struct Sections(Option<&'static Slot>);
+pub(crate) struct Sections(Option<&'static Slot>);
 
 impl Sections {
-    pub fn here() -> Sections {
+    pub(crate) fn here() -> Sections {
         Sections(own_slot())
     }
 
     /// `DriverSection::enter` on the thread this was looked up on.
-    pub fn enter(self) -> DriverSection {
+    pub(crate) fn enter(self) -> DriverSection {
         if let Some(s) = self.0 {
             // Only this thread writes the count and only its signal handler reads it
             // besides: program order is all that matters, which the compiler fences
@@ -347,13 +347,13 @@ impl Sections {
 }
 
 impl DriverSection {
-    pub fn enter() -> DriverSection {
+    pub(crate) fn enter() -> DriverSection {
         Sections::here().enter()
     }
 
     /// Runs `f` (kernel code called from a section, such as a fiber's work-item) as the
     /// kernel's again: a fault in it ends the guarded call.
-    pub fn kernel<R>(f: impl FnOnce() -> R) -> R {
+    pub(crate) fn kernel<R>(f: impl FnOnce() -> R) -> R {
         let slot = own_slot();
         let Some(s) = slot else { return f() };
         let outer = s.driver.load(Ordering::Relaxed);
@@ -404,12 +404,12 @@ fn raise_interrupt() {
 
 /// Runs `f` on this thread, guarded: a hardware fault in it ends it early with `Err`.
 /// A panic in `f` is carried through as a panic. Costs a few relaxed atomic loads and stores.
-pub fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
+pub(crate) fn guarded<F: FnOnce()>(f: F) -> Result<(), Fault> {
     guarded_as(0, f)
 }
 
 /// `guarded`, marked as running `tag` (non-zero): `interrupt(tag)` can end it.
-pub fn guarded_as<F: FnOnce()>(tag: usize, f: F) -> Result<(), Fault> {
+pub(crate) fn guarded_as<F: FnOnce()>(tag: usize, f: F) -> Result<(), Fault> {
     let slot = own_slot();
     // No slot (table full, or faults not caught): run as is.
     let Some(slot) = slot else {

@@ -14,7 +14,7 @@ use super::fault::DriverSection;
 /// Stack per work-item. Kernels keep private arrays on it; the device's maximum
 /// work-group size times this is the worst-case reservation per worker, committed only
 /// as pages are touched.
-pub const STACK_SIZE: usize = 128 << 10;
+pub(crate) const STACK_SIZE: usize = 128 << 10;
 
 /// What `barrier` needs to suspend the running fiber; the group's `runtime` points at
 /// it while its work-items run as fibers (and is null otherwise).
@@ -25,7 +25,7 @@ struct Running {
 
 /// # Safety
 /// Called by kernel code with its own group.
-pub unsafe extern "C" fn barrier(group: *const Group) {
+pub(crate) unsafe extern "C" fn barrier(group: *const Group) {
     // SAFETY: the group is the one the calling work-item runs in.
     let running = unsafe { (*group).runtime as *const Running };
     if running.is_null() {
@@ -47,7 +47,7 @@ pub unsafe extern "C" fn barrier(group: *const Group) {
 
 /// A worker's reusable fiber stacks.
 #[derive(Default)]
-pub struct Fibers {
+pub(crate) struct Fibers {
     stacks: Vec<DefaultStack>,
     /// The group's fibers while it runs. A field, not a local, so that a group a fault
     /// ended (the guard jumps past this frame) can still give its stacks back.
@@ -62,7 +62,12 @@ impl Fibers {
     /// # Safety
     /// `item`, `group` and `args` must be valid for the whole call (the kernel library
     /// and the launch outlive it).
-    pub unsafe fn run_group(&mut self, item: ItemFn, group: *const Group, args: *const u8) -> Result<(), String> {
+    pub(crate) unsafe fn run_group(
+        &mut self,
+        item: ItemFn,
+        group: *const Group,
+        args: *const u8,
+    ) -> Result<(), String> {
         // Allocating and switching fibers is the driver's code; only the work-items are
         // the kernel's.
         let _driver = DriverSection::enter();
@@ -119,7 +124,7 @@ impl Fibers {
     /// No fiber of the group may be resumed again. Their frames are kernel code and the
     /// fiber closure's plain captures: nothing on them needs dropping, which is what
     /// makes `force_reset` (a `longjmp` back to the start) sound here.
-    pub unsafe fn abandon(&mut self) {
+    pub(crate) unsafe fn abandon(&mut self) {
         for mut f in self.active.drain(..) {
             // SAFETY: see above.
             unsafe { f.force_reset() };

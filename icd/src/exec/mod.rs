@@ -2,20 +2,20 @@
 //! (`pool`), each group runs as a loop over work-items or, when the kernel has
 //! barriers, as fibers (`fibers`); `ndrange` ties them to a launch.
 
-pub mod copies;
-pub mod denormals;
-pub mod fault;
-pub mod fibers;
-pub mod ndrange;
-pub mod occupancy;
-pub mod pool;
-pub mod spin;
-pub mod watchdog;
+pub(crate) mod copies;
+pub(crate) mod denormals;
+pub(crate) mod fault;
+pub(crate) mod fibers;
+pub(crate) mod ndrange;
+pub(crate) mod occupancy;
+pub(crate) mod pool;
+pub(crate) mod spin;
+pub(crate) mod watchdog;
 
 use ferrocl_kernel_abi::Services;
 
 /// What kernel code calls in the driver.
-pub static SERVICES: Services = Services {
+pub(crate) static SERVICES: Services = Services {
     barrier: fibers::barrier,
     copy: copies::group::copy,
     wait: copies::group::wait,
@@ -28,9 +28,9 @@ pub static SERVICES: Services = Services {
 /// arenas are made of these so that clang's aligned vector moves are valid.
 #[repr(C, align(128))]
 #[derive(Clone, Copy)]
-pub struct Aligned(pub [u8; 128]);
+pub(crate) struct Aligned(pub(crate) [u8; 128]);
 
 /// `bytes` of zeroed, 128-byte aligned storage.
-pub fn aligned_zeroed(bytes: usize) -> Vec<Aligned> {
+pub(crate) fn aligned_zeroed(bytes: usize) -> Vec<Aligned> {
     vec![Aligned([0; 128]); bytes.div_ceil(128).max(1)]
 }

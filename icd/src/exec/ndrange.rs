@@ -13,50 +13,51 @@ use super::SERVICES;
 /// enough for any OpenCL type.
 const LOCAL_ALIGN: usize = 128;
 
-pub struct Launch {
+pub(crate) struct Launch {
     /// The kernel's name, for messages.
-    pub kernel: Arc<str>,
+    pub(crate) kernel: Arc<str>,
     /// A group faulted (reported once).
-    pub faulted: std::sync::atomic::AtomicBool,
+    pub(crate) faulted: std::sync::atomic::AtomicBool,
     /// The watchdog stopped the launch: groups not yet started do not start.
-    pub cancelled: std::sync::atomic::AtomicBool,
-    pub launch: LaunchFn,
+    pub(crate) cancelled: std::sync::atomic::AtomicBool,
+    pub(crate) launch: LaunchFn,
     /// Set for kernels that run their work-items as fibers.
-    pub item: Option<ItemFn>,
+    pub(crate) item: Option<ItemFn>,
     /// Frame memory per work-item of a kernel run as barrier regions.
-    pub frame_size: usize,
+    pub(crate) frame_size: usize,
     /// The kernel runs as barrier regions.
-    pub regions: bool,
+    pub(crate) regions: bool,
     /// The kernel's buffers exceed the last-level cache: async copies into them may
     /// bypass it.
-    pub stream: bool,
+    pub(crate) stream: bool,
     /// Set in async-copy validation mode.
-    pub validation: Option<Arc<super::copies::validate::Launch>>,
+    pub(crate) validation: Option<Arc<super::copies::validate::Launch>>,
     /// The kernel declares `__local` variables (which do not live in the arena).
-    pub static_locals: bool,
+    pub(crate) static_locals: bool,
     /// Built with `-cl-denorms-are-zero`: groups run flushing denormals to zero.
-    pub flush_denormals: bool,
+    pub(crate) flush_denormals: bool,
     /// The packed argument block.
-    pub args: Vec<super::Aligned>,
+    pub(crate) args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
-    pub local_args: Vec<(usize, usize)>,
+    pub(crate) local_args: Vec<(usize, usize)>,
     /// Arena bytes the `__local` arguments take (checked against the arena at enqueue).
-    pub local_arg_total: usize,
-    pub work_dim: u32,
-    pub global: [usize; 3],
-    pub local: [usize; 3],
-    pub offset: [usize; 3],
-    /// Objects the kernel uses (buffers, the kernel library), kept alive until done.
-    pub keep: Vec<Arc<dyn Any + Send + Sync>>,
+    pub(crate) local_arg_total: usize,
+    pub(crate) work_dim: u32,
+    pub(crate) global: [usize; 3],
+    pub(crate) local: [usize; 3],
+    pub(crate) offset: [usize; 3],
+    /// Objects the kernel uses (buffers, the kernel library), held only to keep them
+    /// alive until the launch is dropped.
+    pub(crate) _keep: Vec<Arc<dyn Any + Send + Sync>>,
     /// The kernel's recent cost per group (`Kernel::group_ns`), for the pool.
-    pub group_ns: Arc<std::sync::atomic::AtomicU64>,
+    pub(crate) group_ns: Arc<std::sync::atomic::AtomicU64>,
     /// How many consecutive groups of a row in x one call of the launcher may run
     /// (`merge_for`); 1 for kernels that need each group as a whole.
-    pub merge: usize,
+    pub(crate) merge: usize,
     /// The groups a call runs are looped over by its launcher (`Group::row`), for a
     /// kernel that reads group ids; otherwise they run as one group as many times as
     /// wide, for a kernel that cannot tell groups apart.
-    pub rows: bool,
+    pub(crate) rows: bool,
 }
 
 /// The most work-items in x one call of the launcher may run: the item loop's bound
@@ -72,7 +73,7 @@ const MERGED_ITEMS: usize = 4096;
 /// 64 MiB in groups of 64 on the 2-core machine, three rounds of medians (a C host
 /// program), 26.0, 29.9, 30.4 GB/s a call per group, 48.5, 59.6, 65.9 merged (with the
 /// pool's chunks counted in calls), PoCL 44.9, 42.9, 57.0.
-pub fn merge_for(merges: bool, local: [usize; 3]) -> usize {
+pub(crate) fn merge_for(merges: bool, local: [usize; 3]) -> usize {
     if merges {
         (MERGED_ITEMS / local[0].max(1)).max(1)
     } else {
@@ -87,7 +88,7 @@ unsafe impl Sync for Launch {}
 
 /// Bytes of `__local` argument memory a launch needs in each worker's arena; `None`
 /// when the sum does not fit in a `usize` (the sizes come from the application).
-pub fn local_arg_bytes(mut sizes: impl Iterator<Item = usize>) -> Option<usize> {
+pub(crate) fn local_arg_bytes(mut sizes: impl Iterator<Item = usize>) -> Option<usize> {
     sizes.try_fold(0usize, |sum, s| sum.checked_add(s.checked_next_multiple_of(LOCAL_ALIGN)?))
 }
 
@@ -326,7 +327,7 @@ impl Launch {
     }
 
     /// Runs every group on the worker pool; returns when all are done.
-    pub fn run(self: Arc<Self>) -> bool {
+    pub(crate) fn run(self: Arc<Self>) -> bool {
         if self.global.contains(&0) {
             return true;
         }

@@ -15,37 +15,37 @@ use super::occupancy;
 use super::spin::Spinner;
 
 /// What a worker owns across the groups it runs.
-pub struct Worker {
+pub(crate) struct Worker {
     /// `__local` kernel arguments of the running group (static `__local` variables
     /// are thread-local to the worker instead).
-    pub arena: Vec<super::Aligned>,
+    pub(crate) arena: Vec<super::Aligned>,
     /// A private copy of the argument block, for kernels whose `__local` arguments
     /// point into this worker's arena.
-    pub args: Vec<super::Aligned>,
+    pub(crate) args: Vec<super::Aligned>,
     /// Frame memory of kernels run as barrier regions (grown as launches need).
-    pub frames: Vec<super::Aligned>,
-    pub fibers: Fibers,
-    pub copies: super::copies::group::GroupCopies,
+    pub(crate) frames: Vec<super::Aligned>,
+    pub(crate) fibers: Fibers,
+    pub(crate) copies: super::copies::group::GroupCopies,
     /// Memory of the work-group collective functions (`Group::scratch`).
-    pub scratch: Vec<super::Aligned>,
+    pub(crate) scratch: Vec<super::Aligned>,
     /// Spins for the next launch before sleeping (in pools of `SPIN_MIN_WORKERS` or more).
     idle: Option<Spinner>,
 }
 
 /// What the pool is made of, as the device describes it (`configure`).
 #[derive(Clone, Copy, Debug)]
-pub struct PoolConfig {
+pub(crate) struct PoolConfig {
     /// Workers to start, one per usable core.
-    pub cores: usize,
+    pub(crate) cores: usize,
     /// Bytes of each worker's `__local` arena (the device's local memory).
-    pub local_mem: usize,
+    pub(crate) local_mem: usize,
 }
 
 static CONFIG: OnceLock<PoolConfig> = OnceLock::new();
 
 /// Sets what the pool starts with; the first call counts. The device calls it when it
 /// is made, before any launch can reach the pool.
-pub fn configure(config: PoolConfig) {
+pub(crate) fn configure(config: PoolConfig) {
     let _ = CONFIG.set(config);
 }
 
@@ -76,7 +76,7 @@ thread_local! {
 /// Runs a range of groups; returns how many failed (a kernel fault).
 type GroupFn = dyn Fn(&mut Worker, std::ops::Range<usize>) -> usize + Send + Sync;
 
-pub struct Job {
+pub(crate) struct Job {
     next: AtomicUsize,
     total: usize,
     chunk: usize,
@@ -95,9 +95,9 @@ struct Shared {
     work: Condvar,
 }
 
-pub struct Pool {
+pub(crate) struct Pool {
     shared: Arc<Shared>,
-    pub workers: usize,
+    pub(crate) workers: usize,
 }
 
 static POOL: LazyLock<Pool> = LazyLock::new(Pool::start);
@@ -117,7 +117,7 @@ fn call_helpers(shared: &Shared, all: bool) {
 }
 
 impl Pool {
-    pub fn get() -> &'static Pool {
+    pub(crate) fn get() -> &'static Pool {
         &POOL
     }
 
@@ -149,7 +149,7 @@ impl Pool {
     /// Runs `run(worker, group)` for every group in `0..total` and returns when all
     /// have finished; `false` if any failed or panicked (a driver bug, reported as an
     /// error). `merged` groups at a time run as one (`Launch::merge`).
-    pub fn run(&self, total: usize, merged: usize, group_ns: &AtomicU64, run: Box<GroupFn>) -> bool {
+    pub(crate) fn run(&self, total: usize, merged: usize, group_ns: &AtomicU64, run: Box<GroupFn>) -> bool {
         if total == 0 {
             return true;
         }

@@ -13,25 +13,25 @@ use std::time::{Duration, Instant};
 const SHARED_GAP: Duration = Duration::from_micros(200);
 
 /// One thread's spinning state.
-pub struct Spinner {
+pub(crate) struct Spinner {
     /// After a spin found the core shared, the thread sleeps at once for this long.
     back_off: Duration,
     shared_until: Option<Instant>,
 }
 
 impl Spinner {
-    pub const fn new(back_off: Duration) -> Spinner {
+    pub(crate) const fn new(back_off: Duration) -> Spinner {
         Spinner { back_off, shared_until: None }
     }
 
     /// Whether this thread may spin now (not while a recent spin found its core shared).
-    pub fn may_spin(&self) -> bool {
+    pub(crate) fn may_spin(&self) -> bool {
         self.shared_until.map_or(true, |t| Instant::now() >= t)
     }
 
     /// Spins, yielding the core at every turn, until `ready()` holds (returns true),
     /// `limit` has passed, or a yield found the core shared (both false).
-    pub fn spin(&mut self, limit: Duration, ready: impl Fn() -> bool) -> bool {
+    pub(crate) fn spin(&mut self, limit: Duration, ready: impl Fn() -> bool) -> bool {
         let start = Instant::now();
         loop {
             if ready() {
@@ -50,7 +50,7 @@ impl Spinner {
 
 /// Yields the core once; true when the yield found it shared (kept it away for more
 /// than `SHARED_GAP`).
-pub fn yield_core() -> bool {
+pub(crate) fn yield_core() -> bool {
     let before = Instant::now();
     std::thread::yield_now();
     before.elapsed() > SHARED_GAP

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 
 /// What the watchdog can stop (a launch): it is told to stop, and the guarded calls
 /// running it (tagged `tag`) are interrupted.
-pub trait Stoppable: Send + Sync {
+pub(crate) trait Stoppable: Send + Sync {
     fn tag(&self) -> usize;
     fn stop(&self);
 }
@@ -30,7 +30,7 @@ fn limit() -> Option<Duration> {
 static RUNNING: Mutex<Vec<(Weak<dyn Stoppable>, Instant)>> = Mutex::new(Vec::new());
 
 /// Watches `launch` while the returned value lives (nothing without a limit).
-pub fn watch(launch: Arc<dyn Stoppable>) -> Option<Watched> {
+pub(crate) fn watch(launch: Arc<dyn Stoppable>) -> Option<Watched> {
     limit()?;
     static THREAD: LazyLock<()> = LazyLock::new(|| {
         // A thread for the process's life, checking as often as the limit is short.
@@ -59,7 +59,7 @@ fn check(limit: Duration) {
 }
 
 /// A launch being watched; dropping it ends the watch.
-pub struct Watched(Weak<dyn Stoppable>);
+pub(crate) struct Watched(Weak<dyn Stoppable>);
 
 impl Drop for Watched {
     fn drop(&mut self) {

@@ -37,12 +37,12 @@ fn ir_type(code: &str) -> Option<&'static str> {
 /// The helper that puts a work-item's operand: the sub-group one is the same under a
 /// name of its own, so the kernel is still seen to use sub-group functions (their
 /// groups are limited to `MAX_SUB_GROUP_SIZE`) once its calls are expanded.
-pub fn put(code: &str, sub_group: bool) -> String {
+pub(crate) fn put(code: &str, sub_group: bool) -> String {
     format!("@__ferrocl_{}_put_{code}", if sub_group { "sg" } else { "wg" })
 }
 
 /// The prefix of the sub-group helpers' names.
-pub const SUB_GROUP_HELPERS: &str = "__ferrocl_sg_";
+pub(crate) const SUB_GROUP_HELPERS: &str = "__ferrocl_sg_";
 
 /// The helpers' declarations a module needs (the context parameter is appended later).
 fn declarations(code: &str, op: &str, ty: &str, sub_group: bool) -> [String; 3] {
@@ -54,7 +54,7 @@ fn declarations(code: &str, op: &str, ty: &str, sub_group: bool) -> [String; 3] 
 }
 
 /// Whether an OpenCL C function is a collective this pass expands.
-pub fn is_collective(opencl_name: &str) -> bool {
+pub(crate) fn is_collective(opencl_name: &str) -> bool {
     let op = opencl_name.strip_prefix("work_group_").or_else(|| opencl_name.strip_prefix("sub_group_"));
     op.is_some_and(|o| matches!(o, "all" | "any" | "broadcast") || o.starts_with("reduce_") || o.starts_with("scan_"))
         || opencl_name.strip_prefix("sub_group_").is_some_and(|o| EXCHANGES.contains(&o) || is_clustered(o))
@@ -217,7 +217,7 @@ fn broadcast_vector(
 }
 
 /// Expands every collective call of the module; the text is unchanged without any.
-pub fn expand_all(text: &str) -> Result<String, String> {
+pub(crate) fn expand_all(text: &str) -> Result<String, String> {
     if !text.contains("@_Z") || !(text.contains("work_group_") || text.contains("sub_group_")) {
         return Ok(text.to_string());
     }

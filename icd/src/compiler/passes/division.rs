@@ -90,7 +90,7 @@ fn unsigned_helper(op: &str, lanes: Option<u32>, bits: u32, divisor: &str) -> Op
 
 /// Guards every integer division of the module, and routes scalar unsigned ones by a
 /// run-time divisor through the helpers (declared at the end).
-pub fn guard(text: &str) -> String {
+pub(crate) fn guard(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut n = 0;
     let mut helpers = std::collections::BTreeSet::new();

@@ -4,7 +4,7 @@
 use super::ir_type::{self, IrType};
 
 /// Every `@name(` in a line, with the byte index of its `(`.
-pub fn callee_names(line: &str) -> Vec<(String, usize)> {
+pub(crate) fn callee_names(line: &str) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(at) = line[from..].find('@') {
@@ -20,7 +20,7 @@ pub fn callee_names(line: &str) -> Vec<(String, usize)> {
 }
 
 /// Index of the `)` matching the `(` at `open`.
-pub fn matching_paren(s: &str, open: usize) -> Option<usize> {
+pub(crate) fn matching_paren(s: &str, open: usize) -> Option<usize> {
     let mut depth = 0;
     for (i, c) in s[open..].char_indices() {
         match c {
@@ -38,7 +38,7 @@ pub fn matching_paren(s: &str, open: usize) -> Option<usize> {
 }
 
 /// Splits a parameter or argument list at top-level commas.
-pub fn split_top(s: &str) -> Vec<&str> {
+pub(crate) fn split_top(s: &str) -> Vec<&str> {
     let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
     for (i, c) in s.char_indices() {
         match c {
@@ -59,15 +59,15 @@ pub fn split_top(s: &str) -> Vec<&str> {
 
 /// A parameter of a kernel's `define` line.
 #[derive(Debug)]
-pub struct Param {
-    pub ty: IrType,
-    pub byval: Option<IrType>,
-    pub align: Option<u64>,
+pub(crate) struct Param {
+    pub(crate) ty: IrType,
+    pub(crate) byval: Option<IrType>,
+    pub(crate) align: Option<u64>,
     /// Attributes that must be repeated at the call site (ABI-relevant).
-    pub call_attrs: String,
+    pub(crate) call_attrs: String,
 }
 
-pub fn parse_param(p: &str) -> Option<Param> {
+pub(crate) fn parse_param(p: &str) -> Option<Param> {
     let (ty, rest) = ir_type::parse(p)?;
     let mut byval = None;
     let mut align = None;
@@ -106,14 +106,14 @@ pub fn parse_param(p: &str) -> Option<Param> {
 }
 
 /// The textual type of parameter `i` (as written, e.g. `ptr addrspace(1)`).
-pub fn type_text(params: &str, i: usize) -> Result<String, String> {
+pub(crate) fn type_text(params: &str, i: usize) -> Result<String, String> {
     let p = split_top(params).into_iter().nth(i).ok_or("parameter count")?;
     let (_, rest) = ir_type::parse(p).ok_or("parameter type")?;
     Ok(p[..p.len() - rest.len()].trim().to_string())
 }
 
 /// The label a line defines (`name:` at the start, optionally followed by a comment).
-pub fn label_of(line: &str) -> Option<&str> {
+pub(crate) fn label_of(line: &str) -> Option<&str> {
     if line.starts_with([' ', '\t', ';', '}']) {
         return None;
     }
@@ -123,7 +123,7 @@ pub fn label_of(line: &str) -> Option<&str> {
 }
 
 /// `%name = rhs` -> (`%name`, `rhs`).
-pub fn def_of(line: &str) -> Option<(&str, &str)> {
+pub(crate) fn def_of(line: &str) -> Option<(&str, &str)> {
     let t = line.trim_start();
     if !t.starts_with('%') {
         return None;
@@ -133,7 +133,7 @@ pub fn def_of(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Every `%name` a line mentions (including types such as `%struct.S`).
-pub fn locals_in(line: &str) -> Vec<&str> {
+pub(crate) fn locals_in(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let code = match line.find(';') {
         Some(at) if !line.contains('"') => &line[..at],
@@ -152,7 +152,7 @@ pub fn locals_in(line: &str) -> Vec<&str> {
 }
 
 /// Labels a terminator branches to (`label %x`).
-pub fn labels_in(line: &str) -> Vec<&str> {
+pub(crate) fn labels_in(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(at) = line[from..].find("label %") {
@@ -164,7 +164,7 @@ pub fn labels_in(line: &str) -> Vec<&str> {
     out
 }
 
-pub fn callees_in(line: &str) -> Vec<String> {
+pub(crate) fn callees_in(line: &str) -> Vec<String> {
     if !line.contains("call ") {
         return Vec::new();
     }
@@ -172,17 +172,17 @@ pub fn callees_in(line: &str) -> Vec<String> {
 }
 
 /// An alloca: name, type as written, size, alignment.
-pub type Alloca = (String, String, u64, u64);
+pub(crate) type Alloca = (String, String, u64, u64);
 
-pub struct Piece {
-    pub label: String,
-    pub lines: Vec<String>,
+pub(crate) struct Piece {
+    pub(crate) label: String,
+    pub(crate) lines: Vec<String>,
     /// The barrier number this piece ends at (it then ends with `ret i32 n`).
-    pub barrier: Option<u32>,
+    pub(crate) barrier: Option<u32>,
 }
 
 /// Instructions without side effects or traps, whose result depends only on operands.
-pub const PURE: &[&str] = &[
+pub(crate) const PURE: &[&str] = &[
     "add",
     "sub",
     "mul",
@@ -221,7 +221,7 @@ pub const PURE: &[&str] = &[
 ];
 
 /// The source name of an Itanium-mangled free function (`_Z4nameargs` -> `name`).
-pub fn opencl_name(mangled: &str) -> Option<&str> {
+pub(crate) fn opencl_name(mangled: &str) -> Option<&str> {
     let rest = mangled.strip_prefix("_Z")?;
     let digits = rest.find(|c: char| !c.is_ascii_digit())?;
     let len: usize = rest[..digits].parse().ok()?;

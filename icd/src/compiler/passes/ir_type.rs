@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum IrType {
+pub(crate) enum IrType {
     Int(u32),
     Half,
     BFloat,
@@ -19,10 +19,10 @@ pub enum IrType {
 }
 
 /// Named struct types of a module (`%struct.S = type { ... }`).
-pub type TypeTable = HashMap<String, IrType>;
+pub(crate) type TypeTable = HashMap<String, IrType>;
 
 /// Parses one type at the start of `s`; returns it and the rest of the input.
-pub fn parse(s: &str) -> Option<(IrType, &str)> {
+pub(crate) fn parse(s: &str) -> Option<(IrType, &str)> {
     let s = s.trim_start();
     if let Some(rest) = s.strip_prefix("ptr") {
         let rest2 = rest.trim_start();
@@ -72,7 +72,7 @@ pub fn parse(s: &str) -> Option<(IrType, &str)> {
 }
 
 /// An identifier after `%` or `@`: plain (`struct.S`) or quoted (`"a b"`).
-pub fn ident(s: &str) -> (&str, &str) {
+pub(crate) fn ident(s: &str) -> (&str, &str) {
     if let Some(q) = s.strip_prefix('"') {
         let end = q.find('"').unwrap_or(q.len());
         return (&q[..end], &q[(end + 1).min(q.len())..]);
@@ -106,7 +106,7 @@ fn fields<'a>(mut s: &'a str, close: &str) -> Option<(Vec<IrType>, &'a str)> {
 
 impl IrType {
     /// (allocation size, ABI alignment) in bytes under the x86-64 data layout.
-    pub fn layout(&self, types: &TypeTable) -> Option<(u64, u64)> {
+    pub(crate) fn layout(&self, types: &TypeTable) -> Option<(u64, u64)> {
         Some(match self {
             IrType::Int(bits) => {
                 let bytes = (*bits as u64).div_ceil(8).next_power_of_two();
@@ -143,7 +143,7 @@ impl IrType {
 }
 
 /// Reads `%name = type { ... }` definitions from a module.
-pub fn type_table(module: &str) -> TypeTable {
+pub(crate) fn type_table(module: &str) -> TypeTable {
     module
         .lines()
         .filter_map(|l| {

@@ -34,10 +34,10 @@ use crate::compiler::kernel_info::{GroupUse, Kernel};
 
 /// The hidden trailing parameter through which functions that call work-item queries
 /// receive the work-item context.
-pub const CTX: &str = "%__ferrocl_ctx";
+pub(crate) const CTX: &str = "%__ferrocl_ctx";
 
 /// Helpers from builtins/clc/workitem.c the entry points call.
-pub const DECLARATIONS: &str = "declare void @__ferrocl_ctx_init(ptr, ptr)
+pub(crate) const DECLARATIONS: &str = "declare void @__ferrocl_ctx_init(ptr, ptr)
 declare i32 @__ferrocl_ctx_bound(ptr, i32)
 declare void @__ferrocl_ctx_set(ptr, i64, i64, i64)
 declare i32 @__ferrocl_ctx_row(ptr)
@@ -56,35 +56,35 @@ declare void @__ferrocl_group_catch_up(ptr)
 
 /// Intrinsics the entry points of kernels using images call, declared by the caller of
 /// `append` unless the kernel's module declares them already.
-pub const INTRINSICS: &[(&str, &str)] = &[
+pub(crate) const INTRINSICS: &[(&str, &str)] = &[
     ("llvm.memcpy.p0.p0.i64", "declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1 immarg)"),
     ("llvm.memcpy.p0.p1.i64", "declare void @llvm.memcpy.p0.p1.i64(ptr, ptr addrspace(1), i64, i1 immarg)"),
 ];
 
 /// How a kernel's entry points call it.
-pub struct Entry {
+pub(crate) struct Entry {
     /// The number of the metadata node that asks LLVM to unroll and jam the item loop's
     /// x loop (`item_loop_metadata`), for kernels where that pays (`jam_pays`).
-    pub jam: Option<u32>,
+    pub(crate) jam: Option<u32>,
     /// The kernel takes the work-item context (it calls work-item queries).
-    pub ctx: bool,
+    pub(crate) ctx: bool,
     /// Set for kernels made resumable: their number of barriers.
-    pub barriers: Option<u32>,
+    pub(crate) barriers: Option<u32>,
     /// For kernels made resumable, per region: whether one work-item can run it for
     /// all, and which frame slots (offset, size) it then shares (`Resumable::invariant`).
-    pub invariant: Vec<Option<Vec<(u64, u64)>>>,
+    pub(crate) invariant: Vec<Option<Vec<(u64, u64)>>>,
     /// For kernels made resumable: the bytes of each half of the group's block of
     /// uniform variables (`Resumable::uniform`).
-    pub uniform: u64,
+    pub(crate) uniform: u64,
     /// The kernel calls async-copy builtins: its regions settle the group's waits when
     /// they end, and work-items skipped by a region run once catch up on its copies.
-    pub tracks: bool,
+    pub(crate) tracks: bool,
     /// A group size to give a loop of its own, with the size a constant: the kernel's
     /// `reqd_work_group_size`, or the size the driver saw it launched with.
-    pub fixed: Option<[usize; 3]>,
+    pub(crate) fixed: Option<[usize; 3]>,
 }
 
-pub fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
+pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
     let name = &k.name;
     let open = define.find(&format!("@{name}(")).ok_or("malformed kernel")? + name.len() + 1;
     let close = matching_paren(define, open).ok_or("malformed kernel")?;
@@ -358,7 +358,7 @@ r{n}.end:
 }
 
 /// Work-items the x loop's unroll-and-jam interleaves.
-pub const JAM: u32 = 4;
+pub(crate) const JAM: u32 = 4;
 
 /// The most bytes of private variables a loop `jam_pays` lets LLVM jam may carry from
 /// one iteration to the next, four work-items' copies of which stay in registers: the
@@ -382,7 +382,7 @@ const JAM_LINES: usize = 1024;
 /// ops/s, mad24(int16) 21-24 -> 51-65; 8 work-items ran out of registers, 48-50). The
 /// back end runs with `-enable-unroll-and-jam`, which adds the pass; it only jams loops
 /// that ask (`llvm.loop.unroll_and_jam.*`), so the program's own loops are left alone.
-pub fn item_loop_metadata(id: u32) -> String {
+pub(crate) fn item_loop_metadata(id: u32) -> String {
     format!(
         "!{id} = distinct !{{!{id}, !{}}}\n!{} = !{{!\"llvm.loop.unroll_and_jam.count\", i32 {JAM}}}\n",
         id + 1,
@@ -408,7 +408,7 @@ pub fn item_loop_metadata(id: u32) -> String {
 /// there the kernel's own small loops meet the x loop before they are unrolled (`sgemm`'s
 /// 16-step k loop: the x loop then stayed scalar, 11 -> 3 GFLOP/s). A kernel called
 /// normally is simplified, its small loops unrolled, before it is inlined.
-pub fn jam_pays(k: &Kernel, body: &[String], defined: &dyn Fn(&str) -> bool, types: &TypeTable) -> bool {
+pub(crate) fn jam_pays(k: &Kernel, body: &[String], defined: &dyn Fn(&str) -> bool, types: &TypeTable) -> bool {
     use super::ir_text::{callee_names, label_of, labels_in};
     if k.regions || image_key_at(k).is_some() {
         return false;

@@ -18,10 +18,10 @@
 
 mod collectives;
 mod division;
-pub mod ir_text;
-pub mod ir_type;
-pub mod launcher;
-pub mod regions;
+pub(crate) mod ir_text;
+pub(crate) mod ir_type;
+pub(crate) mod launcher;
+pub(crate) mod regions;
 mod tls;
 mod uniform;
 
@@ -179,11 +179,11 @@ fn attached<'a>(define: &str, key: &str, md: &'a HashMap<String, Vec<String>>) -
 }
 
 /// The rewritten module and what the runtime needs to know about its kernels.
-pub struct Rewritten {
-    pub module: String,
-    pub kernels: Vec<Kernel>,
+pub(crate) struct Rewritten {
+    pub(crate) module: String,
+    pub(crate) kernels: Vec<Kernel>,
     /// Bytes of program-scope `__global` variables.
-    pub global_variable_size: u64,
+    pub(crate) global_variable_size: u64,
 }
 
 /// N of a line defining the metadata node `!N`.
@@ -203,13 +203,14 @@ fn global_variables(lines: &[String], types: &TypeTable) -> u64 {
         .sum()
 }
 
-pub fn rewrite(text: &str) -> Result<Rewritten, String> {
+#[cfg(test)]
+fn rewrite(text: &str) -> Result<Rewritten, String> {
     rewrite_fixed(text, &[])
 }
 
 /// `rewrite`, giving the kernels named in `fixed` a loop for groups of the size given
 /// (`launcher::Entry::fixed`), as if they declared it with `reqd_work_group_size`.
-pub fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewritten, String> {
+pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewritten, String> {
     let text = division::guard(&collectives::expand_all(text)?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);

@@ -27,11 +27,11 @@ use super::ir_type::{self, TypeTable};
 
 /// A kernel rewritten into a resumable function.
 #[derive(Debug)]
-pub struct Resumable {
+pub(crate) struct Resumable {
     /// The new `define` line, the body and the closing brace.
-    pub text: String,
+    pub(crate) text: String,
     /// Bytes of frame memory per work-item.
-    pub frame_size: u64,
+    pub(crate) frame_size: u64,
     /// Bytes of the group's uniform variables (see `build`): the function takes a block
     /// of twice this, aligned to `FRAME_ALIGN`. A region reads them from the first half
     /// and writes them to the second, so the work-items of one pass over a region all
@@ -40,18 +40,18 @@ pub struct Resumable {
     /// loop-invariant in the item loop: LLVM keeps it in a register, and where it
     /// unswitches the loop, tests it once per pass (the bench's barrier-cost kernel: its
     /// counter framed per work-item had been a load, compare and branch per work-item).
-    pub uniform: u64,
+    pub(crate) uniform: u64,
     /// Number of barriers (resume points 1..=barriers).
-    pub barriers: u32,
+    pub(crate) barriers: u32,
     /// For each region (0: from the kernel's entry, n: after barrier n), if it can run
     /// for one work-item (see `uniform`): the frame slots it stores, as (offset, size),
     /// variable `v` of work-item `i` being at `frames + items * offset + i * size`.
-    pub invariant: Vec<Option<Vec<(u64, u64)>>>,
+    pub(crate) invariant: Vec<Option<Vec<(u64, u64)>>>,
 }
 
 /// What a call does to a work-group.
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Sync {
+pub(crate) enum Sync {
     /// Not a synchronising call.
     None,
     /// A barrier: removed, the region ends here.
@@ -64,14 +64,14 @@ pub enum Sync {
 }
 
 /// The intrinsic that moves shadowed variables between their allocas and frame slots.
-pub const MEMCPY: &str = "llvm.memcpy.p0.p0.i64";
+pub(crate) const MEMCPY: &str = "llvm.memcpy.p0.p0.i64";
 
 /// Frame-memory alignment the driver guarantees.
-pub const FRAME_ALIGN: u64 = 128;
+pub(crate) const FRAME_ALIGN: u64 = 128;
 
 /// Makes `define` + `body` (a kernel's lines between `define` and `}`) resumable.
 /// `sync` classifies a callee name; `ctx` is the name of the context parameter.
-pub fn make_resumable(
+pub(crate) fn make_resumable(
     define: &str,
     body: &[String],
     types: &TypeTable,

@@ -19,7 +19,7 @@ const INTRINSIC: &str = "llvm.threadlocal.address.p3";
 
 /// `module` with every function's direct uses of the thread-local `__local` variables
 /// `locals` replaced by an address taken in its entry block.
-pub fn hoist(module: &str, locals: &[(String, u64)]) -> String {
+pub(crate) fn hoist(module: &str, locals: &[(String, u64)]) -> String {
     let names: Vec<&str> =
         locals.iter().map(|(n, _)| n.as_str()).filter(|n| !n.contains('"') && !n.is_empty()).collect();
     if names.is_empty() {

@@ -352,15 +352,15 @@ pub(super) fn invariant_regions(
 pub(super) struct Uniformity {
     /// For each region: `Some` with the framed variables it stores when it can run for
     /// one work-item.
-    pub regions: Vec<Option<Vec<usize>>>,
+    pub(crate) regions: Vec<Option<Vec<usize>>>,
     /// For each piece: it ends in a branch whose condition may differ between
     /// work-items.
-    pub varying_branch: Vec<bool>,
+    pub(crate) varying_branch: Vec<bool>,
     /// For each region, the pieces reached from its start without crossing a barrier.
-    pub reach: Vec<Vec<bool>>,
+    pub(crate) reach: Vec<Vec<bool>>,
     /// For each variable: it may hold different values in different work-items. One
     /// that does not is the same for all of them wherever a barrier is passed.
-    pub varying: Vec<bool>,
+    pub(crate) varying: Vec<bool>,
 }
 
 /// Whether `text` uses a varying value other than `own` (the value its line defines).

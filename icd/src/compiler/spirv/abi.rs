@@ -22,8 +22,8 @@ use crate::compiler::passes::ir_type;
 
 /// A builtin the module declares.
 #[derive(Debug)]
-pub struct Declared {
-    pub name: String,
+pub(crate) struct Declared {
+    pub(crate) name: String,
     /// IR return type, as written (`void` included).
     ret: String,
     /// IR parameter types, as written.
@@ -33,7 +33,7 @@ pub struct Declared {
 
 /// The first line of the generated source's wrappers: wrapper `i` is on line
 /// `FIRST_LINE + i`, so clang's diagnostics name the wrappers that do not compile.
-pub const FIRST_LINE: usize = 3;
+pub(crate) const FIRST_LINE: usize = 3;
 
 /// The wrapper's name for declaration `i`.
 fn wrapper(i: usize) -> String {
@@ -41,7 +41,7 @@ fn wrapper(i: usize) -> String {
 }
 
 /// The `_Z` functions the module declares whose names read as OpenCL builtins.
-pub fn declared(module: &str) -> Vec<Declared> {
+pub(crate) fn declared(module: &str) -> Vec<Declared> {
     module.lines().filter(|l| l.starts_with("declare ")).filter_map(declaration).collect()
 }
 
@@ -79,7 +79,7 @@ fn return_type(head: &str) -> Option<String> {
 }
 
 /// The OpenCL C wrappers of `decls` (all, but those in `skip`).
-pub fn source(decls: &[Declared], skip: &HashSet<usize>) -> String {
+pub(crate) fn source(decls: &[Declared], skip: &HashSet<usize>) -> String {
     let mut s =
         String::from("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     debug_assert_eq!(s.lines().count() + 1, FIRST_LINE);
@@ -109,7 +109,7 @@ pub fn source(decls: &[Declared], skip: &HashSet<usize>) -> String {
 }
 
 /// Which wrappers a clang error names (`<file>:<line>:<col>: error`).
-pub fn failing(decls: &[Declared], diagnostics: &str) -> HashSet<usize> {
+pub(crate) fn failing(decls: &[Declared], diagnostics: &str) -> HashSet<usize> {
     diagnostics
         .lines()
         .filter(|l| l.contains(": error"))
@@ -190,7 +190,12 @@ fn rename(text: &str, from: &str, to: &str) -> String {
 /// Applies the bridge: returns the module with its builtin calls renamed or routed
 /// through wrappers, and the wrappers' module with the unused wrappers removed.
 /// `compiled` lists the declarations whose wrappers compiled.
-pub fn apply(module: &str, decls: &[Declared], wrappers_ir: &str, compiled: &HashSet<usize>) -> (String, String) {
+pub(crate) fn apply(
+    module: &str,
+    decls: &[Declared],
+    wrappers_ir: &str,
+    compiled: &HashSet<usize>,
+) -> (String, String) {
     let mut module = module.to_string();
     let mut unused: HashSet<usize> = HashSet::new();
     let mut extra = String::new();

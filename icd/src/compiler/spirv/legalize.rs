@@ -92,7 +92,7 @@ struct Module {
 
 /// The module (host-order words, header included) with those instructions rewritten;
 /// unchanged when it has none.
-pub fn legalize(words: &[u32]) -> Vec<u32> {
+pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
     let Some(insts) = instructions(words) else { return words.to_vec() };
     let wanted = [OP_DECORATE_STRING, OP_MEMBER_DECORATE_STRING, OP_COPY_MEMORY, OP_COPY_MEMORY_SIZED];
     let rare = [OP_COPY_LOGICAL, OP_PTR_EQUAL, OP_PTR_NOT_EQUAL, OP_PTR_DIFF, OP_CONSTANT_NULL, OP_VECTOR_SHUFFLE];

@@ -5,12 +5,12 @@
 
 /// An OpenCL C parameter type, and how the wrapper `abi` writes passes it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Param {
+pub(crate) struct Param {
     /// The type as OpenCL C writes it.
-    pub c: String,
+    pub(crate) c: String,
     /// Whether the type may be the target of a pointer (images, samplers, events and
     /// queues are passed as they are: they are pointers to clang on either side).
-    pub by_pointer: bool,
+    pub(crate) by_pointer: bool,
 }
 
 /// A parsed type: its OpenCL C spelling, and whether it is an opaque OpenCL type.
@@ -29,7 +29,7 @@ struct Parser<'a> {
 
 /// The name and parameter types of `_Z<len><name><types>`; `None` for anything this
 /// subset does not read (nested names, templates, ...).
-pub fn demangle(mangled: &str) -> Option<(String, Vec<Param>)> {
+pub(crate) fn demangle(mangled: &str) -> Option<(String, Vec<Param>)> {
     let rest = mangled.strip_prefix("_Z")?;
     let mut p = Parser { s: rest.as_bytes(), at: 0, subs: Vec::new() };
     let name = p.source_name()?;

@@ -4,10 +4,10 @@
 //! what the OpenCL C front end produces, and the same back end (rewrite, barriers,
 //! async copies, launchers) compiles it.
 
-pub mod abi;
-pub mod legalize;
-pub mod mangle;
-pub mod module;
+pub(crate) mod abi;
+pub(crate) mod legalize;
+pub(crate) mod mangle;
+pub(crate) mod module;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -17,14 +17,14 @@ use std::sync::OnceLock;
 use super::tools::{self, clang};
 use super::{frontend, options, os, Target};
 
-pub struct Translator {
-    pub path: PathBuf,
+pub(crate) struct Translator {
+    pub(crate) path: PathBuf,
     /// Path, size and modification time: part of IL programs' cache keys.
-    pub identity: String,
+    pub(crate) identity: String,
 }
 
 /// Why a device without the translator has no IL (and an IL build fails).
-pub const MISSING: &str = "FerroCL reads SPIR-V with the LLVM/SPIR-V translator, and none was found.\n\
+pub(crate) const MISSING: &str = "FerroCL reads SPIR-V with the LLVM/SPIR-V translator, and none was found.\n\
 Install it (Debian 12: 'apt-get install llvm-spirv-15'), or point FERROCL_LLVM_SPIRV at an llvm-spirv binary.\n";
 
 /// The LLVM major version in a tool's real path (`/usr/lib/llvm-19/bin/clang`).
@@ -37,7 +37,7 @@ fn llvm_major(p: &Path) -> Option<u32> {
 
 /// `FERROCL_LLVM_SPIRV`, else the newest `llvm-spirv-N` whose bitcode the kernels'
 /// clang reads (N not above clang's own version), else `llvm-spirv`.
-pub fn find() -> Option<&'static Translator> {
+pub(crate) fn find() -> Option<&'static Translator> {
     static FOUND: OnceLock<Option<Translator>> = OnceLock::new();
     FOUND
         .get_or_init(|| {
@@ -50,7 +50,7 @@ pub fn find() -> Option<&'static Translator> {
 
 /// The SPIR-V versions the translator reads (those it lists for `--spirv-max-version`),
 /// oldest first; empty without a translator.
-pub fn versions() -> &'static [(u8, u8)] {
+pub(crate) fn versions() -> &'static [(u8, u8)] {
     static VERSIONS: OnceLock<Vec<(u8, u8)>> = OnceLock::new();
     VERSIONS.get_or_init(|| {
         let Some(t) = find() else { return Vec::new() };
@@ -71,11 +71,11 @@ pub fn versions() -> &'static [(u8, u8)] {
 }
 
 /// A specialization constant's value as the application set it.
-pub type SpecValue = (u32, Vec<u8>);
+pub(crate) type SpecValue = (u32, Vec<u8>);
 
 /// SPIR-V -> IR text like the OpenCL C front end's, with the translator's and clang's
 /// diagnostics as the log.
-pub fn to_module(
+pub(crate) fn to_module(
     clang: &clang::Clang,
     target: &Target,
     il: &[u8],

@@ -19,7 +19,7 @@ const DECORATION_SPEC_ID: u32 = 1;
 
 /// A scalar specialization constant's type.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SpecType {
+pub(crate) enum SpecType {
     Bool,
     Int(u32),
     Float(u32),
@@ -27,7 +27,7 @@ pub enum SpecType {
 
 impl SpecType {
     /// The `spec_size` `clSetProgramSpecializationConstant` expects: 1 for booleans.
-    pub fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         match self {
             SpecType::Bool => 1,
             SpecType::Int(bits) | SpecType::Float(bits) => (bits as usize).div_ceil(8),
@@ -36,22 +36,20 @@ impl SpecType {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SpecConstant {
-    pub id: u32,
-    pub ty: SpecType,
+pub(crate) struct SpecConstant {
+    pub(crate) id: u32,
+    pub(crate) ty: SpecType,
 }
 
 /// A checked module.
 #[derive(Debug)]
-pub struct Module {
-    /// SPIR-V version (major, minor).
-    pub version: (u8, u8),
-    pub spec_constants: Vec<SpecConstant>,
+pub(crate) struct Module {
+    pub(crate) spec_constants: Vec<SpecConstant>,
 }
 
 /// The module's words in host order: SPIR-V may be stored in either byte order, which
 /// the magic number tells.
-pub fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
+pub(crate) fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
     if bytes.len() % 4 != 0 {
         return Err(format!("a SPIR-V module is a whole number of 32-bit words; this one has {} bytes", bytes.len()));
     }
@@ -64,13 +62,13 @@ pub fn words(bytes: &[u8]) -> Result<Vec<u32>, String> {
 }
 
 /// Reads the header and walks every instruction; `Err` says what is wrong.
-pub fn parse(bytes: &[u8]) -> Result<Module, String> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Module, String> {
     let w = words(bytes)?;
     if w.len() < 5 {
         return Err("the SPIR-V header is cut short (5 words expected)".into());
     }
-    let (major, minor) = ((w[1] >> 16) & 0xff, (w[1] >> 8) & 0xff);
-    if w[1] & 0xff00_00ff != 0 || major != 1 {
+    // Version 1.x: 0x0001mm00. Which minor versions build is the translator's to say.
+    if w[1] & 0xffff_00ff != 0x0001_0000 {
         return Err(format!("unknown SPIR-V version word 0x{:08x}", w[1]));
     }
     let mut types: HashMap<u32, SpecType> = HashMap::new();
@@ -107,12 +105,12 @@ pub fn parse(bytes: &[u8]) -> Result<Module, String> {
         .collect();
     spec_constants.sort_by_key(|c| c.id);
     spec_constants.dedup_by_key(|c| c.id);
-    Ok(Module { version: (major as u8, minor as u8), spec_constants })
+    Ok(Module { spec_constants })
 }
 
 /// A value for the translator's `--spec-const` (`id:type:value`), from the bytes the
 /// application gave: integers as unsigned decimals, floats as exact hexadecimal ones.
-pub fn spec_const_arg(c: &SpecConstant, value: &[u8]) -> String {
+pub(crate) fn spec_const_arg(c: &SpecConstant, value: &[u8]) -> String {
     let mut raw = [0u8; 8];
     let n = value.len().min(8);
     raw[..n].copy_from_slice(&value[..n]);
@@ -186,7 +184,6 @@ mod tests {
         ]
         .concat();
         let m = parse(&module(&body)).unwrap();
-        assert_eq!(m.version, (1, 0));
         assert_eq!(
             m.spec_constants,
             [SpecConstant { id: 3, ty: SpecType::Bool }, SpecConstant { id: 7, ty: SpecType::Float(32) }]

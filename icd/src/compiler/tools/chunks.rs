@@ -55,15 +55,15 @@ fn functions(ll: &str) -> (Vec<Function>, HashSet<String>) {
 
 /// A chunk to extract: the functions it lists (defines for others to link), and the
 /// functions outside the part that it and what it carries call.
-pub struct Chunk {
-    pub listed: Vec<String>,
-    pub calls: HashSet<String>,
+pub(crate) struct Chunk {
+    pub(crate) listed: Vec<String>,
+    pub(crate) calls: HashSet<String>,
 }
 
 /// Cuts a part (its IR text) into chunks in file order: neighbouring functions come
 /// from one generator macro and call the same helpers. Internal functions are never
 /// listed; they travel with their callers.
-pub fn plan(ll: &str) -> Vec<Chunk> {
+pub(crate) fn plan(ll: &str) -> Vec<Chunk> {
     let (funcs, declared) = functions(ll);
     let by_name: HashMap<&str, &Function> = funcs.iter().map(|f| (f.name.as_str(), f)).collect();
     // What a set of functions reaches inside the part, and what it calls outside.
@@ -104,14 +104,14 @@ pub fn plan(ll: &str) -> Vec<Chunk> {
 }
 
 /// `llvm-extract` of the LLVM `clang` comes from (Debian: /usr/lib/llvm-N/bin), if any.
-pub fn extractor(clang: &Path) -> Option<PathBuf> {
+pub(crate) fn extractor(clang: &Path) -> Option<PathBuf> {
     let real = std::fs::canonicalize(clang).ok()?;
     Some(real.with_file_name("llvm-extract")).filter(|p| p.is_file())
 }
 
 /// Writes the chunk's bitcode (its listed functions and what they call in `part`),
 /// under the build time limit like every tool.
-pub fn extract(tool: &Path, part: &Path, chunk: &Chunk, out: &Path) -> Result<(), String> {
+pub(crate) fn extract(tool: &Path, part: &Path, chunk: &Chunk, out: &Path) -> Result<(), String> {
     let mut cmd = Command::new(tool);
     cmd.arg("--recursive").args(chunk.listed.iter().map(|n| format!("--func={n}"))).arg(part).arg("-o").arg(out);
     let done = super::output(&mut cmd)?;

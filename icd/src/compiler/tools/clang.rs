@@ -4,21 +4,21 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-pub struct Clang {
-    pub path: PathBuf,
+pub(crate) struct Clang {
+    pub(crate) path: PathBuf,
     /// Path, size and modification time of the binary: part of every cache key, and
     /// known from a `stat` alone, so a warm build never has to start clang.
-    pub identity: String,
+    pub(crate) identity: String,
 }
 
 /// The message a build log carries when no clang can be found.
-pub const MISSING: &str = "FerroCL needs clang to compile OpenCL C, and none was found.\n\
+pub(crate) const MISSING: &str = "FerroCL needs clang to compile OpenCL C, and none was found.\n\
 Install one (Debian 12: 'apt-get install clang-19'; clang 18 and 19 work),\n\
 or point FERROCL_CLANG at a clang binary.\n";
 
 /// A tool's real path, size and modification time, from a `stat` alone; `None` when it
 /// is not a file.
-pub fn identity(path: &Path) -> Option<String> {
+pub(crate) fn identity(path: &Path) -> Option<String> {
     let real = std::fs::canonicalize(path).ok()?;
     let meta = std::fs::metadata(&real).ok()?;
     if !meta.is_file() {
@@ -54,13 +54,13 @@ fn major_version(text: &str) -> Option<u32> {
 /// and the library element-wise builtins clang 16 lacks (`rint`; clang 15 also `round`,
 /// `sqrt`, `fma`, `copysign`). With clang 15 and 16 every build failed, and these were
 /// picked when no newer one was installed. Tested: 19.
-pub fn find() -> Option<&'static Clang> {
+pub(crate) fn find() -> Option<&'static Clang> {
     static FOUND: OnceLock<Option<Clang>> = OnceLock::new();
     FOUND.get_or_init(|| super::find("FERROCL_CLANG", "clang", OLDEST..=19, probe)).as_ref()
 }
 
 /// Runs clang (on a fork server where one works); `Err` carries its diagnostics.
-pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
+pub(crate) fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
     // A background build's clang runs at the lowest priority, which a server's child
     // would not.
     let served = (!super::background())
@@ -83,21 +83,21 @@ pub fn run(clang: &Clang, args: &[&std::ffi::OsStr]) -> Result<String, String> {
 /// `FERROCL_VERIFY=1`: every module the rewrite writes goes through LLVM's verifier
 /// before it is compiled (the tests set it). Off by default: clang's release builds
 /// skip the verifier, and running `opt` costs a process per build.
-pub fn verifying() -> bool {
+pub(crate) fn verifying() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("FERROCL_VERIFY").is_some_and(|v| v != "0" && !v.is_empty()))
 }
 
 /// A tool of the same LLVM as clang (`opt`): Debian's clang-N is a link into
 /// /usr/lib/llvm-N/bin, beside that LLVM's tools (package llvm-N).
-pub fn sibling(clang: &Clang, name: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn sibling(clang: &Clang, name: &str) -> Option<std::path::PathBuf> {
     let tool = std::fs::canonicalize(&clang.path).ok()?.with_file_name(name);
     tool.is_file().then_some(tool)
 }
 
 /// Runs LLVM's verifier (`opt -passes=verify`, from the same LLVM as clang) over `ll`;
 /// `Err` carries what it found.
-pub fn verify(clang: &Clang, ll: &Path) -> Result<(), String> {
+pub(crate) fn verify(clang: &Clang, ll: &Path) -> Result<(), String> {
     let opt = sibling(clang, "opt").unwrap_or_else(|| clang.path.with_file_name("opt"));
     if !opt.is_file() {
         return Err(format!(

@@ -25,9 +25,9 @@ use parking_lot::Mutex;
 use crate::compiler::cache;
 
 /// The clang a server runs: its path, and its identity (part of the shim's cache key).
-pub struct Tool<'a> {
-    pub path: &'a Path,
-    pub identity: &'a str,
+pub(crate) struct Tool<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) identity: &'a str,
 }
 
 const SHIM: &str = include_str!("fork_server.c");
@@ -36,9 +36,9 @@ const SHIM: &str = include_str!("fork_server.c");
 const SERVE: &str = "FERROCL_CLANG_SERVE";
 
 /// What a run produced: whether clang succeeded, and its stdout and stderr.
-pub struct Ran {
-    pub success: bool,
-    pub output: String,
+pub(crate) struct Ran {
+    pub(crate) success: bool,
+    pub(crate) output: String,
 }
 
 struct Server {
@@ -204,7 +204,7 @@ fn request(server: &mut Server, clang: &Tool, args: &[&OsStr]) -> std::io::Resul
 
 /// Starts a server in the background, so that the first build of the process does not
 /// wait for clang to start (applications create a program before they build it).
-pub fn warm_up(clang: Tool<'static>) {
+pub(crate) fn warm_up(clang: Tool<'static>) {
     if !enabled() || !IDLE.lock().is_empty() {
         return;
     }
@@ -217,7 +217,7 @@ pub fn warm_up(clang: Tool<'static>) {
 
 /// Runs clang with `args` on a server; `None` when no server can run it (then the
 /// caller spawns clang itself).
-pub fn run(clang: &Tool, args: &[&OsStr]) -> Option<Ran> {
+pub(crate) fn run(clang: &Tool, args: &[&OsStr]) -> Option<Ran> {
     if !enabled() {
         return None;
     }

@@ -73,7 +73,7 @@ fn template_file(clang: &clang::Clang, cache: &Path) -> std::path::PathBuf {
 
 /// Drops the cached command line (it failed where clang's own link worked); the next
 /// process asks clang again.
-pub fn forget(clang: &clang::Clang, cache: &Path) {
+pub(crate) fn forget(clang: &clang::Clang, cache: &Path) {
     let _ = std::fs::remove_file(template_file(clang, cache));
 }
 
@@ -115,7 +115,7 @@ fn quoted_words(line: &str) -> Vec<String> {
 
 /// Links `object` with `archive` into `lib`, exporting what `version_script` says.
 /// `None`: the linker's command line is unknown (the caller links through clang).
-pub fn link(
+pub(crate) fn link(
     clang: &clang::Clang,
     cache: &Path,
     object: &Path,

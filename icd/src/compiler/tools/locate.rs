@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 /// The directory holding the loaded `libferrocl.so` (or the executable, for tests that
 /// link the driver's code directly).
-pub fn driver_dir() -> Option<PathBuf> {
+pub(crate) fn driver_dir() -> Option<PathBuf> {
     driver_file()?.parent().map(|p| p.to_path_buf())
 }
 
 /// The loaded `libferrocl.so` itself (or the executable that links the driver's code).
-pub fn driver_file() -> Option<PathBuf> {
+pub(crate) fn driver_file() -> Option<PathBuf> {
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the address and fills `info`.
     let ok = unsafe { libc::dladdr(driver_dir as *const libc::c_void, &mut info) };
@@ -28,7 +28,7 @@ const ARCHIVE: &str = "libferrocl_builtins.a";
 
 /// The builtins archive: `$FERROCL_BUILTINS`, else next to the driver (build tree),
 /// else in the driver's private `ferrocl/` directory (installed package).
-pub fn builtins_archive() -> Result<PathBuf, String> {
+pub(crate) fn builtins_archive() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("FERROCL_BUILTINS") {
         let p = PathBuf::from(p);
         if !p.is_file() {
@@ -68,7 +68,7 @@ fn symbol_table(archive: &Path) -> Option<Vec<u8>> {
 
 /// The names an `ar` archive's symbol index defines (GNU `/`: a 32-bit big-endian count
 /// and offsets, `/SYM64/`: 64-bit ones, then the NUL-terminated names).
-pub fn archive_symbols(archive: &Path) -> HashSet<String> {
+pub(crate) fn archive_symbols(archive: &Path) -> HashSet<String> {
     let Some(table) = symbol_table(archive) else { return HashSet::new() };
     let wide = std::fs::File::open(archive)
         .ok()

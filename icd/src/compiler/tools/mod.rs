@@ -15,7 +15,7 @@ use std::time::Duration;
 /// A tool: `$env` if set (whether or not it exists: the user's choice stands), else the
 /// newest `name-N` on PATH for N in `versions`, else `name`; the first for which
 /// `accept` gives a value.
-pub fn find<T>(
+pub(crate) fn find<T>(
     env: &str,
     name: &str,
     versions: std::ops::RangeInclusive<u32>,
@@ -32,7 +32,7 @@ pub fn find<T>(
 
 /// How long one tool run may take: `FERROCL_BUILD_TIMEOUT` seconds, else 600 (large
 /// kernels take a minute).
-pub fn limit() -> Duration {
+pub(crate) fn limit() -> Duration {
     static LIMIT: OnceLock<u64> = OnceLock::new();
     let s = *LIMIT.get_or_init(|| {
         std::env::var("FERROCL_BUILD_TIMEOUT").ok().and_then(|v| v.parse().ok()).filter(|&s| s > 0).unwrap_or(600)
@@ -41,7 +41,7 @@ pub fn limit() -> Duration {
 }
 
 /// The message added to a tool's output when it was stopped.
-pub fn stopped(limit: Duration) -> String {
+pub(crate) fn stopped(limit: Duration) -> String {
     format!("did not finish within {} s and was stopped (FERROCL_BUILD_TIMEOUT sets the limit)\n", limit.as_secs())
 }
 
@@ -58,7 +58,7 @@ thread_local! {
 /// 33 to 18 GFLOP/s in one run. Nice 19 rather than `SCHED_IDLE`, which on a machine
 /// kept busy would never let the build finish. Call it on a thread of its own: the
 /// thread keeps the priority.
-pub fn in_background<T>(build: impl FnOnce() -> T) -> T {
+pub(crate) fn in_background<T>(build: impl FnOnce() -> T) -> T {
     idle_priority();
     BACKGROUND.with(|b| b.set(true));
     let r = build();
@@ -67,7 +67,7 @@ pub fn in_background<T>(build: impl FnOnce() -> T) -> T {
 }
 
 /// Whether this thread builds in the background.
-pub fn background() -> bool {
+pub(crate) fn background() -> bool {
     BACKGROUND.with(|b| b.get())
 }
 
@@ -80,7 +80,7 @@ fn idle_priority() {
 
 /// `cmd.output()`, killed at `limit()`: `Err` when it cannot start, or says it was
 /// stopped (then the output so far is in the message).
-pub fn output(cmd: &mut Command) -> Result<Output, String> {
+pub(crate) fn output(cmd: &mut Command) -> Result<Output, String> {
     if background() {
         use std::os::unix::process::CommandExt;
         // SAFETY: the hook only makes an async-signal-safe system call.

@@ -27,7 +27,7 @@ enum Op {
 /// A worker's async-copy state for the group it runs. Kernel code sees `log` (the
 /// group's `copies` points at this struct, whose first field it is).
 #[repr(C)]
-pub struct GroupCopies {
+pub(crate) struct GroupCopies {
     log: CopyLog,
     /// Copy operations (copies and fences) each work-item has passed.
     reached: Vec<u32>,
@@ -92,7 +92,7 @@ impl GroupCopies {
     /// Prepares for a group of `items` work-items; `regions`: the kernel runs as barrier
     /// regions (waits settle at the region's end); `stream`: the launch's buffers exceed
     /// the cache.
-    pub fn begin(&mut self, items: usize, regions: bool, stream: bool) {
+    pub(crate) fn begin(&mut self, items: usize, regions: bool, stream: bool) {
         // Only the driver's copies and fences (`arrive`) and the kernel-side fast
         // paths after them (which need an operation in the log) count in `reached`:
         // after a group that made none, the state is as this group needs it.
@@ -129,7 +129,7 @@ impl GroupCopies {
     }
 
     /// The validator for this group, in validation mode.
-    pub fn validator(&mut self) -> Option<&mut Validator> {
+    pub(crate) fn validator(&mut self) -> Option<&mut Validator> {
         if *MODE == Mode::Off {
             return None;
         }
@@ -139,7 +139,7 @@ impl GroupCopies {
     /// The group has ended: completes whatever it left in flight (a group must not end
     /// with copies still writing its local memory) and forgets its events. `false`
     /// when one of its copies faulted.
-    pub fn finish(&mut self) -> bool {
+    pub(crate) fn finish(&mut self) -> bool {
         if !self.dirty && self.check.is_none() {
             return true;
         }
@@ -361,7 +361,7 @@ unsafe fn state<'a>(group: *const Group) -> Option<&'a mut GroupCopies> {
 /// # Safety
 /// Called by kernel code with its own group (and, for `copy`, a shape it built; for
 /// `wait`, its array of `count` events).
-pub unsafe extern "C" fn copy(group: *const Group, item: usize, c: *const AsyncCopy, event: usize) -> usize {
+pub(crate) unsafe extern "C" fn copy(group: *const Group, item: usize, c: *const AsyncCopy, event: usize) -> usize {
     // SAFETY: kernel code passes its group and a shape on its stack (read here, where a
     // wild pointer is the kernel's fault, not inside the driver section).
     let (st, c) = unsafe { (state(group), *c) };
@@ -381,7 +381,7 @@ pub unsafe extern "C" fn copy(group: *const Group, item: usize, c: *const AsyncC
 /// # Safety
 /// Called by kernel code with its own group (and, for `copy`, a shape it built; for
 /// `wait`, its array of `count` events).
-pub unsafe extern "C" fn wait(group: *const Group, item: usize, count: u32, events: *const usize) {
+pub(crate) unsafe extern "C" fn wait(group: *const Group, item: usize, count: u32, events: *const usize) {
     // SAFETY: as for `copy`; `events` is the kernel's array of `count` events.
     if let Some(st) = unsafe { state(group) } {
         if !events.is_null() {
@@ -404,7 +404,7 @@ pub unsafe extern "C" fn wait(group: *const Group, item: usize, count: u32, even
 /// # Safety
 /// Called by kernel code with its own group (and, for `copy`, a shape it built; for
 /// `wait`, its array of `count` events).
-pub unsafe extern "C" fn fence(group: *const Group, item: usize, _flags: u32) {
+pub(crate) unsafe extern "C" fn fence(group: *const Group, item: usize, _flags: u32) {
     // SAFETY: as for `copy`.
     if let Some(st) = unsafe { state(group) } {
         let _driver = DriverSection::enter();
@@ -415,7 +415,7 @@ pub unsafe extern "C" fn fence(group: *const Group, item: usize, _flags: u32) {
 /// # Safety
 /// Called by kernel code with its own group (and, for `copy`, a shape it built; for
 /// `wait`, its array of `count` events).
-pub unsafe extern "C" fn settle(group: *const Group) {
+pub(crate) unsafe extern "C" fn settle(group: *const Group) {
     // SAFETY: as for `copy`.
     if let Some(st) = unsafe { state(group) } {
         let _driver = DriverSection::enter();

@@ -16,6 +16,6 @@
 //! which copy, its events, waits and fences) and the entry points kernels reach through
 //! the services table, `validate` the optional checks of how kernels use them.
 
-pub mod group;
-pub mod shape;
-pub mod validate;
+pub(crate) mod group;
+pub(crate) mod shape;
+pub(crate) mod validate;

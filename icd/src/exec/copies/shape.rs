@@ -2,14 +2,14 @@
 
 use ferrocl_kernel_abi::{AsyncCopy, HINT_STREAM};
 
-pub fn bytes(c: &AsyncCopy) -> usize {
+pub(crate) fn bytes(c: &AsyncCopy) -> usize {
     c.elem.saturating_mul(c.per_line).saturating_mul(c.lines).saturating_mul(c.planes)
 }
 
 /// The same copy with lines that follow each other in both source and destination
 /// merged into one (and planes likewise): a strided copy of stride 1 becomes one
 /// memcpy instead of a loop over its elements.
-pub fn simplified(c: &AsyncCopy) -> AsyncCopy {
+pub(crate) fn simplified(c: &AsyncCopy) -> AsyncCopy {
     let mut c = *c;
     if c.lines > 1 && c.src_line == c.per_line && c.dst_line == c.per_line {
         c.per_line = c.per_line.saturating_mul(c.lines);
@@ -37,7 +37,7 @@ fn line_offsets(c: &AsyncCopy, p: usize, l: usize) -> (usize, usize) {
 /// # Safety
 /// The shape must describe readable source and writable destination memory, not
 /// overlapping (the kernel's promise; validation mode checks it).
-pub unsafe fn run(c: &AsyncCopy) {
+pub(crate) unsafe fn run(c: &AsyncCopy) {
     // Lines of one element (strided copies) move with a fixed-size copy per element;
     // longer lines are one memcpy each.
     if c.per_line == 1 {

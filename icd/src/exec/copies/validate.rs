@@ -11,7 +11,7 @@ use ferrocl_kernel_abi::AsyncCopy;
 use super::shape;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Mode {
+pub(crate) enum Mode {
     Off,
     Check,
     /// Check, and run every copy only when waited for (or at the group's end), so a
@@ -19,7 +19,7 @@ pub enum Mode {
     Delay,
 }
 
-pub static MODE: LazyLock<Mode> = LazyLock::new(|| match std::env::var("FERROCL_VALIDATE").as_deref() {
+pub(crate) static MODE: LazyLock<Mode> = LazyLock::new(|| match std::env::var("FERROCL_VALIDATE").as_deref() {
     Ok("delay") => Mode::Delay,
     Ok("") | Ok("0") | Err(_) => Mode::Off,
     Ok(_) => Mode::Check,
@@ -27,19 +27,19 @@ pub static MODE: LazyLock<Mode> = LazyLock::new(|| match std::env::var("FERROCL_
 
 /// What validation knows about the launch: the kernel and the memory it may copy.
 #[derive(Default)]
-pub struct Launch {
-    pub kernel: Arc<str>,
+pub(crate) struct Launch {
+    pub(crate) kernel: Arc<str>,
     /// `[start, end)` of each buffer argument.
-    pub buffers: Vec<(usize, usize)>,
+    pub(crate) buffers: Vec<(usize, usize)>,
     /// Whether an address lies in one of the kernel's own `__local` variables (this
     /// thread's copies), where the kernel library answers that.
-    pub static_local: Option<StaticLocalFn>,
+    pub(crate) static_local: Option<StaticLocalFn>,
 }
 
 impl Launch {
     /// What a launch's groups check against, or `None` outside validation mode (which
     /// the engine reads from `FERROCL_VALIDATE` itself).
-    pub fn when_validating(
+    pub(crate) fn when_validating(
         kernel: &str,
         buffers: &[(usize, usize)],
         static_local: Option<StaticLocalFn>,
@@ -50,24 +50,24 @@ impl Launch {
 }
 
 /// The kernel library's `__ferrocl_static_local_query`.
-pub type StaticLocalFn = unsafe extern "C" fn(*const u8) -> bool;
+pub(crate) type StaticLocalFn = unsafe extern "C" fn(*const u8) -> bool;
 
 /// One group's checks.
 #[derive(Default)]
-pub struct Validator {
-    pub launch: Arc<Launch>,
-    pub group: [usize; 3],
-    pub local_size: [usize; 3],
+pub(crate) struct Validator {
+    pub(crate) launch: Arc<Launch>,
+    pub(crate) group: [usize; 3],
+    pub(crate) local_size: [usize; 3],
     /// `[start, end)` of the group's `__local` argument memory, when the kernel has no
     /// `__local` variables of its own (those live elsewhere, so local addresses outside
     /// the arguments cannot be judged then).
-    pub local: Option<(usize, usize)>,
+    pub(crate) local: Option<(usize, usize)>,
     waits: HashSet<(usize, usize)>,
     reported: HashSet<String>,
 }
 
 impl Validator {
-    pub fn begin(
+    pub(crate) fn begin(
         &mut self,
         launch: Arc<Launch>,
         group: [usize; 3],
@@ -87,7 +87,7 @@ impl Validator {
         [item % x.max(1), item / x.max(1) % y.max(1), item / (x.max(1) * y.max(1))]
     }
 
-    pub fn report(&mut self, item: usize, what: &str) {
+    pub(crate) fn report(&mut self, item: usize, what: &str) {
         // Each problem once per group: a kernel wrong for one work-item is usually
         // wrong for all of them.
         if !self.reported.insert(what.to_string()) {
@@ -103,7 +103,7 @@ impl Validator {
 
     /// A copy issued by `item`: its arguments. `false` when it is invalid: it is then
     /// reported and not performed (it could write memory it must not touch).
-    pub fn issued(&mut self, item: usize, c: &AsyncCopy) -> bool {
+    pub(crate) fn issued(&mut self, item: usize, c: &AsyncCopy) -> bool {
         let mut valid = true;
         let strided = c.per_line == 1 && c.lines > 1;
         if strided && (c.src_line == 0 || c.dst_line == 0) {
@@ -156,21 +156,21 @@ impl Validator {
 
     /// `item` reached copy operation `k` with arguments different from the first
     /// arrival's.
-    pub fn divergent(&mut self, item: usize, k: usize) {
+    pub(crate) fn divergent(&mut self, item: usize, k: usize) {
         self.report(item, &format!("work-group divergence detected (async copy {k} called with different arguments)"));
     }
 
-    pub fn waited(&mut self, item: usize, event: usize) {
+    pub(crate) fn waited(&mut self, item: usize, event: usize) {
         self.waits.insert((item, event));
     }
 
-    pub fn unknown_event(&mut self, item: usize, event: usize) {
+    pub(crate) fn unknown_event(&mut self, item: usize, event: usize) {
         self.report(item, &format!("invalid wait event {event:#x}"));
     }
 
     /// The group ended: copies not every work-item executed, events not every
     /// work-item waited for.
-    pub fn finish(&mut self, reached: &[u32], ops: usize, events: &[usize]) {
+    pub(crate) fn finish(&mut self, reached: &[u32], ops: usize, events: &[usize]) {
         let items = reached.len();
         for k in 0..ops {
             let n = reached.iter().filter(|&&r| r as usize > k).count();
