@@ -12,7 +12,15 @@ use crate::core::context::Context;
 use crate::core::event::{Event, EventCallback, Stamp};
 
 /// Validates an enqueue's `event_wait_list`.
-pub(crate) fn wait_list(context: &Arc<Context>, num: cl_uint, list: *const cl_event) -> CLResult<Vec<Arc<Event>>> {
+///
+/// # Safety
+/// `list` is null or points at `num` event handles, as the OpenCL contract asks of a wait
+/// list.
+pub(crate) unsafe fn wait_list(
+    context: &Arc<Context>,
+    num: cl_uint,
+    list: *const cl_event,
+) -> CLResult<Vec<Arc<Event>>> {
     // "CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list
     // > 0, or event_wait_list is not NULL and num_events_in_wait_list is 0, or if event
     // objects in event_wait_list are not valid events."

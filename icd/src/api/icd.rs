@@ -83,7 +83,10 @@ pub(crate) fn from_handle<T: ClObject>(handle: *mut c_void) -> CLResult<Arc<T>> 
 }
 
 /// Validates a list of handles (`CL_INVALID_VALUE` for a null list with a count).
-pub(crate) fn from_handles<T: ClObject>(list: *const *mut c_void, n: usize) -> CLResult<Vec<Arc<T>>> {
+///
+/// # Safety
+/// `list` is null or points at `n` handles.
+pub(crate) unsafe fn from_handles<T: ClObject>(list: *const *mut c_void, n: usize) -> CLResult<Vec<Arc<T>>> {
     if list.is_null() && n != 0 {
         return Err(CL_INVALID_VALUE);
     }
@@ -134,7 +137,8 @@ macro_rules! dispatch_table {
             d
         }
 
-        /// Every entry point by name, for cl_khr_icd 2.0 loaders that build their own table.
+        /// Every entry point by name, for cl_khr_icd 2.0 loaders that build their own
+        /// table.
         fn entry_point(name: &[u8]) -> *mut c_void {
             $( if name == stringify!($name).as_bytes() {
                 return $path as *const () as *mut c_void;

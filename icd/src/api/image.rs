@@ -340,7 +340,10 @@ fn image_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
 
 /// Origin and region of an image command, checked against the image: the byte
 /// rectangle on the image side and the region in bytes.
-fn image_region(l: &Layout, origin: *const usize, region: *const usize) -> CLResult<(RectSide, [usize; 3])> {
+///
+/// # Safety
+/// `origin` and `region` are null or point at three `size_t`s each.
+unsafe fn image_region(l: &Layout, origin: *const usize, region: *const usize) -> CLResult<(RectSide, [usize; 3])> {
     let (o, r) = (triple(origin)?, triple(region)?);
     if !l.contains(o, r) {
         return Err(CL_INVALID_VALUE);
@@ -374,8 +377,12 @@ fn host_side(l: &Layout, bytes: [usize; 3], row_pitch: usize, slice_pitch: usize
     Ok(side)
 }
 
+/// # Safety
+/// `origin` and `region` are null or three `size_t`s long; `ptr` is valid for the region's
+/// bytes until the command completes (the application's promise); the wait list is null or
+/// `num` handles long; `event` is null or writable.
 #[allow(clippy::too_many_arguments)]
-fn read_write(
+unsafe fn read_write(
     queue: cl_command_queue,
     image: cl_mem,
     reading: bool,
@@ -581,8 +588,11 @@ fn packed_side(b: &Mem, offset: usize, bytes: [usize; 3]) -> CLResult<RectSide> 
     Ok(side)
 }
 
+/// # Safety
+/// `origin` and `region` are null or three `size_t`s long; the wait list is null or `num`
+/// handles long; `event` is null or writable.
 #[allow(clippy::too_many_arguments)]
-fn image_buffer_copy(
+unsafe fn image_buffer_copy(
     queue: cl_command_queue,
     image: cl_mem,
     buffer: cl_mem,

@@ -394,8 +394,11 @@ pub(super) unsafe extern "C" fn clSetKernelExecInfo(
 
 /// Whether the program allows non-uniform work-groups: OpenCL C 2.0 or later without
 /// `-cl-uniform-work-group-size`.
+/// # Safety
+/// The pointers follow `clEnqueueNDRangeKernel`'s contract: the work sizes null or
+/// `work_dim` long, the wait list `num_events_in_wait_list` long, `event` null or writable.
 #[allow(clippy::too_many_arguments)]
-fn enqueue_ndrange(
+unsafe fn enqueue_ndrange(
     queue: cl_command_queue,
     kernel: cl_kernel,
     work_dim: cl_uint,

@@ -8,7 +8,10 @@ use super::icd::{self, from_handle};
 use super::util::{status, write_opt, CLResult, Info};
 use crate::core::platform::{self, Platform};
 
-pub(super) fn get_platform_ids(
+/// # Safety
+/// `platforms` is null or has room for `num_entries` handles; `num_platforms` is null or
+/// writable.
+pub(super) unsafe fn get_platform_ids(
     num_entries: cl_uint,
     platforms: *mut cl_platform_id,
     num_platforms: *mut cl_uint,

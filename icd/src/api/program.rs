@@ -45,7 +45,10 @@ pub(super) unsafe extern "C" fn clCreateProgramWithSource(
 }
 
 /// Checks a device list against the program's context (`CL_INVALID_DEVICE`).
-fn devices_of(c: &Context, num: cl_uint, list: *const cl_device_id) -> CLResult<Vec<Arc<Device>>> {
+///
+/// # Safety
+/// `list` is null or points at `num` device handles.
+unsafe fn devices_of(c: &Context, num: cl_uint, list: *const cl_device_id) -> CLResult<Vec<Arc<Device>>> {
     // "CL_INVALID_VALUE if device_list is NULL and num_devices is greater than zero, or
     // if device_list is not NULL and num_devices is zero."
     if list.is_null() != (num == 0) {
@@ -157,7 +160,10 @@ type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
 
 /// Checks shared by build and compile: devices, callback, options string, and that
 /// no kernel is attached.
-fn check_build(
+///
+/// # Safety
+/// `list` is null or points at `num` device handles.
+unsafe fn check_build(
     p: &Program,
     num: cl_uint,
     list: *const cl_device_id,
@@ -176,7 +182,9 @@ fn check_build(
     Ok(())
 }
 
-fn options_of(options: *const c_char) -> String {
+/// # Safety
+/// `options` is null or a NUL-terminated string.
+unsafe fn options_of(options: *const c_char) -> String {
     c_str(options).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 

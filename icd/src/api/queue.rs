@@ -171,7 +171,10 @@ pub(super) unsafe extern "C" fn clFinish(queue: cl_command_queue) -> cl_int {
 
 /// The part of an enqueue before its command-specific checks: the queue and its
 /// validated wait list.
-pub(crate) fn begin(
+///
+/// # Safety
+/// `list` is null or points at `num` event handles.
+pub(crate) unsafe fn begin(
     queue: cl_command_queue,
     num: cl_uint,
     list: *const cl_event,
@@ -183,7 +186,11 @@ pub(crate) fn begin(
 
 /// Submits a checked command, hands its event to the application if asked, and waits
 /// for it when the call is blocking.
-pub(crate) fn submit(
+///
+/// # Safety
+/// `event_ret` is null or writable, as the OpenCL contract asks of an `event` out-
+/// parameter.
+pub(crate) unsafe fn submit(
     queue: &Arc<Queue>,
     command_type: cl_command_type,
     wait: Vec<Arc<Event>>,
@@ -206,7 +213,10 @@ pub(crate) fn submit(
 
 /// Markers and barriers: an in-order thread already runs them after every earlier
 /// command, which is what both promise when their wait list is empty.
-fn sync_command(
+///
+/// # Safety
+/// The wait list is null or `num` handles long; `event` is null or writable.
+unsafe fn sync_command(
     queue: cl_command_queue,
     command_type: cl_command_type,
     num: cl_uint,

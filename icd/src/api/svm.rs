@@ -170,7 +170,10 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(
 }
 
 /// A command with nothing to do but take its place in the queue's order.
-fn ordering_point(
+///
+/// # Safety
+/// The wait list is null or `num` handles long; `event` is null or writable.
+unsafe fn ordering_point(
     queue: cl_command_queue,
     command: cl_command_type,
     blocking: bool,

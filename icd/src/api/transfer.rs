@@ -100,7 +100,10 @@ pub(super) fn check_host_access(m: &Mem, reading: bool) -> CLResult<()> {
 }
 
 /// Reads a `size_t[3]` argument (`CL_INVALID_VALUE` when null).
-pub(super) fn triple(p: *const usize) -> CLResult<[usize; 3]> {
+///
+/// # Safety
+/// `p` is null or points at three `size_t`s.
+pub(super) unsafe fn triple(p: *const usize) -> CLResult<[usize; 3]> {
     let s = slice(p, 3);
     if s.len() != 3 {
         return Err(CL_INVALID_VALUE);
@@ -108,8 +111,11 @@ pub(super) fn triple(p: *const usize) -> CLResult<[usize; 3]> {
     Ok([s[0], s[1], s[2]])
 }
 
+/// # Safety
+/// `ptr` is valid for `size` bytes until the command completes (the application's promise);
+/// the wait list is null or `num` handles long; `event` is null or writable.
 #[allow(clippy::too_many_arguments)]
-fn read_write(
+unsafe fn read_write(
     queue: cl_command_queue,
     buffer: cl_mem,
     reading: bool,
@@ -295,7 +301,10 @@ pub(super) unsafe extern "C" fn clEnqueueFillBuffer(
 }
 
 /// One side of a `_rect` transfer, checked against `limit` bytes when it is a buffer.
-fn rect_side(
+///
+/// # Safety
+/// `origin` is null or points at three `size_t`s.
+unsafe fn rect_side(
     origin: *const usize,
     region: [usize; 3],
     row: usize,
@@ -315,7 +324,10 @@ fn rect_side(
 }
 
 /// "CL_INVALID_VALUE if any region array element is 0."
-fn rect_region(region: *const usize) -> CLResult<[usize; 3]> {
+///
+/// # Safety
+/// `region` is null or points at three `size_t`s.
+unsafe fn rect_region(region: *const usize) -> CLResult<[usize; 3]> {
     let r = triple(region)?;
     if r.contains(&0) {
         return Err(CL_INVALID_VALUE);
@@ -323,8 +335,12 @@ fn rect_region(region: *const usize) -> CLResult<[usize; 3]> {
     Ok(r)
 }
 
+/// # Safety
+/// The origins and region are null or three `size_t`s long; `ptr` is valid for the
+/// rectangle's bytes until the command completes (the application's promise); the wait list
+/// is null or `num` handles long; `event` is null or writable.
 #[allow(clippy::too_many_arguments)]
-fn read_write_rect(
+unsafe fn read_write_rect(
     queue: cl_command_queue,
     buffer: cl_mem,
     reading: bool,
@@ -503,8 +519,11 @@ pub(super) unsafe extern "C" fn clEnqueueMapBuffer(
 /// created with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS and CL_MAP_WRITE or
 /// CL_MAP_WRITE_INVALIDATE_REGION is set in map_flags"), the mapping recorded for
 /// unmap, and the command. `ptr` points into `m`'s memory.
+///
+/// # Safety
+/// `event` is null or writable; `ptr` points into `m` at the mapped region.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn map(
+pub(super) unsafe fn map(
     q: &Arc<Queue>,
     m: Arc<Mem>,
     cmd: cl_command_type,

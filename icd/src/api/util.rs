@@ -34,9 +34,13 @@ pub(crate) fn with_errcode<T>(errcode_ret: *mut cl_int, null: T, f: impl FnOnce(
 }
 
 /// Writes `value` to an optional out-pointer.
-pub(crate) fn write_opt<T>(ptr: *mut T, value: T) {
+///
+/// # Safety
+/// `ptr` is null or valid for writing one `T` (unaligned is fine), as the OpenCL
+/// contract asks of an optional out-parameter.
+pub(crate) unsafe fn write_opt<T>(ptr: *mut T, value: T) {
     if !ptr.is_null() {
-        // SAFETY: optional out-parameters are null or point at a writable T.
+        // SAFETY: the caller's contract: non-null means writable.
         unsafe { ptr.write_unaligned(value) };
     }
 }
@@ -125,7 +129,11 @@ impl Info {
     }
 
     /// The one writer behind every `clGet*Info`.
-    pub(crate) fn write(self, size: usize, value: *mut c_void, size_ret: *mut usize) -> CLResult<()> {
+    ///
+    /// # Safety
+    /// `value` is null or has room for `size` bytes; `size_ret` is null or writable, as
+    /// every `clGet*Info` asks.
+    pub(crate) unsafe fn write(self, size: usize, value: *mut c_void, size_ret: *mut usize) -> CLResult<()> {
         let bytes = self.0;
         // "CL_INVALID_VALUE if ... size in bytes specified by param_value_size is < size of
         // return type ... and param_value is not NULL."
@@ -142,18 +150,26 @@ impl Info {
 }
 
 /// Reads a C string argument; null is the caller's error to report.
-pub(crate) fn c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
-    // SAFETY: non-null strings passed to the API are NUL-terminated by contract.
+///
+/// # Safety
+/// `ptr` is null or points at a NUL-terminated string that stays valid and unchanged
+/// for `'a`, as the OpenCL contract asks of string arguments.
+pub(crate) unsafe fn c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
+    // SAFETY: the caller's contract: non-null means NUL-terminated and live.
     (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) })
 }
 
 /// Reads a pointer + count argument as a slice. `(null, 0)` is an empty slice; the
 /// caller checks the combinations the spec forbids before calling this.
-pub(crate) fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+///
+/// # Safety
+/// `ptr` is null or points at `len` initialised `T`s that stay valid and unchanged for
+/// `'a`, as the OpenCL contract asks of array arguments.
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
     if ptr.is_null() || len == 0 {
         &[]
     } else {
-        // SAFETY: the API contract says `ptr` points at `len` elements.
+        // SAFETY: the caller's contract: `ptr` points at `len` elements.
         unsafe { std::slice::from_raw_parts(ptr, len) }
     }
 }

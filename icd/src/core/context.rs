@@ -7,7 +7,7 @@ use opencl_sys::*;
 use parking_lot::Mutex;
 
 use super::device::Device;
-use super::object::{Base, ClObject, Kind};
+use super::object::{cl_object, Base};
 
 pub(crate) type ContextNotify = unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void);
 pub(crate) type ContextDestructor = unsafe extern "C" fn(cl_context, *mut c_void);
@@ -25,13 +25,7 @@ pub(crate) struct Context {
     destructors: Mutex<Vec<(ContextDestructor, usize)>>,
 }
 
-impl ClObject for Context {
-    const KIND: Kind = Kind::Context;
-    const INVALID: cl_int = CL_INVALID_CONTEXT;
-    fn base(&self) -> &Base {
-        &self.base
-    }
-}
+cl_object!(Context, CL_INVALID_CONTEXT);
 
 impl Context {
     pub(crate) fn new(

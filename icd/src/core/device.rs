@@ -6,7 +6,7 @@ use opencl_sys::*;
 
 use super::cl_version;
 use super::host::HostFacts;
-use super::object::{Base, ClObject, Kind};
+use super::object::{cl_object, Base};
 use crate::compiler;
 
 #[repr(C)]
@@ -18,13 +18,7 @@ pub(crate) struct Device {
     pub(crate) compile_target: compiler::Target,
 }
 
-impl ClObject for Device {
-    const KIND: Kind = Kind::Device;
-    const INVALID: cl_int = CL_INVALID_DEVICE;
-    fn base(&self) -> &Base {
-        &self.base
-    }
-}
+cl_object!(Device, CL_INVALID_DEVICE);
 
 /// Limits chosen by the driver (as opposed to facts read from the machine).
 pub(crate) struct Limits {

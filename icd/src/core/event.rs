@@ -8,7 +8,7 @@ use opencl_sys::*;
 use parking_lot::{Condvar, Mutex};
 
 use super::context::Context;
-use super::object::{Base, ClObject, Kind};
+use super::object::{cl_object, Base};
 
 pub(crate) type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut c_void);
 
@@ -59,13 +59,7 @@ pub(crate) struct Event {
     times: [AtomicU64; 5],
 }
 
-impl ClObject for Event {
-    const KIND: Kind = Kind::Event;
-    const INVALID: cl_int = CL_INVALID_EVENT;
-    fn base(&self) -> &Base {
-        &self.base
-    }
-}
+cl_object!(Event, CL_INVALID_EVENT);
 
 impl Event {
     fn new(

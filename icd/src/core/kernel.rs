@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 
 use super::device::Device;
 use super::memory::Mem;
-use super::object::{Base, CLResult, ClObject, Kind};
+use super::object::{cl_object, Base, CLResult};
 use super::program::{KernelLibrary, Program};
 use crate::compiler::kernel_info;
 use crate::exec::copies::validate;
@@ -52,19 +52,14 @@ pub(crate) struct Kernel {
 unsafe impl Send for Kernel {}
 unsafe impl Sync for Kernel {}
 
-impl ClObject for Kernel {
-    const KIND: Kind = Kind::Kernel;
-    const INVALID: cl_int = CL_INVALID_KERNEL;
-    fn base(&self) -> &Base {
-        &self.base
-    }
+cl_object!(Kernel, CL_INVALID_KERNEL;
     /// Detached from its program when the application releases it, not when the last
     /// launch holding it ends: a program may be built again right after its kernels'
     /// release (the CTS's multiple_build_program), while a worker may still hold it.
     fn released(&self) {
         self.program.kernel_detached();
     }
-}
+);
 
 impl Kernel {
     pub(crate) fn new(program: Arc<Program>, library: Arc<KernelLibrary>, name: &str) -> Option<Arc<Kernel>> {

@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use super::context::Context;
 use super::image::Layout;
 use super::object::CLResult;
-use super::object::{Base, ClObject, Kind};
+use super::object::{cl_object, Base};
 
 pub(crate) type MemDestructor = unsafe extern "C" fn(cl_mem, *mut c_void);
 
@@ -146,13 +146,7 @@ pub(crate) struct ImageData {
 unsafe impl Send for Mem {}
 unsafe impl Sync for Mem {}
 
-impl ClObject for Mem {
-    const KIND: Kind = Kind::Mem;
-    const INVALID: cl_int = CL_INVALID_MEM_OBJECT;
-    fn base(&self) -> &Base {
-        &self.base
-    }
-}
+cl_object!(Mem, CL_INVALID_MEM_OBJECT);
 
 impl Mem {
     /// A new buffer. Flags and sizes have been validated by the API layer.

@@ -94,6 +94,23 @@ pub(crate) trait ClObject: Send + Sync + Sized + 'static {
     fn released(&self) {}
 }
 
+/// `impl ClObject` for an object family whose struct has a `base: Base` field and
+/// whose `Kind` variant has the struct's name: `cl_object!(Context, CL_INVALID_CONTEXT);`,
+/// with any overrides of the trait's provided methods after a semicolon.
+macro_rules! cl_object {
+    ($ty:ident, $invalid:ident $(; $($item:item)*)?) => {
+        impl $crate::core::object::ClObject for $ty {
+            const KIND: $crate::core::object::Kind = $crate::core::object::Kind::$ty;
+            const INVALID: opencl_sys::cl_int = opencl_sys::$invalid;
+            fn base(&self) -> &$crate::core::object::Base {
+                &self.base
+            }
+            $($($item)*)?
+        }
+    };
+}
+pub(crate) use cl_object;
+
 #[cfg(test)]
 mod tests {
     use super::*;

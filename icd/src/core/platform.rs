@@ -5,20 +5,14 @@ use std::sync::{Arc, LazyLock};
 use opencl_sys::*;
 
 use super::cl_version;
-use super::object::{Base, ClObject, Kind};
+use super::object::{cl_object, Base};
 
 #[repr(C)]
 pub(crate) struct Platform {
     pub(crate) base: Base,
 }
 
-impl ClObject for Platform {
-    const KIND: Kind = Kind::Platform;
-    const INVALID: cl_int = CL_INVALID_PLATFORM;
-    fn base(&self) -> &Base {
-        &self.base
-    }
-}
+cl_object!(Platform, CL_INVALID_PLATFORM);
 
 /// The platform lives for the whole process (the C boundary registers its handle once).
 static PLATFORM: LazyLock<Arc<Platform>> = LazyLock::new(|| Arc::new(Platform { base: Base::new() }));

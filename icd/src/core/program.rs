@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 
 use super::binary;
 use super::context::Context;
-use super::object::{Base, ClObject, Kind};
+use super::object::{cl_object, Base};
 use crate::compiler::{self, cache, meta, BuildError};
 
 /// A kernel library loaded into the process, with its entry points resolved.
@@ -203,13 +203,7 @@ fn fixed_after_ns() -> Option<u64> {
     })
 }
 
-impl ClObject for Program {
-    const KIND: Kind = Kind::Program;
-    const INVALID: cl_int = CL_INVALID_PROGRAM;
-    fn base(&self) -> &Base {
-        &self.base
-    }
-}
+cl_object!(Program, CL_INVALID_PROGRAM);
 
 impl Program {
     fn new(

@@ -21,7 +21,7 @@ use super::context::Context;
 use super::device::Device;
 use super::event::{CommandQueue, Event};
 use super::object::CLResult;
-use super::object::{Base, ClObject, Kind};
+use super::object::{cl_object, Base};
 use crate::exec::spin::Spinner;
 
 /// The body of a command, run once its wait list is complete.
@@ -120,13 +120,7 @@ pub(crate) struct Queue {
     commands: Arc<Commands>,
 }
 
-impl ClObject for Queue {
-    const KIND: Kind = Kind::Queue;
-    const INVALID: cl_int = CL_INVALID_COMMAND_QUEUE;
-    fn base(&self) -> &Base {
-        &self.base
-    }
-}
+cl_object!(Queue, CL_INVALID_COMMAND_QUEUE);
 
 impl CommandQueue for Queue {
     fn context(&self) -> &Arc<Context> {

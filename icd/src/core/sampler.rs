@@ -7,7 +7,7 @@ use std::sync::Arc;
 use opencl_sys::*;
 
 use super::context::Context;
-use super::object::{Base, ClObject, Kind};
+use super::object::{cl_object, Base};
 
 #[repr(C)]
 pub(crate) struct Sampler {
@@ -20,13 +20,7 @@ pub(crate) struct Sampler {
     pub(crate) properties: Vec<cl_sampler_properties>,
 }
 
-impl ClObject for Sampler {
-    const KIND: Kind = Kind::Sampler;
-    const INVALID: cl_int = CL_INVALID_SAMPLER;
-    fn base(&self) -> &Base {
-        &self.base
-    }
-}
+cl_object!(Sampler, CL_INVALID_SAMPLER);
 
 /// OpenCL C's `CLK_*` sampler bits for a sampler, `None` for modes that do not exist.
 pub(crate) fn kernel_bits(normalized: bool, addressing: cl_addressing_mode, filter: cl_filter_mode) -> Option<u32> {
