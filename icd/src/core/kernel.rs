@@ -142,97 +142,9 @@ impl Kernel {
         if global.iter().try_fold(1usize, |n, &g| n.checked_mul(g)).is_none() {
             return Err(CL_INVALID_GLOBAL_WORK_SIZE);
         }
-        let local = match local {
-            None => match self.info.reqd_work_group_size {
-                Some(r) => r,
-                None => {
-                    // A group of a kernel without barriers is a loop over its work-items:
-                    // the bigger, the less the per-group cost (saxpy over 64 MiB: 38-40 GB/s
-                    // at 256, 44-48 at 4096). Barrier kernels keep per-item frames or fiber
-                    // stacks, so their groups stay small.
-                    let synchronising = self.info.fibers || self.info.regions;
-                    let cap = if synchronising { 256 } else { limits.max_work_group_size };
-                    pick_local_size(
-                        global,
-                        dims,
-                        limits.max_work_item_sizes,
-                        cap.min(self.max_work_group_size(device)),
-                        Pool::get().workers,
-                    )
-                }
-            },
-            Some(l) => {
-                // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
-                // local_work_size[0], ... local_work_size[work_dim - 1] is greater than the
-                // corresponding values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES[0], ...".
-                if (0..dims).any(|d| l[d] == 0) {
-                    return Err(CL_INVALID_WORK_GROUP_SIZE);
-                }
-                if (0..dims).any(|d| l[d] > limits.max_work_item_sizes[d]) {
-                    return Err(CL_INVALID_WORK_ITEM_SIZE);
-                }
-                l
-            }
-        };
-        // "CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and does not match the
-        // required work-group size for kernel in the program source", "if the total number of
-        // work-items in the work-group ... is greater than the value specified by
-        // CL_KERNEL_WORK_GROUP_SIZE", and (uniform work-groups) "if the number of work-items
-        // specified in global_work_size is not evenly divisible by the size of work-group".
-        if self.info.reqd_work_group_size.is_some_and(|r| r != local) {
-            return Err(CL_INVALID_WORK_GROUP_SIZE);
-        }
-        if local.iter().product::<usize>() > self.max_work_group_size(device) {
-            return Err(CL_INVALID_WORK_GROUP_SIZE);
-        }
-        if !non_uniform_allowed(&self.program) && (0..dims).any(|d| global[d] % local[d] != 0) {
-            return Err(CL_INVALID_WORK_GROUP_SIZE);
-        }
+        let local = self.group_size(device, dims, global, local)?;
 
-        // The arguments as they are now: later clSetKernelArg calls do not affect this launch.
-        let values = self.args.lock().clone();
-        // "CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified."
-        if values.iter().any(Option::is_none) {
-            return Err(CL_INVALID_KERNEL_ARGS);
-        }
-        let mut block = crate::exec::aligned_zeroed(self.info.args_size);
-        // SAFETY: plain byte storage viewed as bytes.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), block.len() * 128) };
-        let mut keep: Vec<Arc<dyn Any + Send + Sync>> = vec![self.clone()];
-        let mut local_args = Vec::new();
-        let mut buffers = Vec::new();
-        for (a, v) in self.info.args.iter().zip(values.into_iter().flatten()) {
-            match v {
-                ArgValue::Bytes(b) => bytes[a.offset..a.offset + b.len()].copy_from_slice(&b),
-                ArgValue::Buffer(Some(weak)) => {
-                    // A buffer released since it was set: using it is an error, not a
-                    // dangling pointer.
-                    let m = weak.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
-                    bytes[a.offset..a.offset + 8].copy_from_slice(&(m.data() as usize).to_ne_bytes());
-                    buffers.push((m.data() as usize, m.data() as usize + m.size));
-                    keep.push(m);
-                }
-                ArgValue::Buffer(None) => {}
-                ArgValue::Svm(ptr) => {
-                    bytes[a.offset..a.offset + 8].copy_from_slice(&ptr.to_ne_bytes());
-                    // An allocation of the context counts like a buffer (async-copy
-                    // validation, streaming stores); other addresses are the application's.
-                    if let Some((start, size, _)) = self.program.context.svm.find(ptr) {
-                        buffers.push((start, start + size));
-                    }
-                }
-                ArgValue::Image(weak) => {
-                    let m = weak.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
-                    let image = m.image.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;
-                    // The kernel gets the descriptor, which lives as long as `m`.
-                    let desc = &image.kernel as *const ferrocl_kernel_abi::Image as usize;
-                    bytes[a.offset..a.offset + 8].copy_from_slice(&desc.to_ne_bytes());
-                    buffers.push((m.data() as usize, m.data() as usize + m.size));
-                    keep.push(m);
-                }
-                ArgValue::Local(size) => local_args.push((a.offset, size)),
-            }
-        }
+        let Packed { block, mut keep, local_args, buffers } = self.pack_args()?;
         let validation =
             validate::Launch::when_validating(&self.info.name, &buffers, self.library.static_local_query());
         // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of
@@ -290,6 +202,125 @@ impl Kernel {
             rows: group_use == kernel_info::GroupUse::Ids,
         }))
     }
+
+    /// The work-group size of a launch: the application's, checked, or one the driver
+    /// picks; the spec's errors for a size that does not fit the kernel or the range.
+    fn group_size(
+        &self,
+        device: &Device,
+        dims: usize,
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+    ) -> CLResult<[usize; 3]> {
+        let limits = &device.limits;
+        let local = match local {
+            None => match self.info.reqd_work_group_size {
+                Some(r) => r,
+                None => {
+                    // A group of a kernel without barriers is a loop over its work-items:
+                    // the bigger, the less the per-group cost (saxpy over 64 MiB: 38-40 GB/s
+                    // at 256, 44-48 at 4096). Barrier kernels keep per-item frames or fiber
+                    // stacks, so their groups stay small.
+                    let synchronising = self.info.fibers || self.info.regions;
+                    let cap = if synchronising { 256 } else { limits.max_work_group_size };
+                    pick_local_size(
+                        global,
+                        dims,
+                        limits.max_work_item_sizes,
+                        cap.min(self.max_work_group_size(device)),
+                        Pool::get().workers,
+                    )
+                }
+            },
+            Some(l) => {
+                // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
+                // local_work_size[0], ... local_work_size[work_dim - 1] is greater than the
+                // corresponding values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES[0], ...".
+                if (0..dims).any(|d| l[d] == 0) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                if (0..dims).any(|d| l[d] > limits.max_work_item_sizes[d]) {
+                    return Err(CL_INVALID_WORK_ITEM_SIZE);
+                }
+                l
+            }
+        };
+        // "CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and does not match the
+        // required work-group size for kernel in the program source", "if the total number of
+        // work-items in the work-group ... is greater than the value specified by
+        // CL_KERNEL_WORK_GROUP_SIZE", and (uniform work-groups) "if the number of work-items
+        // specified in global_work_size is not evenly divisible by the size of work-group".
+        if self.info.reqd_work_group_size.is_some_and(|r| r != local) {
+            return Err(CL_INVALID_WORK_GROUP_SIZE);
+        }
+        if local.iter().product::<usize>() > self.max_work_group_size(device) {
+            return Err(CL_INVALID_WORK_GROUP_SIZE);
+        }
+        if !non_uniform_allowed(&self.program) && (0..dims).any(|d| global[d] % local[d] != 0) {
+            return Err(CL_INVALID_WORK_GROUP_SIZE);
+        }
+        Ok(local)
+    }
+
+    /// The argument block as the arguments are now (later `clSetKernelArg` calls do not
+    /// affect a launch), with the objects it points into.
+    fn pack_args(self: &Arc<Self>) -> CLResult<Packed> {
+        let values = self.args.lock().clone();
+        // "CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified."
+        if values.iter().any(Option::is_none) {
+            return Err(CL_INVALID_KERNEL_ARGS);
+        }
+        let mut block = crate::exec::aligned_zeroed(self.info.args_size);
+        // SAFETY: plain byte storage viewed as bytes.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(block.as_mut_ptr().cast::<u8>(), block.len() * 128) };
+        let mut keep: Vec<Arc<dyn Any + Send + Sync>> = vec![self.clone()];
+        let mut local_args = Vec::new();
+        let mut buffers = Vec::new();
+        for (a, v) in self.info.args.iter().zip(values.into_iter().flatten()) {
+            match v {
+                ArgValue::Bytes(b) => bytes[a.offset..a.offset + b.len()].copy_from_slice(&b),
+                ArgValue::Buffer(Some(weak)) => {
+                    // A buffer released since it was set: using it is an error, not a
+                    // dangling pointer.
+                    let m = weak.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                    bytes[a.offset..a.offset + 8].copy_from_slice(&(m.data() as usize).to_ne_bytes());
+                    buffers.push((m.data() as usize, m.data() as usize + m.size));
+                    keep.push(m);
+                }
+                ArgValue::Buffer(None) => {}
+                ArgValue::Svm(ptr) => {
+                    bytes[a.offset..a.offset + 8].copy_from_slice(&ptr.to_ne_bytes());
+                    // An allocation of the context counts like a buffer (async-copy
+                    // validation, streaming stores); other addresses are the application's.
+                    if let Some((start, size, _)) = self.program.context.svm.find(ptr) {
+                        buffers.push((start, start + size));
+                    }
+                }
+                ArgValue::Image(weak) => {
+                    let m = weak.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                    let image = m.image.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                    // The kernel gets the descriptor, which lives as long as `m`.
+                    let desc = &image.kernel as *const ferrocl_kernel_abi::Image as usize;
+                    bytes[a.offset..a.offset + 8].copy_from_slice(&desc.to_ne_bytes());
+                    buffers.push((m.data() as usize, m.data() as usize + m.size));
+                    keep.push(m);
+                }
+                ArgValue::Local(size) => local_args.push((a.offset, size)),
+            }
+        }
+        Ok(Packed { block, keep, local_args, buffers })
+    }
+}
+
+/// A launch's argument block and what it holds.
+struct Packed {
+    block: Vec<crate::exec::Aligned>,
+    /// The kernel and the memory objects the block points into, alive until the launch ends.
+    keep: Vec<Arc<dyn Any + Send + Sync>>,
+    /// (offset in the block, size) of each `__local` argument.
+    local_args: Vec<(usize, usize)>,
+    /// `[start, end)` of each buffer argument.
+    buffers: Vec<(usize, usize)>,
 }
 
 /// Whether the program was built with `option`.

@@ -85,13 +85,30 @@ pub(crate) struct Entry {
 }
 
 pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
+    let body_call = append_body(out, define, k, e, types)?;
+    append_loops(out, k, e, &body_call);
+    append_items(out, k);
+    let shared = e.invariant.iter().any(Option::is_some);
+    if shared {
+        append_first(out, k, &body_call);
+    }
+    append_launch(out, k, e, shared);
+    if k.fibers {
+        append_item_entry(out, k);
+    }
+    Ok(())
+}
+
+/// The body: unpacks the argument block and calls the kernel. Returns the call of it the
+/// loops make (`%r` is the region the work-item stopped at; 0 for kernels that do not
+/// resume).
+fn append_body(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<String, String> {
     let name = &k.name;
     let open = define.find(&format!("@{name}(")).ok_or("malformed kernel")? + name.len() + 1;
     let close = matching_paren(define, open).ok_or("malformed kernel")?;
     let params: Vec<Param> =
         split_top(&define[open + 1..close]).into_iter().filter(|p| !p.ends_with(CTX)).filter_map(parse_param).collect();
 
-    // The body: unpacks the block and calls the kernel.
     let resumable = e.barriers.is_some();
     let (ret, extra) = if resumable { ("i32", ", ptr %frames, ptr %uniform, i32 %resume") } else { ("void", "") };
     // `%args` is not `noalias` here: the body is inlined once per work-item, and each
@@ -133,13 +150,18 @@ pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, type
         let _ = writeln!(out, "  call spir_func void @{name}({args}){inline}\n  ret void\n}}");
     }
 
-    // The loop over the group's work-items, x fastest.
-    let jam = e.jam.map(|id| format!(", !llvm.loop !{id}")).unwrap_or_default();
-    let body_call = if resumable {
+    Ok(if resumable {
         format!("%r = call i32 @__ferrocl_body_{name}(ptr %args, ptr %c, ptr %frames, ptr %uniform, i32 %resume)")
     } else {
         format!("call void @__ferrocl_body_{name}(ptr %args, ptr %c)\n  %r = add i32 0, 0")
-    };
+    })
+}
+
+/// The loop over the group's work-items, x fastest, and its copy for one group size.
+fn append_loops(out: &mut String, k: &Kernel, e: &Entry, body_call: &str) {
+    let name = &k.name;
+    let resumable = e.barriers.is_some();
+    let jam = e.jam.map(|id| format!(", !llvm.loop !{id}")).unwrap_or_default();
     // A kernel that reads group ids but shares nothing between its work-items
     // (`GroupUse::Ids`) loops over the groups of a row the call runs (`Group::row`)
     // around the item loop; the context is made each group in turn.
@@ -244,15 +266,16 @@ a:
 }}"
         );
     }
+}
 
-    append_items(out, k);
-
-    let shared = e.invariant.iter().any(Option::is_some);
-    if shared {
-        let _ = writeln!(
-            out,
-            "define internal i32 @__ferrocl_first_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-             ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{
+/// The body run for the first work-item alone, for regions whose effects are the same
+/// in every work-item (`Entry::invariant`).
+fn append_first(out: &mut String, k: &Kernel, body_call: &str) {
+    let name = &k.name;
+    let _ = writeln!(
+        out,
+        "define internal i32 @__ferrocl_first_{name}(ptr %group, ptr noalias nocapture readonly %args, \
+         ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{
   %c = alloca [32 x i64], align 16
   call void @__ferrocl_ctx_init(ptr %c, ptr %group)
   call void @__ferrocl_ctx_set(ptr %c, i64 0, i64 0, i64 0)
@@ -260,9 +283,13 @@ a:
   {body_call}
   ret i32 %r
 }}"
-        );
-    }
+    );
+}
 
+/// The launcher the driver calls for a group: the item loop, or for kernels run as
+/// regions one item loop per region, dispatched on the region each pass ended at.
+fn append_launch(out: &mut String, k: &Kernel, e: &Entry, shared: bool) {
+    let name = &k.name;
     let _ = writeln!(
         out,
         "define void @__ferrocl_launch_{name}(ptr %group, ptr noalias nocapture readonly %args) {ENTRY_ATTRIBUTES} {{"
@@ -344,17 +371,18 @@ r{n}.end:
             );
         }
     }
-    // The per-work-item entry point, for kernels run as fibers only.
-    if k.fibers {
-        let _ = writeln!(
-            out,
-            "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) \
-             {ENTRY_ATTRIBUTES} {{\n  \
-                 call void @__ferrocl_run_item(ptr %group, ptr %args, ptr %lid, ptr @__ferrocl_body_{name})\n  \
-                 ret void\n}}"
-        );
-    }
-    Ok(())
+}
+
+/// The per-work-item entry point, for kernels run as fibers only.
+fn append_item_entry(out: &mut String, k: &Kernel) {
+    let name = &k.name;
+    let _ = writeln!(
+        out,
+        "define void @__ferrocl_item_{name}(ptr %group, ptr noalias nocapture readonly %args, ptr %lid) \
+         {ENTRY_ATTRIBUTES} {{\n  \
+             call void @__ferrocl_run_item(ptr %group, ptr %args, ptr %lid, ptr @__ferrocl_body_{name})\n  \
+             ret void\n}}"
+    );
 }
 
 /// Work-items the x loop's unroll-and-jam interleaves.

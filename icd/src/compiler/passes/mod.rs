@@ -220,69 +220,15 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
     let funcs = functions(&lines);
     let defined: HashSet<&str> = funcs.iter().map(|f| f.name.as_str()).collect();
 
-    // Direct callees of every defined function.
-    let callees: HashMap<&str, BTreeSet<String>> = funcs
-        .iter()
-        .map(|f| {
-            let calls = lines[f.define + 1..f.end]
-                .iter()
-                .filter(|l| l.contains("call "))
-                .flat_map(|l| callee_names(l).into_iter().map(|(n, _)| n))
-                .collect();
-            (f.name.as_str(), calls)
-        })
-        .collect();
+    let callees = direct_callees(&lines, &funcs);
 
     // Functions that need the context: callers of queries and of the archive's builtins
     // that take it, then their callers.
     let queries: HashMap<&str, (&str, &str)> = QUERIES.iter().map(|&(m, f, r)| (m, (f, r))).collect();
     let takes_context = |name: &str| !defined.contains(name) && takes_context_by_name(name);
-    let mut needs: HashSet<String> = HashSet::new();
-    loop {
-        let before = needs.len();
-        for f in &funcs {
-            let cs = &callees[f.name.as_str()];
-            if cs.iter().any(|c| queries.contains_key(c.as_str()) || takes_context(c) || needs.contains(c)) {
-                needs.insert(f.name.clone());
-            }
-        }
-        if needs.len() == before {
-            break;
-        }
-    }
+    let needs = needing_context(&funcs, &callees, &queries, &takes_context);
 
-    for f in &funcs {
-        if needs.contains(&f.name) {
-            let line = &mut lines[f.define];
-            let open = callee_names(line).first().map(|&(_, p)| p).ok_or("malformed define")?;
-            append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed define")?;
-        }
-        for line in &mut lines[f.define + 1..f.end] {
-            if !line.contains("call ") {
-                continue;
-            }
-            // Kernels become `spir_func` (below); a kernel calling another must match.
-            if line.contains("call spir_kernel ") {
-                *line = line.replace("call spir_kernel ", "call spir_func ");
-            }
-            // Right to left, so inserting text does not move the remaining positions.
-            for (name, open) in callee_names(line).into_iter().rev() {
-                if let Some((ours, _)) = queries.get(name.as_str()) {
-                    append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
-                    line.replace_range(open - name.len()..open, ours);
-                } else if (needs.contains(&name) && defined.contains(name.as_str())) || takes_context(&name) {
-                    append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
-                }
-            }
-        }
-    }
-    for line in lines.iter_mut().filter(|l| l.starts_with("declare ")) {
-        if let Some((name, open)) = callee_names(line).into_iter().next() {
-            if takes_context(&name) {
-                append_arg(line, open, "ptr").ok_or("malformed declaration")?;
-            }
-        }
-    }
+    pass_context(&mut lines, &funcs, &needs, &defined, &queries, &takes_context)?;
 
     let mut kernels = Vec::new();
     let mut extra = String::new();
@@ -338,10 +284,109 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);
     }
+    let module = assemble(&lines, &extra, &locals, &queries, &takes_context, loop_id);
+    Ok(Rewritten { module, kernels, global_variable_size })
+}
+
+/// Direct callees of every defined function.
+fn direct_callees<'a>(lines: &[String], funcs: &'a [Function]) -> HashMap<&'a str, BTreeSet<String>> {
+    funcs
+        .iter()
+        .map(|f| {
+            let calls = lines[f.define + 1..f.end]
+                .iter()
+                .filter(|l| l.contains("call "))
+                .flat_map(|l| callee_names(l).into_iter().map(|(n, _)| n))
+                .collect();
+            (f.name.as_str(), calls)
+        })
+        .collect()
+}
+
+/// Functions that need the context: callers of queries and of the archive's builtins
+/// that take it, then their callers.
+fn needing_context(
+    funcs: &[Function],
+    callees: &HashMap<&str, BTreeSet<String>>,
+    queries: &HashMap<&str, (&str, &str)>,
+    takes_context: &dyn Fn(&str) -> bool,
+) -> HashSet<String> {
+    let mut needs: HashSet<String> = HashSet::new();
+    loop {
+        let before = needs.len();
+        for f in funcs {
+            let cs = &callees[f.name.as_str()];
+            if cs.iter().any(|c| queries.contains_key(c.as_str()) || takes_context(c) || needs.contains(c)) {
+                needs.insert(f.name.clone());
+            }
+        }
+        if needs.len() == before {
+            break;
+        }
+    }
+    needs
+}
+
+/// Gives every function that needs the context a trailing context parameter, passes it
+/// at every call of one and of the archive's builtins that take it, and turns the
+/// queries into ours.
+fn pass_context(
+    lines: &mut [String],
+    funcs: &[Function],
+    needs: &HashSet<String>,
+    defined: &HashSet<&str>,
+    queries: &HashMap<&str, (&str, &str)>,
+    takes_context: &dyn Fn(&str) -> bool,
+) -> Result<(), String> {
+    for f in funcs {
+        if needs.contains(&f.name) {
+            let line = &mut lines[f.define];
+            let open = callee_names(line).first().map(|&(_, p)| p).ok_or("malformed define")?;
+            append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed define")?;
+        }
+        for line in &mut lines[f.define + 1..f.end] {
+            if !line.contains("call ") {
+                continue;
+            }
+            // Kernels become `spir_func` (below); a kernel calling another must match.
+            if line.contains("call spir_kernel ") {
+                *line = line.replace("call spir_kernel ", "call spir_func ");
+            }
+            // Right to left, so inserting text does not move the remaining positions.
+            for (name, open) in callee_names(line).into_iter().rev() {
+                if let Some((ours, _)) = queries.get(name.as_str()) {
+                    append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
+                    line.replace_range(open - name.len()..open, ours);
+                } else if (needs.contains(&name) && defined.contains(name.as_str())) || takes_context(&name) {
+                    append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
+                }
+            }
+        }
+    }
+    for line in lines.iter_mut().filter(|l| l.starts_with("declare ")) {
+        if let Some((name, open)) = callee_names(line).into_iter().next() {
+            if takes_context(&name) {
+                append_arg(line, open, "ptr").ok_or("malformed declaration")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The rewritten module: the kernels' functions, our declarations, the launchers
+/// (`extra`) and their loop metadata.
+fn assemble(
+    lines: &[String],
+    extra: &str,
+    locals: &[(String, u64)],
+    queries: &HashMap<&str, (&str, &str)>,
+    takes_context: &dyn Fn(&str) -> bool,
+    loop_id: u32,
+) -> String {
     let (module, fast_paths) = route_fast_paths(&lines.join("\n"), &takes_context);
     // OpenCL's printf (vector conversions, one write per call) is ours, not the C
     // library's (builtins/clc/printf.c).
-    let mut module = tls::hoist(&module.replace("@printf(", "@__ferrocl_printf("), &locals);
+    let mut module = tls::hoist(&module.replace("@printf(", "@__ferrocl_printf("), locals);
     for declaration in fast_paths {
         let _ = writeln!(module, "{declaration}");
     }
@@ -351,7 +396,7 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
         let _ = writeln!(module, "declare {ret} @{ours}{params}");
     }
     module.push_str(launcher::DECLARATIONS);
-    module.push_str(&static_local_test(&locals));
+    module.push_str(&static_local_test(locals));
     let memcpy = format!("@{}(", regions::MEMCPY);
     if module.contains(&memcpy) && !module.contains(&format!("declare void {memcpy}")) {
         let _ = writeln!(module, "declare void {memcpy}ptr, ptr, i64, i1 immarg)");
@@ -362,11 +407,11 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
             let _ = writeln!(module, "{declaration}");
         }
     }
-    module.push_str(&extra);
+    module.push_str(extra);
     if module.contains(&format!("!llvm.loop !{loop_id}")) {
         module.push_str(&launcher::item_loop_metadata(loop_id));
     }
-    Ok(Rewritten { module, kernels, global_variable_size })
+    module
 }
 
 /// The inline fast path (builtins/clc/workitem.c) a call to an async-copy builtin of

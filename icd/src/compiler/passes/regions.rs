@@ -157,6 +157,8 @@ struct Built {
     every_item: usize,
 }
 
+/// The kernel as a region function (`Resumable`): the framed variables laid out, the
+/// body split at its barriers, with what the uniformity analysis found of each region.
 fn build(
     define: &str,
     body: &[String],
@@ -182,30 +184,7 @@ fn build(
         .collect();
     let resume_of = |n: u32| index[resume_label(n).as_str()];
 
-    // Allocas, all in the entry piece in clang's output.
-    let mut allocas: Vec<Alloca> = Vec::new();
-    for (pi, p) in pieces.iter().enumerate() {
-        for l in &p.lines {
-            if let Some((name, rhs)) = def_of(l) {
-                if let Some(rest) = rhs.strip_prefix("alloca ") {
-                    if pi != 0 {
-                        return Err("alloca outside the entry block".into());
-                    }
-                    let (ty, after) = ir_type::parse(rest).ok_or("alloca type")?;
-                    let ty_text = rest[..rest.len() - after.len()].trim().to_string();
-                    let after = after.trim_start();
-                    let align = match after.strip_prefix(", align ") {
-                        Some(a) => a.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("").parse().ok(),
-                        None if after.is_empty() => Some(1),
-                        None => None,
-                    }
-                    .ok_or("alloca with an element count")?;
-                    let (size, abi) = ty.layout(types).ok_or("alloca of unknown size")?;
-                    allocas.push((name.to_string(), ty_text, size, abi.max(align)));
-                }
-            }
-        }
-    }
+    let allocas = allocas_of(&pieces, types)?;
     let remat = rematerializable(&pieces, &allocas);
     let derived = derived_from_allocas(&pieces, &allocas);
     let (escaped, live_at_resume) = live_across_barriers(&pieces, &succs, &allocas, &derived, &resume_of);
@@ -223,32 +202,7 @@ fn build(
     // resumes and written where one ends, which a single copy serves.
     let uniform: Vec<bool> = (0..allocas.len()).map(|a| framed[a] && !escaped[a] && !uniformity.varying[a]).collect();
 
-    // Frame layout: variable v of work-item i at frames + items * offset(v) + i * size(v);
-    // uniform variables at their offset in each half of the uniform block.
-    let mut layout = Vec::new();
-    let mut frame_size = 0u64;
-    let mut uniform_layout = Vec::new();
-    let (mut uniform_size, mut uniform_align) = (0u64, 1u64);
-    for (i, (name, _, size, align)) in allocas.iter().enumerate() {
-        if framed[i] {
-            if *align > FRAME_ALIGN {
-                return Err("over-aligned private variable".into());
-            }
-            let slot = size.div_ceil(*align) * align;
-            let end = if uniform[i] { &mut uniform_size } else { &mut frame_size };
-            *end = end.div_ceil(*align) * align;
-            let at = (name.clone(), *end, slot);
-            *end += slot;
-            if uniform[i] {
-                uniform_align = uniform_align.max(*align);
-                uniform_layout.push(at)
-            } else {
-                layout.push(at)
-            }
-        }
-    }
-    // The second half (the values regions store) starts aligned for every variable.
-    let uniform_size = uniform_size.div_ceil(uniform_align) * uniform_align;
+    let Frames { layout, frame_size, uniform_layout, uniform_size } = frames_of(&allocas, &framed, &uniform)?;
     let slots: HashMap<&str, (u64, u64)> =
         layout.iter().map(|(n, offset, slot)| (n.as_str(), (*offset, *slot))).collect();
     let joins = uniform_joins(&pieces, &succs, &starts, &uniformity);
@@ -300,13 +254,7 @@ fn build(
     };
 
     let mut out = String::new();
-    let open = define.find(" void @").ok_or("kernel does not return void")?;
-    let mut define = format!("{} i32 @{}", &define[..open], &define[open + " void @".len()..]);
-    let close = define.rfind(&format!("ptr {ctx})")).ok_or("kernel without a context parameter")? + ctx.len() + 4;
-    // Not `noalias` here: the item loop's frame parameter is, for all iterations; the
-    // kernel's would only hold within one.
-    define.insert_str(close, ", ptr %__fcl_frames, ptr %__fcl_uniform, i32 %__fcl_resume");
-    let _ = writeln!(out, "{define}");
+    let _ = writeln!(out, "{}", resumable_signature(define, ctx)?);
     let call_dbg = dbg.as_deref().map(|d| format!(", {d}")).unwrap_or_default();
     out.push_str("__fcl_entry:\n");
     for (name, ..) in allocas.iter().filter(|a| !framed_names.contains(a.0.as_str())) {
@@ -317,26 +265,7 @@ fn build(
         let _ = writeln!(out, "  %__fcl_item = call i64 @__ferrocl_get_local_linear_id(ptr {ctx}){call_dbg}");
         let _ = writeln!(out, "  %__fcl_items = call i64 @__ferrocl_group_items(ptr {ctx}){call_dbg}");
     }
-    for (name, offset, slot) in &layout {
-        let n = &name[1..];
-        let _ = writeln!(out, "  %__fcl_b.{n} = mul i64 %__fcl_items, {offset}");
-        let _ = writeln!(out, "  %__fcl_i.{n} = mul i64 %__fcl_item, {slot}");
-        let _ = writeln!(out, "  %__fcl_o.{n} = add i64 %__fcl_b.{n}, %__fcl_i.{n}");
-        let _ = writeln!(
-            out,
-            "  {} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.{n}",
-            slot_of(name, false)
-        );
-    }
-    for (name, offset, _) in &uniform_layout {
-        let n = &name[1..];
-        let _ = writeln!(out, "  %__fcl_u.{n} = getelementptr inbounds i8, ptr %__fcl_uniform, i64 {offset}");
-        let _ = writeln!(
-            out,
-            "  %__fcl_w.{n} = getelementptr inbounds i8, ptr %__fcl_uniform, i64 {}",
-            uniform_size + offset
-        );
-    }
+    slot_addresses(&mut out, &layout, &uniform_layout, uniform_size, &slot_of);
     let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %{}", resume_label(n))).collect();
     let _ = writeln!(out, "  switch i32 %__fcl_resume, label %{entry_label} [{cases} ]");
     for p in &pieces {
@@ -372,6 +301,115 @@ fn build(
         joins,
         every_item,
     })
+}
+
+/// The kernel's allocas with their type text, size and alignment; all in the entry
+/// piece in clang's output.
+fn allocas_of(pieces: &[Piece], types: &TypeTable) -> Result<Vec<Alloca>, String> {
+    let mut allocas: Vec<Alloca> = Vec::new();
+    for (pi, p) in pieces.iter().enumerate() {
+        for (name, rhs) in p.lines.iter().filter_map(|l| def_of(l)) {
+            let Some(rest) = rhs.strip_prefix("alloca ") else { continue };
+            if pi != 0 {
+                return Err("alloca outside the entry block".into());
+            }
+            let (ty, after) = ir_type::parse(rest).ok_or("alloca type")?;
+            let ty_text = rest[..rest.len() - after.len()].trim().to_string();
+            let after = after.trim_start();
+            let align = match after.strip_prefix(", align ") {
+                Some(a) => a.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("").parse().ok(),
+                None if after.is_empty() => Some(1),
+                None => None,
+            }
+            .ok_or("alloca with an element count")?;
+            let (size, abi) = ty.layout(types).ok_or("alloca of unknown size")?;
+            allocas.push((name.to_string(), ty_text, size, abi.max(align)));
+        }
+    }
+    Ok(allocas)
+}
+
+/// Where framed variables live: (name, offset, slot size) of those kept per work-item
+/// and of those kept once per group, and the bytes of each.
+struct Frames {
+    layout: Vec<(String, u64, u64)>,
+    frame_size: u64,
+    uniform_layout: Vec<(String, u64, u64)>,
+    /// One half of the uniform block; the second half starts here.
+    uniform_size: u64,
+}
+
+/// Frame layout: variable v of work-item i at frames + items * offset(v) + i * size(v);
+/// uniform variables at their offset in each half of the uniform block.
+fn frames_of(allocas: &[Alloca], framed: &[bool], uniform: &[bool]) -> Result<Frames, String> {
+    let mut layout = Vec::new();
+    let mut frame_size = 0u64;
+    let mut uniform_layout = Vec::new();
+    let (mut uniform_size, mut uniform_align) = (0u64, 1u64);
+    for (i, (name, _, size, align)) in allocas.iter().enumerate() {
+        if framed[i] {
+            if *align > FRAME_ALIGN {
+                return Err("over-aligned private variable".into());
+            }
+            let slot = size.div_ceil(*align) * align;
+            let end = if uniform[i] { &mut uniform_size } else { &mut frame_size };
+            *end = end.div_ceil(*align) * align;
+            let at = (name.clone(), *end, slot);
+            *end += slot;
+            if uniform[i] {
+                uniform_align = uniform_align.max(*align);
+                uniform_layout.push(at)
+            } else {
+                layout.push(at)
+            }
+        }
+    }
+    // The second half (the values regions store) starts aligned for every variable.
+    let uniform_size = uniform_size.div_ceil(uniform_align) * uniform_align;
+    Ok(Frames { layout, frame_size, uniform_layout, uniform_size })
+}
+
+/// The kernel's definition line as a region function: it returns the barrier it stopped
+/// at and takes the frames, the uniform block and the region to resume at.
+fn resumable_signature(define: &str, ctx: &str) -> Result<String, String> {
+    let open = define.find(" void @").ok_or("kernel does not return void")?;
+    let mut define = format!("{} i32 @{}", &define[..open], &define[open + " void @".len()..]);
+    let close = define.rfind(&format!("ptr {ctx})")).ok_or("kernel without a context parameter")? + ctx.len() + 4;
+    // Not `noalias` here: the item loop's frame parameter is, for all iterations; the
+    // kernel's would only hold within one.
+    define.insert_str(close, ", ptr %__fcl_frames, ptr %__fcl_uniform, i32 %__fcl_resume");
+    Ok(define)
+}
+
+/// The addresses of the work-item's frame slots and of the uniform variables' two
+/// copies, computed once at the function's entry.
+fn slot_addresses(
+    out: &mut String,
+    layout: &[(String, u64, u64)],
+    uniform_layout: &[(String, u64, u64)],
+    uniform_size: u64,
+    slot_of: &dyn Fn(&str, bool) -> String,
+) {
+    for (name, offset, slot) in layout {
+        let n = &name[1..];
+        let _ = writeln!(out, "  %__fcl_b.{n} = mul i64 %__fcl_items, {offset}");
+        let _ = writeln!(out, "  %__fcl_i.{n} = mul i64 %__fcl_item, {slot}");
+        let _ = writeln!(out, "  %__fcl_o.{n} = add i64 %__fcl_b.{n}, %__fcl_i.{n}");
+        let _ = writeln!(
+            out,
+            "  {} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.{n}",
+            slot_of(name, false)
+        );
+    }
+    for (name, offset, _) in uniform_layout {
+        let n = &name[1..];
+        let _ = writeln!(out, "  %__fcl_u.{n} = getelementptr inbounds i8, ptr %__fcl_uniform, i64 {offset}");
+        let _ = writeln!(
+            out,
+            "  %__fcl_w.{n} = getelementptr inbounds i8, ptr %__fcl_uniform, i64 {}",
+            uniform_size + offset
+        );
+    }
 }
 
 /// Blocks where paths from several regions meet, each reached from every such region's

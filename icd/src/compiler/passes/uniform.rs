@@ -158,16 +158,28 @@ pub(super) fn invariant_regions(
     framed: &[bool],
     starts: &[usize],
 ) -> Uniformity {
-    let pointees = |operand: &str| -> Vec<usize> {
-        let mut out: Vec<usize> =
-            locals_in(operand).iter().filter_map(|n| derived.get(*n)).flatten().copied().collect();
-        out.sort_unstable();
-        out.dedup();
-        out
-    };
+    let (members, reach) = region_members(pieces, succs, starts);
+    let opaque = opaque_regions(pieces, derived, &members, starts.len());
+    let facts = Facts { pieces, allocas, derived, members: &members, opaque: &opaque };
+    let (values, vars, branchy) = facts.varying(starts.len());
+    let varies = |l: &str| mentions_varying(&values, def_of(l).map(|(d, _)| d), l);
+    let varying_branch =
+        pieces.iter().map(|p| p.lines.iter().any(|l| matches!(parse(l), Inst::Branch) && varies(l))).collect();
+    let regions = (0..starts.len())
+        .map(|n| {
+            if opaque[n] || branchy[n] {
+                return None;
+            }
+            facts.stores_alike(&reach[n], framed, &vars, &varies)
+        })
+        .collect();
+    Uniformity { regions, varying_branch, reach, varying: vars }
+}
 
-    // The pieces of each region: reached from its start without crossing a barrier (a
-    // barrier piece has no successors), and the regions each piece belongs to.
+/// The pieces of each region: reached from its start without crossing a barrier (a
+/// barrier piece has no successors). Returns the regions each piece belongs to, and for
+/// each region which pieces it reaches.
+fn region_members(pieces: &[Piece], succs: &[Vec<usize>], starts: &[usize]) -> (Vec<Vec<usize>>, Vec<Vec<bool>>) {
     let mut members = vec![Vec::new(); pieces.len()];
     let mut reach = Vec::new();
     for (n, &start) in starts.iter().enumerate() {
@@ -182,19 +194,37 @@ pub(super) fn invariant_regions(
         }
         reach.push(seen);
     }
+    (members, reach)
+}
 
-    // A store that only writes variables: through a private pointer (a generic one
-    // derived from a variable's address may have been selected against a global one).
-    let to_variable = |ptr: &str| !ptr.starts_with("ptr addrspace(") && !pointees(ptr).is_empty();
+/// The variables whose addresses an operand may hold.
+fn pointees(derived: &HashMap<String, Vec<usize>>, operand: &str) -> Vec<usize> {
+    let mut out: Vec<usize> = locals_in(operand).iter().filter_map(|n| derived.get(*n)).flatten().copied().collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
 
-    // Regions that write memory other than their variables, or do anything unknown.
-    let mut opaque = vec![false; starts.len()];
+/// A store that only writes variables: through a private pointer (a generic one
+/// derived from a variable's address may have been selected against a global one).
+fn to_variable(derived: &HashMap<String, Vec<usize>>, ptr: &str) -> bool {
+    !ptr.starts_with("ptr addrspace(") && !pointees(derived, ptr).is_empty()
+}
+
+/// Regions that write memory other than their variables, or do anything unknown.
+fn opaque_regions(
+    pieces: &[Piece],
+    derived: &HashMap<String, Vec<usize>>,
+    members: &[Vec<usize>],
+    regions: usize,
+) -> Vec<bool> {
+    let mut opaque = vec![false; regions];
     for (i, p) in pieces.iter().enumerate() {
         for l in &p.lines {
             let unknown = match parse(l) {
-                Inst::Store { ptr, .. } => !to_variable(ptr),
+                Inst::Store { ptr, .. } => !to_variable(derived, ptr),
                 // A memcpy is a store too (clang copies structs with it).
-                Inst::Call(Callee::Memcpy) => !to_variable(call_args(l).first().copied().unwrap_or("")),
+                Inst::Call(Callee::Memcpy) => !to_variable(derived, call_args(l).first().copied().unwrap_or("")),
                 Inst::Call(Callee::Unknown) | Inst::Other => true,
                 _ => false,
             };
@@ -203,149 +233,173 @@ pub(super) fn invariant_regions(
             }
         }
     }
+    opaque
+}
 
-    // Whether what a load or memcpy at piece `i` reads from `ptr` may differ between
-    // work-items, given the varying variables.
-    let read_varies = |ptr: &str, i: usize, vars: &[bool]| {
-        let from = pointees(ptr);
+/// What the passes over the kernel's pieces share.
+struct Facts<'a> {
+    pieces: &'a [Piece],
+    allocas: &'a [Alloca],
+    derived: &'a HashMap<String, Vec<usize>>,
+    members: &'a [Vec<usize>],
+    opaque: &'a [bool],
+}
+
+impl<'a> Facts<'a> {
+    fn pointees(&self, operand: &str) -> Vec<usize> {
+        pointees(self.derived, operand)
+    }
+
+    /// Whether what a load or memcpy at piece `i` reads from `ptr` may differ between
+    /// work-items, given the varying variables.
+    fn read_varies(&self, ptr: &str, i: usize, vars: &[bool]) -> bool {
+        let from = self.pointees(ptr);
         if from.is_empty() {
-            may_be_private(ptr) || members[i].iter().any(|&n| opaque[n])
+            may_be_private(ptr) || self.members[i].iter().any(|&n| self.opaque[n])
         } else {
             from.iter().any(|&a| vars[a])
         }
-    };
+    }
 
-    // Varying values, variables and regions (a region with a varying branch), to a
-    // fixed point: each only ever grows.
-    let mut values: HashSet<&str> = HashSet::new();
-    let mut vars = vec![false; allocas.len()];
-    let mut branchy = vec![false; starts.len()];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (i, p) in pieces.iter().enumerate() {
-            let diverged = members[i].iter().any(|&n| branchy[n]);
-            for l in &p.lines {
-                let own = def_of(l).map(|(d, _)| d);
-                let varies = |s: &str| mentions_varying(&values, own, s);
-                let inst = parse(l);
-                let result_varies = match inst {
-                    Inst::Load { ptr } => varies(ptr) || read_varies(ptr, i, &vars),
-                    Inst::Call(Callee::Group | Callee::Wait | Callee::Memcpy) | Inst::Pure => varies(l),
-                    Inst::Phi => diverged || varies(l),
-                    Inst::Inert => false,
-                    _ => true,
-                };
-                // Variables this instruction makes vary, and whether it is a varying branch.
-                let (tainted, varying_branch) = match inst {
-                    Inst::Store { value, ptr } => {
-                        // An address stored may be written through anywhere.
-                        let mut t = pointees(value);
-                        // And the variable it is stored in varies: each work-item's
-                        // variables are its own, at addresses of their own once framed.
-                        if !t.is_empty() || diverged || varies(value) || varies(ptr) {
-                            t.extend(pointees(ptr));
+    /// Varying values, variables and regions (a region with a varying branch), to a
+    /// fixed point: each only ever grows.
+    fn varying(&self, regions: usize) -> (HashSet<&'a str>, Vec<bool>, Vec<bool>) {
+        let (pieces, members) = (self.pieces, self.members);
+        let pointees = |operand: &str| self.pointees(operand);
+        let read_varies = |ptr: &str, i: usize, vars: &[bool]| self.read_varies(ptr, i, vars);
+        let mut values: HashSet<&str> = HashSet::new();
+        let mut vars = vec![false; self.allocas.len()];
+        let mut branchy = vec![false; regions];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (i, p) in pieces.iter().enumerate() {
+                let diverged = members[i].iter().any(|&n| branchy[n]);
+                for l in &p.lines {
+                    let own = def_of(l).map(|(d, _)| d);
+                    let varies = |s: &str| mentions_varying(&values, own, s);
+                    let inst = parse(l);
+                    let result_varies = match inst {
+                        Inst::Load { ptr } => varies(ptr) || read_varies(ptr, i, &vars),
+                        Inst::Call(Callee::Group | Callee::Wait | Callee::Memcpy) | Inst::Pure => varies(l),
+                        Inst::Phi => diverged || varies(l),
+                        Inst::Inert => false,
+                        _ => true,
+                    };
+                    // Variables this instruction makes vary, and whether it is a varying branch.
+                    let (tainted, varying_branch) = match inst {
+                        Inst::Store { value, ptr } => {
+                            // An address stored may be written through anywhere.
+                            let mut t = pointees(value);
+                            // And the variable it is stored in varies: each work-item's
+                            // variables are its own, at addresses of their own once framed.
+                            if !t.is_empty() || diverged || varies(value) || varies(ptr) {
+                                t.extend(pointees(ptr));
+                            }
+                            (t, false)
                         }
-                        (t, false)
+                        Inst::Call(Callee::Memcpy) => {
+                            let args = call_args(l);
+                            let (dst, src) = (args.first().copied().unwrap_or(""), args.get(1).copied().unwrap_or(""));
+                            let from_varying = read_varies(src, i, &vars);
+                            (if diverged || varies(l) || from_varying { pointees(dst) } else { Vec::new() }, false)
+                        }
+                        Inst::Call(Callee::Wait) => (Vec::new(), false),
+                        // Other calls given a variable's address may write it.
+                        Inst::Call(_) | Inst::Other => (pointees(l), false),
+                        Inst::Branch => (Vec::new(), varies(l)),
+                        _ => (Vec::new(), false),
+                    };
+                    if let Some(d) = own.filter(|_| result_varies) {
+                        changed |= values.insert(d);
                     }
-                    Inst::Call(Callee::Memcpy) => {
-                        let args = call_args(l);
-                        let (dst, src) = (args.first().copied().unwrap_or(""), args.get(1).copied().unwrap_or(""));
-                        let from_varying = read_varies(src, i, &vars);
-                        (if diverged || varies(l) || from_varying { pointees(dst) } else { Vec::new() }, false)
+                    for a in tainted {
+                        changed |= !std::mem::replace(&mut vars[a], true);
                     }
-                    Inst::Call(Callee::Wait) => (Vec::new(), false),
-                    // Other calls given a variable's address may write it.
-                    Inst::Call(_) | Inst::Other => (pointees(l), false),
-                    Inst::Branch => (Vec::new(), varies(l)),
-                    _ => (Vec::new(), false),
-                };
-                if let Some(d) = own.filter(|_| result_varies) {
-                    changed |= values.insert(d);
-                }
-                for a in tainted {
-                    changed |= !std::mem::replace(&mut vars[a], true);
-                }
-                if varying_branch {
-                    for &n in &members[i] {
-                        changed |= !std::mem::replace(&mut branchy[n], true);
+                    if varying_branch {
+                        for &n in &members[i] {
+                            changed |= !std::mem::replace(&mut branchy[n], true);
+                        }
                     }
                 }
             }
         }
+        (values, vars, branchy)
     }
 
-    let varies = |l: &str| mentions_varying(&values, def_of(l).map(|(d, _)| d), l);
-    let varying_branch =
-        pieces.iter().map(|p| p.lines.iter().any(|l| matches!(parse(l), Inst::Branch) && varies(l))).collect();
-    let regions = (0..starts.len())
-        .map(|n| {
-            if opaque[n] || branchy[n] {
-                return None;
-            }
-            let mut stored = Vec::new();
-            for (i, p) in pieces.iter().enumerate().filter(|&(i, _)| reach[n][i]) {
-                for l in &p.lines {
-                    let (targets, whole) = match parse(l) {
-                        Inst::Store { value, ptr } => {
-                            let root = ptr.strip_prefix("ptr ").map(str::trim);
-                            let t = pointees(ptr);
-                            // Variables outside frames (recomputed after each barrier, or
-                            // used within one region) may take the first work-item's
-                            // values: where those flow into an effect, the effect varies.
-                            // A variable's address is each work-item's own.
-                            let address = !pointees(value).is_empty();
-                            if (address || varies(value) || varies(ptr)) && t.iter().any(|&a| framed[a]) {
-                                return None;
-                            }
-                            let whole = t.len() == 1
-                                && root == Some(allocas[t[0]].0.as_str())
-                                && value.starts_with(&format!("{} ", allocas[t[0]].1));
-                            (t, whole)
-                        }
-                        Inst::Call(Callee::Memcpy) => {
-                            let args = call_args(l);
-                            let t = pointees(args.first().copied().unwrap_or(""));
-                            let from_varying = read_varies(args.get(1).copied().unwrap_or(""), i, &vars);
-                            if (varies(l) || from_varying) && t.iter().any(|&a| framed[a]) {
-                                return None;
-                            }
-                            let size = args.get(2).and_then(|s| s.strip_prefix("i64 ")).and_then(|s| s.parse().ok());
-                            let root = args.first().and_then(|a| a.split_whitespace().last());
-                            let whole =
-                                t.len() == 1 && root == Some(allocas[t[0]].0.as_str()) && size == Some(allocas[t[0]].2);
-                            (t, whole)
-                        }
-                        Inst::Call(Callee::Group) => {
-                            if varies(l) || !pointees(l).is_empty() {
-                                return None;
-                            }
-                            continue;
-                        }
-                        Inst::Call(Callee::Wait) => {
-                            if varies(l) || pointees(l).iter().any(|&a| vars[a]) {
-                                return None;
-                            }
-                            continue;
-                        }
-                        _ => continue,
-                    };
-                    for a in targets.into_iter().filter(|&a| framed[a]) {
-                        // Copying the slot whole would overwrite the parts this store
-                        // leaves, which may differ between work-items.
-                        if !whole && vars[a] {
+    /// The framed variables a region (the pieces it reaches) stores, when it can run for
+    /// one work-item and hand its slots to the others; `None` when it cannot.
+    fn stores_alike(
+        &self,
+        reach: &[bool],
+        framed: &[bool],
+        vars: &[bool],
+        varies: &dyn Fn(&str) -> bool,
+    ) -> Option<Vec<usize>> {
+        let (pieces, allocas) = (self.pieces, self.allocas);
+        let pointees = |operand: &str| self.pointees(operand);
+        let read_varies = |ptr: &str, i: usize, vars: &[bool]| self.read_varies(ptr, i, vars);
+        let mut stored = Vec::new();
+        for (i, p) in pieces.iter().enumerate().filter(|&(i, _)| reach[i]) {
+            for l in &p.lines {
+                let (targets, whole) = match parse(l) {
+                    Inst::Store { value, ptr } => {
+                        let root = ptr.strip_prefix("ptr ").map(str::trim);
+                        let t = pointees(ptr);
+                        // Variables outside frames (recomputed after each barrier, or
+                        // used within one region) may take the first work-item's
+                        // values: where those flow into an effect, the effect varies.
+                        // A variable's address is each work-item's own.
+                        let address = !pointees(value).is_empty();
+                        if (address || varies(value) || varies(ptr)) && t.iter().any(|&a| framed[a]) {
                             return None;
                         }
-                        stored.push(a);
+                        let whole = t.len() == 1
+                            && root == Some(allocas[t[0]].0.as_str())
+                            && value.starts_with(&format!("{} ", allocas[t[0]].1));
+                        (t, whole)
                     }
+                    Inst::Call(Callee::Memcpy) => {
+                        let args = call_args(l);
+                        let t = pointees(args.first().copied().unwrap_or(""));
+                        let from_varying = read_varies(args.get(1).copied().unwrap_or(""), i, vars);
+                        if (varies(l) || from_varying) && t.iter().any(|&a| framed[a]) {
+                            return None;
+                        }
+                        let size = args.get(2).and_then(|s| s.strip_prefix("i64 ")).and_then(|s| s.parse().ok());
+                        let root = args.first().and_then(|a| a.split_whitespace().last());
+                        let whole =
+                            t.len() == 1 && root == Some(allocas[t[0]].0.as_str()) && size == Some(allocas[t[0]].2);
+                        (t, whole)
+                    }
+                    Inst::Call(Callee::Group) => {
+                        if varies(l) || !pointees(l).is_empty() {
+                            return None;
+                        }
+                        continue;
+                    }
+                    Inst::Call(Callee::Wait) => {
+                        if varies(l) || pointees(l).iter().any(|&a| vars[a]) {
+                            return None;
+                        }
+                        continue;
+                    }
+                    _ => continue,
+                };
+                for a in targets.into_iter().filter(|&a| framed[a]) {
+                    // Copying the slot whole would overwrite the parts this store
+                    // leaves, which may differ between work-items.
+                    if !whole && vars[a] {
+                        return None;
+                    }
+                    stored.push(a);
                 }
             }
-            stored.sort_unstable();
-            stored.dedup();
-            Some(stored)
-        })
-        .collect();
-    Uniformity { regions, varying_branch, reach, varying: vars }
+        }
+        stored.sort_unstable();
+        stored.dedup();
+        Some(stored)
+    }
 }
 
 /// What `invariant_regions` found.
