@@ -1,14 +1,14 @@
 //! Context entry points.
 
 use std::ffi::{c_char, c_void};
-use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::device::matches_type;
 use super::icd::{self, from_handle, from_handles, into_handle};
-use super::util::{properties, property_array, status, with_errcode, CLResult, Info};
+use super::util::{properties, property_array, CLResult, Info};
 use crate::core::context::{Context, ContextDestructor, ContextNotify};
 use crate::core::device::Device;
 use crate::core::platform::Platform;
@@ -46,53 +46,51 @@ fn notify(pfn_notify: Notify, user_data: *mut c_void) -> CLResult<Option<(Contex
     }
 }
 
-pub(super) unsafe extern "C" fn clCreateContext(
+#[cl_entry_point]
+fn clCreateContext(
     properties: *const cl_context_properties,
     num_devices: cl_uint,
     devices: *const cl_device_id,
     pfn_notify: Notify,
     user_data: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_context {
-    with_errcode(errcode_ret, null_mut(), || {
-        let props = context_properties(properties)?;
-        // "CL_INVALID_VALUE if devices is NULL ... if num_devices is equal to zero."
-        if devices.is_null() || num_devices == 0 {
-            return Err(CL_INVALID_VALUE);
-        }
-        let notify = notify(pfn_notify, user_data)?;
-        // "CL_INVALID_DEVICE if any device in devices is not a valid device."
-        let mut devs = from_handles::<Device>(devices, num_devices as usize)?;
-        devs.dedup_by(|a, b| Arc::ptr_eq(a, b));
-        Ok(into_handle(Context::new(devs, props, notify)))
-    })
+) -> CLResult<cl_context> {
+    let props = context_properties(properties)?;
+    // "CL_INVALID_VALUE if devices is NULL ... if num_devices is equal to zero."
+    if devices.is_null() || num_devices == 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    let notify = notify(pfn_notify, user_data)?;
+    // "CL_INVALID_DEVICE if any device in devices is not a valid device."
+    let mut devs = from_handles::<Device>(devices, num_devices as usize)?;
+    devs.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    Ok(into_handle(Context::new(devs, props, notify)))
 }
 
-pub(super) unsafe extern "C" fn clCreateContextFromType(
+#[cl_entry_point]
+fn clCreateContextFromType(
     properties: *const cl_context_properties,
     device_type: cl_device_type,
     pfn_notify: Notify,
     user_data: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_context {
-    with_errcode(errcode_ret, null_mut(), || {
-        let props = context_properties(properties)?;
-        let notify = notify(pfn_notify, user_data)?;
-        // "CL_DEVICE_NOT_FOUND if no devices that match device_type and property values
-        // specified in properties are currently available."
-        if !matches_type(device_type)? {
-            return Err(CL_DEVICE_NOT_FOUND);
-        }
-        Ok(into_handle(Context::new(vec![Device::get().clone()], props, notify)))
-    })
+) -> CLResult<cl_context> {
+    let props = context_properties(properties)?;
+    let notify = notify(pfn_notify, user_data)?;
+    // "CL_DEVICE_NOT_FOUND if no devices that match device_type and property values
+    // specified in properties are currently available."
+    if !matches_type(device_type)? {
+        return Err(CL_DEVICE_NOT_FOUND);
+    }
+    Ok(into_handle(Context::new(vec![Device::get().clone()], props, notify)))
 }
 
-pub(super) unsafe extern "C" fn clRetainContext(context: cl_context) -> cl_int {
-    status(|| icd::retain::<Context>(context))
+#[cl_entry_point]
+fn clRetainContext(context: cl_context) -> CLResult<()> {
+    icd::retain::<Context>(context)
 }
 
-pub(super) unsafe extern "C" fn clReleaseContext(context: cl_context) -> cl_int {
-    status(|| icd::release::<Context>(context))
+#[cl_entry_point]
+fn clReleaseContext(context: cl_context) -> CLResult<()> {
+    icd::release::<Context>(context)
 }
 
 fn context_info(c: &Context, param: cl_context_info) -> CLResult<Info> {
@@ -105,29 +103,27 @@ fn context_info(c: &Context, param: cl_context_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetContextInfo(
+#[cl_entry_point]
+fn clGetContextInfo(
     context: cl_context,
     param_name: cl_context_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let c = from_handle::<Context>(context)?;
-        context_info(&c, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let c = from_handle::<Context>(context)?;
+    context_info(&c, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clSetContextDestructorCallback(
+#[cl_entry_point]
+fn clSetContextDestructorCallback(
     context: cl_context,
     pfn_notify: Option<ContextDestructor>,
     user_data: *mut c_void,
-) -> cl_int {
-    status(|| {
-        let c = from_handle::<Context>(context)?;
-        // "CL_INVALID_VALUE if pfn_notify is NULL."
-        let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
-        c.add_destructor(f, user_data as usize);
-        Ok(())
-    })
+) -> CLResult<()> {
+    let c = from_handle::<Context>(context)?;
+    // "CL_INVALID_VALUE if pfn_notify is NULL."
+    let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
+    c.add_destructor(f, user_data as usize);
+    Ok(())
 }

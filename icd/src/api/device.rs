@@ -2,10 +2,11 @@
 
 use std::ffi::c_void;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{self, from_handle};
-use super::util::{status, write_opt, CLResult, Info};
+use super::util::{write_opt, CLResult, Info};
 use crate::core::device::{self, Device};
 use crate::core::event::now_ns;
 use crate::core::image;
@@ -34,36 +35,35 @@ pub(crate) fn matches_type(device_type: cl_device_type) -> CLResult<bool> {
     Ok(device_type & (CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_DEFAULT) != 0)
 }
 
-pub(super) unsafe extern "C" fn clGetDeviceIDs(
+#[cl_entry_point]
+fn clGetDeviceIDs(
     platform: cl_platform_id,
     device_type: cl_device_type,
     num_entries: cl_uint,
     devices: *mut cl_device_id,
     num_devices: *mut cl_uint,
-) -> cl_int {
-    status(|| {
-        // "CL_INVALID_PLATFORM if platform is not a valid platform."
-        if !platform.is_null() {
-            from_handle::<Platform>(platform)?;
-        }
-        // "CL_INVALID_DEVICE_TYPE if device_type is not a valid value."
-        let found = matches_type(device_type)?;
-        // "CL_INVALID_VALUE if num_entries is equal to zero and devices is not NULL or if
-        // both num_devices and devices are NULL."
-        if (num_entries == 0 && !devices.is_null()) || (num_devices.is_null() && devices.is_null()) {
-            return Err(CL_INVALID_VALUE);
-        }
-        // "CL_DEVICE_NOT_FOUND if no OpenCL devices that matched device_type were found."
-        if !found {
-            return Err(CL_DEVICE_NOT_FOUND);
-        }
-        if !devices.is_null() {
-            // SAFETY: devices has room for num_entries >= 1 handles.
-            unsafe { devices.write(icd::handle_of(Device::get())) };
-        }
-        write_opt(num_devices, 1);
-        Ok(())
-    })
+) -> CLResult<()> {
+    // "CL_INVALID_PLATFORM if platform is not a valid platform."
+    if !platform.is_null() {
+        from_handle::<Platform>(platform)?;
+    }
+    // "CL_INVALID_DEVICE_TYPE if device_type is not a valid value."
+    let found = matches_type(device_type)?;
+    // "CL_INVALID_VALUE if num_entries is equal to zero and devices is not NULL or if
+    // both num_devices and devices are NULL."
+    if (num_entries == 0 && !devices.is_null()) || (num_devices.is_null() && devices.is_null()) {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_DEVICE_NOT_FOUND if no OpenCL devices that matched device_type were found."
+    if !found {
+        return Err(CL_DEVICE_NOT_FOUND);
+    }
+    if !devices.is_null() {
+        // SAFETY: devices has room for num_entries >= 1 handles.
+        unsafe { devices.write(icd::handle_of(Device::get())) };
+    }
+    write_opt(num_devices, 1);
+    Ok(())
 }
 
 fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
@@ -213,72 +213,70 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetDeviceInfo(
+#[cl_entry_point]
+fn clGetDeviceInfo(
     device: cl_device_id,
     param_name: cl_device_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let d = from_handle::<Device>(device)?;
-        device_info(&d, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let d = from_handle::<Device>(device)?;
+    device_info(&d, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clCreateSubDevices(
+#[cl_entry_point]
+fn clCreateSubDevices(
     in_device: cl_device_id,
     properties: *const cl_device_partition_property,
     _num_devices: cl_uint,
     _out_devices: *mut cl_device_id,
     _num_devices_ret: *mut cl_uint,
-) -> cl_int {
-    status(|| {
-        from_handle::<Device>(in_device)?;
-        // "CL_INVALID_VALUE if values specified in properties are not valid or if values
-        // specified in properties are valid but not supported by the device": the device
-        // reports no partition types.
-        let _ = properties;
-        Err(CL_INVALID_VALUE)
-    })
+) -> CLResult<()> {
+    from_handle::<Device>(in_device)?;
+    // "CL_INVALID_VALUE if values specified in properties are not valid or if values
+    // specified in properties are valid but not supported by the device": the device
+    // reports no partition types.
+    let _ = properties;
+    Err(CL_INVALID_VALUE)
 }
 
 /// Root devices: "the reference count ... is not changed" by retain/release; the
 /// handle is still validated.
-pub(super) unsafe extern "C" fn clRetainDevice(device: cl_device_id) -> cl_int {
-    status(|| from_handle::<Device>(device).map(drop))
+#[cl_entry_point]
+fn clRetainDevice(device: cl_device_id) -> CLResult<()> {
+    from_handle::<Device>(device).map(drop)
 }
 
-pub(super) unsafe extern "C" fn clReleaseDevice(device: cl_device_id) -> cl_int {
-    status(|| from_handle::<Device>(device).map(drop))
+#[cl_entry_point]
+fn clReleaseDevice(device: cl_device_id) -> CLResult<()> {
+    from_handle::<Device>(device).map(drop)
 }
 
-pub(super) unsafe extern "C" fn clGetDeviceAndHostTimer(
+#[cl_entry_point]
+fn clGetDeviceAndHostTimer(
     device: cl_device_id,
     device_timestamp: *mut cl_ulong,
     host_timestamp: *mut cl_ulong,
-) -> cl_int {
-    status(|| {
-        from_handle::<Device>(device)?;
-        // "CL_INVALID_VALUE if host_timestamp or device_timestamp is NULL."
-        if device_timestamp.is_null() || host_timestamp.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        // Device and host share one clock.
-        let now = now_ns();
-        write_opt(device_timestamp, now);
-        write_opt(host_timestamp, now);
-        Ok(())
-    })
+) -> CLResult<()> {
+    from_handle::<Device>(device)?;
+    // "CL_INVALID_VALUE if host_timestamp or device_timestamp is NULL."
+    if device_timestamp.is_null() || host_timestamp.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // Device and host share one clock.
+    let now = now_ns();
+    write_opt(device_timestamp, now);
+    write_opt(host_timestamp, now);
+    Ok(())
 }
 
-pub(super) unsafe extern "C" fn clGetHostTimer(device: cl_device_id, host_timestamp: *mut cl_ulong) -> cl_int {
-    status(|| {
-        from_handle::<Device>(device)?;
-        if host_timestamp.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        write_opt(host_timestamp, now_ns());
-        Ok(())
-    })
+#[cl_entry_point]
+fn clGetHostTimer(device: cl_device_id, host_timestamp: *mut cl_ulong) -> CLResult<()> {
+    from_handle::<Device>(device)?;
+    if host_timestamp.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    write_opt(host_timestamp, now_ns());
+    Ok(())
 }

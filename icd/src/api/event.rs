@@ -4,10 +4,11 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{self, from_handle, into_handle};
-use super::util::{slice, status, with_errcode, CLResult, Info};
+use super::util::{slice, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::event::{Event, EventCallback, Stamp};
 
@@ -39,30 +40,29 @@ pub(crate) unsafe fn wait_list(
     Ok(events)
 }
 
-pub(super) unsafe extern "C" fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int {
-    status(|| {
-        // "CL_INVALID_VALUE if num_events is zero or event_list is NULL."
-        if num_events == 0 || event_list.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        let events = slice(event_list, num_events as usize)
-            .iter()
-            .map(|&e| from_handle::<Event>(e))
-            .collect::<CLResult<Vec<_>>>()?;
-        // "CL_INVALID_CONTEXT if events specified in event_list do not belong to the
-        // same context."
-        if events.iter().any(|e| !Arc::ptr_eq(&e.context, &events[0].context)) {
-            return Err(CL_INVALID_CONTEXT);
-        }
-        // "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the execution status of any
-        // of the events in event_list is a negative integer value." All are waited for.
-        let failed = events.iter().map(|e| e.wait()).fold(false, |f, s| f | (s < 0));
-        if failed {
-            Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-        } else {
-            Ok(())
-        }
-    })
+#[cl_entry_point]
+fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> CLResult<()> {
+    // "CL_INVALID_VALUE if num_events is zero or event_list is NULL."
+    if num_events == 0 || event_list.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let events = slice(event_list, num_events as usize)
+        .iter()
+        .map(|&e| from_handle::<Event>(e))
+        .collect::<CLResult<Vec<_>>>()?;
+    // "CL_INVALID_CONTEXT if events specified in event_list do not belong to the
+    // same context."
+    if events.iter().any(|e| !Arc::ptr_eq(&e.context, &events[0].context)) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    // "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the execution status of any
+    // of the events in event_list is a negative integer value." All are waited for.
+    let failed = events.iter().map(|e| e.wait()).fold(false, |f, s| f | (s < 0));
+    if failed {
+        Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    } else {
+        Ok(())
+    }
 }
 
 fn event_info(e: &Event, param: cl_event_info) -> CLResult<Info> {
@@ -79,96 +79,93 @@ fn event_info(e: &Event, param: cl_event_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetEventInfo(
+#[cl_entry_point]
+fn clGetEventInfo(
     event: cl_event,
     param_name: cl_event_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let e = from_handle::<Event>(event)?;
-        event_info(&e, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let e = from_handle::<Event>(event)?;
+    event_info(&e, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clGetEventProfilingInfo(
+#[cl_entry_point]
+fn clGetEventProfilingInfo(
     event: cl_event,
     param_name: cl_profiling_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let e = from_handle::<Event>(event)?;
-        let stamp = match param_name {
-            CL_PROFILING_COMMAND_QUEUED => Stamp::Queued,
-            CL_PROFILING_COMMAND_SUBMIT => Stamp::Submit,
-            CL_PROFILING_COMMAND_START => Stamp::Start,
-            CL_PROFILING_COMMAND_END => Stamp::End,
-            CL_PROFILING_COMMAND_COMPLETE => Stamp::Complete,
-            _ => return Err(CL_INVALID_VALUE),
-        };
-        // "CL_PROFILING_INFO_NOT_AVAILABLE if the CL_QUEUE_PROFILING_ENABLE flag is not
-        // set for the command-queue, if the execution status of the command identified
-        // by event is not CL_COMPLETE or if event is a user event object."
-        let t = e.profiling_time(stamp).ok_or(CL_PROFILING_INFO_NOT_AVAILABLE)?;
-        Info::of(&t)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let e = from_handle::<Event>(event)?;
+    let stamp = match param_name {
+        CL_PROFILING_COMMAND_QUEUED => Stamp::Queued,
+        CL_PROFILING_COMMAND_SUBMIT => Stamp::Submit,
+        CL_PROFILING_COMMAND_START => Stamp::Start,
+        CL_PROFILING_COMMAND_END => Stamp::End,
+        CL_PROFILING_COMMAND_COMPLETE => Stamp::Complete,
+        _ => return Err(CL_INVALID_VALUE),
+    };
+    // "CL_PROFILING_INFO_NOT_AVAILABLE if the CL_QUEUE_PROFILING_ENABLE flag is not
+    // set for the command-queue, if the execution status of the command identified
+    // by event is not CL_COMPLETE or if event is a user event object."
+    let t = e.profiling_time(stamp).ok_or(CL_PROFILING_INFO_NOT_AVAILABLE)?;
+    Info::of(&t)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clRetainEvent(event: cl_event) -> cl_int {
-    status(|| icd::retain::<Event>(event))
+#[cl_entry_point]
+fn clRetainEvent(event: cl_event) -> CLResult<()> {
+    icd::retain::<Event>(event)
 }
 
-pub(super) unsafe extern "C" fn clReleaseEvent(event: cl_event) -> cl_int {
-    status(|| icd::release::<Event>(event))
+#[cl_entry_point]
+fn clReleaseEvent(event: cl_event) -> CLResult<()> {
+    icd::release::<Event>(event)
 }
 
-pub(super) unsafe extern "C" fn clCreateUserEvent(context: cl_context, errcode_ret: *mut cl_int) -> cl_event {
-    with_errcode(errcode_ret, null_mut(), || {
-        let c = from_handle::<Context>(context)?;
-        Ok(into_handle(Event::new_user(c)))
-    })
+#[cl_entry_point]
+fn clCreateUserEvent(context: cl_context) -> CLResult<cl_event> {
+    let c = from_handle::<Context>(context)?;
+    Ok(into_handle(Event::new_user(c)))
 }
 
-pub(super) unsafe extern "C" fn clSetUserEventStatus(event: cl_event, execution_status: cl_int) -> cl_int {
-    status(|| {
-        let e = from_handle::<Event>(event)?;
-        // "CL_INVALID_EVENT if event is not a valid user event object."
-        if !e.is_user() {
-            return Err(CL_INVALID_EVENT);
-        }
-        // "CL_INVALID_VALUE if the execution_status is not CL_COMPLETE or a negative
-        // integer value."
-        if execution_status > CL_COMPLETE {
-            return Err(CL_INVALID_VALUE);
-        }
-        // "CL_INVALID_OPERATION if the execution_status for event has already been
-        // changed by a previous call to clSetUserEventStatus."
-        if e.status() != CL_SUBMITTED {
-            return Err(CL_INVALID_OPERATION);
-        }
-        e.set_status(execution_status);
-        Ok(())
-    })
+#[cl_entry_point]
+fn clSetUserEventStatus(event: cl_event, execution_status: cl_int) -> CLResult<()> {
+    let e = from_handle::<Event>(event)?;
+    // "CL_INVALID_EVENT if event is not a valid user event object."
+    if !e.is_user() {
+        return Err(CL_INVALID_EVENT);
+    }
+    // "CL_INVALID_VALUE if the execution_status is not CL_COMPLETE or a negative
+    // integer value."
+    if execution_status > CL_COMPLETE {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_OPERATION if the execution_status for event has already been
+    // changed by a previous call to clSetUserEventStatus."
+    if e.status() != CL_SUBMITTED {
+        return Err(CL_INVALID_OPERATION);
+    }
+    e.set_status(execution_status);
+    Ok(())
 }
 
-pub(super) unsafe extern "C" fn clSetEventCallback(
+#[cl_entry_point]
+fn clSetEventCallback(
     event: cl_event,
     command_exec_callback_type: cl_int,
     pfn_notify: Option<EventCallback>,
     user_data: *mut c_void,
-) -> cl_int {
-    status(|| {
-        let e = from_handle::<Event>(event)?;
-        // "CL_INVALID_VALUE if pfn_event_notify is NULL or if command_exec_callback_type
-        // is not CL_SUBMITTED, CL_RUNNING, or CL_COMPLETE."
-        let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
-        if ![CL_SUBMITTED, CL_RUNNING, CL_COMPLETE].contains(&command_exec_callback_type) {
-            return Err(CL_INVALID_VALUE);
-        }
-        e.add_callback(command_exec_callback_type, f, user_data as usize);
-        Ok(())
-    })
+) -> CLResult<()> {
+    let e = from_handle::<Event>(event)?;
+    // "CL_INVALID_VALUE if pfn_event_notify is NULL or if command_exec_callback_type
+    // is not CL_SUBMITTED, CL_RUNNING, or CL_COMPLETE."
+    let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
+    if ![CL_SUBMITTED, CL_RUNNING, CL_COMPLETE].contains(&command_exec_callback_type) {
+        return Err(CL_INVALID_VALUE);
+    }
+    e.add_callback(command_exec_callback_type, f, user_data as usize);
+    Ok(())
 }

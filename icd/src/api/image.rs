@@ -7,13 +7,14 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{from_handle, into_handle};
 use super::memory::{check_flags, sub_buffer_flags};
 use super::queue::{begin, submit};
 use super::transfer::{check_host_access, map, submit_rect_copy, triple, Ptr};
-use super::util::{properties, property_array, status, with_errcode, write_opt, CLResult, Info, InfoValue};
+use super::util::{properties, property_array, write_opt, CLResult, Info, InfoValue};
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::image::{self, Color, Desc, Layout, LIMITS};
@@ -184,36 +185,33 @@ fn read_desc(desc: *const cl_image_desc) -> Option<(Desc, cl_mem)> {
     Some((out, d.buffer))
 }
 
-pub(super) unsafe extern "C" fn clCreateImage(
+#[cl_entry_point]
+fn clCreateImage(
     context: cl_context,
     flags: cl_mem_flags,
     format: *const cl_image_format,
     desc: *const cl_image_desc,
     host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || {
-        let (d, source) = read_desc(desc).unzip();
-        create_image(context, std::ptr::null(), flags, format, d, source.unwrap_or(null_mut()), host_ptr)
-    })
+) -> CLResult<cl_mem> {
+    let (d, source) = read_desc(desc).unzip();
+    create_image(context, std::ptr::null(), flags, format, d, source.unwrap_or(null_mut()), host_ptr)
 }
 
-pub(super) unsafe extern "C" fn clCreateImageWithProperties(
+#[cl_entry_point]
+fn clCreateImageWithProperties(
     context: cl_context,
     properties: *const cl_mem_properties,
     flags: cl_mem_flags,
     format: *const cl_image_format,
     desc: *const cl_image_desc,
     host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || {
-        let (d, source) = read_desc(desc).unzip();
-        create_image(context, properties, flags, format, d, source.unwrap_or(null_mut()), host_ptr)
-    })
+) -> CLResult<cl_mem> {
+    let (d, source) = read_desc(desc).unzip();
+    create_image(context, properties, flags, format, d, source.unwrap_or(null_mut()), host_ptr)
 }
 
-pub(super) unsafe extern "C" fn clCreateImage2D(
+#[cl_entry_point]
+fn clCreateImage2D(
     context: cl_context,
     flags: cl_mem_flags,
     format: *const cl_image_format,
@@ -221,16 +219,13 @@ pub(super) unsafe extern "C" fn clCreateImage2D(
     height: usize,
     row_pitch: usize,
     host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
+) -> CLResult<cl_mem> {
     let desc = Desc { image_type: CL_MEM_OBJECT_IMAGE2D, width, height, row_pitch, ..Default::default() };
-    with_errcode(errcode_ret, null_mut(), || {
-        create_image(context, std::ptr::null(), flags, format, Some(desc), null_mut(), host_ptr)
-    })
+    create_image(context, std::ptr::null(), flags, format, Some(desc), null_mut(), host_ptr)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clCreateImage3D(
+#[cl_entry_point]
+fn clCreateImage3D(
     context: cl_context,
     flags: cl_mem_flags,
     format: *const cl_image_format,
@@ -240,42 +235,38 @@ pub(super) unsafe extern "C" fn clCreateImage3D(
     row_pitch: usize,
     slice_pitch: usize,
     host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
+) -> CLResult<cl_mem> {
     let desc =
         Desc { image_type: CL_MEM_OBJECT_IMAGE3D, width, height, depth, row_pitch, slice_pitch, ..Default::default() };
-    with_errcode(errcode_ret, null_mut(), || {
-        create_image(context, std::ptr::null(), flags, format, Some(desc), null_mut(), host_ptr)
-    })
+    create_image(context, std::ptr::null(), flags, format, Some(desc), null_mut(), host_ptr)
 }
 
-pub(super) unsafe extern "C" fn clGetSupportedImageFormats(
+#[cl_entry_point]
+fn clGetSupportedImageFormats(
     context: cl_context,
     flags: cl_mem_flags,
     image_type: cl_mem_object_type,
     num_entries: cl_uint,
     image_formats: *mut cl_image_format,
     num_image_formats: *mut cl_uint,
-) -> cl_int {
-    status(|| {
-        from_handle::<Context>(context)?;
-        // "CL_INVALID_VALUE if flags or image_type are not valid, or if num_entries is 0
-        // and image_formats is not NULL."
-        check_flags(flags, true)?;
-        image::shape(image_type).ok_or(CL_INVALID_VALUE)?;
-        if num_entries == 0 && !image_formats.is_null() {
-            return Err(CL_INVALID_VALUE);
+) -> CLResult<()> {
+    from_handle::<Context>(context)?;
+    // "CL_INVALID_VALUE if flags or image_type are not valid, or if num_entries is 0
+    // and image_formats is not NULL."
+    check_flags(flags, true)?;
+    image::shape(image_type).ok_or(CL_INVALID_VALUE)?;
+    if num_entries == 0 && !image_formats.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let list = image::supported(image_type, flags);
+    if !image_formats.is_null() {
+        for (i, f) in list.iter().take(num_entries as usize).enumerate() {
+            // SAFETY: the application's array has room for num_entries formats.
+            unsafe { image_formats.add(i).write_unaligned(*f) };
         }
-        let list = image::supported(image_type, flags);
-        if !image_formats.is_null() {
-            for (i, f) in list.iter().take(num_entries as usize).enumerate() {
-                // SAFETY: the application's array has room for num_entries formats.
-                unsafe { image_formats.add(i).write_unaligned(*f) };
-            }
-        }
-        write_opt(num_image_formats, list.len() as cl_uint);
-        Ok(())
-    })
+    }
+    write_opt(num_image_formats, list.len() as cl_uint);
+    Ok(())
 }
 
 /// An image argument: a valid memory object that is an image, else
@@ -314,17 +305,16 @@ fn image_info(m: &Arc<Mem>, param: cl_image_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetImageInfo(
+#[cl_entry_point]
+fn clGetImageInfo(
     image: cl_mem,
     param_name: cl_image_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let m = image_of(image)?;
-        image_info(&m, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let m = image_of(image)?;
+    image_info(&m, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
 /// An image argument of a command on `queue`.
@@ -413,8 +403,8 @@ unsafe fn read_write(
     unsafe { submit_rect_copy(&q, cmd, wait, event, blocking != CL_FALSE, m, src, dst, bytes) }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueReadImage(
+#[cl_entry_point]
+fn clEnqueueReadImage(
     queue: cl_command_queue,
     image: cl_mem,
     blocking_read: cl_bool,
@@ -426,27 +416,25 @@ pub(super) unsafe extern "C" fn clEnqueueReadImage(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        read_write(
-            queue,
-            image,
-            true,
-            blocking_read,
-            origin,
-            region,
-            row_pitch,
-            slice_pitch,
-            ptr,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        )
-    })
+) -> CLResult<()> {
+    read_write(
+        queue,
+        image,
+        true,
+        blocking_read,
+        origin,
+        region,
+        row_pitch,
+        slice_pitch,
+        ptr,
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+    )
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueWriteImage(
+#[cl_entry_point]
+fn clEnqueueWriteImage(
     queue: cl_command_queue,
     image: cl_mem,
     blocking_write: cl_bool,
@@ -458,23 +446,21 @@ pub(super) unsafe extern "C" fn clEnqueueWriteImage(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        read_write(
-            queue,
-            image,
-            false,
-            blocking_write,
-            origin,
-            region,
-            input_row_pitch,
-            input_slice_pitch,
-            ptr.cast_mut(),
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        )
-    })
+) -> CLResult<()> {
+    read_write(
+        queue,
+        image,
+        false,
+        blocking_write,
+        origin,
+        region,
+        input_row_pitch,
+        input_slice_pitch,
+        ptr.cast_mut(),
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+    )
 }
 
 /// Whether two regions of one image share a texel.
@@ -482,8 +468,8 @@ fn regions_overlap(src: [usize; 3], dst: [usize; 3], region: [usize; 3]) -> bool
     (0..3).all(|d| src[d] < dst[d] + region[d] && dst[d] < src[d] + region[d])
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueCopyImage(
+#[cl_entry_point]
+fn clEnqueueCopyImage(
     queue: cl_command_queue,
     src_image: cl_mem,
     dst_image: cl_mem,
@@ -493,34 +479,33 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImage(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let (src, dst) = (image_on(&q, src_image)?, image_on(&q, dst_image)?);
-        let (sl, dl) = (*layout_of(&src), *layout_of(&dst));
-        // "CL_IMAGE_FORMAT_MISMATCH if src_image and dst_image do not use the same image
-        // format."
-        let same = |a: &cl_image_format, b: &cl_image_format| {
-            a.image_channel_order == b.image_channel_order && a.image_channel_data_type == b.image_channel_data_type
-        };
-        if !same(&sl.format, &dl.format) {
-            return Err(CL_IMAGE_FORMAT_MISMATCH);
-        }
-        let (s, bytes) = image_region(&sl, src_origin, region)?;
-        let (d, _) = image_region(&dl, dst_origin, region)?;
-        // "CL_MEM_COPY_OVERLAP if src_image and dst_image are the same image object and
-        // the source and destination regions overlap."
-        let (so, dor, r) = (triple(src_origin)?, triple(dst_origin)?, triple(region)?);
-        if Arc::ptr_eq(&src, &dst) && regions_overlap(so, dor, r) {
-            return Err(CL_MEM_COPY_OVERLAP);
-        }
-        let (from, to) = ((Ptr(src.data()), s), (Ptr(dst.data()), d));
-        // SAFETY: both regions lie inside their images.
-        unsafe { submit_rect_copy(&q, CL_COMMAND_COPY_IMAGE, wait, event, false, (src, dst), from, to, bytes) }
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    let (src, dst) = (image_on(&q, src_image)?, image_on(&q, dst_image)?);
+    let (sl, dl) = (*layout_of(&src), *layout_of(&dst));
+    // "CL_IMAGE_FORMAT_MISMATCH if src_image and dst_image do not use the same image
+    // format."
+    let same = |a: &cl_image_format, b: &cl_image_format| {
+        a.image_channel_order == b.image_channel_order && a.image_channel_data_type == b.image_channel_data_type
+    };
+    if !same(&sl.format, &dl.format) {
+        return Err(CL_IMAGE_FORMAT_MISMATCH);
+    }
+    let (s, bytes) = image_region(&sl, src_origin, region)?;
+    let (d, _) = image_region(&dl, dst_origin, region)?;
+    // "CL_MEM_COPY_OVERLAP if src_image and dst_image are the same image object and
+    // the source and destination regions overlap."
+    let (so, dor, r) = (triple(src_origin)?, triple(dst_origin)?, triple(region)?);
+    if Arc::ptr_eq(&src, &dst) && regions_overlap(so, dor, r) {
+        return Err(CL_MEM_COPY_OVERLAP);
+    }
+    let (from, to) = ((Ptr(src.data()), s), (Ptr(dst.data()), d));
+    // SAFETY: both regions lie inside their images.
+    unsafe { submit_rect_copy(&q, CL_COMMAND_COPY_IMAGE, wait, event, false, (src, dst), from, to, bytes) }
 }
 
-pub(super) unsafe extern "C" fn clEnqueueFillImage(
+#[cl_entry_point]
+fn clEnqueueFillImage(
     queue: cl_command_queue,
     image: cl_mem,
     fill_color: *const c_void,
@@ -529,38 +514,35 @@ pub(super) unsafe extern "C" fn clEnqueueFillImage(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let m = image_on(&q, image)?;
-        let l = *layout_of(&m);
-        // "CL_INVALID_VALUE if fill_color is NULL."
-        if fill_color.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        let (side, bytes) = image_region(&l, origin, region)?;
-        // SAFETY: fill_color points at four 32-bit values by contract.
-        let texel =
-            image::encode(&l.format, unsafe { Color::read(fill_color.cast(), l.format.image_channel_data_type) });
-        let data = Ptr(m.data());
-        submit(
-            &q,
-            CL_COMMAND_FILL_IMAGE,
-            wait,
-            event,
-            false,
-            Box::new(move || {
-                let _image = m;
-                for z in 0..bytes[2] {
-                    for y in 0..bytes[1] {
-                        // SAFETY: each row of the region lies inside the image (checked).
-                        unsafe { region::fill(data.get().add(side.row_offset(y, z)), bytes[0], &texel) };
-                    }
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    let m = image_on(&q, image)?;
+    let l = *layout_of(&m);
+    // "CL_INVALID_VALUE if fill_color is NULL."
+    if fill_color.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let (side, bytes) = image_region(&l, origin, region)?;
+    // SAFETY: fill_color points at four 32-bit values by contract.
+    let texel = image::encode(&l.format, unsafe { Color::read(fill_color.cast(), l.format.image_channel_data_type) });
+    let data = Ptr(m.data());
+    submit(
+        &q,
+        CL_COMMAND_FILL_IMAGE,
+        wait,
+        event,
+        false,
+        Box::new(move || {
+            let _image = m;
+            for z in 0..bytes[2] {
+                for y in 0..bytes[1] {
+                    // SAFETY: each row of the region lies inside the image (checked).
+                    unsafe { region::fill(data.get().add(side.row_offset(y, z)), bytes[0], &texel) };
                 }
-                Ok(())
-            }),
-        )
-    })
+            }
+            Ok(())
+        }),
+    )
 }
 
 /// A buffer argument of an image-buffer copy: a buffer, not an image.
@@ -617,8 +599,8 @@ unsafe fn image_buffer_copy(
     unsafe { submit_rect_copy(&q, cmd, wait, event, false, (m, b), src, dst, bytes) }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(
+#[cl_entry_point]
+fn clEnqueueCopyImageToBuffer(
     queue: cl_command_queue,
     src_image: cl_mem,
     dst_buffer: cl_mem,
@@ -628,25 +610,23 @@ pub(super) unsafe extern "C" fn clEnqueueCopyImageToBuffer(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        image_buffer_copy(
-            queue,
-            src_image,
-            dst_buffer,
-            true,
-            src_origin,
-            region,
-            dst_offset,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        )
-    })
+) -> CLResult<()> {
+    image_buffer_copy(
+        queue,
+        src_image,
+        dst_buffer,
+        true,
+        src_origin,
+        region,
+        dst_offset,
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+    )
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(
+#[cl_entry_point]
+fn clEnqueueCopyBufferToImage(
     queue: cl_command_queue,
     src_buffer: cl_mem,
     dst_image: cl_mem,
@@ -656,25 +636,23 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferToImage(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        image_buffer_copy(
-            queue,
-            dst_image,
-            src_buffer,
-            false,
-            dst_origin,
-            region,
-            src_offset,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        )
-    })
+) -> CLResult<()> {
+    image_buffer_copy(
+        queue,
+        dst_image,
+        src_buffer,
+        false,
+        dst_origin,
+        region,
+        src_offset,
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+    )
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueMapImage(
+#[cl_entry_point]
+fn clEnqueueMapImage(
     queue: cl_command_queue,
     image: cl_mem,
     blocking_map: cl_bool,
@@ -686,28 +664,23 @@ pub(super) unsafe extern "C" fn clEnqueueMapImage(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-    errcode_ret: *mut cl_int,
-) -> *mut c_void {
-    with_errcode(errcode_ret, null_mut(), || {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let m = image_on(&q, image)?;
-        let l = *layout_of(&m);
-        let (side, _) = image_region(&l, origin, region)?;
-        // "CL_INVALID_VALUE if image_row_pitch is NULL", and "if image is a 3D image, 1D
-        // or 2D image array object and image_slice_pitch is NULL".
-        let (_, array) = image::shape(l.image_type).unwrap_or((1, false));
-        if image_row_pitch.is_null()
-            || (image_slice_pitch.is_null() && (array || l.image_type == CL_MEM_OBJECT_IMAGE3D))
-        {
-            return Err(CL_INVALID_VALUE);
-        }
-        // The image is host memory: the mapping points into it, with its own pitches.
-        // SAFETY: the origin lies inside the image (checked).
-        let ptr = unsafe { m.data().add(side.row_offset(0, 0)) };
-        write_opt(image_row_pitch, l.row_pitch);
-        write_opt(image_slice_pitch, l.slice_pitch);
-        map(&q, m, CL_COMMAND_MAP_IMAGE, wait, event, blocking_map != CL_FALSE, map_flags, ptr)
-    })
+) -> CLResult<*mut c_void> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    let m = image_on(&q, image)?;
+    let l = *layout_of(&m);
+    let (side, _) = image_region(&l, origin, region)?;
+    // "CL_INVALID_VALUE if image_row_pitch is NULL", and "if image is a 3D image, 1D
+    // or 2D image array object and image_slice_pitch is NULL".
+    let (_, array) = image::shape(l.image_type).unwrap_or((1, false));
+    if image_row_pitch.is_null() || (image_slice_pitch.is_null() && (array || l.image_type == CL_MEM_OBJECT_IMAGE3D)) {
+        return Err(CL_INVALID_VALUE);
+    }
+    // The image is host memory: the mapping points into it, with its own pitches.
+    // SAFETY: the origin lies inside the image (checked).
+    let ptr = unsafe { m.data().add(side.row_offset(0, 0)) };
+    write_opt(image_row_pitch, l.row_pitch);
+    write_opt(image_slice_pitch, l.slice_pitch);
+    map(&q, m, CL_COMMAND_MAP_IMAGE, wait, event, blocking_map != CL_FALSE, map_flags, ptr)
 }
 
 #[cfg(test)]

@@ -4,11 +4,12 @@ use std::ffi::{c_char, c_void};
 use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{self, from_handle, into_handle};
 use super::queue::{begin, submit};
-use super::util::{c_str, slice, status, with_errcode, write_opt, CLResult, Info};
+use super::util::{c_str, slice, write_opt, CLResult, Info};
 use crate::compiler::kernel_info::ArgKind;
 use crate::core::device::Device;
 use crate::core::kernel::{ArgValue, Kernel, NdRange};
@@ -16,161 +17,152 @@ use crate::core::memory::Mem;
 use crate::core::program::Program;
 use crate::core::sampler::Sampler;
 
-pub(super) unsafe extern "C" fn clCreateKernel(
-    program: cl_program,
-    kernel_name: *const c_char,
-    errcode_ret: *mut cl_int,
-) -> cl_kernel {
-    with_errcode(errcode_ret, null_mut(), || {
-        let p = from_handle::<Program>(program)?;
-        // "CL_INVALID_VALUE if kernel_name is NULL."
-        let name = c_str(kernel_name).ok_or(CL_INVALID_VALUE)?.to_string_lossy().into_owned();
-        // "CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable
-        // for program."
-        let lib = p.library().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
-        // "CL_INVALID_KERNEL_NAME if kernel_name is not found in program."
-        let k = Kernel::new(p.clone(), lib, &name).ok_or(CL_INVALID_KERNEL_NAME)?;
-        Ok(into_handle(k))
-    })
+#[cl_entry_point]
+fn clCreateKernel(program: cl_program, kernel_name: *const c_char) -> CLResult<cl_kernel> {
+    let p = from_handle::<Program>(program)?;
+    // "CL_INVALID_VALUE if kernel_name is NULL."
+    let name = c_str(kernel_name).ok_or(CL_INVALID_VALUE)?.to_string_lossy().into_owned();
+    // "CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable
+    // for program."
+    let lib = p.library().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+    // "CL_INVALID_KERNEL_NAME if kernel_name is not found in program."
+    let k = Kernel::new(p.clone(), lib, &name).ok_or(CL_INVALID_KERNEL_NAME)?;
+    Ok(into_handle(k))
 }
 
-pub(super) unsafe extern "C" fn clCreateKernelsInProgram(
+#[cl_entry_point]
+fn clCreateKernelsInProgram(
     program: cl_program,
     num_kernels: cl_uint,
     kernels: *mut cl_kernel,
     num_kernels_ret: *mut cl_uint,
-) -> cl_int {
-    status(|| {
-        let p = from_handle::<Program>(program)?;
-        let lib = p.library().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
-        let n = lib.info.kernels.len();
-        // "CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the
-        // number of kernels in program."
-        if !kernels.is_null() {
-            if (num_kernels as usize) < n {
-                return Err(CL_INVALID_VALUE);
+) -> CLResult<()> {
+    let p = from_handle::<Program>(program)?;
+    let lib = p.library().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+    let n = lib.info.kernels.len();
+    // "CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the
+    // number of kernels in program."
+    if !kernels.is_null() {
+        if (num_kernels as usize) < n {
+            return Err(CL_INVALID_VALUE);
+        }
+        for (i, k) in lib.info.kernels.iter().enumerate() {
+            let kernel = Kernel::new(p.clone(), lib.clone(), &k.name).ok_or(CL_OUT_OF_HOST_MEMORY)?;
+            // SAFETY: kernels has room for num_kernels >= n handles.
+            unsafe { kernels.add(i).write(into_handle(kernel)) };
+        }
+    }
+    write_opt(num_kernels_ret, n as cl_uint);
+    Ok(())
+}
+
+#[cl_entry_point]
+fn clRetainKernel(kernel: cl_kernel) -> CLResult<()> {
+    icd::retain::<Kernel>(kernel)
+}
+
+#[cl_entry_point]
+fn clReleaseKernel(kernel: cl_kernel) -> CLResult<()> {
+    icd::release::<Kernel>(kernel)
+}
+
+#[cl_entry_point]
+fn clCloneKernel(source_kernel: cl_kernel) -> CLResult<cl_kernel> {
+    Ok(into_handle(from_handle::<Kernel>(source_kernel)?.duplicate()))
+}
+
+#[cl_entry_point]
+fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: usize, arg_value: *const c_void) -> CLResult<()> {
+    let k = from_handle::<Kernel>(kernel)?;
+    // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index."
+    let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+    let value = match a.kind {
+        ArgKind::Buffer => {
+            // "CL_INVALID_ARG_SIZE if arg_size does not match the size of the data
+            // type for an argument that is not a memory object or if the argument is
+            // a memory object and arg_size != sizeof(cl_mem)."
+            if arg_size != std::mem::size_of::<cl_mem>() {
+                return Err(CL_INVALID_ARG_SIZE);
             }
-            for (i, k) in lib.info.kernels.iter().enumerate() {
-                let kernel = Kernel::new(p.clone(), lib.clone(), &k.name).ok_or(CL_OUT_OF_HOST_MEMORY)?;
-                // SAFETY: kernels has room for num_kernels >= n handles.
-                unsafe { kernels.add(i).write(into_handle(kernel)) };
+            // "If the argument is a buffer object, the arg_value pointer can be NULL
+            // or point to a NULL value in which case a NULL value will be used."
+            // SAFETY: arg_value points at a cl_mem when not NULL.
+            let mem = if arg_value.is_null() { null_mut() } else { unsafe { *(arg_value as *const cl_mem) } };
+            if mem.is_null() {
+                ArgValue::Buffer(None)
+            } else {
+                // "CL_INVALID_MEM_OBJECT for an argument declared to be a memory
+                // object when the specified arg_value is not a valid memory object"
+                // (an image is not a buffer).
+                let m = from_handle::<Mem>(mem)?;
+                if m.image.is_some() {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+                ArgValue::Buffer(Some(Arc::downgrade(&m)))
             }
         }
-        write_opt(num_kernels_ret, n as cl_uint);
-        Ok(())
-    })
-}
-
-pub(super) unsafe extern "C" fn clRetainKernel(kernel: cl_kernel) -> cl_int {
-    status(|| icd::retain::<Kernel>(kernel))
-}
-
-pub(super) unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
-    status(|| icd::release::<Kernel>(kernel))
-}
-
-pub(super) unsafe extern "C" fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
-    with_errcode(errcode_ret, null_mut(), || Ok(into_handle(from_handle::<Kernel>(source_kernel)?.duplicate())))
-}
-
-pub(super) unsafe extern "C" fn clSetKernelArg(
-    kernel: cl_kernel,
-    arg_index: cl_uint,
-    arg_size: usize,
-    arg_value: *const c_void,
-) -> cl_int {
-    status(|| {
-        let k = from_handle::<Kernel>(kernel)?;
-        // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index."
-        let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
-        let value = match a.kind {
-            ArgKind::Buffer => {
-                // "CL_INVALID_ARG_SIZE if arg_size does not match the size of the data
-                // type for an argument that is not a memory object or if the argument is
-                // a memory object and arg_size != sizeof(cl_mem)."
-                if arg_size != std::mem::size_of::<cl_mem>() {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-                // "If the argument is a buffer object, the arg_value pointer can be NULL
-                // or point to a NULL value in which case a NULL value will be used."
-                // SAFETY: arg_value points at a cl_mem when not NULL.
-                let mem = if arg_value.is_null() { null_mut() } else { unsafe { *(arg_value as *const cl_mem) } };
-                if mem.is_null() {
-                    ArgValue::Buffer(None)
-                } else {
-                    // "CL_INVALID_MEM_OBJECT for an argument declared to be a memory
-                    // object when the specified arg_value is not a valid memory object"
-                    // (an image is not a buffer).
-                    let m = from_handle::<Mem>(mem)?;
-                    if m.image.is_some() {
-                        return Err(CL_INVALID_MEM_OBJECT);
-                    }
-                    ArgValue::Buffer(Some(Arc::downgrade(&m)))
-                }
+        ArgKind::Image => {
+            if arg_size != std::mem::size_of::<cl_mem>() {
+                return Err(CL_INVALID_ARG_SIZE);
             }
-            ArgKind::Image => {
-                if arg_size != std::mem::size_of::<cl_mem>() {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-                if arg_value.is_null() {
-                    return Err(CL_INVALID_ARG_VALUE);
-                }
-                // SAFETY: arg_value points at a cl_mem.
-                let m = super::image::image_of(unsafe { *(arg_value as *const cl_mem) })?;
-                // "CL_INVALID_ARG_VALUE if the argument is an image declared with the
-                // read_only qualifier and arg_value refers to an image object created with
-                // cl_mem_flags of CL_MEM_WRITE_ONLY or if the image argument is declared
-                // with the write_only qualifier and arg_value refers to an image object
-                // created with cl_mem_flags of CL_MEM_READ_ONLY."
-                let forbidden = match a.access.as_str() {
-                    "read_only" => CL_MEM_WRITE_ONLY,
-                    "write_only" => CL_MEM_READ_ONLY,
-                    _ => 0,
-                };
-                if m.flags & forbidden != 0 {
-                    return Err(CL_INVALID_ARG_VALUE);
-                }
-                ArgValue::Image(Arc::downgrade(&m))
+            if arg_value.is_null() {
+                return Err(CL_INVALID_ARG_VALUE);
             }
-            ArgKind::Sampler => {
-                // "CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when
-                // the specified arg_value is not a valid sampler object."
-                if arg_size != std::mem::size_of::<cl_sampler>() {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-                if arg_value.is_null() {
-                    return Err(CL_INVALID_SAMPLER);
-                }
-                // SAFETY: arg_value points at a cl_sampler.
-                let s = from_handle::<Sampler>(unsafe { *(arg_value as *const cl_sampler) })?;
-                ArgValue::Bytes((s.bits() as u64).to_ne_bytes().to_vec())
+            // SAFETY: arg_value points at a cl_mem.
+            let m = super::image::image_of(unsafe { *(arg_value as *const cl_mem) })?;
+            // "CL_INVALID_ARG_VALUE if the argument is an image declared with the
+            // read_only qualifier and arg_value refers to an image object created with
+            // cl_mem_flags of CL_MEM_WRITE_ONLY or if the image argument is declared
+            // with the write_only qualifier and arg_value refers to an image object
+            // created with cl_mem_flags of CL_MEM_READ_ONLY."
+            let forbidden = match a.access.as_str() {
+                "read_only" => CL_MEM_WRITE_ONLY,
+                "write_only" => CL_MEM_READ_ONLY,
+                _ => 0,
+            };
+            if m.flags & forbidden != 0 {
+                return Err(CL_INVALID_ARG_VALUE);
             }
-            ArgKind::Local => {
-                // "CL_INVALID_ARG_VALUE if the argument is declared with the local
-                // qualifier and arg_value is not NULL"; "CL_INVALID_ARG_SIZE if ...
-                // arg_size is zero and the argument is declared with the local qualifier".
-                if !arg_value.is_null() {
-                    return Err(CL_INVALID_ARG_VALUE);
-                }
-                if arg_size == 0 {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-                ArgValue::Local(arg_size)
+            ArgValue::Image(Arc::downgrade(&m))
+        }
+        ArgKind::Sampler => {
+            // "CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when
+            // the specified arg_value is not a valid sampler object."
+            if arg_size != std::mem::size_of::<cl_sampler>() {
+                return Err(CL_INVALID_ARG_SIZE);
             }
-            ArgKind::Value => {
-                if arg_size != a.size {
-                    return Err(CL_INVALID_ARG_SIZE);
-                }
-                // "CL_INVALID_ARG_VALUE if arg_value specified is not a valid value."
-                if arg_value.is_null() {
-                    return Err(CL_INVALID_ARG_VALUE);
-                }
-                ArgValue::Bytes(slice(arg_value.cast::<u8>(), arg_size).to_vec())
+            if arg_value.is_null() {
+                return Err(CL_INVALID_SAMPLER);
             }
-        };
-        k.set_arg(arg_index as usize, value)?;
-        Ok(())
-    })
+            // SAFETY: arg_value points at a cl_sampler.
+            let s = from_handle::<Sampler>(unsafe { *(arg_value as *const cl_sampler) })?;
+            ArgValue::Bytes((s.bits() as u64).to_ne_bytes().to_vec())
+        }
+        ArgKind::Local => {
+            // "CL_INVALID_ARG_VALUE if the argument is declared with the local
+            // qualifier and arg_value is not NULL"; "CL_INVALID_ARG_SIZE if ...
+            // arg_size is zero and the argument is declared with the local qualifier".
+            if !arg_value.is_null() {
+                return Err(CL_INVALID_ARG_VALUE);
+            }
+            if arg_size == 0 {
+                return Err(CL_INVALID_ARG_SIZE);
+            }
+            ArgValue::Local(arg_size)
+        }
+        ArgKind::Value => {
+            if arg_size != a.size {
+                return Err(CL_INVALID_ARG_SIZE);
+            }
+            // "CL_INVALID_ARG_VALUE if arg_value specified is not a valid value."
+            if arg_value.is_null() {
+                return Err(CL_INVALID_ARG_VALUE);
+            }
+            ArgValue::Bytes(slice(arg_value.cast::<u8>(), arg_size).to_vec())
+        }
+    };
+    k.set_arg(arg_index as usize, value)?;
+    Ok(())
 }
 
 fn kernel_info(k: &Kernel, param: cl_kernel_info) -> CLResult<Info> {
@@ -185,17 +177,16 @@ fn kernel_info(k: &Kernel, param: cl_kernel_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetKernelInfo(
+#[cl_entry_point]
+fn clGetKernelInfo(
     kernel: cl_kernel,
     param_name: cl_kernel_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let k = from_handle::<Kernel>(kernel)?;
-        kernel_info(&k, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let k = from_handle::<Kernel>(kernel)?;
+    kernel_info(&k, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
 /// Checks the optional device argument of kernel queries.
@@ -213,79 +204,77 @@ fn kernel_device(k: &Kernel, device: cl_device_id) -> CLResult<Arc<Device>> {
     Ok(d)
 }
 
-pub(super) unsafe extern "C" fn clGetKernelWorkGroupInfo(
+#[cl_entry_point]
+fn clGetKernelWorkGroupInfo(
     kernel: cl_kernel,
     device: cl_device_id,
     param_name: cl_kernel_work_group_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let k = from_handle::<Kernel>(kernel)?;
-        let d = kernel_device(&k, device)?;
-        let info = match param_name {
-            CL_KERNEL_WORK_GROUP_SIZE => Info::of(&k.max_work_group_size(&d)),
-            CL_KERNEL_COMPILE_WORK_GROUP_SIZE => Info::of(&k.info.reqd_work_group_size.unwrap_or([0; 3])),
-            CL_KERNEL_LOCAL_MEM_SIZE => Info::of(&k.local_mem_size()),
-            CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(d.vector_widths()[4] as usize)),
-            CL_KERNEL_PRIVATE_MEM_SIZE => Info::of(&0u64),
-            // "CL_INVALID_VALUE if param_name is CL_KERNEL_GLOBAL_WORK_SIZE and device is
-            // not a custom device and kernel is not a built-in kernel."
-            _ => Err(CL_INVALID_VALUE),
-        }?;
-        info.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let k = from_handle::<Kernel>(kernel)?;
+    let d = kernel_device(&k, device)?;
+    let info = match param_name {
+        CL_KERNEL_WORK_GROUP_SIZE => Info::of(&k.max_work_group_size(&d)),
+        CL_KERNEL_COMPILE_WORK_GROUP_SIZE => Info::of(&k.info.reqd_work_group_size.unwrap_or([0; 3])),
+        CL_KERNEL_LOCAL_MEM_SIZE => Info::of(&k.local_mem_size()),
+        CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(d.vector_widths()[4] as usize)),
+        CL_KERNEL_PRIVATE_MEM_SIZE => Info::of(&0u64),
+        // "CL_INVALID_VALUE if param_name is CL_KERNEL_GLOBAL_WORK_SIZE and device is
+        // not a custom device and kernel is not a built-in kernel."
+        _ => Err(CL_INVALID_VALUE),
+    }?;
+    info.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clGetKernelArgInfo(
+#[cl_entry_point]
+fn clGetKernelArgInfo(
     kernel: cl_kernel,
     arg_index: cl_uint,
     param_name: cl_kernel_arg_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let k = from_handle::<Kernel>(kernel)?;
-        let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
-        let info = match param_name {
-            CL_KERNEL_ARG_ADDRESS_QUALIFIER => Info::of(&match a.addr_space {
-                1 => CL_KERNEL_ARG_ADDRESS_GLOBAL,
-                2 => CL_KERNEL_ARG_ADDRESS_CONSTANT,
-                3 => CL_KERNEL_ARG_ADDRESS_LOCAL,
-                _ => CL_KERNEL_ARG_ADDRESS_PRIVATE,
-            }),
-            CL_KERNEL_ARG_ACCESS_QUALIFIER => Info::of(&match a.access.as_str() {
-                "read_only" => CL_KERNEL_ARG_ACCESS_READ_ONLY,
-                "write_only" => CL_KERNEL_ARG_ACCESS_WRITE_ONLY,
-                "read_write" => CL_KERNEL_ARG_ACCESS_READ_WRITE,
-                _ => CL_KERNEL_ARG_ACCESS_NONE,
-            }),
-            CL_KERNEL_ARG_TYPE_NAME => Info::of(&a.type_name),
-            // cl_kernel_arg_type_qualifier is a cl_bitfield in the Khronos headers (8 bytes;
-            // opencl-sys declares it as cl_uint).
-            CL_KERNEL_ARG_TYPE_QUALIFIER => Info::of(&a.type_qual.split_whitespace().fold(0 as cl_bitfield, |q, w| {
-                q | cl_bitfield::from(match w {
-                    "const" => CL_KERNEL_ARG_TYPE_CONST,
-                    "restrict" => CL_KERNEL_ARG_TYPE_RESTRICT,
-                    "volatile" => CL_KERNEL_ARG_TYPE_VOLATILE,
-                    "pipe" => CL_KERNEL_ARG_TYPE_PIPE,
-                    _ => 0,
-                })
-            })),
-            // Names are recorded only with -cl-kernel-arg-info.
-            CL_KERNEL_ARG_NAME => Info::of(a.name.as_ref().ok_or(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)?),
-            _ => Err(CL_INVALID_VALUE),
-        }?;
-        info.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let k = from_handle::<Kernel>(kernel)?;
+    let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+    let info = match param_name {
+        CL_KERNEL_ARG_ADDRESS_QUALIFIER => Info::of(&match a.addr_space {
+            1 => CL_KERNEL_ARG_ADDRESS_GLOBAL,
+            2 => CL_KERNEL_ARG_ADDRESS_CONSTANT,
+            3 => CL_KERNEL_ARG_ADDRESS_LOCAL,
+            _ => CL_KERNEL_ARG_ADDRESS_PRIVATE,
+        }),
+        CL_KERNEL_ARG_ACCESS_QUALIFIER => Info::of(&match a.access.as_str() {
+            "read_only" => CL_KERNEL_ARG_ACCESS_READ_ONLY,
+            "write_only" => CL_KERNEL_ARG_ACCESS_WRITE_ONLY,
+            "read_write" => CL_KERNEL_ARG_ACCESS_READ_WRITE,
+            _ => CL_KERNEL_ARG_ACCESS_NONE,
+        }),
+        CL_KERNEL_ARG_TYPE_NAME => Info::of(&a.type_name),
+        // cl_kernel_arg_type_qualifier is a cl_bitfield in the Khronos headers (8 bytes;
+        // opencl-sys declares it as cl_uint).
+        CL_KERNEL_ARG_TYPE_QUALIFIER => Info::of(&a.type_qual.split_whitespace().fold(0 as cl_bitfield, |q, w| {
+            q | cl_bitfield::from(match w {
+                "const" => CL_KERNEL_ARG_TYPE_CONST,
+                "restrict" => CL_KERNEL_ARG_TYPE_RESTRICT,
+                "volatile" => CL_KERNEL_ARG_TYPE_VOLATILE,
+                "pipe" => CL_KERNEL_ARG_TYPE_PIPE,
+                _ => 0,
+            })
+        })),
+        // Names are recorded only with -cl-kernel-arg-info.
+        CL_KERNEL_ARG_NAME => Info::of(a.name.as_ref().ok_or(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)?),
+        _ => Err(CL_INVALID_VALUE),
+    }?;
+    info.write(param_value_size, param_value, param_value_size_ret)
 }
 
 /// A sub-group is the whole work-group (builtins/clc/workitem.c): one per group, of the
 /// group's size.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
+#[cl_entry_point]
+fn clGetKernelSubGroupInfo(
     kernel: cl_kernel,
     device: cl_device_id,
     param_name: cl_kernel_sub_group_info,
@@ -294,102 +283,94 @@ pub(super) unsafe extern "C" fn clGetKernelSubGroupInfo(
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let k = from_handle::<Kernel>(kernel)?;
-        let d = kernel_device(&k, device)?;
-        // "CL_INVALID_VALUE if param_name is CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE and the
-        // size in bytes specified by input_value_size is not valid or if input_value is
-        // NULL" (and likewise for the other queries that take an input).
-        let local_size = || -> CLResult<Vec<usize>> {
-            let n = input_value_size / size_of::<usize>();
-            if input_value.is_null() || input_value_size % size_of::<usize>() != 0 || !(1..=3).contains(&n) {
+) -> CLResult<()> {
+    let k = from_handle::<Kernel>(kernel)?;
+    let d = kernel_device(&k, device)?;
+    // "CL_INVALID_VALUE if param_name is CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE and the
+    // size in bytes specified by input_value_size is not valid or if input_value is
+    // NULL" (and likewise for the other queries that take an input).
+    let local_size = || -> CLResult<Vec<usize>> {
+        let n = input_value_size / size_of::<usize>();
+        if input_value.is_null() || input_value_size % size_of::<usize>() != 0 || !(1..=3).contains(&n) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // SAFETY: the caller passes input_value_size readable bytes (checked non-null).
+        Ok(unsafe { std::slice::from_raw_parts(input_value.cast::<usize>(), n) }.to_vec())
+    };
+    let info = match param_name {
+        CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
+            let items = local_size()?.iter().try_fold(1usize, |p, &n| p.checked_mul(n)).ok_or(CL_INVALID_VALUE)?;
+            Info::of(&items)
+        }
+        CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
+            local_size()?;
+            Info::of(&1usize)
+        }
+        CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
+            if input_value.is_null() || input_value_size != size_of::<usize>() {
                 return Err(CL_INVALID_VALUE);
             }
-            // SAFETY: the caller passes input_value_size readable bytes (checked non-null).
-            Ok(unsafe { std::slice::from_raw_parts(input_value.cast::<usize>(), n) }.to_vec())
-        };
-        let info = match param_name {
-            CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
-                let items = local_size()?.iter().try_fold(1usize, |p, &n| p.checked_mul(n)).ok_or(CL_INVALID_VALUE)?;
-                Info::of(&items)
+            // SAFETY: checked non-null and the size of one size_t.
+            let count = unsafe { input_value.cast::<usize>().read_unaligned() };
+            // The local size in as many dimensions as the caller's array holds: the
+            // largest group for one sub-group, all zero for more (none has more).
+            let dims = (param_value_size / size_of::<usize>()).clamp(1, 3);
+            let mut size = vec![0usize; dims];
+            if count == 1 {
+                size.iter_mut().for_each(|s| *s = 1);
+                size[0] = k.max_work_group_size(&d);
             }
-            CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
-                local_size()?;
-                Info::of(&1usize)
-            }
-            CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
-                if input_value.is_null() || input_value_size != size_of::<usize>() {
-                    return Err(CL_INVALID_VALUE);
-                }
-                // SAFETY: checked non-null and the size of one size_t.
-                let count = unsafe { input_value.cast::<usize>().read_unaligned() };
-                // The local size in as many dimensions as the caller's array holds: the
-                // largest group for one sub-group, all zero for more (none has more).
-                let dims = (param_value_size / size_of::<usize>()).clamp(1, 3);
-                let mut size = vec![0usize; dims];
-                if count == 1 {
-                    size.iter_mut().for_each(|s| *s = 1);
-                    size[0] = k.max_work_group_size(&d);
-                }
-                Info::of(&size[..])
-            }
-            CL_KERNEL_MAX_NUM_SUB_GROUPS => Info::of(&1usize),
-            // No kernel attribute sets a sub-group count.
-            CL_KERNEL_COMPILE_NUM_SUB_GROUPS => Info::of(&0usize),
-            _ => Err(CL_INVALID_VALUE),
-        }?;
-        info.write(param_value_size, param_value, param_value_size_ret)
-    })
-}
-
-pub(super) unsafe extern "C" fn clSetKernelArgSVMPointer(
-    kernel: cl_kernel,
-    arg_index: cl_uint,
-    arg_value: *const c_void,
-) -> cl_int {
-    status(|| {
-        let k = from_handle::<Kernel>(kernel)?;
-        // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index", "CL_INVALID_
-        // ARG_VALUE if arg_value specified is not a valid value": the argument must be a
-        // pointer to global or constant memory. Any address is one with fine-grain
-        // system SVM, NULL and pointers into the middle of allocations included.
-        let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
-        if a.kind != ArgKind::Buffer {
-            return Err(CL_INVALID_ARG_VALUE);
+            Info::of(&size[..])
         }
-        k.set_arg(arg_index as usize, ArgValue::Svm(arg_value as usize))?;
-        Ok(())
-    })
+        CL_KERNEL_MAX_NUM_SUB_GROUPS => Info::of(&1usize),
+        // No kernel attribute sets a sub-group count.
+        CL_KERNEL_COMPILE_NUM_SUB_GROUPS => Info::of(&0usize),
+        _ => Err(CL_INVALID_VALUE),
+    }?;
+    info.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clSetKernelExecInfo(
+#[cl_entry_point]
+fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> CLResult<()> {
+    let k = from_handle::<Kernel>(kernel)?;
+    // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index", "CL_INVALID_
+    // ARG_VALUE if arg_value specified is not a valid value": the argument must be a
+    // pointer to global or constant memory. Any address is one with fine-grain
+    // system SVM, NULL and pointers into the middle of allocations included.
+    let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
+    if a.kind != ArgKind::Buffer {
+        return Err(CL_INVALID_ARG_VALUE);
+    }
+    k.set_arg(arg_index as usize, ArgValue::Svm(arg_value as usize))?;
+    Ok(())
+}
+
+#[cl_entry_point]
+fn clSetKernelExecInfo(
     kernel: cl_kernel,
     param_name: cl_kernel_exec_info,
     param_value_size: usize,
     param_value: *const c_void,
-) -> cl_int {
-    status(|| {
-        from_handle::<Kernel>(kernel)?;
-        // "CL_INVALID_VALUE if param_name is not valid, if param_value is NULL or if the
-        // size specified by param_value_size is not valid" (an empty SVM pointer list,
-        // size 0 and NULL, unsets the previous one). Kernels reach every address the
-        // process has, so neither setting changes what a launch does.
-        let valid = match param_name {
-            CL_KERNEL_EXEC_INFO_SVM_PTRS => {
-                param_value_size % std::mem::size_of::<*const c_void>() == 0
-                    && (param_value_size == 0) == param_value.is_null()
-            }
-            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
-                param_value_size == std::mem::size_of::<cl_bool>() && !param_value.is_null()
-            }
-            _ => false,
-        };
-        if !valid {
-            return Err(CL_INVALID_VALUE);
+) -> CLResult<()> {
+    from_handle::<Kernel>(kernel)?;
+    // "CL_INVALID_VALUE if param_name is not valid, if param_value is NULL or if the
+    // size specified by param_value_size is not valid" (an empty SVM pointer list,
+    // size 0 and NULL, unsets the previous one). Kernels reach every address the
+    // process has, so neither setting changes what a launch does.
+    let valid = match param_name {
+        CL_KERNEL_EXEC_INFO_SVM_PTRS => {
+            param_value_size % std::mem::size_of::<*const c_void>() == 0
+                && (param_value_size == 0) == param_value.is_null()
         }
-        Ok(())
-    })
+        CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
+            param_value_size == std::mem::size_of::<cl_bool>() && !param_value.is_null()
+        }
+        _ => false,
+    };
+    if !valid {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(())
 }
 
 /// Whether the program allows non-uniform work-groups: OpenCL C 2.0 or later without
@@ -453,7 +434,8 @@ unsafe fn enqueue_ndrange(
     )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(
+#[cl_entry_point]
+fn clEnqueueNDRangeKernel(
     queue: cl_command_queue,
     kernel: cl_kernel,
     work_dim: cl_uint,
@@ -463,52 +445,49 @@ pub(super) unsafe extern "C" fn clEnqueueNDRangeKernel(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        enqueue_ndrange(
-            queue,
-            kernel,
-            work_dim,
-            global_work_offset,
-            global_work_size,
-            local_work_size,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-            CL_COMMAND_NDRANGE_KERNEL,
-        )
-    })
+) -> CLResult<()> {
+    enqueue_ndrange(
+        queue,
+        kernel,
+        work_dim,
+        global_work_offset,
+        global_work_size,
+        local_work_size,
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+        CL_COMMAND_NDRANGE_KERNEL,
+    )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueTask(
+#[cl_entry_point]
+fn clEnqueueTask(
     queue: cl_command_queue,
     kernel: cl_kernel,
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
+) -> CLResult<()> {
     // "equivalent to calling clEnqueueNDRangeKernel with work_dim set to 1,
     // global_work_offset set to NULL, global_work_size[0] set to 1, and
     // local_work_size[0] set to 1."
     let one = [1usize];
-    status(|| {
-        enqueue_ndrange(
-            queue,
-            kernel,
-            1,
-            std::ptr::null(),
-            one.as_ptr(),
-            one.as_ptr(),
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-            CL_COMMAND_TASK,
-        )
-    })
+    enqueue_ndrange(
+        queue,
+        kernel,
+        1,
+        std::ptr::null(),
+        one.as_ptr(),
+        one.as_ptr(),
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+        CL_COMMAND_TASK,
+    )
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueNativeKernel(
+#[cl_entry_point]
+fn clEnqueueNativeKernel(
     queue: cl_command_queue,
     _user_func: Option<unsafe extern "C" fn(*mut c_void)>,
     _args: *mut c_void,
@@ -519,8 +498,8 @@ pub(super) unsafe extern "C" fn clEnqueueNativeKernel(
     _num_events_in_wait_list: cl_uint,
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
-) -> cl_int {
+) -> CLResult<()> {
     // "CL_INVALID_OPERATION if the device associated with command_queue cannot execute
     // the native kernel" (CL_DEVICE_EXECUTION_CAPABILITIES lacks CL_EXEC_NATIVE_KERNEL).
-    status(|| from_handle::<crate::core::queue::Queue>(queue).and(Err(CL_INVALID_OPERATION)))
+    from_handle::<crate::core::queue::Queue>(queue).and(Err(CL_INVALID_OPERATION))
 }

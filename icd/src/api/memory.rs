@@ -4,10 +4,11 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{self, from_handle, into_handle};
-use super::util::{properties, property_array, status, with_errcode, CLResult, Info};
+use super::util::{properties, property_array, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
 pub(super) use crate::core::memory::DEVICE_ACCESS;
@@ -68,25 +69,20 @@ fn create_buffer(
     Ok(into_handle(Mem::new_buffer(c, flags, size, host_ptr, props, align)?))
 }
 
-pub(super) unsafe extern "C" fn clCreateBuffer(
-    context: cl_context,
-    flags: cl_mem_flags,
-    size: usize,
-    host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || create_buffer(context, std::ptr::null(), flags, size, host_ptr))
+#[cl_entry_point]
+fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: usize, host_ptr: *mut c_void) -> CLResult<cl_mem> {
+    create_buffer(context, std::ptr::null(), flags, size, host_ptr)
 }
 
-pub(super) unsafe extern "C" fn clCreateBufferWithProperties(
+#[cl_entry_point]
+fn clCreateBufferWithProperties(
     context: cl_context,
     properties: *const cl_mem_properties,
     flags: cl_mem_flags,
     size: usize,
     host_ptr: *mut c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || create_buffer(context, properties, flags, size, host_ptr))
+) -> CLResult<cl_mem> {
+    create_buffer(context, properties, flags, size, host_ptr)
 }
 
 /// The flags of a sub-buffer: checked against the parent and completed from it.
@@ -127,53 +123,53 @@ pub(super) fn sub_buffer_flags(parent: cl_mem_flags, flags: cl_mem_flags) -> CLR
     Ok(out)
 }
 
-pub(super) unsafe extern "C" fn clCreateSubBuffer(
+#[cl_entry_point]
+fn clCreateSubBuffer(
     buffer: cl_mem,
     flags: cl_mem_flags,
     buffer_create_type: cl_buffer_create_type,
     buffer_create_info: *const c_void,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || {
-        let parent = from_handle::<Mem>(buffer)?;
-        // "CL_INVALID_MEM_OBJECT if buffer is not a buffer object or is a sub-buffer
-        // object."
-        if parent.parent.is_some() || parent.image.is_some() {
-            return Err(CL_INVALID_MEM_OBJECT);
-        }
-        let flags = sub_buffer_flags(parent.flags, flags)?;
-        // "CL_INVALID_VALUE if value specified in buffer_create_type is not valid ... if
-        // value(s) specified in buffer_create_info ... is NULL."
-        if buffer_create_type != CL_BUFFER_CREATE_TYPE_REGION || buffer_create_info.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        // SAFETY: non-null and, for CL_BUFFER_CREATE_TYPE_REGION, a cl_buffer_region.
-        let region = unsafe { buffer_create_info.cast::<cl_buffer_region>().read_unaligned() };
-        // "CL_INVALID_BUFFER_SIZE if the size field of the cl_buffer_region structure
-        // ... is 0."
-        if region.size == 0 {
-            return Err(CL_INVALID_BUFFER_SIZE);
-        }
-        // "CL_INVALID_VALUE if the region specified ... is out of bounds of buffer."
-        if !crate::core::region::fits(region.origin, region.size, parent.size) {
-            return Err(CL_INVALID_VALUE);
-        }
-        // "CL_MISALIGNED_SUB_BUFFER_OFFSET if there are no devices in context associated
-        // with buffer for which the origin field ... is aligned to the
-        // CL_DEVICE_MEM_BASE_ADDR_ALIGN value."
-        if region.origin % Device::get().limits.base_addr_align != 0 {
-            return Err(CL_MISALIGNED_SUB_BUFFER_OFFSET);
-        }
-        Ok(into_handle(Mem::new_sub_buffer(&parent, flags, region.origin, region.size)))
-    })
+) -> CLResult<cl_mem> {
+    let parent = from_handle::<Mem>(buffer)?;
+    // "CL_INVALID_MEM_OBJECT if buffer is not a buffer object or is a sub-buffer
+    // object."
+    if parent.parent.is_some() || parent.image.is_some() {
+        return Err(CL_INVALID_MEM_OBJECT);
+    }
+    let flags = sub_buffer_flags(parent.flags, flags)?;
+    // "CL_INVALID_VALUE if value specified in buffer_create_type is not valid ... if
+    // value(s) specified in buffer_create_info ... is NULL."
+    if buffer_create_type != CL_BUFFER_CREATE_TYPE_REGION || buffer_create_info.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // SAFETY: non-null and, for CL_BUFFER_CREATE_TYPE_REGION, a cl_buffer_region.
+    let region = unsafe { buffer_create_info.cast::<cl_buffer_region>().read_unaligned() };
+    // "CL_INVALID_BUFFER_SIZE if the size field of the cl_buffer_region structure
+    // ... is 0."
+    if region.size == 0 {
+        return Err(CL_INVALID_BUFFER_SIZE);
+    }
+    // "CL_INVALID_VALUE if the region specified ... is out of bounds of buffer."
+    if !crate::core::region::fits(region.origin, region.size, parent.size) {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_MISALIGNED_SUB_BUFFER_OFFSET if there are no devices in context associated
+    // with buffer for which the origin field ... is aligned to the
+    // CL_DEVICE_MEM_BASE_ADDR_ALIGN value."
+    if region.origin % Device::get().limits.base_addr_align != 0 {
+        return Err(CL_MISALIGNED_SUB_BUFFER_OFFSET);
+    }
+    Ok(into_handle(Mem::new_sub_buffer(&parent, flags, region.origin, region.size)))
 }
 
-pub(super) unsafe extern "C" fn clRetainMemObject(memobj: cl_mem) -> cl_int {
-    status(|| icd::retain::<Mem>(memobj))
+#[cl_entry_point]
+fn clRetainMemObject(memobj: cl_mem) -> CLResult<()> {
+    icd::retain::<Mem>(memobj)
 }
 
-pub(super) unsafe extern "C" fn clReleaseMemObject(memobj: cl_mem) -> cl_int {
-    status(|| icd::release::<Mem>(memobj))
+#[cl_entry_point]
+fn clReleaseMemObject(memobj: cl_mem) -> CLResult<()> {
+    icd::release::<Mem>(memobj)
 }
 
 fn mem_info(m: &Arc<Mem>, param: cl_mem_info) -> CLResult<Info> {
@@ -199,31 +195,29 @@ fn mem_info(m: &Arc<Mem>, param: cl_mem_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetMemObjectInfo(
+#[cl_entry_point]
+fn clGetMemObjectInfo(
     memobj: cl_mem,
     param_name: cl_mem_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let m = from_handle::<Mem>(memobj)?;
-        mem_info(&m, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let m = from_handle::<Mem>(memobj)?;
+    mem_info(&m, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clSetMemObjectDestructorCallback(
+#[cl_entry_point]
+fn clSetMemObjectDestructorCallback(
     memobj: cl_mem,
     pfn_notify: Option<MemDestructor>,
     user_data: *mut c_void,
-) -> cl_int {
-    status(|| {
-        let m = from_handle::<Mem>(memobj)?;
-        // "CL_INVALID_VALUE if pfn_notify is NULL."
-        let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
-        m.add_destructor(f, user_data as usize);
-        Ok(())
-    })
+) -> CLResult<()> {
+    let m = from_handle::<Mem>(memobj)?;
+    // "CL_INVALID_VALUE if pfn_notify is NULL."
+    let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
+    m.add_destructor(f, user_data as usize);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use std::ffi::c_void;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{self, from_handle};
@@ -50,21 +51,20 @@ fn platform_info(param: cl_platform_info) -> CLResult<Info> {
 /// defines `clGetPlatformInfo` too, and the dynamic linker binds our own references to
 /// an exported name to the loader's definition (symbol interposition), which would make
 /// the table call the loader, which calls the table, forever.
-pub(super) unsafe extern "C" fn get_platform_info(
+#[cl_entry_point]
+fn get_platform_info(
     platform: cl_platform_id,
     param_name: cl_platform_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        // "platform ... can be NULL. If platform is NULL, the behavior is
-        // implementation-defined": we answer for the only platform.
-        if !platform.is_null() {
-            from_handle::<Platform>(platform)?;
-        }
-        platform_info(param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    // "platform ... can be NULL. If platform is NULL, the behavior is
+    // implementation-defined": we answer for the only platform.
+    if !platform.is_null() {
+        from_handle::<Platform>(platform)?;
+    }
+    platform_info(param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
 /// Exported by symbol as the ICD contract requires: loaders call it to check the

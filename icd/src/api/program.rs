@@ -4,44 +4,43 @@ use std::ffi::{c_char, c_void};
 use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{self, from_handle, from_handles, into_handle};
-use super::util::{c_str, slice, status, with_errcode, write_opt, CLResult, Info};
+use super::util::{c_str, slice, with_errcode, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::program::{self, Program};
 
-pub(super) unsafe extern "C" fn clCreateProgramWithSource(
+#[cl_entry_point]
+fn clCreateProgramWithSource(
     context: cl_context,
     count: cl_uint,
     strings: *mut *const c_char,
     lengths: *const usize,
-    errcode_ret: *mut cl_int,
-) -> cl_program {
-    with_errcode(errcode_ret, null_mut(), || {
-        let c = from_handle::<Context>(context)?;
-        // "CL_INVALID_VALUE if count is zero or if strings or any entry in strings is
-        // NULL."
-        if count == 0 || strings.is_null() {
+) -> CLResult<cl_program> {
+    let c = from_handle::<Context>(context)?;
+    // "CL_INVALID_VALUE if count is zero or if strings or any entry in strings is
+    // NULL."
+    if count == 0 || strings.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let lens = slice(lengths, count as usize);
+    let mut source = Vec::new();
+    for (i, &s) in slice(strings as *const *const c_char, count as usize).iter().enumerate() {
+        if s.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        let lens = slice(lengths, count as usize);
-        let mut source = Vec::new();
-        for (i, &s) in slice(strings as *const *const c_char, count as usize).iter().enumerate() {
-            if s.is_null() {
-                return Err(CL_INVALID_VALUE);
-            }
-            // "If an element in lengths is zero, its accompanying string is
-            // null-terminated."
-            match lens.get(i).copied().unwrap_or(0) {
-                0 => source.extend_from_slice(c_str(s).ok_or(CL_INVALID_VALUE)?.to_bytes()),
-                n => source.extend_from_slice(slice(s.cast::<u8>(), n)),
-            }
+        // "If an element in lengths is zero, its accompanying string is
+        // null-terminated."
+        match lens.get(i).copied().unwrap_or(0) {
+            0 => source.extend_from_slice(c_str(s).ok_or(CL_INVALID_VALUE)?.to_bytes()),
+            n => source.extend_from_slice(slice(s.cast::<u8>(), n)),
         }
-        let source = String::from_utf8_lossy(&source).into_owned();
-        Ok(into_handle(Program::from_source(c, source)))
-    })
+    }
+    let source = String::from_utf8_lossy(&source).into_owned();
+    Ok(into_handle(Program::from_source(c, source)))
 }
 
 /// Checks a device list against the program's context (`CL_INVALID_DEVICE`).
@@ -61,99 +60,91 @@ unsafe fn devices_of(c: &Context, num: cl_uint, list: *const cl_device_id) -> CL
     Ok(devs)
 }
 
-pub(super) unsafe extern "C" fn clCreateProgramWithBinary(
+#[cl_entry_point]
+fn clCreateProgramWithBinary(
     context: cl_context,
     num_devices: cl_uint,
     device_list: *const cl_device_id,
     lengths: *const usize,
     binaries: *mut *const u8,
     binary_status: *mut cl_int,
-    errcode_ret: *mut cl_int,
-) -> cl_program {
-    with_errcode(errcode_ret, null_mut(), || {
-        let c = from_handle::<Context>(context)?;
-        // "CL_INVALID_VALUE if device_list is NULL or num_devices is zero", "if lengths
-        // or binaries is NULL or if any entry in lengths[i] is zero or binaries[i] is
-        // NULL".
-        if num_devices == 0 || device_list.is_null() || lengths.is_null() || binaries.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        devices_of(&c, num_devices, device_list)?;
-        let lens = slice(lengths, num_devices as usize);
-        let bins = slice(binaries as *const *const u8, num_devices as usize);
-        if (0..num_devices as usize).any(|i| lens[i] == 0 || bins[i].is_null()) {
-            return Err(CL_INVALID_VALUE);
-        }
-        let mut unpacked = None;
-        let mut failed = false;
-        for i in 0..num_devices as usize {
-            let b = program::from_binary(slice(bins[i], lens[i]));
-            write_opt(binary_status.wrapping_add(i), if b.is_ok() { CL_SUCCESS } else { CL_INVALID_BINARY });
-            failed |= b.is_err();
-            unpacked = unpacked.or(b.ok());
-        }
-        // "CL_INVALID_BINARY if an invalid program binary was encountered for any device."
-        match (failed, unpacked) {
-            (false, Some(b)) => Ok(into_handle(Program::from_binary(c, b))),
-            _ => Err(CL_INVALID_BINARY),
-        }
-    })
+) -> CLResult<cl_program> {
+    let c = from_handle::<Context>(context)?;
+    // "CL_INVALID_VALUE if device_list is NULL or num_devices is zero", "if lengths
+    // or binaries is NULL or if any entry in lengths[i] is zero or binaries[i] is
+    // NULL".
+    if num_devices == 0 || device_list.is_null() || lengths.is_null() || binaries.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    devices_of(&c, num_devices, device_list)?;
+    let lens = slice(lengths, num_devices as usize);
+    let bins = slice(binaries as *const *const u8, num_devices as usize);
+    if (0..num_devices as usize).any(|i| lens[i] == 0 || bins[i].is_null()) {
+        return Err(CL_INVALID_VALUE);
+    }
+    let mut unpacked = None;
+    let mut failed = false;
+    for i in 0..num_devices as usize {
+        let b = program::from_binary(slice(bins[i], lens[i]));
+        write_opt(binary_status.wrapping_add(i), if b.is_ok() { CL_SUCCESS } else { CL_INVALID_BINARY });
+        failed |= b.is_err();
+        unpacked = unpacked.or(b.ok());
+    }
+    // "CL_INVALID_BINARY if an invalid program binary was encountered for any device."
+    match (failed, unpacked) {
+        (false, Some(b)) => Ok(into_handle(Program::from_binary(c, b))),
+        _ => Err(CL_INVALID_BINARY),
+    }
 }
 
-pub(super) unsafe extern "C" fn clCreateProgramWithIL(
-    context: cl_context,
-    il: *const c_void,
-    length: usize,
-    errcode_ret: *mut cl_int,
-) -> cl_program {
-    with_errcode(errcode_ret, null_mut(), || {
-        let c = from_handle::<Context>(context)?;
-        if il.is_null() || length == 0 {
-            return Err(CL_INVALID_VALUE);
+#[cl_entry_point]
+fn clCreateProgramWithIL(context: cl_context, il: *const c_void, length: usize) -> CLResult<cl_program> {
+    let c = from_handle::<Context>(context)?;
+    if il.is_null() || length == 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_OPERATION if no devices in context support intermediate language
+    // programs": the device reads SPIR-V only through the translator.
+    if crate::compiler::spirv::find().is_none() {
+        c.notify_error(crate::compiler::spirv::MISSING);
+        return Err(CL_INVALID_OPERATION);
+    }
+    // "CL_INVALID_VALUE if ... the length-byte memory pointed to by il does not
+    // contain well-formed intermediate language input".
+    match Program::from_il(c.clone(), slice(il.cast::<u8>(), length)) {
+        Ok(p) => Ok(into_handle(p)),
+        Err(why) => {
+            c.notify_error(&format!("clCreateProgramWithIL: {why}"));
+            Err(CL_INVALID_VALUE)
         }
-        // "CL_INVALID_OPERATION if no devices in context support intermediate language
-        // programs": the device reads SPIR-V only through the translator.
-        if crate::compiler::spirv::find().is_none() {
-            c.notify_error(crate::compiler::spirv::MISSING);
-            return Err(CL_INVALID_OPERATION);
-        }
-        // "CL_INVALID_VALUE if ... the length-byte memory pointed to by il does not
-        // contain well-formed intermediate language input".
-        match Program::from_il(c.clone(), slice(il.cast::<u8>(), length)) {
-            Ok(p) => Ok(into_handle(p)),
-            Err(why) => {
-                c.notify_error(&format!("clCreateProgramWithIL: {why}"));
-                Err(CL_INVALID_VALUE)
-            }
-        }
-    })
+    }
 }
 
-pub(super) unsafe extern "C" fn clCreateProgramWithBuiltInKernels(
+#[cl_entry_point]
+fn clCreateProgramWithBuiltInKernels(
     context: cl_context,
     num_devices: cl_uint,
     device_list: *const cl_device_id,
     kernel_names: *const c_char,
-    errcode_ret: *mut cl_int,
-) -> cl_program {
-    with_errcode(errcode_ret, null_mut(), || {
-        let c = from_handle::<Context>(context)?;
-        if num_devices == 0 || device_list.is_null() || kernel_names.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        devices_of(&c, num_devices, device_list)?;
-        // "CL_INVALID_VALUE if kernel_names contains a kernel name that is not supported
-        // by any of the devices": the device has no built-in kernels.
-        Err(CL_INVALID_VALUE)
-    })
+) -> CLResult<cl_program> {
+    let c = from_handle::<Context>(context)?;
+    if num_devices == 0 || device_list.is_null() || kernel_names.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    devices_of(&c, num_devices, device_list)?;
+    // "CL_INVALID_VALUE if kernel_names contains a kernel name that is not supported
+    // by any of the devices": the device has no built-in kernels.
+    Err(CL_INVALID_VALUE)
 }
 
-pub(super) unsafe extern "C" fn clRetainProgram(program: cl_program) -> cl_int {
-    status(|| icd::retain::<Program>(program))
+#[cl_entry_point]
+fn clRetainProgram(program: cl_program) -> CLResult<()> {
+    icd::retain::<Program>(program)
 }
 
-pub(super) unsafe extern "C" fn clReleaseProgram(program: cl_program) -> cl_int {
-    status(|| icd::release::<Program>(program))
+#[cl_entry_point]
+fn clReleaseProgram(program: cl_program) -> CLResult<()> {
+    icd::release::<Program>(program)
 }
 
 type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
@@ -196,29 +187,29 @@ fn notify_done(program: cl_program, notify: BuildNotify, user_data: *mut c_void)
     }
 }
 
-pub(super) unsafe extern "C" fn clBuildProgram(
+#[cl_entry_point]
+fn clBuildProgram(
     program: cl_program,
     num_devices: cl_uint,
     device_list: *const cl_device_id,
     options: *const c_char,
     pfn_notify: BuildNotify,
     user_data: *mut c_void,
-) -> cl_int {
-    status(|| {
-        let p = from_handle::<Program>(program)?;
-        check_build(&p, num_devices, device_list, pfn_notify, user_data)?;
-        // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource,
-        // clCreateProgramWithIL or clCreateProgramWithBinary."
-        if p.origin == program::Origin::Linked {
-            return Err(CL_INVALID_OPERATION);
-        }
-        let result = p.build(&options_of(options));
-        notify_done(program, pfn_notify, user_data);
-        result
-    })
+) -> CLResult<()> {
+    let p = from_handle::<Program>(program)?;
+    check_build(&p, num_devices, device_list, pfn_notify, user_data)?;
+    // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource,
+    // clCreateProgramWithIL or clCreateProgramWithBinary."
+    if p.origin == program::Origin::Linked {
+        return Err(CL_INVALID_OPERATION);
+    }
+    let result = p.build(&options_of(options));
+    notify_done(program, pfn_notify, user_data);
+    result
 }
 
-pub(super) unsafe extern "C" fn clCompileProgram(
+#[cl_entry_point]
+fn clCompileProgram(
     program: cl_program,
     num_devices: cl_uint,
     device_list: *const cl_device_id,
@@ -228,40 +219,40 @@ pub(super) unsafe extern "C" fn clCompileProgram(
     header_include_names: *mut *const c_char,
     pfn_notify: BuildNotify,
     user_data: *mut c_void,
-) -> cl_int {
-    status(|| {
-        let p = from_handle::<Program>(program)?;
-        check_build(&p, num_devices, device_list, pfn_notify, user_data)?;
-        // "CL_INVALID_VALUE if num_input_headers is zero and header_include_names or
-        // input_headers are not NULL or if num_input_headers is not zero and
-        // header_include_names or input_headers are NULL."
-        let n = num_input_headers as usize;
-        if (n == 0) != input_headers.is_null() || (n == 0) != header_include_names.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        let programs = from_handles::<Program>(input_headers, n)?;
-        let names = slice(header_include_names as *const *const c_char, n);
-        let mut headers = Vec::new();
-        for (h, &name) in programs.iter().zip(names) {
-            let name = c_str(name).ok_or(CL_INVALID_VALUE)?.to_string_lossy().into_owned();
-            headers.push((name, h.source.clone()));
-        }
-        // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource
-        // or clCreateProgramWithIL."
-        if !matches!(p.origin, program::Origin::Source | program::Origin::Il) {
-            return Err(CL_INVALID_OPERATION);
-        }
-        let result = p.compile(&options_of(options), &headers);
-        notify_done(program, pfn_notify, user_data);
-        // clCompileProgram's own codes for what clBuildProgram reports as build errors.
-        result.map_err(|e| match e {
-            CL_INVALID_BUILD_OPTIONS => CL_INVALID_COMPILER_OPTIONS,
-            CL_BUILD_PROGRAM_FAILURE => CL_COMPILE_PROGRAM_FAILURE,
-            e => e,
-        })
+) -> CLResult<()> {
+    let p = from_handle::<Program>(program)?;
+    check_build(&p, num_devices, device_list, pfn_notify, user_data)?;
+    // "CL_INVALID_VALUE if num_input_headers is zero and header_include_names or
+    // input_headers are not NULL or if num_input_headers is not zero and
+    // header_include_names or input_headers are NULL."
+    let n = num_input_headers as usize;
+    if (n == 0) != input_headers.is_null() || (n == 0) != header_include_names.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let programs = from_handles::<Program>(input_headers, n)?;
+    let names = slice(header_include_names as *const *const c_char, n);
+    let mut headers = Vec::new();
+    for (h, &name) in programs.iter().zip(names) {
+        let name = c_str(name).ok_or(CL_INVALID_VALUE)?.to_string_lossy().into_owned();
+        headers.push((name, h.source.clone()));
+    }
+    // "CL_INVALID_OPERATION if program was not created with clCreateProgramWithSource
+    // or clCreateProgramWithIL."
+    if !matches!(p.origin, program::Origin::Source | program::Origin::Il) {
+        return Err(CL_INVALID_OPERATION);
+    }
+    let result = p.compile(&options_of(options), &headers);
+    notify_done(program, pfn_notify, user_data);
+    // clCompileProgram's own codes for what clBuildProgram reports as build errors.
+    result.map_err(|e| match e {
+        CL_INVALID_BUILD_OPTIONS => CL_INVALID_COMPILER_OPTIONS,
+        CL_BUILD_PROGRAM_FAILURE => CL_COMPILE_PROGRAM_FAILURE,
+        e => e,
     })
 }
 
+/// Written out rather than through `#[cl_entry_point]`: a failed link returns the program
+/// (whose log says why) and an error code together.
 pub(super) unsafe extern "C" fn clLinkProgram(
     context: cl_context,
     num_devices: cl_uint,
@@ -318,8 +309,9 @@ pub(super) unsafe extern "C" fn clLinkProgram(
     program
 }
 
-pub(super) unsafe extern "C" fn clUnloadPlatformCompiler(platform: cl_platform_id) -> cl_int {
-    status(|| from_handle::<crate::core::platform::Platform>(platform).map(drop))
+#[cl_entry_point]
+fn clUnloadPlatformCompiler(platform: cl_platform_id) -> CLResult<()> {
+    from_handle::<crate::core::platform::Platform>(platform).map(drop)
 }
 
 fn program_info(p: &Program, param: cl_program_info) -> CLResult<Info> {
@@ -349,102 +341,100 @@ fn program_info(p: &Program, param: cl_program_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetProgramInfo(
+#[cl_entry_point]
+fn clGetProgramInfo(
     program: cl_program,
     param_name: cl_program_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let p = from_handle::<Program>(program)?;
-        if param_name == CL_PROGRAM_BINARIES {
-            // The value is an array of application pointers that we fill, one per device.
-            let n = p.context.devices.len();
-            let need = n * std::mem::size_of::<*mut u8>();
-            if !param_value.is_null() {
-                if param_value_size < need {
-                    return Err(CL_INVALID_VALUE);
-                }
-                let binary = p.binary();
-                for &dst in slice(param_value as *const *mut u8, n) {
-                    // "If an entry value in the array is NULL, the implementation skips
-                    // copying the program binary for the specific device."
-                    if !dst.is_null() {
-                        // SAFETY: the application sized each entry from BINARY_SIZES.
-                        unsafe { std::ptr::copy_nonoverlapping(binary.as_ptr(), dst, binary.len()) };
-                    }
+) -> CLResult<()> {
+    let p = from_handle::<Program>(program)?;
+    if param_name == CL_PROGRAM_BINARIES {
+        // The value is an array of application pointers that we fill, one per device.
+        let n = p.context.devices.len();
+        let need = n * std::mem::size_of::<*mut u8>();
+        if !param_value.is_null() {
+            if param_value_size < need {
+                return Err(CL_INVALID_VALUE);
+            }
+            let binary = p.binary();
+            for &dst in slice(param_value as *const *mut u8, n) {
+                // "If an entry value in the array is NULL, the implementation skips
+                // copying the program binary for the specific device."
+                if !dst.is_null() {
+                    // SAFETY: the application sized each entry from BINARY_SIZES.
+                    unsafe { std::ptr::copy_nonoverlapping(binary.as_ptr(), dst, binary.len()) };
                 }
             }
-            write_opt(param_value_size_ret, need);
-            return Ok(());
         }
-        program_info(&p, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+        write_opt(param_value_size_ret, need);
+        return Ok(());
+    }
+    program_info(&p, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clGetProgramBuildInfo(
+#[cl_entry_point]
+fn clGetProgramBuildInfo(
     program: cl_program,
     device: cl_device_id,
     param_name: cl_program_build_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let p = from_handle::<Program>(program)?;
-        let d = from_handle::<Device>(device)?;
-        if !p.context.has_device(&d) {
-            return Err(CL_INVALID_DEVICE);
+) -> CLResult<()> {
+    let p = from_handle::<Program>(program)?;
+    let d = from_handle::<Device>(device)?;
+    if !p.context.has_device(&d) {
+        return Err(CL_INVALID_DEVICE);
+    }
+    let build = p.build.lock();
+    let info = match param_name {
+        CL_PROGRAM_BUILD_STATUS => Info::of(&build.status),
+        CL_PROGRAM_BUILD_OPTIONS => Info::of(&build.options),
+        CL_PROGRAM_BUILD_LOG => Info::of(&build.log),
+        CL_PROGRAM_BINARY_TYPE => Info::of(&build.binary_type),
+        CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => {
+            Info::of(&(build.library.as_ref().map_or(0, |l| l.info.global_variable_size) as usize))
         }
-        let build = p.build.lock();
-        let info = match param_name {
-            CL_PROGRAM_BUILD_STATUS => Info::of(&build.status),
-            CL_PROGRAM_BUILD_OPTIONS => Info::of(&build.options),
-            CL_PROGRAM_BUILD_LOG => Info::of(&build.log),
-            CL_PROGRAM_BINARY_TYPE => Info::of(&build.binary_type),
-            CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => {
-                Info::of(&(build.library.as_ref().map_or(0, |l| l.info.global_variable_size) as usize))
-            }
-            _ => Err(CL_INVALID_VALUE),
-        }?;
-        info.write(param_value_size, param_value, param_value_size_ret)
-    })
+        _ => Err(CL_INVALID_VALUE),
+    }?;
+    info.write(param_value_size, param_value, param_value_size_ret)
 }
 
-pub(super) unsafe extern "C" fn clSetProgramReleaseCallback(
+#[cl_entry_point]
+fn clSetProgramReleaseCallback(
     program: cl_program,
     _pfn_notify: Option<unsafe extern "C" fn(cl_program, *mut c_void)>,
     _user_data: *mut c_void,
-) -> cl_int {
+) -> CLResult<()> {
     // "CL_INVALID_OPERATION if no devices in the context associated with program
     // support destructors for program scope global variables."
-    status(|| from_handle::<Program>(program).and(Err(CL_INVALID_OPERATION)))
+    from_handle::<Program>(program).and(Err(CL_INVALID_OPERATION))
 }
 
-pub(super) unsafe extern "C" fn clSetProgramSpecializationConstant(
+#[cl_entry_point]
+fn clSetProgramSpecializationConstant(
     program: cl_program,
     spec_id: cl_uint,
     spec_size: usize,
     spec_value: *const c_void,
-) -> cl_int {
-    status(|| {
-        let p = from_handle::<Program>(program)?;
-        // "CL_INVALID_OPERATION if no devices associated with program support
-        // intermediate language programs" (without the translator), else
-        // "CL_INVALID_PROGRAM if program is not a valid program object created from an
-        // intermediate language (e.g. SPIR-V)".
-        if crate::compiler::spirv::find().is_none() {
-            return Err(CL_INVALID_OPERATION);
-        }
-        if p.il.is_none() {
-            return Err(CL_INVALID_PROGRAM);
-        }
-        // "CL_INVALID_VALUE if spec_value is NULL" (the size is checked against the
-        // constant's own).
-        if spec_value.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        p.set_spec_constant(spec_id, slice(spec_value.cast::<u8>(), spec_size))
-    })
+) -> CLResult<()> {
+    let p = from_handle::<Program>(program)?;
+    // "CL_INVALID_OPERATION if no devices associated with program support
+    // intermediate language programs" (without the translator), else
+    // "CL_INVALID_PROGRAM if program is not a valid program object created from an
+    // intermediate language (e.g. SPIR-V)".
+    if crate::compiler::spirv::find().is_none() {
+        return Err(CL_INVALID_OPERATION);
+    }
+    if p.il.is_none() {
+        return Err(CL_INVALID_PROGRAM);
+    }
+    // "CL_INVALID_VALUE if spec_value is NULL" (the size is checked against the
+    // constant's own).
+    if spec_value.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    p.set_spec_constant(spec_id, slice(spec_value.cast::<u8>(), spec_size))
 }

@@ -5,11 +5,12 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::event::wait_list;
 use super::icd::{self, from_handle, into_handle};
-use super::util::{properties, property_array, slice, status, with_errcode, write_opt, CLResult, Info};
+use super::util::{properties, property_array, slice, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::event::Event;
@@ -55,48 +56,48 @@ fn create_queue(
     Ok(into_handle(Queue::new(c, d, props, props_array)?))
 }
 
-pub(super) unsafe extern "C" fn clCreateCommandQueue(
+#[cl_entry_point]
+fn clCreateCommandQueue(
     context: cl_context,
     device: cl_device_id,
     properties: cl_command_queue_properties,
-    errcode_ret: *mut cl_int,
-) -> cl_command_queue {
-    with_errcode(errcode_ret, null_mut(), || create_queue(context, device, properties, Vec::new()))
+) -> CLResult<cl_command_queue> {
+    create_queue(context, device, properties, Vec::new())
 }
 
-pub(super) unsafe extern "C" fn clCreateCommandQueueWithProperties(
+#[cl_entry_point]
+fn clCreateCommandQueueWithProperties(
     context: cl_context,
     device: cl_device_id,
     properties_list: *const cl_queue_properties,
-    errcode_ret: *mut cl_int,
-) -> cl_command_queue {
-    with_errcode(errcode_ret, null_mut(), || {
-        let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
-        let (mut props, mut sized) = (0, false);
-        for &(name, value) in &pairs {
-            match name as cl_uint {
-                CL_QUEUE_PROPERTIES => props = value,
-                CL_QUEUE_SIZE => sized = true,
-                _ => return Err(CL_INVALID_VALUE),
-            }
+) -> CLResult<cl_command_queue> {
+    let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
+    let (mut props, mut sized) = (0, false);
+    for &(name, value) in &pairs {
+        match name as cl_uint {
+            CL_QUEUE_PROPERTIES => props = value,
+            CL_QUEUE_SIZE => sized = true,
+            _ => return Err(CL_INVALID_VALUE),
         }
-        // CL_QUEUE_SIZE "can only be specified if CL_QUEUE_ON_DEVICE is set"; with it,
-        // the queue is valid but unsupported (create_queue says so).
-        if sized && props & CL_QUEUE_ON_DEVICE == 0 {
-            return Err(CL_INVALID_VALUE);
-        }
-        create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()))
-    })
+    }
+    // CL_QUEUE_SIZE "can only be specified if CL_QUEUE_ON_DEVICE is set"; with it,
+    // the queue is valid but unsupported (create_queue says so).
+    if sized && props & CL_QUEUE_ON_DEVICE == 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()))
 }
 
-pub(super) unsafe extern "C" fn clRetainCommandQueue(queue: cl_command_queue) -> cl_int {
-    status(|| icd::retain::<Queue>(queue))
+#[cl_entry_point]
+fn clRetainCommandQueue(queue: cl_command_queue) -> CLResult<()> {
+    icd::retain::<Queue>(queue)
 }
 
-pub(super) unsafe extern "C" fn clReleaseCommandQueue(queue: cl_command_queue) -> cl_int {
+#[cl_entry_point]
+fn clReleaseCommandQueue(queue: cl_command_queue) -> CLResult<()> {
     // "clReleaseCommandQueue performs an implicit flush": commands already run on the
     // queue's thread, which finishes them before it exits.
-    status(|| icd::release::<Queue>(queue))
+    icd::release::<Queue>(queue)
 }
 
 fn queue_info(q: &Queue, param: cl_command_queue_info) -> CLResult<Info> {
@@ -114,59 +115,52 @@ fn queue_info(q: &Queue, param: cl_command_queue_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetCommandQueueInfo(
+#[cl_entry_point]
+fn clGetCommandQueueInfo(
     queue: cl_command_queue,
     param_name: cl_command_queue_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let q = from_handle::<Queue>(queue)?;
-        queue_info(&q, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let q = from_handle::<Queue>(queue)?;
+    queue_info(&q, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
 /// Deprecated in 1.1 and not in the 3.0 core; queues keep the properties they were
 /// created with.
-pub(super) unsafe extern "C" fn clSetCommandQueueProperty(
+#[cl_entry_point]
+fn clSetCommandQueueProperty(
     queue: cl_command_queue,
     _properties: cl_command_queue_properties,
     _enable: cl_bool,
     _old_properties: *mut cl_command_queue_properties,
-) -> cl_int {
-    status(|| {
-        from_handle::<Queue>(queue)?;
-        Err(CL_INVALID_OPERATION)
-    })
+) -> CLResult<()> {
+    from_handle::<Queue>(queue)?;
+    Err(CL_INVALID_OPERATION)
 }
 
-pub(super) unsafe extern "C" fn clSetDefaultDeviceCommandQueue(
-    context: cl_context,
-    device: cl_device_id,
-    queue: cl_command_queue,
-) -> cl_int {
-    status(|| {
-        from_handle::<Context>(context)?;
-        from_handle::<Device>(device)?;
-        // "CL_INVALID_OPERATION if device does not support a replaceable default
-        // on-device queue": whatever the queue argument (the CTS passes NULL), since
-        // there can be no on-device queue to check it against.
-        let _ = queue;
-        Err(CL_INVALID_OPERATION)
-    })
+#[cl_entry_point]
+fn clSetDefaultDeviceCommandQueue(context: cl_context, device: cl_device_id, queue: cl_command_queue) -> CLResult<()> {
+    from_handle::<Context>(context)?;
+    from_handle::<Device>(device)?;
+    // "CL_INVALID_OPERATION if device does not support a replaceable default
+    // on-device queue": whatever the queue argument (the CTS passes NULL), since
+    // there can be no on-device queue to check it against.
+    let _ = queue;
+    Err(CL_INVALID_OPERATION)
 }
 
-pub(super) unsafe extern "C" fn clFlush(queue: cl_command_queue) -> cl_int {
+#[cl_entry_point]
+fn clFlush(queue: cl_command_queue) -> CLResult<()> {
     // Commands are handed to the queue's thread when enqueued, so they are issued.
-    status(|| from_handle::<Queue>(queue).map(drop))
+    from_handle::<Queue>(queue).map(drop)
 }
 
-pub(super) unsafe extern "C" fn clFinish(queue: cl_command_queue) -> cl_int {
-    status(|| {
-        from_handle::<Queue>(queue)?.finish();
-        Ok(())
-    })
+#[cl_entry_point]
+fn clFinish(queue: cl_command_queue) -> CLResult<()> {
+    from_handle::<Queue>(queue)?.finish();
+    Ok(())
 }
 
 /// The part of an enqueue before its command-specific checks: the queue and its
@@ -227,57 +221,54 @@ unsafe fn sync_command(
     submit(&q, command_type, wait, event, false, Box::new(|| Ok(())))
 }
 
-pub(super) unsafe extern "C" fn clEnqueueMarkerWithWaitList(
+#[cl_entry_point]
+fn clEnqueueMarkerWithWaitList(
     queue: cl_command_queue,
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| sync_command(queue, CL_COMMAND_MARKER, num_events_in_wait_list, event_wait_list, event))
+) -> CLResult<()> {
+    sync_command(queue, CL_COMMAND_MARKER, num_events_in_wait_list, event_wait_list, event)
 }
 
-pub(super) unsafe extern "C" fn clEnqueueBarrierWithWaitList(
+#[cl_entry_point]
+fn clEnqueueBarrierWithWaitList(
     queue: cl_command_queue,
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| sync_command(queue, CL_COMMAND_BARRIER, num_events_in_wait_list, event_wait_list, event))
+) -> CLResult<()> {
+    sync_command(queue, CL_COMMAND_BARRIER, num_events_in_wait_list, event_wait_list, event)
 }
 
-pub(super) unsafe extern "C" fn clEnqueueMarker(queue: cl_command_queue, event: *mut cl_event) -> cl_int {
-    status(|| {
-        from_handle::<Queue>(queue)?;
-        // "CL_INVALID_VALUE if event is a NULL value."
-        if event.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        sync_command(queue, CL_COMMAND_MARKER, 0, std::ptr::null(), event)
-    })
+#[cl_entry_point]
+fn clEnqueueMarker(queue: cl_command_queue, event: *mut cl_event) -> CLResult<()> {
+    from_handle::<Queue>(queue)?;
+    // "CL_INVALID_VALUE if event is a NULL value."
+    if event.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    sync_command(queue, CL_COMMAND_MARKER, 0, std::ptr::null(), event)
 }
 
-pub(super) unsafe extern "C" fn clEnqueueBarrier(queue: cl_command_queue) -> cl_int {
-    status(|| sync_command(queue, CL_COMMAND_BARRIER, 0, std::ptr::null(), null_mut()))
+#[cl_entry_point]
+fn clEnqueueBarrier(queue: cl_command_queue) -> CLResult<()> {
+    sync_command(queue, CL_COMMAND_BARRIER, 0, std::ptr::null(), null_mut())
 }
 
-pub(super) unsafe extern "C" fn clEnqueueWaitForEvents(
-    queue: cl_command_queue,
-    num_events: cl_uint,
-    event_list: *const cl_event,
-) -> cl_int {
-    status(|| {
-        let q = from_handle::<Queue>(queue)?;
-        // "CL_INVALID_VALUE if num_events is zero or event_list is NULL."
-        if num_events == 0 || event_list.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        let events = slice(event_list, num_events as usize)
-            .iter()
-            .map(|&e| from_handle::<Event>(e))
-            .collect::<CLResult<Vec<_>>>()?;
-        if events.iter().any(|e| !Arc::ptr_eq(&e.context, &q.context)) {
-            return Err(CL_INVALID_CONTEXT);
-        }
-        submit(&q, CL_COMMAND_BARRIER, events, null_mut(), false, Box::new(|| Ok(())))
-    })
+#[cl_entry_point]
+fn clEnqueueWaitForEvents(queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event) -> CLResult<()> {
+    let q = from_handle::<Queue>(queue)?;
+    // "CL_INVALID_VALUE if num_events is zero or event_list is NULL."
+    if num_events == 0 || event_list.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let events = slice(event_list, num_events as usize)
+        .iter()
+        .map(|&e| from_handle::<Event>(e))
+        .collect::<CLResult<Vec<_>>>()?;
+    if events.iter().any(|e| !Arc::ptr_eq(&e.context, &q.context)) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    submit(&q, CL_COMMAND_BARRIER, events, null_mut(), false, Box::new(|| Ok(())))
 }

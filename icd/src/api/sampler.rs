@@ -1,13 +1,13 @@
 //! Sampler entry points: creation, reference counts and queries.
 
 use std::ffi::c_void;
-use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{self, from_handle, into_handle};
-use super::util::{properties, property_array, status, with_errcode, CLResult, Info};
+use super::util::{properties, property_array, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::object::Base;
 use crate::core::sampler::{kernel_bits, Sampler};
@@ -32,51 +32,49 @@ fn create(
     Ok(into_handle(Arc::new(s)))
 }
 
-pub(super) unsafe extern "C" fn clCreateSampler(
+#[cl_entry_point]
+fn clCreateSampler(
     context: cl_context,
     normalized_coords: cl_bool,
     addressing_mode: cl_addressing_mode,
     filter_mode: cl_filter_mode,
-    errcode_ret: *mut cl_int,
-) -> cl_sampler {
-    with_errcode(errcode_ret, null_mut(), || {
-        create(context, normalized_coords, addressing_mode, filter_mode, Vec::new())
-    })
+) -> CLResult<cl_sampler> {
+    create(context, normalized_coords, addressing_mode, filter_mode, Vec::new())
 }
 
-pub(super) unsafe extern "C" fn clCreateSamplerWithProperties(
+#[cl_entry_point]
+fn clCreateSamplerWithProperties(
     context: cl_context,
     sampler_properties: *const cl_sampler_properties,
-    errcode_ret: *mut cl_int,
-) -> cl_sampler {
-    with_errcode(errcode_ret, null_mut(), || {
-        from_handle::<Context>(context)?;
-        // The defaults: "CL_TRUE", "CL_ADDRESS_CLAMP", "CL_FILTER_NEAREST".
-        let (mut normalized, mut addressing, mut filter) = (CL_TRUE, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST);
-        let pairs = properties(sampler_properties)?;
-        for &(name, value) in &pairs {
-            // "CL_INVALID_VALUE if the property name in sampler_properties is not a
-            // supported property name, if the value specified for a supported property
-            // name is not valid".
-            let value = cl_uint::try_from(value).map_err(|_| CL_INVALID_VALUE)?;
-            match name as cl_uint {
-                CL_SAMPLER_NORMALIZED_COORDS => normalized = value,
-                CL_SAMPLER_ADDRESSING_MODE => addressing = value,
-                CL_SAMPLER_FILTER_MODE => filter = value,
-                _ => return Err(CL_INVALID_VALUE),
-            }
+) -> CLResult<cl_sampler> {
+    from_handle::<Context>(context)?;
+    // The defaults: "CL_TRUE", "CL_ADDRESS_CLAMP", "CL_FILTER_NEAREST".
+    let (mut normalized, mut addressing, mut filter) = (CL_TRUE, CL_ADDRESS_CLAMP, CL_FILTER_NEAREST);
+    let pairs = properties(sampler_properties)?;
+    for &(name, value) in &pairs {
+        // "CL_INVALID_VALUE if the property name in sampler_properties is not a
+        // supported property name, if the value specified for a supported property
+        // name is not valid".
+        let value = cl_uint::try_from(value).map_err(|_| CL_INVALID_VALUE)?;
+        match name as cl_uint {
+            CL_SAMPLER_NORMALIZED_COORDS => normalized = value,
+            CL_SAMPLER_ADDRESSING_MODE => addressing = value,
+            CL_SAMPLER_FILTER_MODE => filter = value,
+            _ => return Err(CL_INVALID_VALUE),
         }
-        let props = property_array(&pairs, !sampler_properties.is_null());
-        create(context, normalized, addressing, filter, props)
-    })
+    }
+    let props = property_array(&pairs, !sampler_properties.is_null());
+    create(context, normalized, addressing, filter, props)
 }
 
-pub(super) unsafe extern "C" fn clRetainSampler(sampler: cl_sampler) -> cl_int {
-    status(|| icd::retain::<Sampler>(sampler))
+#[cl_entry_point]
+fn clRetainSampler(sampler: cl_sampler) -> CLResult<()> {
+    icd::retain::<Sampler>(sampler)
 }
 
-pub(super) unsafe extern "C" fn clReleaseSampler(sampler: cl_sampler) -> cl_int {
-    status(|| icd::release::<Sampler>(sampler))
+#[cl_entry_point]
+fn clReleaseSampler(sampler: cl_sampler) -> CLResult<()> {
+    icd::release::<Sampler>(sampler)
 }
 
 fn sampler_info(s: &Arc<Sampler>, param: cl_sampler_info) -> CLResult<Info> {
@@ -91,15 +89,14 @@ fn sampler_info(s: &Arc<Sampler>, param: cl_sampler_info) -> CLResult<Info> {
     }
 }
 
-pub(super) unsafe extern "C" fn clGetSamplerInfo(
+#[cl_entry_point]
+fn clGetSamplerInfo(
     sampler: cl_sampler,
     param_name: cl_sampler_info,
     param_value_size: usize,
     param_value: *mut c_void,
     param_value_size_ret: *mut usize,
-) -> cl_int {
-    status(|| {
-        let s = from_handle::<Sampler>(sampler)?;
-        sampler_info(&s, param_name)?.write(param_value_size, param_value, param_value_size_ret)
-    })
+) -> CLResult<()> {
+    let s = from_handle::<Sampler>(sampler)?;
+    sampler_info(&s, param_name)?.write(param_value_size, param_value, param_value_size_ret)
 }

@@ -5,12 +5,13 @@
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::from_handle;
 use super::queue::{begin, submit};
 use super::transfer::Ptr;
-use super::util::{slice, status, CLResult};
+use super::util::{slice, status, with_errcode, CLResult};
 use crate::core::context::Context;
 use crate::core::region;
 use crate::core::svm::{DEFAULT_ALIGNMENT, MAX_ALIGNMENT};
@@ -39,28 +40,33 @@ fn svm_alloc(context: cl_context, flags: cl_svm_mem_flags, size: usize, alignmen
     c.svm.alloc(flags, size, align.max(DEFAULT_ALIGNMENT)).map(|p| p.cast()).ok_or(CL_OUT_OF_HOST_MEMORY)
 }
 
+/// Written out rather than through `#[cl_entry_point]`: the C signature has no error
+/// code, a NULL result is the failure.
 pub(super) unsafe extern "C" fn clSVMAlloc(
     context: cl_context,
     flags: cl_svm_mem_flags,
     size: usize,
     alignment: cl_uint,
 ) -> *mut c_void {
-    svm_alloc(context, flags, size, alignment).unwrap_or(null_mut())
+    // A null `errcode_ret`: only the panic guard is wanted.
+    with_errcode(null_mut(), null_mut(), || svm_alloc(context, flags, size, alignment))
 }
 
 /// "If a NULL pointer is passed in svm_pointer, no action occurs." A pointer
 /// `clSVMAlloc` did not return for this context is ignored too, instead of freeing
-/// memory the driver does not own.
+/// memory the driver does not own. Written out rather than through `#[cl_entry_point]`:
+/// the C signature returns nothing.
 pub(super) unsafe extern "C" fn clSVMFree(context: cl_context, svm_pointer: *mut c_void) {
-    if let Ok(c) = from_handle::<Context>(context) {
-        c.svm.free(svm_pointer as usize);
-    }
+    let _ = status(|| {
+        from_handle::<Context>(context)?.svm.free(svm_pointer as usize);
+        Ok(())
+    });
 }
 
 pub(crate) type SvmFreeCallback = unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void);
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMFree(
+#[cl_entry_point]
+fn clEnqueueSVMFree(
     queue: cl_command_queue,
     num_svm_pointers: cl_uint,
     svm_pointers: *mut *mut c_void,
@@ -69,44 +75,42 @@ pub(super) unsafe extern "C" fn clEnqueueSVMFree(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        // "CL_INVALID_VALUE if num_svm_pointers is 0 and svm_pointers is non-NULL, or if
-        // svm_pointers is NULL and num_svm_pointers is not 0."
-        if (num_svm_pointers == 0) != svm_pointers.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        // The application may reuse its array once the call returns: the command frees
-        // (or hands its callback) a copy.
-        let mut pointers: Vec<usize> =
-            slice(svm_pointers.cast_const(), num_svm_pointers as usize).iter().map(|&p| p as usize).collect();
-        let (handle, context, user) = (queue as usize, q.context.clone(), user_data as usize);
-        submit(
-            &q,
-            CL_COMMAND_SVM_FREE,
-            wait,
-            event,
-            false,
-            Box::new(move || {
-                match pfn_free_func {
-                    // SAFETY: the application's callback, with the arguments the spec names.
-                    Some(f) => unsafe {
-                        let list = pointers.as_mut_ptr().cast::<*mut c_void>();
-                        f(handle as cl_command_queue, pointers.len() as cl_uint, list, user as *mut c_void)
-                    },
-                    None => pointers.iter().for_each(|&p| {
-                        context.svm.free(p);
-                    }),
-                }
-                Ok(())
-            }),
-        )
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    // "CL_INVALID_VALUE if num_svm_pointers is 0 and svm_pointers is non-NULL, or if
+    // svm_pointers is NULL and num_svm_pointers is not 0."
+    if (num_svm_pointers == 0) != svm_pointers.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // The application may reuse its array once the call returns: the command frees
+    // (or hands its callback) a copy.
+    let mut pointers: Vec<usize> =
+        slice(svm_pointers.cast_const(), num_svm_pointers as usize).iter().map(|&p| p as usize).collect();
+    let (handle, context, user) = (queue as usize, q.context.clone(), user_data as usize);
+    submit(
+        &q,
+        CL_COMMAND_SVM_FREE,
+        wait,
+        event,
+        false,
+        Box::new(move || {
+            match pfn_free_func {
+                // SAFETY: the application's callback, with the arguments the spec names.
+                Some(f) => unsafe {
+                    let list = pointers.as_mut_ptr().cast::<*mut c_void>();
+                    f(handle as cl_command_queue, pointers.len() as cl_uint, list, user as *mut c_void)
+                },
+                None => pointers.iter().for_each(|&p| {
+                    context.svm.free(p);
+                }),
+            }
+            Ok(())
+        }),
+    )
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(
+#[cl_entry_point]
+fn clEnqueueSVMMemcpy(
     queue: cl_command_queue,
     blocking: cl_bool,
     dst: *mut c_void,
@@ -115,30 +119,28 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemcpy(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        // "CL_INVALID_VALUE if dst_ptr or src_ptr is NULL", "CL_MEM_COPY_OVERLAP if the
-        // values specified for dst_ptr, src_ptr and size result in an overlapping copy".
-        if dst.is_null() || src.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        if region::overlaps(dst as usize, size, src as usize, size) {
-            return Err(CL_MEM_COPY_OVERLAP);
-        }
-        let (to, from) = (Ptr(dst.cast()), Ptr(src.cast_mut().cast()));
-        let work = Box::new(move || {
-            // SAFETY: both ranges are the application's memory (SVM or, with fine-grain
-            // system SVM, any), valid for `size` bytes until the command completes.
-            unsafe { std::ptr::copy_nonoverlapping(from.get(), to.get(), size) };
-            Ok(())
-        });
-        submit(&q, CL_COMMAND_SVM_MEMCPY, wait, event, blocking != CL_FALSE, work)
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    // "CL_INVALID_VALUE if dst_ptr or src_ptr is NULL", "CL_MEM_COPY_OVERLAP if the
+    // values specified for dst_ptr, src_ptr and size result in an overlapping copy".
+    if dst.is_null() || src.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    if region::overlaps(dst as usize, size, src as usize, size) {
+        return Err(CL_MEM_COPY_OVERLAP);
+    }
+    let (to, from) = (Ptr(dst.cast()), Ptr(src.cast_mut().cast()));
+    let work = Box::new(move || {
+        // SAFETY: both ranges are the application's memory (SVM or, with fine-grain
+        // system SVM, any), valid for `size` bytes until the command completes.
+        unsafe { std::ptr::copy_nonoverlapping(from.get(), to.get(), size) };
+        Ok(())
+    });
+    submit(&q, CL_COMMAND_SVM_MEMCPY, wait, event, blocking != CL_FALSE, work)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(
+#[cl_entry_point]
+fn clEnqueueSVMMemFill(
     queue: cl_command_queue,
     svm_ptr: *mut c_void,
     pattern: *const c_void,
@@ -147,26 +149,24 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMemFill(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        // "CL_INVALID_VALUE if svm_ptr is NULL", "if svm_ptr is not aligned to
-        // pattern_size bytes", "if pattern is NULL or if pattern_size is 0 or if
-        // pattern_size is not one of {1, 2, 4, 8, 16, 32, 64, 128}", "if size is not a
-        // multiple of pattern_size".
-        let valid_pattern = pattern_size.is_power_of_two() && pattern_size <= 128 && !pattern.is_null();
-        if svm_ptr.is_null() || !valid_pattern || svm_ptr as usize % pattern_size != 0 || size % pattern_size != 0 {
-            return Err(CL_INVALID_VALUE);
-        }
-        let bytes = slice(pattern.cast::<u8>(), pattern_size).to_vec();
-        let at = Ptr(svm_ptr.cast());
-        let work = Box::new(move || {
-            // SAFETY: `size` bytes at svm_ptr are the application's (see clEnqueueSVMMemcpy).
-            unsafe { region::fill(at.get(), size, &bytes) };
-            Ok(())
-        });
-        submit(&q, CL_COMMAND_SVM_MEMFILL, wait, event, false, work)
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    // "CL_INVALID_VALUE if svm_ptr is NULL", "if svm_ptr is not aligned to
+    // pattern_size bytes", "if pattern is NULL or if pattern_size is 0 or if
+    // pattern_size is not one of {1, 2, 4, 8, 16, 32, 64, 128}", "if size is not a
+    // multiple of pattern_size".
+    let valid_pattern = pattern_size.is_power_of_two() && pattern_size <= 128 && !pattern.is_null();
+    if svm_ptr.is_null() || !valid_pattern || svm_ptr as usize % pattern_size != 0 || size % pattern_size != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    let bytes = slice(pattern.cast::<u8>(), pattern_size).to_vec();
+    let at = Ptr(svm_ptr.cast());
+    let work = Box::new(move || {
+        // SAFETY: `size` bytes at svm_ptr are the application's (see clEnqueueSVMMemcpy).
+        unsafe { region::fill(at.get(), size, &bytes) };
+        Ok(())
+    });
+    submit(&q, CL_COMMAND_SVM_MEMFILL, wait, event, false, work)
 }
 
 /// A command with nothing to do but take its place in the queue's order.
@@ -181,16 +181,14 @@ unsafe fn ordering_point(
     list: *const cl_event,
     event: *mut cl_event,
     check: impl FnOnce() -> CLResult<()>,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num, list)?;
-        check()?;
-        submit(&q, command, wait, event, blocking, Box::new(|| Ok(())))
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num, list)?;
+    check()?;
+    submit(&q, command, wait, event, blocking, Box::new(|| Ok(())))
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMMap(
+#[cl_entry_point]
+fn clEnqueueSVMMap(
     queue: cl_command_queue,
     blocking: cl_bool,
     flags: cl_map_flags,
@@ -199,7 +197,7 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMap(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
+) -> CLResult<()> {
     let blocking = blocking != CL_FALSE;
     ordering_point(queue, CL_COMMAND_SVM_MAP, blocking, num_events_in_wait_list, event_wait_list, event, || {
         // "CL_INVALID_VALUE if svm_ptr is NULL", "if size is 0 or if values specified in
@@ -214,13 +212,14 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMap(
     })
 }
 
-pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(
+#[cl_entry_point]
+fn clEnqueueSVMUnmap(
     queue: cl_command_queue,
     svm_ptr: *mut c_void,
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
+) -> CLResult<()> {
     ordering_point(queue, CL_COMMAND_SVM_UNMAP, false, num_events_in_wait_list, event_wait_list, event, || {
         // "CL_INVALID_VALUE if svm_ptr is NULL."
         if svm_ptr.is_null() {
@@ -230,8 +229,8 @@ pub(super) unsafe extern "C" fn clEnqueueSVMUnmap(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn clEnqueueSVMMigrateMem(
+#[cl_entry_point]
+fn clEnqueueSVMMigrateMem(
     queue: cl_command_queue,
     num_svm_pointers: cl_uint,
     svm_pointers: *mut *const c_void,
@@ -240,7 +239,7 @@ pub(super) unsafe extern "C" fn clEnqueueSVMMigrateMem(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
+) -> CLResult<()> {
     let context = from_handle::<crate::core::queue::Queue>(queue).map(|q| q.context.clone());
     let (n, migrate) = (num_svm_pointers, CL_COMMAND_SVM_MIGRATE_MEM);
     ordering_point(queue, migrate, false, num_events_in_wait_list, event_wait_list, event, || {

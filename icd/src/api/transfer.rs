@@ -2,14 +2,14 @@
 //! map/unmap and migrate.
 
 use std::ffi::c_void;
-use std::ptr::null_mut;
 use std::sync::Arc;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::from_handle;
 use super::queue::{begin, submit};
-use super::util::{slice, status, with_errcode, CLResult};
+use super::util::{slice, CLResult};
 use crate::core::memory::Mem;
 use crate::core::queue::Queue;
 use crate::core::region::{self, fits, overlaps, RectSide};
@@ -155,7 +155,8 @@ unsafe fn read_write(
     )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueReadBuffer(
+#[cl_entry_point]
+fn clEnqueueReadBuffer(
     queue: cl_command_queue,
     buffer: cl_mem,
     blocking_read: cl_bool,
@@ -165,24 +166,23 @@ pub(super) unsafe extern "C" fn clEnqueueReadBuffer(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        read_write(
-            queue,
-            buffer,
-            true,
-            blocking_read,
-            offset,
-            size,
-            ptr.cast(),
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        )
-    })
+) -> CLResult<()> {
+    read_write(
+        queue,
+        buffer,
+        true,
+        blocking_read,
+        offset,
+        size,
+        ptr.cast(),
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+    )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(
+#[cl_entry_point]
+fn clEnqueueWriteBuffer(
     queue: cl_command_queue,
     buffer: cl_mem,
     blocking_write: cl_bool,
@@ -192,24 +192,23 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBuffer(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        read_write(
-            queue,
-            buffer,
-            false,
-            blocking_write,
-            offset,
-            size,
-            ptr as *mut u8,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        )
-    })
+) -> CLResult<()> {
+    read_write(
+        queue,
+        buffer,
+        false,
+        blocking_write,
+        offset,
+        size,
+        ptr as *mut u8,
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+    )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(
+#[cl_entry_point]
+fn clEnqueueCopyBuffer(
     queue: cl_command_queue,
     src_buffer: cl_mem,
     dst_buffer: cl_mem,
@@ -219,44 +218,43 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBuffer(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let src = buffer_on(&q, src_buffer)?;
-        let dst = buffer_on(&q, dst_buffer)?;
-        // "CL_INVALID_VALUE if src_offset, dst_offset, size, src_offset + size or
-        // dst_offset + size require accessing elements outside the src_buffer and
-        // dst_buffer buffer objects respectively" and "if size is 0".
-        if size == 0 || !fits(src_offset, size, src.size) || !fits(dst_offset, size, dst.size) {
-            return Err(CL_INVALID_VALUE);
-        }
-        // "CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or
-        // sub-buffer object and the source and destination regions overlap or if
-        // src_buffer and dst_buffer are different sub-buffers of the same associated
-        // buffer object and they overlap."
-        let ((sr, so), (dr, doff)) = (src.root(), dst.root());
-        if sr == dr && overlaps(so + src_offset, size, doff + dst_offset, size) {
-            return Err(CL_MEM_COPY_OVERLAP);
-        }
-        // SAFETY: both offsets were bounds-checked above.
-        let (from, to) = unsafe { (Ptr(src.data().add(src_offset)), Ptr(dst.data().add(dst_offset))) };
-        submit(
-            &q,
-            CL_COMMAND_COPY_BUFFER,
-            wait,
-            event,
-            false,
-            Box::new(move || {
-                let _buffers = (src, dst);
-                // SAFETY: in bounds of both buffers, which the closure keeps alive.
-                unsafe { std::ptr::copy(from.get(), to.get(), size) };
-                Ok(())
-            }),
-        )
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    let src = buffer_on(&q, src_buffer)?;
+    let dst = buffer_on(&q, dst_buffer)?;
+    // "CL_INVALID_VALUE if src_offset, dst_offset, size, src_offset + size or
+    // dst_offset + size require accessing elements outside the src_buffer and
+    // dst_buffer buffer objects respectively" and "if size is 0".
+    if size == 0 || !fits(src_offset, size, src.size) || !fits(dst_offset, size, dst.size) {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or
+    // sub-buffer object and the source and destination regions overlap or if
+    // src_buffer and dst_buffer are different sub-buffers of the same associated
+    // buffer object and they overlap."
+    let ((sr, so), (dr, doff)) = (src.root(), dst.root());
+    if sr == dr && overlaps(so + src_offset, size, doff + dst_offset, size) {
+        return Err(CL_MEM_COPY_OVERLAP);
+    }
+    // SAFETY: both offsets were bounds-checked above.
+    let (from, to) = unsafe { (Ptr(src.data().add(src_offset)), Ptr(dst.data().add(dst_offset))) };
+    submit(
+        &q,
+        CL_COMMAND_COPY_BUFFER,
+        wait,
+        event,
+        false,
+        Box::new(move || {
+            let _buffers = (src, dst);
+            // SAFETY: in bounds of both buffers, which the closure keeps alive.
+            unsafe { std::ptr::copy(from.get(), to.get(), size) };
+            Ok(())
+        }),
+    )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueFillBuffer(
+#[cl_entry_point]
+fn clEnqueueFillBuffer(
     queue: cl_command_queue,
     buffer: cl_mem,
     pattern: *const c_void,
@@ -266,38 +264,36 @@ pub(super) unsafe extern "C" fn clEnqueueFillBuffer(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let m = buffer_on(&q, buffer)?;
-        // "CL_INVALID_VALUE if pattern is NULL or if pattern_size is 0 or if pattern_size
-        // is not one of { 1, 2, 4, 8, 16, 32, 64, 128 }", "if offset or offset + size
-        // require accessing elements outside the buffer buffer object", "if offset and
-        // size are not a multiple of pattern_size".
-        if pattern.is_null() || !pattern_size.is_power_of_two() || pattern_size > 128 {
-            return Err(CL_INVALID_VALUE);
-        }
-        if offset % pattern_size != 0 || size % pattern_size != 0 || !fits(offset, size, m.size) {
-            return Err(CL_INVALID_VALUE);
-        }
-        // The application may reuse `pattern` as soon as this call returns.
-        let pattern = slice(pattern.cast::<u8>(), pattern_size).to_vec();
-        // SAFETY: bounds-checked above.
-        let at = Ptr(unsafe { m.data().add(offset) });
-        submit(
-            &q,
-            CL_COMMAND_FILL_BUFFER,
-            wait,
-            event,
-            false,
-            Box::new(move || {
-                let _buffer = m;
-                // SAFETY: `size` bytes from `at` lie inside the buffer.
-                unsafe { region::fill(at.get(), size, &pattern) };
-                Ok(())
-            }),
-        )
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    let m = buffer_on(&q, buffer)?;
+    // "CL_INVALID_VALUE if pattern is NULL or if pattern_size is 0 or if pattern_size
+    // is not one of { 1, 2, 4, 8, 16, 32, 64, 128 }", "if offset or offset + size
+    // require accessing elements outside the buffer buffer object", "if offset and
+    // size are not a multiple of pattern_size".
+    if pattern.is_null() || !pattern_size.is_power_of_two() || pattern_size > 128 {
+        return Err(CL_INVALID_VALUE);
+    }
+    if offset % pattern_size != 0 || size % pattern_size != 0 || !fits(offset, size, m.size) {
+        return Err(CL_INVALID_VALUE);
+    }
+    // The application may reuse `pattern` as soon as this call returns.
+    let pattern = slice(pattern.cast::<u8>(), pattern_size).to_vec();
+    // SAFETY: bounds-checked above.
+    let at = Ptr(unsafe { m.data().add(offset) });
+    submit(
+        &q,
+        CL_COMMAND_FILL_BUFFER,
+        wait,
+        event,
+        false,
+        Box::new(move || {
+            let _buffer = m;
+            // SAFETY: `size` bytes from `at` lie inside the buffer.
+            unsafe { region::fill(at.get(), size, &pattern) };
+            Ok(())
+        }),
+    )
 }
 
 /// One side of a `_rect` transfer, checked against `limit` bytes when it is a buffer.
@@ -370,7 +366,8 @@ unsafe fn read_write_rect(
     unsafe { submit_rect_copy(&q, cmd, wait, event, blocking != CL_FALSE, m, src, dst, region) }
 }
 
-pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(
+#[cl_entry_point]
+fn clEnqueueReadBufferRect(
     queue: cl_command_queue,
     buffer: cl_mem,
     blocking_read: cl_bool,
@@ -385,27 +382,26 @@ pub(super) unsafe extern "C" fn clEnqueueReadBufferRect(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
+) -> CLResult<()> {
     let pitches = [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch];
-    status(|| {
-        read_write_rect(
-            queue,
-            buffer,
-            true,
-            blocking_read,
-            buffer_origin,
-            host_origin,
-            region,
-            pitches,
-            ptr.cast(),
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        )
-    })
+    read_write_rect(
+        queue,
+        buffer,
+        true,
+        blocking_read,
+        buffer_origin,
+        host_origin,
+        region,
+        pitches,
+        ptr.cast(),
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+    )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(
+#[cl_entry_point]
+fn clEnqueueWriteBufferRect(
     queue: cl_command_queue,
     buffer: cl_mem,
     blocking_write: cl_bool,
@@ -420,27 +416,26 @@ pub(super) unsafe extern "C" fn clEnqueueWriteBufferRect(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
+) -> CLResult<()> {
     let pitches = [buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch];
-    status(|| {
-        read_write_rect(
-            queue,
-            buffer,
-            false,
-            blocking_write,
-            buffer_origin,
-            host_origin,
-            region,
-            pitches,
-            ptr as *mut u8,
-            num_events_in_wait_list,
-            event_wait_list,
-            event,
-        )
-    })
+    read_write_rect(
+        queue,
+        buffer,
+        false,
+        blocking_write,
+        buffer_origin,
+        host_origin,
+        region,
+        pitches,
+        ptr as *mut u8,
+        num_events_in_wait_list,
+        event_wait_list,
+        event,
+    )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(
+#[cl_entry_point]
+fn clEnqueueCopyBufferRect(
     queue: cl_command_queue,
     src_buffer: cl_mem,
     dst_buffer: cl_mem,
@@ -454,36 +449,35 @@ pub(super) unsafe extern "C" fn clEnqueueCopyBufferRect(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let src = buffer_on(&q, src_buffer)?;
-        let dst = buffer_on(&q, dst_buffer)?;
-        let region = rect_region(region)?;
-        let s = rect_side(src_origin, region, src_row_pitch, src_slice_pitch, Some(src.size))?;
-        let d = rect_side(dst_origin, region, dst_row_pitch, dst_slice_pitch, Some(dst.size))?;
-        if Arc::ptr_eq(&src, &dst) {
-            // "CL_INVALID_VALUE if src_buffer and dst_buffer are the same buffer object
-            // and src_slice_pitch is not equal to dst_slice_pitch and src_row_pitch is
-            // not equal to dst_row_pitch."
-            if s.row_pitch != d.row_pitch || s.slice_pitch != d.slice_pitch {
-                return Err(CL_INVALID_VALUE);
-            }
-            // "CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or
-            // sub-buffer object and the source and destination regions overlap."
-            if region::rects_overlap(s.origin, d.origin, region, s.row_pitch, s.slice_pitch) {
-                return Err(CL_MEM_COPY_OVERLAP);
-            }
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    let src = buffer_on(&q, src_buffer)?;
+    let dst = buffer_on(&q, dst_buffer)?;
+    let region = rect_region(region)?;
+    let s = rect_side(src_origin, region, src_row_pitch, src_slice_pitch, Some(src.size))?;
+    let d = rect_side(dst_origin, region, dst_row_pitch, dst_slice_pitch, Some(dst.size))?;
+    if Arc::ptr_eq(&src, &dst) {
+        // "CL_INVALID_VALUE if src_buffer and dst_buffer are the same buffer object
+        // and src_slice_pitch is not equal to dst_slice_pitch and src_row_pitch is
+        // not equal to dst_row_pitch."
+        if s.row_pitch != d.row_pitch || s.slice_pitch != d.slice_pitch {
+            return Err(CL_INVALID_VALUE);
         }
-        let (from, to) = ((Ptr(src.data()), s), (Ptr(dst.data()), d));
-        // SAFETY: both sides were bounds-checked against their buffers.
-        unsafe { submit_rect_copy(&q, CL_COMMAND_COPY_BUFFER_RECT, wait, event, false, (src, dst), from, to, region) }
-    })
+        // "CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or
+        // sub-buffer object and the source and destination regions overlap."
+        if region::rects_overlap(s.origin, d.origin, region, s.row_pitch, s.slice_pitch) {
+            return Err(CL_MEM_COPY_OVERLAP);
+        }
+    }
+    let (from, to) = ((Ptr(src.data()), s), (Ptr(dst.data()), d));
+    // SAFETY: both sides were bounds-checked against their buffers.
+    unsafe { submit_rect_copy(&q, CL_COMMAND_COPY_BUFFER_RECT, wait, event, false, (src, dst), from, to, region) }
 }
 
 const MAP_FLAGS: cl_map_flags = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
 
-pub(super) unsafe extern "C" fn clEnqueueMapBuffer(
+#[cl_entry_point]
+fn clEnqueueMapBuffer(
     queue: cl_command_queue,
     buffer: cl_mem,
     blocking_map: cl_bool,
@@ -493,22 +487,19 @@ pub(super) unsafe extern "C" fn clEnqueueMapBuffer(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-    errcode_ret: *mut cl_int,
-) -> *mut c_void {
-    with_errcode(errcode_ret, null_mut(), || {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let m = buffer_on(&q, buffer)?;
-        // "CL_INVALID_VALUE if region being mapped given by (offset, size) is out of
-        // bounds or if size is 0".
-        if size == 0 || !fits(offset, size, m.size) {
-            return Err(CL_INVALID_VALUE);
-        }
-        // The buffer is host memory (for USE_HOST_PTR, the application's own block, as
-        // the spec requires), so the mapping is a pointer into it.
-        // SAFETY: offset + size <= m.size.
-        let ptr = unsafe { m.data().add(offset) };
-        map(&q, m, CL_COMMAND_MAP_BUFFER, wait, event, blocking_map != CL_FALSE, map_flags, ptr)
-    })
+) -> CLResult<*mut c_void> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    let m = buffer_on(&q, buffer)?;
+    // "CL_INVALID_VALUE if region being mapped given by (offset, size) is out of
+    // bounds or if size is 0".
+    if size == 0 || !fits(offset, size, m.size) {
+        return Err(CL_INVALID_VALUE);
+    }
+    // The buffer is host memory (for USE_HOST_PTR, the application's own block, as
+    // the spec requires), so the mapping is a pointer into it.
+    // SAFETY: offset + size <= m.size.
+    let ptr = unsafe { m.data().add(offset) };
+    map(&q, m, CL_COMMAND_MAP_BUFFER, wait, event, blocking_map != CL_FALSE, map_flags, ptr)
 }
 
 /// What every map shares once its region is checked: the flags ("CL_INVALID_VALUE if
@@ -559,37 +550,37 @@ pub(super) unsafe fn map(
     Ok(ptr.cast())
 }
 
-pub(super) unsafe extern "C" fn clEnqueueUnmapMemObject(
+#[cl_entry_point]
+fn clEnqueueUnmapMemObject(
     queue: cl_command_queue,
     memobj: cl_mem,
     mapped_ptr: *mut c_void,
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        let m = mem_on(&q, memobj)?;
-        // "CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by
-        // clEnqueueMapBuffer or clEnqueueMapImage for memobj."
-        if !m.remove_map(mapped_ptr) {
-            return Err(CL_INVALID_VALUE);
-        }
-        submit(
-            &q,
-            CL_COMMAND_UNMAP_MEM_OBJECT,
-            wait,
-            event,
-            false,
-            Box::new(move || {
-                let _buffer = m;
-                Ok(())
-            }),
-        )
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    let m = mem_on(&q, memobj)?;
+    // "CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by
+    // clEnqueueMapBuffer or clEnqueueMapImage for memobj."
+    if !m.remove_map(mapped_ptr) {
+        return Err(CL_INVALID_VALUE);
+    }
+    submit(
+        &q,
+        CL_COMMAND_UNMAP_MEM_OBJECT,
+        wait,
+        event,
+        false,
+        Box::new(move || {
+            let _buffer = m;
+            Ok(())
+        }),
+    )
 }
 
-pub(super) unsafe extern "C" fn clEnqueueMigrateMemObjects(
+#[cl_entry_point]
+fn clEnqueueMigrateMemObjects(
     queue: cl_command_queue,
     num_mem_objects: cl_uint,
     mem_objects: *const cl_mem,
@@ -597,32 +588,28 @@ pub(super) unsafe extern "C" fn clEnqueueMigrateMemObjects(
     num_events_in_wait_list: cl_uint,
     event_wait_list: *const cl_event,
     event: *mut cl_event,
-) -> cl_int {
-    status(|| {
-        let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-        // "CL_INVALID_VALUE if num_mem_objects is zero or if mem_objects is NULL or if
-        // flags is not 0 or is not any of the values described in the table above."
-        if num_mem_objects == 0 || mem_objects.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        if flags & !(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0 {
-            return Err(CL_INVALID_VALUE);
-        }
-        let mems = slice(mem_objects, num_mem_objects as usize)
-            .iter()
-            .map(|&m| mem_on(&q, m))
-            .collect::<CLResult<Vec<_>>>()?;
-        // One memory serves host and device: there is nothing to move.
-        submit(
-            &q,
-            CL_COMMAND_MIGRATE_MEM_OBJECTS,
-            wait,
-            event,
-            false,
-            Box::new(move || {
-                drop(mems);
-                Ok(())
-            }),
-        )
-    })
+) -> CLResult<()> {
+    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
+    // "CL_INVALID_VALUE if num_mem_objects is zero or if mem_objects is NULL or if
+    // flags is not 0 or is not any of the values described in the table above."
+    if num_mem_objects == 0 || mem_objects.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    if flags & !(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    let mems =
+        slice(mem_objects, num_mem_objects as usize).iter().map(|&m| mem_on(&q, m)).collect::<CLResult<Vec<_>>>()?;
+    // One memory serves host and device: there is nothing to move.
+    submit(
+        &q,
+        CL_COMMAND_MIGRATE_MEM_OBJECTS,
+        wait,
+        event,
+        false,
+        Box::new(move || {
+            drop(mems);
+            Ok(())
+        }),
+    )
 }

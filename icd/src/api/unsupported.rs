@@ -4,12 +4,12 @@
 //! holes a host program could fall into.
 
 use std::ffi::c_void;
-use std::ptr::null_mut;
 
+use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::from_handle;
-use super::util::{status, with_errcode, CLResult};
+use super::util::CLResult;
 use crate::core::context::Context;
 use crate::core::memory::Mem;
 use crate::core::queue::Queue;
@@ -20,26 +20,27 @@ fn context_without_feature(context: cl_context) -> CLResult<*mut c_void> {
     Err(CL_INVALID_OPERATION)
 }
 
-pub(super) unsafe extern "C" fn clCreatePipe(
+#[cl_entry_point]
+fn clCreatePipe(
     context: cl_context,
     _flags: cl_mem_flags,
     _packet_size: cl_uint,
     _max_packets: cl_uint,
     _properties: *const cl_pipe_properties,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || context_without_feature(context))
+) -> CLResult<cl_mem> {
+    context_without_feature(context)
 }
 
-pub(super) unsafe extern "C" fn clGetPipeInfo(
+#[cl_entry_point]
+fn clGetPipeInfo(
     pipe: cl_mem,
     _param_name: cl_pipe_info,
     _size: usize,
     _value: *mut c_void,
     _size_ret: *mut usize,
-) -> cl_int {
+) -> CLResult<()> {
     // "CL_INVALID_MEM_OBJECT if pipe is a not a valid pipe object."
-    status(|| from_handle::<Mem>(pipe).and(Err(CL_INVALID_MEM_OBJECT)))
+    from_handle::<Mem>(pipe).and(Err(CL_INVALID_MEM_OBJECT))
 }
 
 /// GL sharing: no context of ours is created from a GL context ("CL_INVALID_CONTEXT if
@@ -49,113 +50,107 @@ fn not_gl_context(context: cl_context) -> CLResult<*mut c_void> {
     Err(CL_INVALID_CONTEXT)
 }
 
-pub(super) unsafe extern "C" fn clCreateFromGLBuffer(
-    context: cl_context,
-    _flags: cl_mem_flags,
-    _bufobj: cl_GLuint,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+#[cl_entry_point]
+fn clCreateFromGLBuffer(context: cl_context, _flags: cl_mem_flags, _bufobj: cl_GLuint) -> CLResult<cl_mem> {
+    not_gl_context(context)
 }
 
-pub(super) unsafe extern "C" fn clCreateFromGLTexture(
+#[cl_entry_point]
+fn clCreateFromGLTexture(
     context: cl_context,
     _flags: cl_mem_flags,
     _target: cl_GLenum,
     _miplevel: cl_GLint,
     _texture: cl_GLuint,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+) -> CLResult<cl_mem> {
+    not_gl_context(context)
 }
 
-pub(super) unsafe extern "C" fn clCreateFromGLTexture2D(
+#[cl_entry_point]
+fn clCreateFromGLTexture2D(
     context: cl_context,
     _flags: cl_mem_flags,
     _target: cl_GLenum,
     _miplevel: cl_GLint,
     _texture: cl_GLuint,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+) -> CLResult<cl_mem> {
+    not_gl_context(context)
 }
 
-pub(super) unsafe extern "C" fn clCreateFromGLTexture3D(
+#[cl_entry_point]
+fn clCreateFromGLTexture3D(
     context: cl_context,
     _flags: cl_mem_flags,
     _target: cl_GLenum,
     _miplevel: cl_GLint,
     _texture: cl_GLuint,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+) -> CLResult<cl_mem> {
+    not_gl_context(context)
 }
 
-pub(super) unsafe extern "C" fn clCreateFromGLRenderbuffer(
-    context: cl_context,
-    _flags: cl_mem_flags,
-    _renderbuffer: cl_GLuint,
-    errcode_ret: *mut cl_int,
-) -> cl_mem {
-    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+#[cl_entry_point]
+fn clCreateFromGLRenderbuffer(context: cl_context, _flags: cl_mem_flags, _renderbuffer: cl_GLuint) -> CLResult<cl_mem> {
+    not_gl_context(context)
 }
 
-pub(super) unsafe extern "C" fn clGetGLObjectInfo(
+#[cl_entry_point]
+fn clGetGLObjectInfo(
     memobj: cl_mem,
     _gl_object_type: *mut cl_gl_object_type,
     _gl_object_name: *mut cl_GLuint,
-) -> cl_int {
+) -> CLResult<()> {
     // "CL_INVALID_GL_OBJECT if there is no GL object associated with memobj."
-    status(|| from_handle::<Mem>(memobj).and(Err(CL_INVALID_GL_OBJECT)))
+    from_handle::<Mem>(memobj).and(Err(CL_INVALID_GL_OBJECT))
 }
 
-pub(super) unsafe extern "C" fn clGetGLTextureInfo(
+#[cl_entry_point]
+fn clGetGLTextureInfo(
     memobj: cl_mem,
     _param_name: cl_gl_texture_info,
     _size: usize,
     _value: *mut c_void,
     _size_ret: *mut usize,
-) -> cl_int {
-    status(|| from_handle::<Mem>(memobj).and(Err(CL_INVALID_GL_OBJECT)))
+) -> CLResult<()> {
+    from_handle::<Mem>(memobj).and(Err(CL_INVALID_GL_OBJECT))
 }
 
-pub(super) unsafe extern "C" fn clEnqueueAcquireGLObjects(
+#[cl_entry_point]
+fn clEnqueueAcquireGLObjects(
     queue: cl_command_queue,
     _num_objects: cl_uint,
     _mem_objects: *const cl_mem,
     _num_events_in_wait_list: cl_uint,
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
-) -> cl_int {
-    status(|| from_handle::<Queue>(queue).and(Err(CL_INVALID_CONTEXT)))
+) -> CLResult<()> {
+    from_handle::<Queue>(queue).and(Err(CL_INVALID_CONTEXT))
 }
 
-pub(super) unsafe extern "C" fn clEnqueueReleaseGLObjects(
+#[cl_entry_point]
+fn clEnqueueReleaseGLObjects(
     queue: cl_command_queue,
     _num_objects: cl_uint,
     _mem_objects: *const cl_mem,
     _num_events_in_wait_list: cl_uint,
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
-) -> cl_int {
-    status(|| from_handle::<Queue>(queue).and(Err(CL_INVALID_CONTEXT)))
+) -> CLResult<()> {
+    from_handle::<Queue>(queue).and(Err(CL_INVALID_CONTEXT))
 }
 
-pub(super) unsafe extern "C" fn clGetGLContextInfoKHR(
+#[cl_entry_point]
+fn clGetGLContextInfoKHR(
     _properties: *const cl_context_properties,
     _param_name: cl_gl_context_info,
     _size: usize,
     _value: *mut c_void,
     _size_ret: *mut usize,
-) -> cl_int {
+) -> CLResult<()> {
     // "CL_INVALID_OPERATION if ... no GL sharing extension is supported."
-    CL_INVALID_OPERATION
+    Err(CL_INVALID_OPERATION)
 }
 
-pub(super) unsafe extern "C" fn clCreateEventFromGLsyncKHR(
-    context: cl_context,
-    _sync: cl_GLsync,
-    errcode_ret: *mut cl_int,
-) -> cl_event {
-    with_errcode(errcode_ret, null_mut(), || not_gl_context(context))
+#[cl_entry_point]
+fn clCreateEventFromGLsyncKHR(context: cl_context, _sync: cl_GLsync) -> CLResult<cl_event> {
+    not_gl_context(context)
 }
