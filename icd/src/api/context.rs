@@ -7,7 +7,7 @@ use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::device::matches_type;
-use super::icd::{self, from_handle, from_handles, into_handle};
+use super::icd::{self, from_handle, from_handles, into_handle, retain_release};
 use super::util::{properties, property_array, CLResult, Info};
 use crate::core::context::{Context, ContextDestructor, ContextNotify};
 use crate::core::device::Device;
@@ -83,15 +83,7 @@ fn clCreateContextFromType(
     Ok(into_handle(Context::new(vec![Device::get().clone()], props, notify)))
 }
 
-#[cl_entry_point]
-fn clRetainContext(context: cl_context) -> CLResult<()> {
-    icd::retain::<Context>(context)
-}
-
-#[cl_entry_point]
-fn clReleaseContext(context: cl_context) -> CLResult<()> {
-    icd::release::<Context>(context)
-}
+retain_release!(Context, cl_context, clRetainContext, clReleaseContext);
 
 fn context_info(c: &Context, param: cl_context_info) -> CLResult<Info> {
     match param {

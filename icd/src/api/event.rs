@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
-use super::icd::{self, from_handle, into_handle};
+use super::icd::{self, from_handle, into_handle, retain_release};
 use super::util::{slice, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::event::{Event, EventCallback, Stamp};
@@ -115,15 +115,7 @@ fn clGetEventProfilingInfo(
     Info::of(&t)?.write(param_value_size, param_value, param_value_size_ret)
 }
 
-#[cl_entry_point]
-fn clRetainEvent(event: cl_event) -> CLResult<()> {
-    icd::retain::<Event>(event)
-}
-
-#[cl_entry_point]
-fn clReleaseEvent(event: cl_event) -> CLResult<()> {
-    icd::release::<Event>(event)
-}
+retain_release!(Event, cl_event, clRetainEvent, clReleaseEvent);
 
 #[cl_entry_point]
 fn clCreateUserEvent(context: cl_context) -> CLResult<cl_event> {

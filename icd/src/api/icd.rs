@@ -289,6 +289,24 @@ unsafe extern "C" fn get_platform_ids(
     platform::get_platform_ids(num_entries, platforms, num_platforms)
 }
 
+/// `clRetain*` and `clRelease*` of an object family: they change the API reference count
+/// (`core::object::Base`), and a release of the application's last reference detaches
+/// the object from what it was attached to (`ClObject::released`).
+macro_rules! retain_release {
+    ($ty:ty, $handle:ty, $retain:ident, $release:ident) => {
+        #[ferrocl_macros::cl_entry_point]
+        fn $retain(object: $handle) -> $crate::api::util::CLResult<()> {
+            $crate::api::icd::retain::<$ty>(object)
+        }
+
+        #[ferrocl_macros::cl_entry_point]
+        fn $release(object: $handle) -> $crate::api::util::CLResult<()> {
+            $crate::api::icd::release::<$ty>(object)
+        }
+    };
+}
+pub(super) use retain_release;
+
 /// The loader's entry into the driver: the platforms this ICD provides.
 ///
 /// # Safety

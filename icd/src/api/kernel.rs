@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
-use super::icd::{self, from_handle, into_handle};
+use super::icd::{self, from_handle, into_handle, retain_release};
 use super::queue::{begin, submit};
 use super::util::{c_str, slice, write_opt, CLResult, Info};
 use crate::compiler::kernel_info::ArgKind;
@@ -56,15 +56,7 @@ fn clCreateKernelsInProgram(
     Ok(())
 }
 
-#[cl_entry_point]
-fn clRetainKernel(kernel: cl_kernel) -> CLResult<()> {
-    icd::retain::<Kernel>(kernel)
-}
-
-#[cl_entry_point]
-fn clReleaseKernel(kernel: cl_kernel) -> CLResult<()> {
-    icd::release::<Kernel>(kernel)
-}
+retain_release!(Kernel, cl_kernel, clRetainKernel, clReleaseKernel);
 
 #[cl_entry_point]
 fn clCloneKernel(source_kernel: cl_kernel) -> CLResult<cl_kernel> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
-use super::icd::{self, from_handle, into_handle};
+use super::icd::{self, from_handle, into_handle, retain_release};
 use super::util::{properties, property_array, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
@@ -162,15 +162,7 @@ fn clCreateSubBuffer(
     Ok(into_handle(Mem::new_sub_buffer(&parent, flags, region.origin, region.size)))
 }
 
-#[cl_entry_point]
-fn clRetainMemObject(memobj: cl_mem) -> CLResult<()> {
-    icd::retain::<Mem>(memobj)
-}
-
-#[cl_entry_point]
-fn clReleaseMemObject(memobj: cl_mem) -> CLResult<()> {
-    icd::release::<Mem>(memobj)
-}
+retain_release!(Mem, cl_mem, clRetainMemObject, clReleaseMemObject);
 
 fn mem_info(m: &Arc<Mem>, param: cl_mem_info) -> CLResult<Info> {
     match param {

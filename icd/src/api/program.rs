@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
-use super::icd::{self, from_handle, from_handles, into_handle};
+use super::icd::{self, from_handle, from_handles, into_handle, retain_release};
 use super::util::{c_str, slice, with_errcode, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
@@ -137,15 +137,7 @@ fn clCreateProgramWithBuiltInKernels(
     Err(CL_INVALID_VALUE)
 }
 
-#[cl_entry_point]
-fn clRetainProgram(program: cl_program) -> CLResult<()> {
-    icd::retain::<Program>(program)
-}
-
-#[cl_entry_point]
-fn clReleaseProgram(program: cl_program) -> CLResult<()> {
-    icd::release::<Program>(program)
-}
+retain_release!(Program, cl_program, clRetainProgram, clReleaseProgram);
 
 type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
 

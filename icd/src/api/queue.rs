@@ -9,7 +9,7 @@ use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::event::wait_list;
-use super::icd::{self, from_handle, into_handle};
+use super::icd::{self, from_handle, into_handle, retain_release};
 use super::util::{properties, property_array, slice, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
@@ -88,17 +88,9 @@ fn clCreateCommandQueueWithProperties(
     create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()))
 }
 
-#[cl_entry_point]
-fn clRetainCommandQueue(queue: cl_command_queue) -> CLResult<()> {
-    icd::retain::<Queue>(queue)
-}
-
-#[cl_entry_point]
-fn clReleaseCommandQueue(queue: cl_command_queue) -> CLResult<()> {
-    // "clReleaseCommandQueue performs an implicit flush": commands already run on the
-    // queue's thread, which finishes them before it exits.
-    icd::release::<Queue>(queue)
-}
+// "clReleaseCommandQueue performs an implicit flush": commands already run on the
+// queue's thread, which finishes them before it exits.
+retain_release!(Queue, cl_command_queue, clRetainCommandQueue, clReleaseCommandQueue);
 
 fn queue_info(q: &Queue, param: cl_command_queue_info) -> CLResult<Info> {
     match param {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
-use super::icd::{self, from_handle, into_handle};
+use super::icd::{self, from_handle, into_handle, retain_release};
 use super::util::{properties, property_array, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::object::Base;
@@ -67,15 +67,7 @@ fn clCreateSamplerWithProperties(
     create(context, normalized, addressing, filter, props)
 }
 
-#[cl_entry_point]
-fn clRetainSampler(sampler: cl_sampler) -> CLResult<()> {
-    icd::retain::<Sampler>(sampler)
-}
-
-#[cl_entry_point]
-fn clReleaseSampler(sampler: cl_sampler) -> CLResult<()> {
-    icd::release::<Sampler>(sampler)
-}
+retain_release!(Sampler, cl_sampler, clRetainSampler, clReleaseSampler);
 
 fn sampler_info(s: &Arc<Sampler>, param: cl_sampler_info) -> CLResult<Info> {
     match param {
