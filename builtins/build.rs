@@ -86,6 +86,13 @@ fn ptr(space: &'static str, constant: bool, t: Ty) -> Ty {
     Ty::Pointer(Box::new(Ty::Qualified(q, Box::new(t))))
 }
 
+/// The OpenCL C name in a mangled name without its `_Z`: `21async_work_group_copy...`.
+fn opencl_name(mangled: &str) -> Option<&str> {
+    let digits = mangled.find(|c: char| !c.is_ascii_digit())?;
+    let len: usize = mangled[..digits].parse().ok()?;
+    mangled.get(digits..digits + len)
+}
+
 fn main() {
     // (OpenCL C name, mangling code, bytes).
     let scalars: [(&str, &str, usize); 11] = [
@@ -202,9 +209,17 @@ fn main() {
             "wait(wi, count, events)",
         );
     }
+    // The names are the ones kernel-abi lists for the driver (`ASYNC_BUILTINS`): an export
+    // the driver does not know of would not get the work-item context, one it expects
+    // and the archive lacks would fail every link that calls it.
+    let exported: std::collections::BTreeSet<&str> =
+        out.lines().filter_map(|l| l.strip_prefix("#[export_name = \"_Z")).filter_map(opencl_name).collect();
+    let listed: std::collections::BTreeSet<&str> = ferrocl_kernel_abi::ASYNC_BUILTINS.iter().map(|b| b.name).collect();
+    assert_eq!(exported, listed, "the archive's exports and kernel-abi's ASYNC_BUILTINS differ");
     let path = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("async_exports.rs");
     std::fs::write(path, out).unwrap();
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../kernel-abi/src/lib.rs");
 }
 
 #[cfg(test)]

@@ -278,3 +278,65 @@ pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);
 /// `__ferrocl_item_<kernel>`: runs one work-item; used by fibers for kernels with
 /// barriers.
 pub type ItemFn = unsafe extern "C" fn(group: *const Group, args: *const u8, local_id: *const usize);
+
+/// How the driver reaches an async-copy builtin's overloads in the archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsyncReach {
+    /// Called with the work-item context as a hidden last argument, through the inline
+    /// fast path `__ferrocl_fast_<kind>_<l|g>` of `builtins/clc/workitem.c`, which calls
+    /// the archive only when the driver has work to do. `sizes` is the number of size
+    /// arguments after the pointers, `offsets` whether an element offset follows each
+    /// pointer.
+    FastPath { kind: &'static str, sizes: usize, offsets: bool },
+    /// Called with the context as a hidden last argument, straight into the archive
+    /// (`wait_group_events` has fast paths of its own, by the list's address space).
+    Context,
+    /// Called as clang declares it.
+    Plain,
+}
+
+/// One builtin of the async-copy family the archive exports (`builtins/build.rs`
+/// generates every overload and checks its names against this table).
+#[derive(Clone, Copy, Debug)]
+pub struct AsyncBuiltin {
+    /// The OpenCL C name.
+    pub name: &'static str,
+    pub reach: AsyncReach,
+    /// Called by every work-item of a group with the same arguments, it does what one
+    /// call does, so a region of such calls may run for one work-item
+    /// (`compiler/passes/uniform.rs`). Not the wait, which that analysis treats apart.
+    pub once_per_group: bool,
+}
+
+/// The async-copy family: the one list of its names, for the archive's generator, the IR
+/// rewrite and the uniformity analysis.
+pub const ASYNC_BUILTINS: &[AsyncBuiltin] = &[
+    AsyncBuiltin {
+        name: "async_work_group_copy",
+        reach: AsyncReach::FastPath { kind: "copy", sizes: 1, offsets: false },
+        once_per_group: true,
+    },
+    AsyncBuiltin {
+        name: "async_work_group_strided_copy",
+        reach: AsyncReach::FastPath { kind: "strided", sizes: 2, offsets: false },
+        once_per_group: true,
+    },
+    AsyncBuiltin {
+        name: "async_work_group_copy_2D2D",
+        reach: AsyncReach::FastPath { kind: "2d", sizes: 5, offsets: true },
+        once_per_group: true,
+    },
+    AsyncBuiltin {
+        name: "async_work_group_copy_3D3D",
+        reach: AsyncReach::FastPath { kind: "3d", sizes: 8, offsets: true },
+        once_per_group: true,
+    },
+    AsyncBuiltin { name: "async_work_group_copy_fence", reach: AsyncReach::Context, once_per_group: true },
+    AsyncBuiltin { name: "wait_group_events", reach: AsyncReach::Context, once_per_group: false },
+    AsyncBuiltin { name: "prefetch", reach: AsyncReach::Plain, once_per_group: true },
+];
+
+/// The async-copy builtin of an OpenCL C name.
+pub fn async_builtin(name: &str) -> Option<&'static AsyncBuiltin> {
+    ASYNC_BUILTINS.iter().find(|b| b.name == name)
+}

@@ -29,6 +29,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::compiler::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
+use ferrocl_kernel_abi::{async_builtin, AsyncReach};
 use ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
 use ir_type::{IrType, TypeTable};
 use launcher::CTX;
@@ -63,18 +64,10 @@ const QUERIES: &[(&str, &str, &str)] = &[
     ("_Z17sub_group_barrierj12memory_scope", "__ferrocl_barrier_scope", "void (i32, i32, ptr)"),
 ];
 
-/// Builtins that take the work-item context as a hidden last argument, like the
-/// queries: the archive's async copies (builtins/src/async_copies.rs), by OpenCL C name.
-const CONTEXT_BUILTINS: &[&str] = &[
-    "async_work_group_copy",
-    "async_work_group_strided_copy",
-    "async_work_group_copy_2D2D",
-    "async_work_group_copy_3D3D",
-    "async_work_group_copy_fence",
-    "wait_group_events",
-    // Where a generic pointer points: the address tells (builtins/clc/workitem.c).
-    "get_fence",
-];
+/// Library builtins besides the async copies (kernel-abi `ASYNC_BUILTINS`) that take the
+/// work-item context as a hidden last argument, by OpenCL C name: where a generic pointer
+/// points, which the address tells (builtins/clc/workitem.c).
+const CONTEXT_BUILTINS: &[&str] = &["get_fence"];
 
 /// What clang calls for `to_global`, `to_local` and `to_private` (unmangled), which
 /// take the context too.
@@ -86,7 +79,9 @@ fn takes_context_by_name(mangled: &str) -> bool {
     CONTEXT_FUNCTIONS.contains(&mangled)
         || mangled.starts_with("__ferrocl_wg_")
         || mangled.starts_with(collectives::SUB_GROUP_HELPERS)
-        || opencl_name(mangled).is_some_and(|n| CONTEXT_BUILTINS.contains(&n))
+        || opencl_name(mangled).is_some_and(|n| {
+            CONTEXT_BUILTINS.contains(&n) || async_builtin(n).is_some_and(|b| b.reach != AsyncReach::Plain)
+        })
 }
 
 /// Whether a builtin makes the work-items of a group wait for each other: kernels
@@ -432,13 +427,8 @@ fn fast_path(mangled: &str, immediate: bool) -> Option<(String, String, String)>
             format!("ptr @{mangled}, "),
         ));
     }
-    // (helper, sizes after the pointers, offsets follow each pointer)
-    let (kind, sizes, offsets) = match name {
-        "async_work_group_copy" => ("copy", 1, false),
-        "async_work_group_strided_copy" => ("strided", 2, false),
-        "async_work_group_copy_2D2D" => ("2d", 5, true),
-        "async_work_group_copy_3D3D" => ("3d", 8, true),
-        _ => return None,
+    let AsyncReach::FastPath { kind, sizes, offsets } = async_builtin(name)?.reach else {
+        return None;
     };
     let (dir, dst, src) = if params.starts_with("PU7CLlocal") {
         ("l", "ptr addrspace(3)", "ptr addrspace(1)")

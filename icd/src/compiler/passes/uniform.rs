@@ -42,17 +42,6 @@ const ITEM_QUERIES: &[&str] = &[
     "__ferrocl_get_global_linear_id",
 ];
 
-/// Group-wide builtins (by OpenCL C name) that behave the same called once with the
-/// arguments every work-item would pass.
-const GROUP_CALLS: &[&str] = &[
-    "async_work_group_copy",
-    "async_work_group_strided_copy",
-    "async_work_group_copy_2D2D",
-    "async_work_group_copy_3D3D",
-    "async_work_group_copy_fence",
-    "prefetch",
-];
-
 const WAIT: &str = "wait_group_events";
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -78,7 +67,9 @@ fn classify(name: &str) -> Callee {
     } else {
         match opencl_name(name) {
             Some(WAIT) => Callee::Wait,
-            Some(n) if GROUP_CALLS.contains(&n) => Callee::Group,
+            // Group-wide builtins that behave the same called once with the arguments
+            // every work-item would pass.
+            Some(n) if ferrocl_kernel_abi::async_builtin(n).is_some_and(|b| b.once_per_group) => Callee::Group,
             _ => Callee::Unknown,
         }
     }
