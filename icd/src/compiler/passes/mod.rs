@@ -21,6 +21,7 @@ mod division;
 pub(crate) mod ir_text;
 pub(crate) mod ir_type;
 pub(crate) mod launcher;
+pub(crate) mod queries;
 pub(crate) mod regions;
 mod tls;
 mod uniform;
@@ -34,35 +35,6 @@ use ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top,
 use ir_type::{IrType, TypeTable};
 use launcher::CTX;
 use regions::Sync;
-
-/// Builtins that read the work-item context: clang's mangled name, our implementation
-/// (which takes the context as an extra last argument), and its IR declaration.
-const QUERIES: &[(&str, &str, &str)] = &[
-    ("_Z12get_work_dimv", "__ferrocl_get_work_dim", "i32 (ptr)"),
-    ("_Z15get_global_sizej", "__ferrocl_get_global_size", "i64 (i32, ptr)"),
-    ("_Z13get_global_idj", "__ferrocl_get_global_id", "i64 (i32, ptr)"),
-    ("_Z14get_local_sizej", "__ferrocl_get_local_size", "i64 (i32, ptr)"),
-    ("_Z23get_enqueued_local_sizej", "__ferrocl_get_enqueued_local_size", "i64 (i32, ptr)"),
-    ("_Z12get_local_idj", "__ferrocl_get_local_id", "i64 (i32, ptr)"),
-    ("_Z14get_num_groupsj", "__ferrocl_get_num_groups", "i64 (i32, ptr)"),
-    ("_Z12get_group_idj", "__ferrocl_get_group_id", "i64 (i32, ptr)"),
-    ("_Z17get_global_offsetj", "__ferrocl_get_global_offset", "i64 (i32, ptr)"),
-    ("_Z20get_global_linear_idv", "__ferrocl_get_global_linear_id", "i64 (ptr)"),
-    ("_Z19get_local_linear_idv", "__ferrocl_get_local_linear_id", "i64 (ptr)"),
-    // A sub-group is the whole work-group (builtins/clc/workitem.c).
-    ("_Z18get_sub_group_sizev", "__ferrocl_get_sub_group_size", "i32 (ptr)"),
-    ("_Z22get_max_sub_group_sizev", "__ferrocl_get_max_sub_group_size", "i32 (ptr)"),
-    ("_Z18get_num_sub_groupsv", "__ferrocl_get_num_sub_groups", "i32 (ptr)"),
-    ("_Z27get_enqueued_num_sub_groupsv", "__ferrocl_get_num_sub_groups", "i32 (ptr)"),
-    ("_Z16get_sub_group_idv", "__ferrocl_get_sub_group_id", "i32 (ptr)"),
-    ("_Z22get_sub_group_local_idv", "__ferrocl_get_sub_group_local_id", "i32 (ptr)"),
-    // Barriers reach the driver through the group in the context, with no TLS lookup.
-    ("_Z7barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
-    ("_Z18work_group_barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
-    ("_Z18work_group_barrierj12memory_scope", "__ferrocl_barrier_scope", "void (i32, i32, ptr)"),
-    ("_Z17sub_group_barrierj", "__ferrocl_barrier", "void (i32, ptr)"),
-    ("_Z17sub_group_barrierj12memory_scope", "__ferrocl_barrier_scope", "void (i32, i32, ptr)"),
-];
 
 /// Library builtins besides the async copies (kernel-abi `ASYNC_BUILTINS`) that take the
 /// work-item context as a hidden last argument, by OpenCL C name: where a generic pointer
@@ -219,7 +191,8 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
 
     // Functions that need the context: callers of queries and of the archive's builtins
     // that take it, then their callers.
-    let queries: HashMap<&str, (&str, &str)> = QUERIES.iter().map(|&(m, f, r)| (m, (f, r))).collect();
+    let queries: HashMap<&str, (&str, &str)> =
+        queries::QUERIES.iter().map(|q| (q.mangled, (q.ours, q.signature))).collect();
     let takes_context = |name: &str| !defined.contains(name) && takes_context_by_name(name);
     let needs = needing_context(&funcs, &callees, &queries, &takes_context);
 
@@ -656,7 +629,7 @@ fn kernel_info(
         || reaches(&name, callees, &needs_group)
     {
         GroupUse::Whole
-    } else if reaches(&name, callees, &|g| is_query(g, GROUP_ID_QUERIES)) {
+    } else if reaches(&name, callees, &|g| queries::by_mangled(g).is_some_and(|q| q.answer.group_ids())) {
         GroupUse::Ids
     } else {
         GroupUse::Blind
@@ -725,33 +698,11 @@ fn is_sub_group_function(opencl_name: &str) -> bool {
     opencl_name.starts_with("sub_group_") || opencl_name.contains("_sub_group")
 }
 
-/// The work-item queries whose answers do not depend on how the range is cut into
-/// groups.
-const GROUP_BLIND_QUERIES: &[&str] =
-    &["get_work_dim", "get_global_size", "get_global_id", "get_global_offset", "get_global_linear_id"];
-
-/// The work-item queries of a group's ids and sizes, which the launcher of a kernel
-/// that runs several groups per call (`GroupUse::Ids`) sets group by group.
-const GROUP_ID_QUERIES: &[&str] = &[
-    "get_local_id",
-    "get_group_id",
-    "get_local_size",
-    "get_enqueued_local_size",
-    "get_num_groups",
-    "get_local_linear_id",
-];
-
-/// Whether `mangled` is one of the work-item queries named in `names`.
-fn is_query(mangled: &str, names: &[&str]) -> bool {
-    QUERIES.iter().any(|(q, _, _)| *q == mangled) && opencl_name(mangled).is_some_and(|n| names.contains(&n))
-}
-
 /// Whether a call needs its work-group run as a whole: a work-item query other than of
 /// ids and sizes, a builtin that takes the context (async copies, collectives' helpers,
 /// address space tests), a synchronising or a sub-group builtin.
 fn needs_group(mangled: &str) -> bool {
-    let query = QUERIES.iter().any(|(q, _, _)| *q == mangled);
-    (query && !is_query(mangled, GROUP_BLIND_QUERIES) && !is_query(mangled, GROUP_ID_QUERIES))
+    queries::by_mangled(mangled).is_some_and(|q| !q.answer.group_blind() && !q.answer.group_ids())
         || takes_context_by_name(mangled)
         || synchronises(mangled)
         || opencl_name(mangled).is_some_and(is_sub_group_function)

@@ -22,25 +22,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ir_text::{callees_in, def_of, locals_in, matching_paren, opencl_name, split_top, Alloca, Piece, PURE};
-
-/// Queries whose result is the same for every work-item of a group.
-const GROUP_QUERIES: &[&str] = &[
-    "__ferrocl_get_group_id",
-    "__ferrocl_get_local_size",
-    "__ferrocl_get_enqueued_local_size",
-    "__ferrocl_get_global_size",
-    "__ferrocl_get_num_groups",
-    "__ferrocl_get_work_dim",
-    "__ferrocl_get_global_offset",
-];
-
-/// Work-item queries: allowed in an invariant region, but their results vary.
-const ITEM_QUERIES: &[&str] = &[
-    "__ferrocl_get_local_id",
-    "__ferrocl_get_global_id",
-    "__ferrocl_get_local_linear_id",
-    "__ferrocl_get_global_linear_id",
-];
+use super::queries::Answer;
 
 const WAIT: &str = "wait_group_events";
 
@@ -58,9 +40,10 @@ enum Callee {
 }
 
 fn classify(name: &str) -> Callee {
-    if GROUP_QUERIES.contains(&name) {
+    let answer = super::queries::answer_of_ours(name);
+    if matches!(answer, Some(Answer::Range | Answer::Group)) {
         Callee::Group
-    } else if ITEM_QUERIES.contains(&name) {
+    } else if matches!(answer, Some(Answer::GlobalItem | Answer::Item)) {
         Callee::Item
     } else if name.starts_with("llvm.memcpy.") {
         Callee::Memcpy

@@ -223,16 +223,6 @@ fn promote_printf_arguments(line: &str, out: &mut String, n: &mut usize) -> Stri
 /// (1 for sizes, 0 for ids): the `extractelement` becomes the query with that index.
 fn queries_by_index(text: &str) -> String {
     use std::collections::HashMap;
-    const QUERIES: &[&str] = &[
-        "_Z13get_global_idj",
-        "_Z15get_global_sizej",
-        "_Z12get_local_idj",
-        "_Z14get_local_sizej",
-        "_Z14get_num_groupsj",
-        "_Z12get_group_idj",
-        "_Z17get_global_offsetj",
-        "_Z23get_enqueued_local_sizej",
-    ];
     // Values that are a query's answer, and vectors built only of one query's answers.
     let (mut answers, mut vectors): (HashMap<String, &str>, HashMap<String, &str>) = Default::default();
     let mut out = String::with_capacity(text.len());
@@ -243,7 +233,8 @@ fn queries_by_index(text: &str) -> String {
             continue;
         };
         let rhs = rhs.trim_start_matches("tail ");
-        if let Some(q) = QUERIES.iter().find(|q| rhs.starts_with(&format!("call i64 @{q}(i32 "))) {
+        let mut dimensioned = super::passes::queries::by_dimension().map(|q| q.mangled);
+        if let Some(q) = dimensioned.find(|q| rhs.starts_with(&format!("call i64 @{q}(i32 "))) {
             answers.insert(name.to_string(), q);
         } else if let Some(rest) = rhs.strip_prefix("insertelement <3 x i64> ") {
             // insertelement <3 x i64> <undef|poison|%v>, i64 %x, i32 k
