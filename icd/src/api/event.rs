@@ -40,16 +40,22 @@ pub(crate) unsafe fn wait_list(
     Ok(events)
 }
 
-#[cl_entry_point]
-fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> CLResult<()> {
-    // "CL_INVALID_VALUE if num_events is zero or event_list is NULL."
-    if num_events == 0 || event_list.is_null() {
+/// The events of `clWaitForEvents` and `clEnqueueWaitForEvents`: "CL_INVALID_VALUE if
+/// num_events is zero or event_list is NULL", `CL_INVALID_EVENT` for a handle that is
+/// not an event.
+///
+/// # Safety
+/// `list` is null or points at `num` event handles.
+pub(crate) unsafe fn event_list_of(num: cl_uint, list: *const cl_event) -> CLResult<Vec<Arc<Event>>> {
+    if num == 0 || list.is_null() {
         return Err(CL_INVALID_VALUE);
     }
-    let events = slice(event_list, num_events as usize)
-        .iter()
-        .map(|&e| from_handle::<Event>(e))
-        .collect::<CLResult<Vec<_>>>()?;
+    slice(list, num as usize).iter().map(|&e| from_handle::<Event>(e)).collect()
+}
+
+#[cl_entry_point]
+fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> CLResult<()> {
+    let events = event_list_of(num_events, event_list)?;
     // "CL_INVALID_CONTEXT if events specified in event_list do not belong to the
     // same context."
     if events.iter().any(|e| !Arc::ptr_eq(&e.context, &events[0].context)) {

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
-use super::event::wait_list;
+use super::event::{event_list_of, wait_list};
 use super::icd::{self, from_handle, into_handle, retain_release};
-use super::util::{properties, property_array, slice, write_opt, CLResult, Info};
+use super::util::{properties, property_array, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::event::Event;
@@ -251,14 +251,7 @@ fn clEnqueueBarrier(queue: cl_command_queue) -> CLResult<()> {
 #[cl_entry_point]
 fn clEnqueueWaitForEvents(queue: cl_command_queue, num_events: cl_uint, event_list: *const cl_event) -> CLResult<()> {
     let q = from_handle::<Queue>(queue)?;
-    // "CL_INVALID_VALUE if num_events is zero or event_list is NULL."
-    if num_events == 0 || event_list.is_null() {
-        return Err(CL_INVALID_VALUE);
-    }
-    let events = slice(event_list, num_events as usize)
-        .iter()
-        .map(|&e| from_handle::<Event>(e))
-        .collect::<CLResult<Vec<_>>>()?;
+    let events = event_list_of(num_events, event_list)?;
     if events.iter().any(|e| !Arc::ptr_eq(&e.context, &q.context)) {
         return Err(CL_INVALID_CONTEXT);
     }
