@@ -1,96 +1,17 @@
 //! Generates the async-copy builtins' exports: one `extern "C"` function per overload,
 //! exported under the name clang mangles a call to it with (Itanium C++ ABI as clang
 //! applies it to OpenCL C: address spaces are vendor qualifiers `U7CLlocal`, vectors
-//! `Dv4_f`, half `Dh`, `event_t` the class `ocl_event`). Each export only passes its
+//! `Dv4_f`, half `Dh`, `event_t` the class `ocl_event`; kernel-abi's `mangle`). Each export only passes its
 //! element size and copy direction to one generic function in `src/async_copies.rs`.
 //! `cts-runner/tests/api/archive.rs` compares the archive's names with clang's.
 
 use std::fmt::Write;
 
-/// A parameter type, as far as the async builtins need.
-#[derive(Clone, PartialEq)]
-enum Ty {
-    /// Builtin type code (`f`, `Dh`, `m`, `v`, ...): never substituted.
-    Builtin(&'static str),
-    Vector(u32, Box<Ty>),
-    /// Vendor and CV qualifiers in mangling order, then the type.
-    Qualified(Vec<&'static str>, Box<Ty>),
-    Pointer(Box<Ty>),
-    /// A class type named in the source (`ocl_event`).
-    Named(&'static str),
-}
+use ferrocl_kernel_abi::mangle::{function, opencl_name, Ty, GENERIC, GLOBAL, LOCAL, PRIVATE};
 
-/// Mangles one function's parameters, keeping the substitution table (`S_`, `S0_`, ...)
-/// that Itanium builds as it goes: every non-builtin type, added after its parts.
-#[derive(Default)]
-struct Mangler {
-    seen: Vec<String>,
-}
-
-impl Mangler {
-    fn canonical(t: &Ty) -> String {
-        match t {
-            Ty::Builtin(c) => c.to_string(),
-            Ty::Vector(n, e) => format!("Dv{n}_{}", Self::canonical(e)),
-            Ty::Qualified(q, e) => format!("{}{}", q.concat(), Self::canonical(e)),
-            Ty::Pointer(e) => format!("P{}", Self::canonical(e)),
-            Ty::Named(n) => format!("{}{n}", n.len()),
-        }
-    }
-
-    fn mangle(&mut self, t: &Ty) -> String {
-        if let Ty::Builtin(c) = t {
-            return c.to_string();
-        }
-        let key = Self::canonical(t);
-        if let Some(i) = self.seen.iter().position(|s| *s == key) {
-            return if i == 0 { "S_".into() } else { format!("S{}_", base36(i - 1)) };
-        }
-        let out = match t {
-            Ty::Builtin(_) => unreachable!(),
-            Ty::Vector(n, e) => format!("Dv{n}_{}", self.mangle(e)),
-            Ty::Qualified(q, e) => format!("{}{}", q.concat(), self.mangle(e)),
-            Ty::Pointer(e) => format!("P{}", self.mangle(e)),
-            Ty::Named(_) => key.clone(),
-        };
-        self.seen.push(key);
-        out
-    }
-}
-
-fn base36(mut n: usize) -> String {
-    let digits = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let mut out = Vec::new();
-    loop {
-        out.push(digits[n % 36]);
-        n /= 36;
-        if n == 0 {
-            break;
-        }
-    }
-    out.reverse();
-    String::from_utf8(out).unwrap()
-}
-
-fn function(name: &str, params: &[Ty]) -> String {
-    let mut m = Mangler::default();
-    let args: String = params.iter().map(|p| m.mangle(p)).collect();
-    format!("_Z{}{name}{args}", name.len())
-}
-
-const LOCAL: &str = "U7CLlocal";
-const GLOBAL: &str = "U8CLglobal";
-
-fn ptr(space: &'static str, constant: bool, t: Ty) -> Ty {
-    let q = if constant { vec![space, "K"] } else { vec![space] };
-    Ty::Pointer(Box::new(Ty::Qualified(q, Box::new(t))))
-}
-
-/// The OpenCL C name in a mangled name without its `_Z`: `21async_work_group_copy...`.
-fn opencl_name(mangled: &str) -> Option<&str> {
-    let digits = mangled.find(|c: char| !c.is_ascii_digit())?;
-    let len: usize = mangled[..digits].parse().ok()?;
-    mangled.get(digits..digits + len)
+/// A pointer to `to` in `space`, const where it is the source.
+fn ptr<'a>(space: &'a str, constant: bool, to: &'a Ty<'a>) -> Ty<'a> {
+    Ty::Pointer { space: Some(space), constant, to }
 }
 
 fn main() {
@@ -120,23 +41,24 @@ fn main() {
     };
     for (name, code, bytes) in scalars {
         for width in [1u32, 2, 3, 4, 8, 16] {
-            let elem_ty = if width == 1 { Ty::Builtin(code) } else { Ty::Vector(width, Box::new(Ty::Builtin(code))) };
+            let scalar = Ty::Builtin(code);
+            let elem_ty = if width == 1 { scalar } else { Ty::Vector(width, &scalar) };
             let type_name = if width == 1 { name.to_string() } else { format!("{name}{width}") };
             // 3-component vectors occupy 4 components in memory (6.1.5).
             let elem = bytes * if width == 3 { 4 } else { width as usize };
             for (to_local, dst, src) in [(true, LOCAL, GLOBAL), (false, GLOBAL, LOCAL)] {
                 let dir = if to_local { "to_local" } else { "to_global" };
-                let (d, s) = (ptr(dst, false, elem_ty.clone()), ptr(src, true, elem_ty.clone()));
+                let (d, s) = (ptr(dst, false, &elem_ty), ptr(src, true, &elem_ty));
                 emit(
                     &format!("copy_{type_name}_{dir}"),
-                    function("async_work_group_copy", &[d.clone(), s.clone(), size.clone(), event.clone()]),
+                    function("async_work_group_copy", &[d, s, size, event]),
                     "dst: usize, src: usize, n: usize, event: usize, wi: *const WorkItem",
                     " -> usize",
                     &format!("contiguous(wi, dst, src, {elem}, n, {to_local}, event)"),
                 );
                 emit(
                     &format!("strided_{type_name}_{dir}"),
-                    function("async_work_group_strided_copy", &[d, s, size.clone(), size.clone(), event.clone()]),
+                    function("async_work_group_strided_copy", &[d, s, size, size, event]),
                     "dst: usize, src: usize, n: usize, stride: usize, event: usize, wi: *const WorkItem",
                     " -> usize",
                     &format!("strided(wi, dst, src, {elem}, n, stride, {to_local}, event)"),
@@ -144,7 +66,7 @@ fn main() {
             }
             emit(
                 &format!("prefetch_{type_name}"),
-                function("prefetch", &[ptr(GLOBAL, true, elem_ty.clone()), size.clone()]),
+                function("prefetch", &[ptr(GLOBAL, true, &elem_ty), size]),
                 "p: usize, n: usize",
                 "",
                 &format!("prefetch(p, {elem}, n)"),
@@ -154,10 +76,10 @@ fn main() {
     let void = Ty::Builtin("v");
     for (to_local, dst, src) in [(true, LOCAL, GLOBAL), (false, GLOBAL, LOCAL)] {
         let dir = if to_local { "to_local" } else { "to_global" };
-        let (d, s) = (ptr(dst, false, void.clone()), ptr(src, true, void.clone()));
-        let mut p2 = vec![d.clone(), size.clone(), s.clone()];
-        p2.extend(std::iter::repeat(size.clone()).take(6));
-        p2.push(event.clone());
+        let (d, s) = (ptr(dst, false, &void), ptr(src, true, &void));
+        let mut p2 = vec![d, size, s];
+        p2.extend(std::iter::repeat(size).take(6));
+        p2.push(event);
         emit(
             &format!("copy_2d2d_{dir}"),
             function("async_work_group_copy_2D2D", &p2),
@@ -169,9 +91,9 @@ fn main() {
                  dst_line, 0, {to_local}, event)"
             ),
         );
-        let mut p3 = vec![d, size.clone(), s];
-        p3.extend(std::iter::repeat(size.clone()).take(9));
-        p3.push(event.clone());
+        let mut p3 = vec![d, size, s];
+        p3.extend(std::iter::repeat(size).take(9));
+        p3.push(event);
         emit(
             &format!("copy_3d3d_{dir}"),
             function("async_work_group_copy_3D3D", &p3),
@@ -194,12 +116,10 @@ fn main() {
     );
     // clang 19 declares the event list generic in every OpenCL C version; older clangs
     // declare it private in OpenCL C 1.2 (plain, or with the explicit qualifier).
-    for (rust, space) in
-        [("generic", Some("U9CLgeneric")), ("private", None), ("private_qualified", Some("U9CLprivate"))]
-    {
+    for (rust, space) in [("generic", Some(GENERIC)), ("private", None), ("private_qualified", Some(PRIVATE))] {
         let list = match space {
-            Some(q) => Ty::Pointer(Box::new(Ty::Qualified(vec![q], Box::new(event.clone())))),
-            None => Ty::Pointer(Box::new(event.clone())),
+            Some(q) => ptr(q, false, &event),
+            None => Ty::Pointer { space: None, constant: false, to: &event },
         };
         emit(
             &format!("wait_{rust}"),
@@ -213,31 +133,11 @@ fn main() {
     // the driver does not know of would not get the work-item context, one it expects
     // and the archive lacks would fail every link that calls it.
     let exported: std::collections::BTreeSet<&str> =
-        out.lines().filter_map(|l| l.strip_prefix("#[export_name = \"_Z")).filter_map(opencl_name).collect();
+        out.lines().filter_map(|l| l.strip_prefix("#[export_name = \"")).filter_map(opencl_name).collect();
     let listed: std::collections::BTreeSet<&str> = ferrocl_kernel_abi::ASYNC_BUILTINS.iter().map(|b| b.name).collect();
     assert_eq!(exported, listed, "the archive's exports and kernel-abi's ASYNC_BUILTINS differ");
     let path = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("async_exports.rs");
     std::fs::write(path, out).unwrap();
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../kernel-abi/src/lib.rs");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn substitutions_follow_clang() {
-        let f4 = Ty::Vector(4, Box::new(Ty::Builtin("f")));
-        let event = Ty::Named("ocl_event");
-        assert_eq!(
-            function(
-                "async_work_group_copy",
-                &[ptr(LOCAL, false, f4.clone()), ptr(GLOBAL, true, f4), Ty::Builtin("m"), event]
-            ),
-            "_Z21async_work_group_copyPU7CLlocalDv4_fPU8CLglobalKS_m9ocl_event"
-        );
-        assert_eq!(base36(0), "0");
-        assert_eq!(base36(37), "11");
-    }
+    println!("cargo:rerun-if-changed=../kernel-abi/src");
 }

@@ -30,23 +30,23 @@ INLINE void ctx_init(ferrocl_ctx *c, const ferrocl_group *g) {
 
 /* Queries: the OpenCL functions with the context as a trailing argument. Out-of-range
  * dimensions return the values the spec gives for them. */
-QUERY unsigned __ferrocl_get_work_dim(const ferrocl_ctx *c) { return c->dim; }
-QUERY size_t __ferrocl_get_global_size(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->gsz[d] : 1; }
-QUERY size_t __ferrocl_get_global_id(unsigned d, const ferrocl_ctx *c) {
+CONTEXT_FN(unsigned, get_work_dim, const ferrocl_ctx *c) { return c->dim; }
+CONTEXT_FN(size_t, get_global_size, unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->gsz[d] : 1; }
+CONTEXT_FN(size_t, get_global_id, unsigned d, const ferrocl_ctx *c) {
     return d < 3 ? c->gid[d] * c->elsz[d] + c->lid[d] + c->off[d] : 0;
 }
-QUERY size_t __ferrocl_get_local_size(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->lsz[d] : 1; }
-QUERY size_t __ferrocl_get_enqueued_local_size(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->elsz[d] : 1; }
-QUERY size_t __ferrocl_get_local_id(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->lid[d] : 0; }
-QUERY size_t __ferrocl_get_num_groups(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->ngr[d] : 1; }
-QUERY size_t __ferrocl_get_group_id(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->gid[d] : 0; }
-QUERY size_t __ferrocl_get_global_offset(unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->off[d] : 0; }
-QUERY size_t __ferrocl_get_global_linear_id(const ferrocl_ctx *c) {
+CONTEXT_FN(size_t, get_local_size, unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->lsz[d] : 1; }
+CONTEXT_FN(size_t, get_enqueued_local_size, unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->elsz[d] : 1; }
+CONTEXT_FN(size_t, get_local_id, unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->lid[d] : 0; }
+CONTEXT_FN(size_t, get_num_groups, unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->ngr[d] : 1; }
+CONTEXT_FN(size_t, get_group_id, unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->gid[d] : 0; }
+CONTEXT_FN(size_t, get_global_offset, unsigned d, const ferrocl_ctx *c) { return d < 3 ? c->off[d] : 0; }
+CONTEXT_FN(size_t, get_global_linear_id, const ferrocl_ctx *c) {
     size_t id[3];
     for (int d = 0; d < 3; d++) id[d] = c->gid[d] * c->elsz[d] + c->lid[d];
     return (id[2] * c->gsz[1] + id[1]) * c->gsz[0] + id[0];
 }
-QUERY size_t __ferrocl_get_local_linear_id(const ferrocl_ctx *c) {
+CONTEXT_FN(size_t, get_local_linear_id, const ferrocl_ctx *c) {
     return (c->lid[2] * c->lsz[1] + c->lid[1]) * c->lsz[0] + c->lid[0];
 }
 /* Sub-groups: a sub-group is the whole work-group, one per group. Work-items run one
@@ -55,21 +55,23 @@ QUERY size_t __ferrocl_get_local_linear_id(const ferrocl_ctx *c) {
  * functions exactly the work-group ones, and its sub-groups trivially make independent
  * forward progress (cl_khr_subgroups requires it; one work-item per sub-group could not
  * let a work-item spin-wait on a later one). */
-QUERY unsigned __ferrocl_get_sub_group_size(const ferrocl_ctx *c) { return (unsigned)(c->lsz[0] * c->lsz[1] * c->lsz[2]); }
-QUERY unsigned __ferrocl_get_max_sub_group_size(const ferrocl_ctx *c) {
+CONTEXT_FN(unsigned, get_sub_group_size, const ferrocl_ctx *c) { return (unsigned)(c->lsz[0] * c->lsz[1] * c->lsz[2]); }
+CONTEXT_FN(unsigned, get_max_sub_group_size, const ferrocl_ctx *c) {
     return (unsigned)(c->elsz[0] * c->elsz[1] * c->elsz[2]);
 }
-QUERY unsigned __ferrocl_get_num_sub_groups(const ferrocl_ctx *c) {
+CONTEXT_FN(unsigned, get_num_sub_groups, const ferrocl_ctx *c) {
     (void)c;
     return 1;
 }
-QUERY unsigned __ferrocl_get_sub_group_id(const ferrocl_ctx *c) {
+CONTEXT_FN(unsigned, get_enqueued_num_sub_groups, const ferrocl_ctx *c) {
+    (void)c;
+    return 1;
+}
+CONTEXT_FN(unsigned, get_sub_group_id, const ferrocl_ctx *c) {
     (void)c;
     return 0;
 }
-QUERY unsigned __ferrocl_get_sub_group_local_id(const ferrocl_ctx *c) {
-    return (unsigned)__ferrocl_get_local_linear_id(c);
-}
+CONTEXT_FN(unsigned, get_sub_group_local_id, const ferrocl_ctx *c) { return (unsigned)ferrocl_get_local_linear_id(c); }
 
 /* For the item loops the driver generates per kernel (icd/src/compiler/passes/launcher.rs):
  * the context of a group, the loop bounds, the running work-item's id, and the frame
@@ -122,19 +124,32 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
     c.lid[0] = lid[0];
     c.lid[1] = lid[1];
     c.lid[2] = lid[2];
-    c.item = __ferrocl_get_local_linear_id(&c);
+    c.item = ferrocl_get_local_linear_id(&c);
     /* A fiber's private variables lie below this frame, on its own stack. */
     c.stack_top = __builtin_frame_address(0);
     item(args, &c);
 }
 
-/* barrier(flags), work_group_barrier(flags[, scope]) (the IR rewrite passes the
- * context): every work-item of the group must arrive before any continues. Fibers
- * share one OS thread, so memory is coherent between them; the driver switches to the
- * next work-item. */
-QUERY void __ferrocl_barrier(unsigned flags, const ferrocl_ctx *c) {
+/* barrier(flags), work_group_barrier(flags[, scope]), sub_group_barrier (the same: a
+ * sub-group is the group): every work-item of the group must arrive before any
+ * continues. Fibers share one OS thread, so memory is coherent between them; the driver
+ * switches to the next work-item. */
+INLINE void group_barrier(const ferrocl_ctx *c) { c->group->services->barrier(c->group); }
+#define BARRIER(NAME) \
+    CONTEXT_FN(void, NAME, unsigned flags, const ferrocl_ctx *c) { \
+        (void)flags; \
+        group_barrier(c); \
+    } \
+    CONTEXT_FN(void, NAME##_scope, unsigned flags, int scope, const ferrocl_ctx *c) { \
+        (void)flags; \
+        (void)scope; \
+        group_barrier(c); \
+    }
+BARRIER(work_group_barrier)
+BARRIER(sub_group_barrier)
+CONTEXT_FN(void, barrier, unsigned flags, const ferrocl_ctx *c) {
     (void)flags;
-    c->group->services->barrier(c->group);
+    group_barrier(c);
 }
 
 /* Unsigned division and remainder by a divisor known only at run time (a size query, a
@@ -313,10 +328,6 @@ QUERY void __ferrocl_group_settle(const ferrocl_group *g) {
     if (!log || (!log->slow && !log->waited && !log->settle)) return;
     g->services->settle(g);
 }
-QUERY void __ferrocl_barrier_scope(unsigned flags, int scope, const ferrocl_ctx *c) {
-    (void)scope;
-    __ferrocl_barrier(flags, c);
-}
 
 /* atomic_work_item_fence(flags, order, scope) (OpenCL C 2.0+): as mem_fence. The enums
  * carry OpenCL C's names so the function mangles as the kernels' calls do. */
@@ -366,25 +377,19 @@ INLINE int is_local(const AS(4) void *p, const ferrocl_ctx *c) {
     return (a >= g->local_begin && a < g->local_end) || __ferrocl_static_local(p);
 }
 
-QUERY AS(1) void *ferrocl_to_global(AS(4) void *p, const ferrocl_ctx *c) __asm__("__to_global");
-QUERY AS(1) void *ferrocl_to_global(AS(4) void *p, const ferrocl_ctx *c) {
+CONTEXT_FN(AS(1) void *, to_global, AS(4) void *p, const ferrocl_ctx *c) {
     return p && !is_private(p, c) && !is_local(p, c) ? (AS(1) void *)p : 0;
 }
-QUERY AS(3) void *ferrocl_to_local(AS(4) void *p, const ferrocl_ctx *c) __asm__("__to_local");
-QUERY AS(3) void *ferrocl_to_local(AS(4) void *p, const ferrocl_ctx *c) {
+CONTEXT_FN(AS(3) void *, to_local, AS(4) void *p, const ferrocl_ctx *c) {
     return p && is_local(p, c) ? (AS(3) void *)p : 0;
 }
-QUERY void *ferrocl_to_private(AS(4) void *p, const ferrocl_ctx *c) __asm__("__to_private");
-QUERY void *ferrocl_to_private(AS(4) void *p, const ferrocl_ctx *c) {
-    return p && is_private(p, c) ? (void *)p : 0;
-}
+CONTEXT_FN(void *, to_private, AS(4) void *p, const ferrocl_ctx *c) { return p && is_private(p, c) ? (void *)p : 0; }
 
 /* CLK_LOCAL_MEM_FENCE for local memory, CLK_GLOBAL_MEM_FENCE for global, none for
  * private memory, which no other work-item sees. */
-#define GET_FENCE(NAME, MANGLED, Q) \
-    QUERY unsigned NAME(Q AS(4) void *p, const ferrocl_ctx *c) __asm__(MANGLED); \
-    QUERY unsigned NAME(Q AS(4) void *p, const ferrocl_ctx *c) { \
+#define GET_FENCE(NAME, Q) \
+    CONTEXT_FN(unsigned, NAME, Q AS(4) void *p, const ferrocl_ctx *c) { \
         return is_local(p, c) ? 1u : is_private(p, c) ? 0u : 2u; \
     }
-GET_FENCE(ferrocl_get_fence, "_Z9get_fencePU9CLgenericv", )
-GET_FENCE(ferrocl_get_fence_const, "_Z9get_fencePU9CLgenericKv", const)
+GET_FENCE(get_fence, )
+GET_FENCE(get_fence_const, const)

@@ -104,4 +104,14 @@ _Static_assert(__builtin_offsetof(ferrocl_ctx, in_place) == 208, "WorkItem layou
 
 #define AS(n) __attribute__((address_space(n)))
 
+/* A builtin that reads the work-item context: defined as `ferrocl_<NAME>` under the symbol
+ * clang calls it by, which the driver's table generates into context.h
+ * (icd/src/compiler/passes/context.rs), with the context as an extra last parameter. A
+ * name the table lacks does not compile; an entry this library lacks fails the driver's
+ * test of the library. */
+#include "context.h"
+#define CONTEXT_FN(RET, NAME, ...) \
+    RET ferrocl_##NAME(__VA_ARGS__) __asm__(FERROCL_NAME_##NAME); \
+    QUERY RET ferrocl_##NAME(__VA_ARGS__)
+
 #endif

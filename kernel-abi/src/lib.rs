@@ -7,6 +7,11 @@
 
 #![no_std]
 
+// The mangler builds strings; the driver and the archive both link the standard library.
+extern crate alloc;
+
+pub mod mangle;
+
 use core::ffi::c_void;
 
 /// One work-group as the launcher sees it.

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use super::passes::context;
 use super::passes::ir_text::callee_names;
 use super::tools::{self, clang::Clang};
 use super::{cache, os, target_flags, Target, PIPELINE};
@@ -19,8 +20,14 @@ pub(super) fn libraries_text() -> String {
         .iter()
         .flat_map(|(_, src, flags)| std::iter::once(*src).chain(flags.iter().copied()))
         .chain(LIBRARY_HEADERS.iter().map(|(_, src)| *src))
-        .chain([EXTENSIONS_HEADER])
+        .chain([EXTENSIONS_HEADER, &context::c_header()])
         .collect()
+}
+
+/// The headers the parts include: the library's own, and the names of the builtins
+/// that read the work-item context, generated from the driver's table.
+fn headers() -> impl Iterator<Item = (&'static str, String)> {
+    LIBRARY_HEADERS.iter().map(|&(name, text)| (name, text.to_string())).chain([("context.h", context::c_header())])
 }
 
 /// One linkable piece of the library (a part, or a chunk of one): its bitcode and the
@@ -29,6 +36,14 @@ pub(super) struct Part {
     pub(super) bitcode: PathBuf,
     defines: HashSet<String>,
     calls: HashSet<String>,
+}
+
+impl Part {
+    /// Whether this piece defines the function.
+    #[cfg(test)]
+    pub(super) fn defines(&self, name: &str) -> bool {
+        self.defines.contains(name)
+    }
 }
 
 /// Reads a part's index (`C file`, then its `D name` and `U name` lines, per piece);
@@ -71,7 +86,7 @@ pub(super) fn parts(clang: &Clang, target: &Target, cache: &Path, scratch: &Path
     let mut read: Vec<Option<Vec<Part>>> = indexes.iter().map(|i| read_index(i)).collect();
     if read.iter().any(Option::is_none) {
         let _lock = cache::Lock::acquire(&lock);
-        for (name, text) in LIBRARY_HEADERS {
+        for (name, text) in headers() {
             std::fs::write(scratch.join(name), text).map_err(|e| e.to_string())?;
         }
         std::thread::scope(|s| {

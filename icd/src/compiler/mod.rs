@@ -290,6 +290,16 @@ fn build_here(
     entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log)
 }
 
+/// The builtins that read the work-item context (`passes::context`) the kernel-side
+/// library lacks, for this target: none, or a kernel calling one fails to link.
+#[cfg(test)]
+pub(crate) fn context_builtins_missing_from_library(target: &Target) -> Result<Vec<String>, BuildError> {
+    let (clang, _) = tools()?;
+    let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
+    let parts = library::parts(clang, target, &cache::dir(), &scratch.0).map_err(BuildError::Failed)?;
+    Ok(passes::context::symbols().filter(|s| !parts.iter().any(|p| p.defines(s))).map(str::to_string).collect())
+}
+
 /// `clCompileProgram`: the program to LLVM IR (text), with the front end's diagnostics.
 pub(crate) fn compile(target: &Target, input: &Input, options: &str) -> Result<(String, String), BuildError> {
     in_usable_cache(|| compile_here(target, input, options))

@@ -511,6 +511,16 @@ mod tests {
     use crate::compiler::{build, Input};
     use ferrocl_kernel_abi::{Group, LaunchFn};
 
+    /// Every builtin the rewrite passes the work-item context to, listed in the
+    /// compiler's table, is one the kernel-side library defines under that name.
+    #[test]
+    fn the_library_defines_every_context_builtin() {
+        assert!(crate::compiler::available(), "these tests need clang: run tools/setup");
+        let missing =
+            crate::compiler::context_builtins_missing_from_library(target()).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(missing.is_empty(), "not in the library: {missing:?}");
+    }
+
     /// The compiler's whole pipeline with the real clang, for this device: build, load, run
     /// one group directly.
     #[test]

@@ -44,6 +44,10 @@ pub(crate) fn put(code: &str, sub_group: bool) -> String {
 /// The prefix of the sub-group helpers' names.
 pub(crate) const SUB_GROUP_HELPERS: &str = "__ferrocl_sg_";
 
+/// The prefixes of every helper's name: each takes the work-item context
+/// (`context::takes_context`), and collectives.c defines them.
+pub(crate) const HELPERS: [&str; 2] = ["__ferrocl_wg_", SUB_GROUP_HELPERS];
+
 /// The helpers' declarations a module needs (the context parameter is appended later).
 fn declarations(code: &str, op: &str, ty: &str, sub_group: bool) -> [String; 3] {
     [

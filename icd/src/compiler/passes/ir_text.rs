@@ -221,9 +221,4 @@ pub(crate) const PURE: &[&str] = &[
 ];
 
 /// The source name of an Itanium-mangled free function (`_Z4nameargs` -> `name`).
-pub(crate) fn opencl_name(mangled: &str) -> Option<&str> {
-    let rest = mangled.strip_prefix("_Z")?;
-    let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-    let len: usize = rest[..digits].parse().ok()?;
-    rest.get(digits..digits + len)
-}
+pub(crate) use ferrocl_kernel_abi::mangle::opencl_name;

@@ -1,9 +1,9 @@
 //! Rewrites clang's textual LLVM IR of an OpenCL program into a module the CPU runtime
 //! can call (the step between "OpenCL C -> IR" and "IR -> object"):
 //!
-//! - every function that calls a work-item query gets a hidden trailing
-//!   `ptr %__ferrocl_ctx` parameter, passed down the call graph, and the queries become
-//!   calls to `__ferrocl_get_*` (builtins/clc/workitem.c) that read it;
+//! - every function that calls a builtin that reads the work-item context (a query, a
+//!   barrier, an async copy: `context`) gets a hidden trailing `ptr %__ferrocl_ctx`
+//!   parameter, passed down the call graph and on to those builtins;
 //! - `__local` variables (`addrspace(3)` globals) become thread-local, so each worker
 //!   thread (which runs one work-group at a time) has its own copy, and get `hidden`
 //!   linkage so alias analysis cannot assume a barrier leaves them unchanged;
@@ -17,11 +17,11 @@
 //!   `printf` becomes the library's OpenCL `printf` (builtins/clc/printf.c).
 
 mod collectives;
+pub(crate) mod context;
 mod division;
 pub(crate) mod ir_text;
 pub(crate) mod ir_type;
 pub(crate) mod launcher;
-pub(crate) mod queries;
 pub(crate) mod regions;
 mod tls;
 mod uniform;
@@ -30,31 +30,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::compiler::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
+use context::{takes_context, Role};
 use ferrocl_kernel_abi::{async_builtin, AsyncReach};
 use ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
 use ir_type::{IrType, TypeTable};
 use launcher::CTX;
 use regions::Sync;
-
-/// Library builtins besides the async copies (kernel-abi `ASYNC_BUILTINS`) that take the
-/// work-item context as a hidden last argument, by OpenCL C name: where a generic pointer
-/// points, which the address tells (builtins/clc/workitem.c).
-const CONTEXT_BUILTINS: &[&str] = &["get_fence"];
-
-/// What clang calls for `to_global`, `to_local` and `to_private` (unmangled), which
-/// take the context too.
-const CONTEXT_FUNCTIONS: &[&str] = &["__to_global", "__to_local", "__to_private"];
-
-/// Whether a builtin takes the context: the above, and the helpers work-group
-/// collectives become (`collectives`).
-fn takes_context_by_name(mangled: &str) -> bool {
-    CONTEXT_FUNCTIONS.contains(&mangled)
-        || mangled.starts_with("__ferrocl_wg_")
-        || mangled.starts_with(collectives::SUB_GROUP_HELPERS)
-        || opencl_name(mangled).is_some_and(|n| {
-            CONTEXT_BUILTINS.contains(&n) || async_builtin(n).is_some_and(|b| b.reach != AsyncReach::Plain)
-        })
-}
 
 /// Whether a builtin makes the work-items of a group wait for each other: kernels
 /// reaching one run their work-items as fibers, unless the region transform splits them.
@@ -189,14 +170,12 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
 
     let callees = direct_callees(&lines, &funcs);
 
-    // Functions that need the context: callers of queries and of the archive's builtins
-    // that take it, then their callers.
-    let queries: HashMap<&str, (&str, &str)> =
-        queries::QUERIES.iter().map(|q| (q.mangled, (q.ours, q.signature))).collect();
-    let takes_context = |name: &str| !defined.contains(name) && takes_context_by_name(name);
-    let needs = needing_context(&funcs, &callees, &queries, &takes_context);
+    // Functions that need the context: callers of the builtins that take it, then their
+    // callers.
+    let takes_context = |name: &str| !defined.contains(name) && takes_context(name);
+    let needs = needing_context(&funcs, &callees, &takes_context);
 
-    pass_context(&mut lines, &funcs, &needs, &defined, &queries, &takes_context)?;
+    pass_context(&mut lines, &funcs, &needs, &defined, &takes_context)?;
 
     let mut kernels = Vec::new();
     let mut extra = String::new();
@@ -252,7 +231,7 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);
     }
-    let module = assemble(&lines, &extra, &locals, &queries, &takes_context, loop_id);
+    let module = assemble(&lines, &extra, &locals, &takes_context, loop_id);
     Ok(Rewritten { module, kernels, global_variable_size })
 }
 
@@ -271,12 +250,11 @@ fn direct_callees<'a>(lines: &[String], funcs: &'a [Function]) -> HashMap<&'a st
         .collect()
 }
 
-/// Functions that need the context: callers of queries and of the archive's builtins
-/// that take it, then their callers.
+/// Functions that need the context: callers of the builtins that take it, then their
+/// callers.
 fn needing_context(
     funcs: &[Function],
     callees: &HashMap<&str, BTreeSet<String>>,
-    queries: &HashMap<&str, (&str, &str)>,
     takes_context: &dyn Fn(&str) -> bool,
 ) -> HashSet<String> {
     let mut needs: HashSet<String> = HashSet::new();
@@ -284,7 +262,7 @@ fn needing_context(
         let before = needs.len();
         for f in funcs {
             let cs = &callees[f.name.as_str()];
-            if cs.iter().any(|c| queries.contains_key(c.as_str()) || takes_context(c) || needs.contains(c)) {
+            if cs.iter().any(|c| takes_context(c) || needs.contains(c)) {
                 needs.insert(f.name.clone());
             }
         }
@@ -295,15 +273,13 @@ fn needing_context(
     needs
 }
 
-/// Gives every function that needs the context a trailing context parameter, passes it
-/// at every call of one and of the archive's builtins that take it, and turns the
-/// queries into ours.
+/// Gives every function that needs the context a trailing context parameter, and
+/// passes it at every call of one and of the builtins that take it.
 fn pass_context(
     lines: &mut [String],
     funcs: &[Function],
     needs: &HashSet<String>,
     defined: &HashSet<&str>,
-    queries: &HashMap<&str, (&str, &str)>,
     takes_context: &dyn Fn(&str) -> bool,
 ) -> Result<(), String> {
     for f in funcs {
@@ -322,10 +298,7 @@ fn pass_context(
             }
             // Right to left, so inserting text does not move the remaining positions.
             for (name, open) in callee_names(line).into_iter().rev() {
-                if let Some((ours, _)) = queries.get(name.as_str()) {
-                    append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
-                    line.replace_range(open - name.len()..open, ours);
-                } else if (needs.contains(&name) && defined.contains(name.as_str())) || takes_context(&name) {
+                if (needs.contains(&name) && defined.contains(name.as_str())) || takes_context(&name) {
                     append_arg(line, open, &format!("ptr {CTX}")).ok_or("malformed call")?;
                 }
             }
@@ -347,7 +320,6 @@ fn assemble(
     lines: &[String],
     extra: &str,
     locals: &[(String, u64)],
-    queries: &HashMap<&str, (&str, &str)>,
     takes_context: &dyn Fn(&str) -> bool,
     loop_id: u32,
 ) -> String {
@@ -357,11 +329,6 @@ fn assemble(
     let mut module = tls::hoist(&module.replace("@printf(", "@__ferrocl_printf("), locals);
     for declaration in fast_paths {
         let _ = writeln!(module, "{declaration}");
-    }
-    let declared: BTreeSet<(&str, &str)> = queries.values().map(|&(ours, sig)| (ours, sig)).collect();
-    for (ours, sig) in declared {
-        let (ret, params) = sig.split_once(' ').unwrap_or((sig, "()"));
-        let _ = writeln!(module, "declare {ret} @{ours}{params}");
     }
     module.push_str(launcher::DECLARATIONS);
     module.push_str(&static_local_test(locals));
@@ -376,6 +343,7 @@ fn assemble(
         }
     }
     module.push_str(extra);
+    module += &context::missing_declarations(&module);
     if module.contains(&format!("!llvm.loop !{loop_id}")) {
         module.push_str(&launcher::item_loop_metadata(loop_id));
     }
@@ -629,7 +597,7 @@ fn kernel_info(
         || reaches(&name, callees, &needs_group)
     {
         GroupUse::Whole
-    } else if reaches(&name, callees, &|g| queries::by_mangled(g).is_some_and(|q| q.answer.group_ids())) {
+    } else if reaches(&name, callees, &|g| context::answer(g).is_some_and(|a| a.group_ids())) {
         GroupUse::Ids
     } else {
         GroupUse::Blind
@@ -698,12 +666,13 @@ fn is_sub_group_function(opencl_name: &str) -> bool {
     opencl_name.starts_with("sub_group_") || opencl_name.contains("_sub_group")
 }
 
-/// Whether a call needs its work-group run as a whole: a work-item query other than of
-/// ids and sizes, a builtin that takes the context (async copies, collectives' helpers,
-/// address space tests), a synchronising or a sub-group builtin.
+/// Whether a call needs its work-group run as a whole: a builtin that takes the context
+/// other than the queries of ids and sizes (barriers, async copies, collectives'
+/// helpers, address space tests, sub-group queries), a synchronising or a sub-group
+/// builtin.
 fn needs_group(mangled: &str) -> bool {
-    queries::by_mangled(mangled).is_some_and(|q| !q.answer.group_blind() && !q.answer.group_ids())
-        || takes_context_by_name(mangled)
+    let id_or_size = context::answer(mangled).is_some_and(|a| a.group_blind() || a.group_ids());
+    (takes_context(mangled) && !id_or_size)
         || synchronises(mangled)
         || opencl_name(mangled).is_some_and(is_sub_group_function)
 }
@@ -739,7 +708,7 @@ fn reaches(f: &str, callees: &HashMap<&str, BTreeSet<String>>, hit: &dyn Fn(&str
 /// How a call synchronises the work-items of a group, for the region transform.
 fn sync_kind(callee: &str, defined: &HashSet<&str>, callees: &HashMap<&str, BTreeSet<String>>) -> Sync {
     match callee {
-        "__ferrocl_barrier" | "__ferrocl_barrier_scope" => Sync::Barrier,
+        c if !defined.contains(c) && context::by_symbol(c).is_some_and(|b| b.role == Role::Barrier) => Sync::Barrier,
         c if c.starts_with("_Z17wait_group_events") => Sync::ThenBarrier,
         c if defined.contains(c) && reaches_sync(c, callees) => Sync::Unsupported,
         c if synchronises(c) => Sync::Unsupported,
@@ -818,12 +787,12 @@ declare i64 @_Z13get_global_idj(i32 noundef)
     fn context_reaches_callers_of_queries() {
         let m = rewrite(SAMPLE).unwrap().module;
         assert!(m.contains("@saxpy(ptr addrspace(1) nocapture noundef align 4 %0, float noundef %1, i8 noundef signext %2, ptr %__ferrocl_ctx)"));
-        assert!(m.contains("call i64 @__ferrocl_get_global_id(i32 noundef 0, ptr %__ferrocl_ctx)"));
+        assert!(m.contains("call i64 @_Z13get_global_idj(i32 noundef 0, ptr %__ferrocl_ctx)"));
         assert!(m.contains("call float @helper(float %1, ptr %__ferrocl_ctx)"));
         assert!(m.contains("define internal float @helper(float %0, ptr %__ferrocl_ctx)"));
-        assert!(m.contains("call i32 @__ferrocl_get_work_dim(ptr %__ferrocl_ctx)"));
+        assert!(m.contains("call i32 @_Z12get_work_dimv(ptr %__ferrocl_ctx)"));
         // tiled's barrier became the end of its first region.
-        assert!(!m.contains("call void @__ferrocl_barrier("));
+        assert!(!m.contains("call void @_Z7barrierj("));
         assert!(m.contains("define internal spir_func i32 @tiled("));
         assert!(m.contains("  ret i32 1\n__fcl_r1:\n  ret i32 0"));
     }

@@ -22,6 +22,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
+use super::context;
 use super::ir_text::{callees_in, def_of, label_of, labels_in, locals_in, split_top, Alloca, Piece, PURE};
 use super::ir_type::{self, TypeTable};
 
@@ -122,7 +123,7 @@ const MAX_PRUNED: usize = 16;
 /// branches to one of them ends its region there instead (the region after it would be
 /// empty: the events it noted complete at the join).
 fn with_join_barriers(body: &[String], joins: &[String], ctx: &str, sync: &dyn Fn(&str) -> Sync) -> Vec<String> {
-    let barrier = format!("  call void @{JOIN_BARRIER}(i32 0, ptr {ctx})");
+    let barrier = format!("  call void @{}(i32 0, ptr {ctx})", context::symbol("barrier"));
     let is_join = |label: &str| joins.iter().any(|j| j == label);
     let mut cut = Vec::with_capacity(body.len() + joins.len());
     for (i, l) in body.iter().enumerate() {
@@ -143,8 +144,6 @@ fn with_join_barriers(body: &[String], joins: &[String], ctx: &str, sync: &dyn F
     cut
 }
 
-/// The barrier `make_resumable` puts at joins (a name `sync` classifies as a barrier).
-const JOIN_BARRIER: &str = "__ferrocl_barrier";
 /// Marks a wait whose region ends at the join barrier it branches to.
 const JOINED: &str = "; ferrocl: ends at the join";
 
@@ -262,7 +261,8 @@ fn build(
         let _ = writeln!(out, "{line}");
     }
     if !layout.is_empty() {
-        let _ = writeln!(out, "  %__fcl_item = call i64 @__ferrocl_get_local_linear_id(ptr {ctx}){call_dbg}");
+        let linear_id = context::symbol("get_local_linear_id");
+        let _ = writeln!(out, "  %__fcl_item = call i64 @{linear_id}(ptr {ctx}){call_dbg}");
         let _ = writeln!(out, "  %__fcl_items = call i64 @__ferrocl_group_items(ptr {ctx}){call_dbg}");
     }
     slot_addresses(&mut out, &layout, &uniform_layout, uniform_size, &slot_of);
@@ -720,7 +720,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[Alloca]) -> Vec<Option<Remat>> 
             deps.extend(from);
             from.is_some_and(|&a| (s.usable)(a, s.at))
         } else if op == "call" {
-            rhs.contains(" @__ferrocl_get_")
+            callees_in(rhs).first().is_some_and(|c| context::answer(c).is_some())
         } else {
             PURE.contains(&op)
         };
@@ -923,7 +923,7 @@ pub(super) mod tests {
     /// How the compiler classifies calls, for the tests' kernels.
     pub(in super::super) fn sync(name: &str) -> Sync {
         match name {
-            "__ferrocl_barrier" => Sync::Barrier,
+            "_Z7barrierj" => Sync::Barrier,
             n if n.starts_with("_Z17wait_group_events") => Sync::ThenBarrier,
             n if n.starts_with("_Z21work_group_") => Sync::Unsupported,
             _ => Sync::None,
@@ -958,7 +958,7 @@ pub(super) mod tests {
 8:
   store float 1.0, ptr %4, align 4
   %9 = load float, ptr %4, align 4
-  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
   %10 = load i32, ptr %3, align 4
   %11 = add i32 %10, 1
   store i32 %11, ptr %3, align 4
@@ -1001,12 +1001,12 @@ pub(super) mod tests {
         assert!(r.text.contains("switch i32 %__fcl_resume, label %__v2 [ i32 1, label %__fcl_r1 ]"));
         assert!(r.text.contains(&save_and_restore("%__fcl_w.__v3", "%__fcl_u.__v3")), "{}", r.text);
         assert!(r.text.contains("ret i32 0"));
-        assert!(!r.text.contains("__ferrocl_barrier"));
+        assert!(!r.text.contains("_Z7barrierj"));
     }
 
     #[test]
     fn counter_from_the_local_id_is_kept_per_work_item() {
-        let start = "  %s = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+        let start = "  %s = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %t = trunc i64 %s to i32
   store i32 %t, ptr %3, align 4";
         let r = make_resumable(DEFINE, &counter_loop(start), &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
@@ -1023,7 +1023,7 @@ pub(super) mod tests {
             "  %3 = alloca i32, align 4
   %4 = alloca ptr, align 8
   store ptr %3, ptr %4, align 8
-  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
   %5 = load ptr, ptr %4, align 8
   store i32 1, ptr %5, align 4
   ret void",
@@ -1037,7 +1037,7 @@ pub(super) mod tests {
     fn value_across_barrier_is_refused() {
         let body = lines(
             "  %3 = add i32 %1, 1
-  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
   %4 = add i32 %3, 1
   ret void",
         );
@@ -1059,20 +1059,24 @@ pub(super) mod tests {
     fn ids_are_recomputed_after_barriers_instead_of_framed() {
         let body = lines(
             "  %3 = alloca i32, align 4
-  %4 = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %4 = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %5 = trunc i64 %4 to i32
   store i32 %5, ptr %3, align 4
-  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
   %6 = load i32, ptr %3, align 4
   ret void",
         );
         let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
         assert_eq!(r.frame_size, 0);
-        assert!(r.text.contains(
-            "__fcl_r1:\n  %__fcl_m.__fcl_r1.0.__v4 = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)\n  \
+        assert!(
+            r.text.contains(
+                "__fcl_r1:\n  %__fcl_m.__fcl_r1.0.__v4 = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)\n  \
              %__fcl_m.__fcl_r1.0.__v5 = trunc i64 %__fcl_m.__fcl_r1.0.__v4 to i32\n  \
              store i32 %__fcl_m.__fcl_r1.0.__v5, ptr %__v3, align 4\n  %__v6 = load"
-        ), "{}", r.text);
+            ),
+            "{}",
+            r.text
+        );
     }
 
     #[test]
@@ -1086,7 +1090,7 @@ pub(super) mod tests {
   %5 = load i32, ptr %3, align 4
   %6 = sub i32 %5, 1
   store i32 %6, ptr %4, align 4
-  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
   %7 = load i32, ptr %4, align 4
   ret void",
         );
@@ -1102,7 +1106,7 @@ pub(super) mod tests {
         let body = lines(
             "  br label %3
 3:
-  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
   br label %4
 4:
   %5 = phi i1 [ false, %3 ]

@@ -21,8 +21,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::context::{self, Answer};
 use super::ir_text::{callees_in, def_of, locals_in, matching_paren, opencl_name, split_top, Alloca, Piece, PURE};
-use super::queries::Answer;
 
 const WAIT: &str = "wait_group_events";
 
@@ -40,7 +40,7 @@ enum Callee {
 }
 
 fn classify(name: &str) -> Callee {
-    let answer = super::queries::answer_of_ours(name);
+    let answer = context::answer(name);
     if matches!(answer, Some(Answer::Range | Answer::Group)) {
         Callee::Group
     } else if matches!(answer, Some(Answer::GlobalItem | Answer::Item)) {
@@ -429,7 +429,7 @@ mod tests {
   store ptr addrspace(3) %2, ptr %7, align 8, !tbaa !10
   store i32 %3, ptr %8, align 4, !tbaa !14
   call void @llvm.lifetime.start.p0(i64 8, ptr %9) #5
-  %11 = call i64 @__ferrocl_get_group_id(i32 noundef 0, ptr %__ferrocl_ctx) #6
+  %11 = call i64 @_Z12get_group_idj(i32 noundef 0, ptr %__ferrocl_ctx) #6
   %12 = load i32, ptr %8, align 4, !tbaa !14
   %13 = sext i32 %12 to i64
   %14 = mul i64 %11, %13
@@ -469,7 +469,7 @@ mod tests {
   call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 1, ptr %e)";
 
     /// `x = get_local_id(0)`.
-    const X_FROM_LID: &str = "  %l0 = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+    const X_FROM_LID: &str = "  %l0 = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %t0 = trunc i64 %l0 to i32
   store i32 %t0, ptr %x, align 4";
 
@@ -483,11 +483,11 @@ mod tests {
     fn a_uniform_variable_kept_across_the_barrier_needs_no_sharing() {
         // x = in[group]; copy; wait; out[lid] = x
         let body = with_copy(
-            "  %g = call i64 @__ferrocl_get_group_id(i32 0, ptr %__ferrocl_ctx)
+            "  %g = call i64 @_Z12get_group_idj(i32 0, ptr %__ferrocl_ctx)
   %p = getelementptr inbounds i32, ptr addrspace(1) %0, i64 %g
   %v = load i32, ptr addrspace(1) %p, align 4
   store i32 %v, ptr %x, align 4",
-            "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+            "  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
   %y = load i32, ptr %x, align 4
   store i32 %y, ptr addrspace(1) %q, align 4",
@@ -498,7 +498,7 @@ mod tests {
         assert_eq!(r[1], None, "the region after stores to global memory per work-item");
         // x from the local id is each work-item's own: the one that ran the region hands
         // its slot to the others.
-        let own = body.replace("@__ferrocl_get_group_id", "@__ferrocl_get_local_id");
+        let own = body.replace("@_Z12get_group_idj", "@_Z12get_local_idj");
         assert_eq!(invariant(DEFINE, &own)[0], None, "x varies, so the region runs for every work-item");
     }
 
@@ -508,8 +508,8 @@ mod tests {
         let body = with_copy(
             X_FROM_LID,
             "  store i32 7, ptr %x, align 4
-  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
-  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
+  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
   %y = load i32, ptr %x, align 4
   store i32 %y, ptr addrspace(1) %q, align 4",
@@ -524,7 +524,7 @@ mod tests {
         // p = &x; copy; wait; *p = lid: each work-item's p points to its own x.
         let body = with_copy(
             "  %p = alloca ptr, align 8\n  store i32 5, ptr %x, align 4\n  store ptr %x, ptr %p, align 8",
-            "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+            "  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %t = trunc i64 %l to i32
   %a = load ptr, ptr %p, align 8
   store i32 %t, ptr %a, align 4",
@@ -538,7 +538,7 @@ mod tests {
         let load = |volatile: &str| {
             with_copy(
                 &format!("  %v = load {volatile}i32, ptr addrspace(1) %0, align 4\n  store i32 %v, ptr %x, align 4"),
-                "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+                "  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
   %y = load i32, ptr %x, align 4
   store i32 %y, ptr addrspace(1) %q, align 4",
@@ -558,7 +558,7 @@ w:
   call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 1, ptr %e)
   br label %j
 j:
-  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
   store i32 1, ptr addrspace(1) %q, align 4
   ret void"
@@ -608,7 +608,7 @@ w:
   call void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 1, ptr %e)
   br label %j
 j:
-  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %q = getelementptr inbounds i32, ptr addrspace(1) %1, i64 %l
   %iw = load i32, ptr %i, align 4
   store i32 %iw, ptr addrspace(1) %q, align 4
@@ -632,7 +632,7 @@ end:
 
     #[test]
     fn a_wait_under_a_varying_condition_gets_no_barrier() {
-        let lid = "  %k = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)\n  %c = icmp eq i64 %k, 0";
+        let lid = "  %k = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)\n  %c = icmp eq i64 %k, 0";
         assert_eq!(invariant(DEFINE, &conditional_wait(lid)), vec![None, None]);
     }
 
@@ -640,14 +640,14 @@ end:
     fn per_item_values_in_effects_keep_every_work_item() {
         // x = in[lid] (not recomputable), kept across the barrier: its slot differs per
         // work-item.
-        let lid = "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+        let lid = "  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %p = getelementptr inbounds i32, ptr addrspace(1) %0, i64 %l
   %s = load i32, ptr addrspace(1) %p, align 4
   store i32 %s, ptr %x, align 4";
         let use_x = "  %y = load i32, ptr %x, align 4";
         assert_eq!(invariant(DEFINE, &with_copy(lid, use_x))[0], None);
         // A branch on the local id.
-        let branch = "  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+        let branch = "  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %c = icmp eq i64 %l, 0
   br i1 %c, label %a, label %b
 a:
@@ -682,10 +682,10 @@ b:";
         // int a[2]; a[0] = lid; barrier; a[1] = arg; copy; wait; use a.
         let body = "  %e = alloca ptr, align 8
   %a = alloca [2 x i32], align 4
-  %l = call i64 @__ferrocl_get_local_id(i32 0, ptr %__ferrocl_ctx)
+  %l = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
   %t = trunc i64 %l to i32
   store i32 %t, ptr %a, align 4
-  call void @__ferrocl_barrier(i32 1, ptr %__ferrocl_ctx)
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
   %a1 = getelementptr inbounds [2 x i32], ptr %a, i64 0, i64 1
   store i32 %3, ptr %a1, align 4
 "
@@ -704,7 +704,7 @@ b:";
     fn mangled_names_give_the_opencl_name() {
         assert_eq!(opencl_name("_Z17wait_group_eventsiPU9CLgeneric9ocl_event"), Some("wait_group_events"));
         assert_eq!(opencl_name("_Z26async_work_group_copy_2D2DPU7CLlocalvm"), Some("async_work_group_copy_2D2D"));
-        assert_eq!(opencl_name("__ferrocl_get_group_id"), None);
+        assert_eq!(opencl_name("__to_global"), None);
         assert_eq!(classify("_Z21async_work_group_copyPU3AS3fPU3AS1Kfm9ocl_event"), Callee::Group);
         assert!(classify("_Z3maxii") == Callee::Unknown);
     }

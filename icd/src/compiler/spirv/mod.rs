@@ -233,7 +233,7 @@ fn queries_by_index(text: &str) -> String {
             continue;
         };
         let rhs = rhs.trim_start_matches("tail ");
-        let mut dimensioned = super::passes::queries::by_dimension().map(|q| q.mangled);
+        let mut dimensioned = super::passes::context::by_dimension();
         if let Some(q) = dimensioned.find(|q| rhs.starts_with(&format!("call i64 @{q}(i32 "))) {
             answers.insert(name.to_string(), q);
         } else if let Some(rest) = rhs.strip_prefix("insertelement <3 x i64> ") {
