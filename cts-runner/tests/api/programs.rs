@@ -60,7 +60,8 @@ fn compile_errors_fill_the_log() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
-/// A function declared but defined nowhere fails at the link: the log names it.
+/// A function declared but defined nowhere fails at the link: the log names it as the
+/// program's own, not as a builtin FerroCL lacks.
 #[test]
 fn link_errors_fill_the_log() {
     let env = Env::new();
@@ -68,11 +69,105 @@ fn link_errors_fill_the_log() {
     err!(CL_BUILD_PROGRAM_FAILURE, cl!(clBuildProgram(p, 1, &env.device, null(), None, null_mut())));
     let log = build_log(&env, p);
     assert!(log.contains("nowhere_defined") && log.contains("undefined"), "{log}");
+    assert!(log.contains("'nowhere_defined' is declared in the program but defined nowhere"), "{log}");
+    assert!(!log.contains("does not implement"), "not a builtin: {log}");
     ok!(cl!(clReleaseProgram(p)));
     // The next build links as usual.
     let q = program(&env, "kernel void fine(global int *a) { a[0] = 1; }");
     ok!(cl!(clBuildProgram(q, 1, &env.device, null(), None, null_mut())));
     ok!(cl!(clReleaseProgram(q)));
+}
+
+/// The colour conversion a vision library's kernels share, as a C99 `inline` function
+/// (neither `static` nor `extern`), called twice.
+const C99_INLINE: &str = "inline void f(const float *s, float *d)
+{ for (int i = 0; i < 3; i++) { float x = s[i];
+    x = x > 0.04045f ? pow((x + 0.055f) / 1.055f, 2.4f) : x / 12.92f;
+    x = x > 0.008856f ? cbrt(x) : 7.787f * x + 0.137931f;
+    x = x * 116.f - 16.f; d[i] = sqrt(fabs(x)) + exp(x / 100.f) + log1p(fabs(x)); } }
+__kernel void k(__global float *out)
+{ float s[3] = {out[0], out[1], out[2]}, d[3]; f(s, d); f(d, s);
+  out[0] = s[0]; out[1] = s[1]; out[2] = s[2]; }
+";
+
+fn c99_inline_host(s: [f64; 3]) -> [f64; 3] {
+    s.map(|x| {
+        let x = if x > 0.04045 { ((x + 0.055) / 1.055).powf(2.4) } else { x / 12.92 };
+        let x = if x > 0.008856 { x.cbrt() } else { 7.787 * x + 0.137931 };
+        let x = x * 116.0 - 16.0;
+        x.abs().sqrt() + (x / 100.0).exp() + x.abs().ln_1p()
+    })
+}
+
+/// C99 `inline` functions that clang does not inline are the program's own (PoCL and C
+/// compilers in GNU mode agree), in every OpenCL C version, beside `static inline` and
+/// `extern inline` ones; a header of inline functions in two linked modules links.
+#[test]
+fn c99_inline_functions_build_and_run() {
+    let env = Env::new();
+    for std in ["-cl-std=CL1.2", "-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let p = build(&env, C99_INLINE, std);
+        let input = [0.2f32, 0.5, 0.9];
+        let buf = buffer_of(&env, &input);
+        let k = kernel(p, "k");
+        set_arg(k, 0, &buf);
+        run(&env, k, &[1], None);
+        let got = read_as::<f32>(&env, buf, 3);
+        let want = c99_inline_host(c99_inline_host(input.map(f64::from)));
+        for (g, w) in got.iter().zip(want) {
+            assert!((f64::from(*g) - w).abs() <= 1e-4 * w.abs().max(1.0), "{std}: {got:?} vs {want:?}");
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseMemObject(buf)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+    let kinds = "inline int g(int x) { return x + 1; }\nextern inline int h(int x) { return x * 2; }\n\
+                 static inline int s(int x) { return x * 3; }\n\
+                 kernel void k(global int *o) { o[0] = g(o[0]) + h(o[1]) + s(o[2]); }\n";
+    let p = build(&env, kinds, "-cl-opt-disable");
+    let buf = buffer_of(&env, &[1i32, 2, 3]);
+    let k = kernel(p, "k");
+    set_arg(k, 0, &buf);
+    run(&env, k, &[1], None);
+    assert_eq!(read_as::<i32>(&env, buf, 1)[0], 2 + 4 + 9);
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseMemObject(buf)));
+    ok!(cl!(clReleaseProgram(p)));
+    // Each module has only the inline definition; neither gives an external one.
+    let header = program(&env, "inline float twice(float v) { return v + v; }\n");
+    let one = program(&env, "#include \"twice.h\"\nkernel void a(global float *x) { x[0] = twice(x[0]); }\n");
+    let two = program(&env, "#include \"twice.h\"\nkernel void b(global float *x) { x[1] = twice(x[1]); }\n");
+    let names = [c"twice.h".as_ptr()];
+    for p in [one, two] {
+        let opts = c"-cl-opt-disable";
+        ok!(cl!(clCompileProgram(
+            p,
+            1,
+            &env.device,
+            opts.as_ptr(),
+            1,
+            &header,
+            names.as_ptr() as *mut _,
+            None,
+            null_mut()
+        )));
+    }
+    let inputs = [one, two];
+    let (linked, e) =
+        with_err(|e| cl!(clLinkProgram(env.context, 1, &env.device, null(), 2, inputs.as_ptr(), None, null_mut(), e)));
+    ok!(e);
+    let buf = buffer_of(&env, &[1.5f32, 2.5]);
+    for name in ["a", "b"] {
+        let k = kernel(linked, name);
+        set_arg(k, 0, &buf);
+        run(&env, k, &[1], None);
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    assert_eq!(read_as::<f32>(&env, buf, 2), [3.0, 5.0]);
+    ok!(cl!(clReleaseMemObject(buf)));
+    for p in [linked, one, two, header] {
+        ok!(cl!(clReleaseProgram(p)));
+    }
 }
 
 #[test]

@@ -38,13 +38,21 @@ pub(super) fn build(
         "{ global: __ferrocl_launch_*; __ferrocl_item_*; __ferrocl_static_local_query; local: *; };\n",
     )
     .map_err(|e| e.to_string())?;
-    // On a failed link only: name the OpenCL builtins the program calls that neither the
-    // library nor the archive defines, by their mangled names (tools such as
-    // `cts-runner coverage` read these lines).
-    let undefined = || {
-        let missing = library::missing_builtins(&rewritten.module, parts, archive);
-        let list: String = missing.iter().map(|n| format!("missing builtin: {n}\n")).collect();
-        format!("(an undefined reference names an OpenCL builtin FerroCL does not implement yet)\n{list}")
+    // On a failed link only: say what each undefined name is. The OpenCL builtins the
+    // program calls that neither the library nor the archive defines go by their
+    // mangled names (tools such as `cts-runner coverage` read these lines); the
+    // program's own functions declared without a body by theirs.
+    let undefined = |error: &str| {
+        let (builtins, functions) = library::undefined(&rewritten.module, parts, archive);
+        let mut out = String::new();
+        for f in functions.iter().filter(|f| error.contains(&format!("{f}'")) || error.contains(&format!(": {f}\n"))) {
+            out += &format!("'{f}' is declared in the program but defined nowhere (a prototype without a body)\n");
+        }
+        if !builtins.is_empty() {
+            out += "(an undefined mangled name is an OpenCL builtin FerroCL does not implement yet, or an \
+                    overloadable function of the program declared without a body)\n";
+        }
+        out + &builtins.iter().map(|n| format!("missing builtin: {n}\n")).collect::<String>()
     };
     let obj = dir.join("program.o");
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
@@ -72,7 +80,7 @@ pub(super) fn build(
         let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
         args.extend([os("-shared"), obj.as_os_str(), os("-o"), lib.as_os_str(), archive.as_os_str(), os(&script)]);
         args.extend(["-Wl,--no-undefined", "-Wl,--gc-sections", "-lm", "-lpthread", "-ldl"].map(os));
-        tools::clang::run(clang, &args).map_err(|e| format!("{e}{}", undefined()))
+        tools::clang::run(clang, &args).map_err(|e| format!("{e}{}", undefined(&e)))
     };
     log += &match tools::link::link(clang, &cache::dir(), &obj, archive, &map, &lib) {
         Some(Ok(linked)) => linked,

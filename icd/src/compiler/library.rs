@@ -180,23 +180,30 @@ fn chunked_index(clang: &Clang, bc: &Path, text: &str, name: &str) -> Option<Str
     Some(index)
 }
 
-/// The `_Z` (OpenCL builtin) functions a module declares that no library part and not
-/// the archive define, sorted.
-pub(super) fn missing_builtins(module: &str, parts: &[Part], archive: &Path) -> Vec<String> {
+/// The functions a module calls that no library part and not the archive define,
+/// sorted: (OpenCL builtins, by their `_Z` names; the program's own functions, declared
+/// but defined nowhere). The second list may hold C library functions the system linker
+/// resolves: the caller keeps those its error names.
+pub(super) fn undefined(module: &str, parts: &[Part], archive: &Path) -> (Vec<String>, Vec<String>) {
     let archive = tools::locate::archive_symbols(archive);
-    // Only what is used: clang's declarations of the queries the rewrite replaced stay.
+    let defined: HashSet<String> = module
+        .lines()
+        .filter(|l| l.starts_with("define "))
+        .filter_map(|l| callee_names(l).into_iter().next().map(|(n, _)| n))
+        .collect();
     let used: HashSet<String> = module
         .lines()
         .filter(|l| !l.starts_with("declare ") && !l.starts_with("define "))
         .flat_map(|l| callee_names(l).into_iter().map(|(n, _)| n))
         .collect();
-    let mut missing: Vec<String> = used
+    let (mut builtins, mut functions): (Vec<String>, Vec<String>) = used
         .into_iter()
-        .filter(|n| n.starts_with("_Z") && !archive.contains(n) && !parts.iter().any(|p| p.defines.contains(n)))
-        .collect();
-    missing.sort();
-    missing.dedup();
-    missing
+        .filter(|n| !n.starts_with("llvm.") && !defined.contains(n))
+        .filter(|n| !archive.contains(n) && !parts.iter().any(|p| p.defines.contains(n)))
+        .partition(|n| n.starts_with("_Z"));
+    builtins.sort();
+    functions.sort();
+    (builtins, functions)
 }
 
 /// The parts a module needs, in link order: those defining a function it declares,

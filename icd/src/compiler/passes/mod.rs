@@ -156,10 +156,32 @@ fn rewrite(text: &str) -> Result<Rewritten, String> {
     rewrite_fixed(text, &[])
 }
 
+/// A C99 `inline` function (neither `static` nor `extern`) has only an inline
+/// definition, which clang emits `available_externally`: a call the optimiser does not
+/// inline refers to an external definition the program must give elsewhere, and none
+/// does where the program is one source (OpenCL C follows C99 here). The module is the
+/// whole program by now (`clLinkProgram` merged an external definition from another
+/// module over it), so the definition is kept as the program's own, as PoCL and C
+/// compilers in GNU mode do, rather than failing the link.
+fn inline_definitions_kept(text: &str) -> std::borrow::Cow<'_, str> {
+    const INLINE_ONLY: &str = "define available_externally ";
+    if !text.contains(INLINE_ONLY) {
+        return text.into();
+    }
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| match l.strip_prefix(INLINE_ONLY) {
+            Some(rest) => format!("define internal {rest}"),
+            None => l.to_string(),
+        })
+        .collect();
+    (lines.join("\n") + "\n").into()
+}
+
 /// `rewrite`, giving the kernels named in `fixed` a loop for groups of the size given
 /// (`launcher::Entry::fixed`), as if they declared it with `reqd_work_group_size`.
 pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewritten, String> {
-    let text = division::guard(&collectives::expand_all(text)?);
+    let text = division::guard(&collectives::expand_all(&inline_definitions_kept(text))?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
     let md = metadata(&lines);
@@ -795,6 +817,13 @@ declare i64 @_Z13get_global_idj(i32 noundef)
         assert!(!m.contains("call void @_Z7barrierj("));
         assert!(m.contains("define internal spir_func i32 @tiled("));
         assert!(m.contains("  ret i32 1\n__fcl_r1:\n  ret i32 0"));
+    }
+
+    #[test]
+    fn inline_only_definitions_become_the_programs_own() {
+        let text = "define available_externally i32 @g(i32 noundef %0) #0 {\n  ret i32 %0\n}\n";
+        assert_eq!(inline_definitions_kept(text), "define internal i32 @g(i32 noundef %0) #0 {\n  ret i32 %0\n}\n");
+        assert!(matches!(inline_definitions_kept(SAMPLE), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
