@@ -225,6 +225,41 @@ fn device_values_are_truthful() {
     assert!(names.iter().all(|n| words.contains(&n.as_str())));
 }
 
+/// Vector widths are OpenCL C vector sizes (at most 16: a vision library sizes its
+/// kernels from these and gave up on 8-bit data when they said 64) from the host's
+/// vector registers: 16 bytes of char for SSE, AVX2 and AVX-512 alike, float's lanes
+/// for int and half (half is computed in float lanes).
+#[test]
+fn vector_widths_are_opencl_c_vector_sizes() {
+    let (_, d) = platform_device();
+    let widths = |pairs: [(cl_device_info, cl_device_info); 7]| {
+        pairs.map(|(preferred, native)| {
+            let (p, n) = (device_info::<cl_uint>(d, preferred), device_info::<cl_uint>(d, native));
+            assert!([1, 2, 4, 8, 16].contains(&p) && p == n, "{preferred:#x}: {p}, native {n}");
+            p
+        })
+    };
+    let [char, short, int, long, float, double, half] = widths([
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, CL_DEVICE_NATIVE_VECTOR_WIDTH_INT),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE),
+        (CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF),
+    ]);
+    let avx512 = std::arch::is_x86_feature_detected!("avx512f");
+    let bytes = if avx512 {
+        64
+    } else if std::arch::is_x86_feature_detected!("avx2") {
+        32
+    } else {
+        16
+    };
+    assert_eq!([char, short, int, long], [16, (bytes / 2).min(16), bytes / 4, bytes / 8]);
+    assert_eq!([float, double, half], [int, long, int]);
+}
+
 #[test]
 fn device_ids_and_bad_input() {
     let (p, d) = platform_device();

@@ -205,8 +205,11 @@ impl Device {
         &DEVICE
     }
 
-    /// Native vector widths (char, short, int, long, float, double, half), from the
-    /// widest vector registers the kernels are compiled for.
+    /// Preferred and native vector widths (char, short, int, long, float, double, half):
+    /// the elements of the widest vector registers the kernels are compiled for, at
+    /// most 16, the widest vector OpenCL C has (a vision library sizes its kernels from
+    /// these and gave up on OpenCL for 8-bit data when they said 64). Half is computed
+    /// in float lanes (LLVM promotes it), so it has float's width.
     pub(crate) fn vector_widths(&self) -> [u32; 7] {
         let bytes = if self.host.has_avx512 {
             64
@@ -218,8 +221,8 @@ impl Device {
         // 0 for a floating-point type whose extension is not supported.
         let has = |e: &str| EXTENSIONS.iter().any(|(n, _)| *n == e);
         let dbl = if has("cl_khr_fp64") { bytes / 8 } else { 0 };
-        let half = if has("cl_khr_fp16") { bytes / 2 } else { 0 };
-        [bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, dbl, half]
+        let half = if has("cl_khr_fp16") { bytes / 4 } else { 0 };
+        [bytes, bytes / 2, bytes / 4, bytes / 8, bytes / 4, dbl, half].map(|w| w.min(16))
     }
 
     /// The minimum cl_khr_fp64 requires; x86 doubles are IEEE 754 with FMA in hardware
