@@ -73,8 +73,9 @@ unsupported, or skips every configuration, counts as skipped.",
         "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--async-only] [--json FILE] [--svg FILE]
                         [--save-binaries DIR | --binaries DIR]
 
-Runs the kernel and async-copy benchmarks on each platform (default: all) with host
-saxpy, memcpy and SGEMM as references measured in the same run, and prints a table (and
+Runs the kernel and async-copy benchmarks on each platform (default: FerroCL, PoCL and
+Intel's CPU runtime, those the loader offers) with host saxpy, memcpy and SGEMM as
+references measured in the same run, and prints a table (and
 JSON, an SVG chart). --save-binaries writes every program's binary to DIR (keyed by
 platform, options and source); --binaries loads them instead of building, for a host
 without a compiler (the build figures are then left out); a platform with no saved
@@ -636,11 +637,19 @@ fn bench(args: &[String]) -> i32 {
     use cts_runner::host::{host_saxpy_gbs, host_sgemm_gflops};
     let metrics: Vec<&(&str, &str, bool)> =
         METRICS.iter().chain(VECTOR_METRICS).chain(REDUCE_METRICS).chain(ASYNC_METRICS).chain(IMAGE_METRICS).collect();
+    let exe = std::env::current_exe().unwrap_or_default();
     let mut platforms = flag_values(args, "--platform");
     if platforms.is_empty() {
-        platforms = vec!["FerroCL".into(), "Portable Computing Language".into()];
+        // FerroCL and its peers where the loader offers them, asked in a child so that
+        // no driver loads into this process, which measures the host references.
+        let offered = std::process::Command::new(&exe).arg("platforms").output().ok();
+        let offered = offered.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+        platforms = ["FerroCL", "Portable Computing Language", "Intel(R) OpenCL"]
+            .into_iter()
+            .filter(|p| offered.lines().any(|l| l == *p))
+            .map(String::from)
+            .collect();
     }
-    let exe = std::env::current_exe().unwrap_or_default();
     // Saved program binaries: the children read the mode from the environment.
     for (flag, mode) in [("--save-binaries", "save"), ("--binaries", "load")] {
         if let Some(dir) = flag_values(args, flag).pop() {

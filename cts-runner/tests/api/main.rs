@@ -7,6 +7,7 @@ mod archive;
 mod async_copies;
 mod buffers;
 mod builtins;
+mod clang_tools;
 mod contexts;
 mod events;
 mod handles;

@@ -32,7 +32,7 @@ fn probe(path: PathBuf) -> Option<Clang> {
     // An unversioned `clang` on PATH may be any version: asked once, in that case only
     // (FERROCL_CLANG is taken as given).
     if std::env::var_os("FERROCL_CLANG").is_none() && path.file_name().is_some_and(|n| n == "clang") {
-        let out = Command::new(&path).arg("--version").output().ok()?;
+        let out = super::output(Command::new(&path).arg("--version")).ok()?;
         if !major_version(&String::from_utf8_lossy(&out.stdout)).is_some_and(|v| v >= OLDEST) {
             return None;
         }

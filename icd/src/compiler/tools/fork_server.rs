@@ -10,7 +10,7 @@
 //! caller runs clang itself, as before. `FERROCL_CLANG_SERVER=0` turns servers off.
 
 use std::ffi::OsStr;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -81,20 +81,19 @@ fn shim(clang: &Tool) -> Option<PathBuf> {
     std::fs::create_dir_all(&dir).ok()?;
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".clang-server-{key}.{}-{n}.so", std::process::id()));
-    let mut c = Command::new(clang.path)
-        .args(["-x", "c", "-O2", "-shared", "-fPIC", "-o"])
-        .arg(&tmp)
-        .args(["-", "-ldl"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let wrote = c.stdin.take().map(|mut i| i.write_all(SHIM.as_bytes()).is_ok());
-    let built = c.wait().ok()?.success() && wrote == Some(true);
-    let placed = built && std::fs::rename(&tmp, &lib).is_ok();
-    let _ = std::fs::remove_file(&tmp);
+    let tmp = dir.join(format!(".clang-server-{key}.{}-{n}", std::process::id()));
+    let (src, so) = (tmp.with_extension("c"), tmp.with_extension("so"));
+    // From a file, not clang's stdin: a clang that exits without reading it would raise
+    // SIGPIPE in the host, which a library cannot ignore for the application. Under the
+    // build time limit, like every tool run.
+    let built = std::fs::write(&src, SHIM).is_ok()
+        && super::output(
+            Command::new(clang.path).args(["-x", "c", "-O2", "-shared", "-fPIC", "-o"]).arg(&so).arg(&src).arg("-ldl"),
+        )
+        .is_ok_and(|out| out.status.success());
+    let placed = built && std::fs::rename(&so, &lib).is_ok();
+    let _ = std::fs::remove_file(&src);
+    let _ = std::fs::remove_file(&so);
     placed.then_some(lib)
 }
 
@@ -128,7 +127,16 @@ fn start(clang: &Tool) -> Option<Server> {
     }
     let child = cmd.spawn().ok()?;
     drop(theirs);
-    Some(Server { child, socket: ours, owner: std::process::id() })
+    let mut server = Server { child, socket: ours, owner: std::process::id() };
+    // The server must be clang: a wrapper script (ccache's, a distribution's) runs the
+    // shell with the shim preloaded, and that shell would answer every request with
+    // its own errors. Such a clang is run directly, as with servers off.
+    let version = request(&mut server, clang, &[OsStr::new("--version")]);
+    if !version.is_ok_and(|v| v.success && v.output.contains("clang version")) {
+        BROKEN.store(true, Ordering::Relaxed);
+        return None;
+    }
+    Some(server)
 }
 
 /// Sends all of `bytes` without raising SIGPIPE in the host when the server is gone.
