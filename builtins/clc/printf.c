@@ -2,20 +2,22 @@
  * modifier (hh, h, hl, l): each of the N components prints with the scalar conversion
  * and the same flags, width and precision, separated by commas (%v4hlf prints a float4).
  * The IR rewrite renames kernels' printf calls to __ferrocl_printf. A call's output is
- * assembled first and written with one fwrite and flushed, so the lines of work-items
- * running on different workers do not interleave and all output is out when the kernel
- * completes (the spec's latest point).
- * Compiled by the driver to bitcode like workitem.c; only the C library's snprintf,
- * fwrite and stdout are used, declared here so no C library headers are needed. */
+ * assembled first and written to standard output's descriptor with write(2), so the
+ * lines of work-items running on different workers do not interleave and all output is
+ * out when the kernel completes (the spec's latest point). Not through stdio: a kernel
+ * stopped by the watchdog inside fwrite would leave stdout's lock held, and the host's
+ * next printf would wait for ever. The driver flushes the host's stdout before a kernel
+ * that prints runs, so the host's earlier output comes first.
+ * Compiled by the driver to bitcode like workitem.c; only the C library's vsnprintf and
+ * write are used, declared here so no C library headers are needed. */
 
 #include <stdarg.h>
 #include <stddef.h>
 
 int vsnprintf(char *, size_t, const char *, va_list);
-typedef struct _IO_FILE FILE;
-extern FILE *stdout;
-size_t fwrite(const void *, size_t, size_t, FILE *);
-int fflush(FILE *);
+long write(int, const void *, size_t);
+int *__errno_location(void);
+#define EINTR 4
 
 /* OpenCL C string literals live in the constant address space. */
 typedef __attribute__((address_space(2))) const char cl_char_t;
@@ -163,7 +165,10 @@ int __ferrocl_printf(cl_char_t *format, ...) {
         }
     }
     va_end(ap);
-    fwrite(o.buf, 1, o.len, stdout);
-    fflush(stdout);
+    for (size_t at = 0; at < o.len;) {
+        long n = write(1, o.buf + at, o.len - at);
+        if (n > 0) at += (size_t)n;
+        else if (n == 0 || *__errno_location() != EINTR) break;
+    }
     return status;
 }

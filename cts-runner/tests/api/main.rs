@@ -11,6 +11,7 @@ mod clang_tools;
 mod contexts;
 mod events;
 mod handles;
+mod hostile;
 mod images;
 mod kernels;
 mod opencl_c2;

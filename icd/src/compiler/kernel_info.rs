@@ -54,6 +54,9 @@ pub(crate) struct Kernel {
     /// How much of its work-group the kernel sees, which decides how many groups one
     /// call of its launcher may run (`exec::ndrange::merge_for`).
     pub(crate) group_use: GroupUse,
+    /// The kernel calls `printf`, which writes to standard output's descriptor past the
+    /// host's stdio buffer: the driver flushes that before the kernel runs.
+    pub(crate) prints: bool,
     /// `CL_KERNEL_ATTRIBUTES`: the attributes the source gives the kernel, as written
     /// (`vec_type_hint(uint4) reqd_work_group_size(64,1,1)`), space-separated.
     pub(crate) attributes: String,

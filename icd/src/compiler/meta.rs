@@ -8,7 +8,7 @@ pub(crate) fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
     for k in kernels {
         let reqd = k.reqd_work_group_size.map_or("-".to_string(), |r| format!("{},{},{}", r[0], r[1], r[2]));
         s += &format!(
-            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
             k.name,
             k.args_size,
             k.static_local_size,
@@ -22,7 +22,8 @@ pub(crate) fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
                 GroupUse::Whole => 0,
                 GroupUse::Blind => 1,
                 GroupUse::Ids => 2,
-            }
+            },
+            k.prints as u8
         );
         for a in &k.args {
             let kind = match a.kind {
@@ -55,8 +56,9 @@ pub(crate) fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
         let f: Vec<&str> = line.split('\t').collect();
         match f[0] {
             "globals" if f.len() == 2 => globals = f[1].parse().ok()?,
-            // Descriptions from before `group_use` (10 fields) read as `Whole`.
-            "kernel" if f.len() == 10 || f.len() == 11 => out.push(Kernel {
+            // Descriptions from before `group_use` (10 fields) read as `Whole`, from
+            // before `prints` (11) as printing.
+            "kernel" if (10..=12).contains(&f.len()) => out.push(Kernel {
                 name: f[1].into(),
                 args: Vec::new(),
                 args_size: f[2].parse().ok()?,
@@ -78,6 +80,7 @@ pub(crate) fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
                     Some(&"2") => GroupUse::Ids,
                     _ => GroupUse::Whole,
                 },
+                prints: f.get(11) != Some(&"0"),
             }),
             "arg" if f.len() == 9 => out.last_mut()?.args.push(Arg {
                 kind: match f[1] {
@@ -126,6 +129,7 @@ mod tests {
             regions: false,
             reqd_work_group_size: Some([8, 4, 1]),
             sub_groups: true,
+            prints: false,
             group_use: GroupUse::Ids,
             attributes: "vec_type_hint(float4) reqd_work_group_size(64,1,1)".into(),
         };
@@ -133,6 +137,6 @@ mod tests {
         assert_eq!(from_text("garbage"), None);
         // A description written before `group_use` existed.
         let old = "kernel\tk\t16\t0\t0\t0\t0\t-\t0\t\n";
-        assert!(from_text(old).is_some_and(|(ks, _)| ks[0].group_use == GroupUse::Whole));
+        assert!(from_text(old).is_some_and(|(ks, _)| ks[0].group_use == GroupUse::Whole && ks[0].prints));
     }
 }

@@ -189,6 +189,7 @@ impl Kernel {
             validation,
             static_locals: self.info.static_local_size > 0,
             flush_denormals: build_option(&self.program, "-cl-denorms-are-zero"),
+            prints: self.info.prints,
             args: block,
             local_args,
             local_arg_total,

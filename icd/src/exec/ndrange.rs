@@ -36,6 +36,9 @@ pub(crate) struct Launch {
     pub(crate) static_locals: bool,
     /// Built with `-cl-denorms-are-zero`: groups run flushing denormals to zero.
     pub(crate) flush_denormals: bool,
+    /// The kernel calls `printf`, which writes past the host's stdio buffer
+    /// (builtins/clc/printf.c).
+    pub(crate) prints: bool,
     /// The packed argument block.
     pub(crate) args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
@@ -330,6 +333,16 @@ impl Launch {
     pub(crate) fn run(self: Arc<Self>) -> bool {
         if self.global.contains(&0) {
             return true;
+        }
+        if self.prints {
+            extern "C" {
+                /// The C library's standard output stream.
+                static stdout: *mut libc::FILE;
+            }
+            // What the host printed before the launch comes before what the kernel prints.
+            // SAFETY: the C library initialises `stdout` before any code of ours runs;
+            // fflush accepts any stream it opened.
+            unsafe { libc::fflush(stdout) };
         }
         let n = self.num_groups();
         let me = self.clone();

@@ -599,6 +599,7 @@ mod tests {
             regions,
             reqd_work_group_size: None,
             sub_groups: false,
+            prints: false,
             group_use: Default::default(),
             attributes: String::new(),
         }

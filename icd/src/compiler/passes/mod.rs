@@ -636,6 +636,7 @@ fn kernel_info(
         sub_groups: reaches(&name, callees, &|g| {
             opencl_name(g).is_some_and(is_sub_group_function) || g.starts_with(collectives::SUB_GROUP_HELPERS)
         }),
+        prints: reaches(&name, callees, &|g| g == "printf"),
         group_use,
         attributes,
     })
