@@ -593,6 +593,13 @@ fn bad_launches() {
     let max: usize = device_info(env.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     let too_big = [max * 2, 1, 1];
     err!(CL_INVALID_WORK_ITEM_SIZE, enqueue(1, too_big.as_ptr(), too_big.as_ptr()));
+    // A huge group is its own error, not the overflow of the range it would cut.
+    let huge = [usize::MAX / 2, 4, 1];
+    err!(CL_INVALID_WORK_ITEM_SIZE, enqueue(2, huge.as_ptr(), huge.as_ptr()));
+    err!(CL_INVALID_WORK_ITEM_SIZE, enqueue(3, huge.as_ptr(), huge.as_ptr()));
+    err!(CL_INVALID_WORK_ITEM_SIZE, enqueue(1, g.as_ptr(), huge.as_ptr()));
+    // A range whose work-items outnumber size_t.
+    err!(CL_INVALID_GLOBAL_WORK_SIZE, enqueue(2, huge.as_ptr(), null()));
     // Each dimension within its limit, the product over the group limit.
     let square = [64usize, max / 32, 1];
     err!(CL_INVALID_WORK_GROUP_SIZE, enqueue(2, square.as_ptr(), square.as_ptr()));

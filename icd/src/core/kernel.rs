@@ -136,6 +136,19 @@ impl Kernel {
     pub(crate) fn launch(self: &Arc<Self>, device: &Device, range: NdRange) -> CLResult<Arc<Launch>> {
         let NdRange { dims, global, offset, local } = range;
         let limits = &device.limits;
+        // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
+        // local_work_size[0], ... local_work_size[work_dim - 1] is greater than the
+        // corresponding values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES[0], ...": the
+        // application's group is checked before the range it cuts, whose overflow a
+        // huge group would otherwise be reported as.
+        if let Some(l) = local {
+            if (0..dims).any(|d| l[d] == 0) {
+                return Err(CL_INVALID_WORK_GROUP_SIZE);
+            }
+            if (0..dims).any(|d| l[d] > limits.max_work_item_sizes[d]) {
+                return Err(CL_INVALID_WORK_ITEM_SIZE);
+            }
+        }
         // Every work-item has a linear id (`get_global_linear_id`, the group count), so
         // their number must be a size_t: "CL_INVALID_GLOBAL_WORK_SIZE if any of the values
         // ... exceed the maximum value representable by size_t on the device".
@@ -233,18 +246,8 @@ impl Kernel {
                     )
                 }
             },
-            Some(l) => {
-                // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
-                // local_work_size[0], ... local_work_size[work_dim - 1] is greater than the
-                // corresponding values specified by CL_DEVICE_MAX_WORK_ITEM_SIZES[0], ...".
-                if (0..dims).any(|d| l[d] == 0) {
-                    return Err(CL_INVALID_WORK_GROUP_SIZE);
-                }
-                if (0..dims).any(|d| l[d] > limits.max_work_item_sizes[d]) {
-                    return Err(CL_INVALID_WORK_ITEM_SIZE);
-                }
-                l
-            }
+            // Checked by `launch`.
+            Some(l) => l,
         };
         // "CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and does not match the
         // required work-group size for kernel in the program source", "if the total number of
