@@ -916,6 +916,16 @@ fn image_creation_errors() {
     err!(CL_INVALID_IMAGE_DESCRIPTOR, create(CL_MEM_USE_HOST_PTR, &f, &pitched, hp));
     pitched.image_row_pitch = 60;
     err!(CL_INVALID_IMAGE_DESCRIPTOR, create(CL_MEM_USE_HOST_PTR, &f, &pitched, hp));
+    // Pitches that put the application's rows past any block it could have: refused for
+    // a copy as for a use (the copy read rows 2^62 bytes apart and the host crashed).
+    for (row, slice) in [(1usize << 62, 0usize), (1 << 40, 0), (64, 1 << 62)] {
+        let mut far = if slice == 0 { d2 } else { desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 2, 0) };
+        far.image_row_pitch = row;
+        far.image_slice_pitch = slice;
+        for flags in [CL_MEM_COPY_HOST_PTR, CL_MEM_USE_HOST_PTR] {
+            err!(CL_INVALID_IMAGE_SIZE, create(flags, &f, &far, hp));
+        }
+    }
     let mut sliced = desc(CL_MEM_OBJECT_IMAGE3D, 4, 4, 2, 0);
     sliced.image_row_pitch = 16;
     sliced.image_slice_pitch = 72; // not a multiple of the row pitch

@@ -154,9 +154,12 @@ fn create_image(
         return Err(CL_IMAGE_FORMAT_NOT_SUPPORTED);
     }
     // "CL_INVALID_IMAGE_SIZE if image dimensions specified in image_desc exceed the
-    // maximum image dimensions ... for all devices in context" (the bytes included).
+    // maximum image dimensions ... for all devices in context" (the bytes included). The
+    // application's memory its pitches describe is held to the same bound whether the
+    // image uses it or copies it: a copy read a row pitch of 2^62 past its block.
     let max = c.devices.iter().map(|d| d.limits.max_mem_alloc).max().unwrap_or(0);
-    if layout.bytes().map_or(true, |b| b as u64 > max) {
+    let too_big = |l: &Layout| l.bytes().map_or(true, |b| b as u64 > max);
+    if too_big(&layout) || wants_ptr && too_big(&host) {
         return Err(CL_INVALID_IMAGE_SIZE);
     }
     let align = Device::get().limits.base_addr_align;
