@@ -8,7 +8,7 @@ use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{self, from_handle, from_handles, into_handle, retain_release};
-use super::util::{c_str, slice, with_errcode, write_opt, CLResult, Info};
+use super::util::{c_str, fallible_vec, slice, utf8_lossy, with_errcode, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::program::{self, Program};
@@ -27,19 +27,24 @@ fn clCreateProgramWithSource(
         return Err(CL_INVALID_VALUE);
     }
     let lens = slice(lengths, count as usize);
-    let mut source = Vec::new();
+    let mut parts = Vec::with_capacity(count as usize);
     for (i, &s) in slice(strings as *const *const c_char, count as usize).iter().enumerate() {
         if s.is_null() {
             return Err(CL_INVALID_VALUE);
         }
         // "If an element in lengths is zero, its accompanying string is
         // null-terminated."
-        match lens.get(i).copied().unwrap_or(0) {
-            0 => source.extend_from_slice(c_str(s).ok_or(CL_INVALID_VALUE)?.to_bytes()),
-            n => source.extend_from_slice(slice(s.cast::<u8>(), n)),
-        }
+        parts.push(match lens.get(i).copied().unwrap_or(0) {
+            0 => c_str(s).ok_or(CL_INVALID_VALUE)?.to_bytes(),
+            n => slice(s.cast::<u8>(), n),
+        });
     }
-    let source = String::from_utf8_lossy(&source).into_owned();
+    // Sized by the application: a source too big for memory is CL_OUT_OF_HOST_MEMORY,
+    // not an abort.
+    let total = parts.iter().try_fold(0usize, |n, p| n.checked_add(p.len())).ok_or(CL_OUT_OF_HOST_MEMORY)?;
+    let mut source = fallible_vec(total)?;
+    parts.iter().for_each(|p| source.extend_from_slice(p));
+    let source = utf8_lossy(source)?;
     Ok(into_handle(Program::from_source(c, source)))
 }
 
@@ -111,7 +116,10 @@ fn clCreateProgramWithIL(context: cl_context, il: *const c_void, length: usize) 
     }
     // "CL_INVALID_VALUE if ... the length-byte memory pointed to by il does not
     // contain well-formed intermediate language input".
-    match Program::from_il(c.clone(), slice(il.cast::<u8>(), length)) {
+    let module = slice(il.cast::<u8>(), length);
+    let mut copy = fallible_vec(length)?;
+    copy.extend_from_slice(module);
+    match Program::from_il(c.clone(), copy) {
         Ok(p) => Ok(into_handle(p)),
         Err(why) => {
             c.notify_error(&format!("clCreateProgramWithIL: {why}"));
@@ -165,10 +173,21 @@ unsafe fn check_build(
     Ok(())
 }
 
+/// Longest options string: FerroCL passes the options to clang on its command line,
+/// which holds about 2 MiB in all and 128 KiB an argument, so longer ones cannot work
+/// (and a 768 MiB one, copied, aborted the process out of memory).
+const MAX_OPTIONS: usize = 1 << 20;
+
+/// The options as text; `CL_INVALID_BUILD_OPTIONS` past `MAX_OPTIONS`.
+///
 /// # Safety
 /// `options` is null or a NUL-terminated string.
-unsafe fn options_of(options: *const c_char) -> String {
-    c_str(options).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+unsafe fn options_of(options: *const c_char) -> CLResult<String> {
+    let Some(s) = c_str(options) else { return Ok(String::new()) };
+    if s.to_bytes().len() > MAX_OPTIONS {
+        return Err(CL_INVALID_BUILD_OPTIONS);
+    }
+    Ok(s.to_string_lossy().into_owned())
 }
 
 /// Builds run synchronously; the callback, if any, runs when the build is done.
@@ -195,7 +214,7 @@ fn clBuildProgram(
     if p.origin == program::Origin::Linked {
         return Err(CL_INVALID_OPERATION);
     }
-    let result = p.build(&options_of(options));
+    let result = options_of(options).and_then(|o| p.build(&o));
     notify_done(program, pfn_notify, user_data);
     result
 }
@@ -233,7 +252,7 @@ fn clCompileProgram(
     if !matches!(p.origin, program::Origin::Source | program::Origin::Il) {
         return Err(CL_INVALID_OPERATION);
     }
-    let result = p.compile(&options_of(options), &headers);
+    let result = options_of(options).and_then(|o| p.compile(&o, &headers));
     notify_done(program, pfn_notify, user_data);
     // clCompileProgram's own codes for what clBuildProgram reports as build errors.
     result.map_err(|e| match e {
@@ -277,7 +296,8 @@ pub(super) unsafe extern "C" fn clLinkProgram(
         if inputs.iter().any(|p| p.build.lock().ir.is_none()) {
             return Err(CL_INVALID_OPERATION);
         }
-        let (p, result) = Program::from_link(c, &options_of(options), &inputs);
+        let options = options_of(options).map_err(|_| CL_INVALID_LINKER_OPTIONS)?;
+        let (p, result) = Program::from_link(c, &options, &inputs);
         let handle = into_handle(p);
         notify_done(handle, pfn_notify, user_data);
         match result {

@@ -159,6 +159,35 @@ pub(crate) unsafe fn c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
     (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) })
 }
 
+/// An empty vector with room for `len` bytes, or `CL_OUT_OF_HOST_MEMORY`: for copies
+/// sized by the application, where Rust's allocation failure would abort the process.
+pub(crate) fn fallible_vec(len: usize) -> CLResult<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
+    Ok(v)
+}
+
+/// `bytes` as text, invalid UTF-8 replaced by U+FFFD; valid text (the usual case) is
+/// not copied.
+pub(crate) fn utf8_lossy(bytes: Vec<u8>) -> CLResult<String> {
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let mut out = String::new();
+            let len = bytes.utf8_chunks().map(|c| c.valid().len() + if c.invalid().is_empty() { 0 } else { 3 }).sum();
+            out.try_reserve_exact(len).map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    out.push(char::REPLACEMENT_CHARACTER);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
 /// Reads a pointer + count argument as a slice. `(null, 0)` is an empty slice; the
 /// caller checks the combinations the spec forbids before calling this.
 ///

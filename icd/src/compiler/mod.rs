@@ -20,6 +20,7 @@ pub(crate) mod passes;
 pub(crate) mod spirv;
 mod tools;
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -194,16 +195,18 @@ pub(crate) enum Input<'a> {
 
 impl Input<'_> {
     /// The program's part of a cache key (besides environment and options).
-    fn key_parts(&self) -> Vec<Vec<u8>> {
+    /// The input's parts of a cache key; borrowed where big (a source, a module).
+    fn key_parts(&self) -> Vec<Cow<'_, [u8]>> {
         match self {
-            Input::Source { text, headers } => std::iter::once(text.as_bytes().to_vec())
-                .chain(headers.iter().flat_map(|(n, t)| [n.as_bytes().to_vec(), t.as_bytes().to_vec()]))
+            Input::Source { text, headers } => std::iter::once(Cow::Borrowed(text.as_bytes()))
+                .chain(headers.iter().flat_map(|(n, t)| [Cow::Borrowed(n.as_bytes()), Cow::Borrowed(t.as_bytes())]))
                 .collect(),
             Input::Il { module, spec } => {
                 let translator = spirv::find().map(|t| t.identity.as_str()).unwrap_or("");
-                let mut parts = vec![b"spir-v".to_vec(), translator.as_bytes().to_vec(), module.to_vec()];
+                let mut parts =
+                    vec![Cow::Borrowed(&b"spir-v"[..]), Cow::Borrowed(translator.as_bytes()), Cow::Borrowed(*module)];
                 for (id, v) in spec.iter() {
-                    parts.extend([id.to_le_bytes().to_vec(), v.clone()]);
+                    parts.extend([Cow::Owned(id.to_le_bytes().to_vec()), Cow::Borrowed(v.as_slice())]);
                 }
                 parts
             }
@@ -270,9 +273,9 @@ fn build_here(
     let program = input.key_parts();
     let mut parts: Vec<&[u8]> = vec![env.as_bytes(), libs.as_bytes()];
     // The source before the options, as keys have been since the first version.
-    parts.extend(program.iter().take(1).map(Vec::as_slice));
+    parts.extend(program.iter().take(1).map(|p| &**p));
     parts.push(options.as_bytes());
-    parts.extend(program.iter().skip(1).map(Vec::as_slice));
+    parts.extend(program.iter().skip(1).map(|p| &**p));
     // Absent for plain builds, so their keys stay as they were.
     let sizes: String = fixed.iter().map(|(k, [x, y, z])| format!("fixed {k} {x},{y},{z}\n")).collect();
     if !sizes.is_empty() {

@@ -238,11 +238,11 @@ impl Program {
     }
 
     /// A program from a SPIR-V module; `Err` says why the module is malformed.
-    pub(crate) fn from_il(context: Arc<Context>, module: &[u8]) -> Result<Arc<Program>, String> {
-        let parsed = compiler::spirv::module::parse(module)?;
+    pub(crate) fn from_il(context: Arc<Context>, module: Vec<u8>) -> Result<Arc<Program>, String> {
+        let parsed = compiler::spirv::module::parse(&module)?;
         compiler::warm_up();
         let mut p = Program::new(context, Origin::Il, String::new(), None);
-        let il = Il { module: module.to_vec(), constants: parsed.spec_constants, values: Mutex::new(Vec::new()) };
+        let il = Il { module, constants: parsed.spec_constants, values: Mutex::new(Vec::new()) };
         Arc::get_mut(&mut p).expect("a new program is not shared").il = Some(il);
         Ok(p)
     }
