@@ -390,10 +390,31 @@ fn il_programs_and_their_errors() {
     let mut past_end = il.clone();
     past_end.extend_from_slice(&((5u32 << 16) | 71).to_le_bytes());
     err!(CL_INVALID_VALUE, create(&past_end, past_end.len()).1);
+    // Malformed modules (section 2.4's layout, ids against the bound), each built by the
+    // translator before, or crashing it, are refused at once.
+    let words: Vec<u32> = il.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let as_bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let with_bound = |bound: u32| {
+        let mut w = words.clone();
+        w[3] = bound;
+        as_bytes(&w)
+    };
+    let mut nops = words.clone();
+    nops.extend(std::iter::repeat(1u32 << 16).take(16 << 20)); // OpNop after the last function
+    for (what, bad) in [
+        ("the header alone", as_bytes(&words[..5])),
+        ("a bound of 2", with_bound(2)),
+        ("ids at the bound", with_bound(words[3] - 1)),
+        ("a bound of 0xffffffff", with_bound(u32::MAX)),
+        ("16 M OpNops after the functions", as_bytes(&nops)),
+    ] {
+        assert_eq!(create(&bad, bad.len()).1, CL_INVALID_VALUE, "{what}");
+    }
     // Well-formed words the translator cannot use: the build fails and says why.
-    let mut broken = il[..20].to_vec();
-    broken.extend_from_slice(&((2u32 << 16) | 0x7ff0).to_le_bytes()); // no such opcode
-    broken.extend_from_slice(&5u32.to_le_bytes());
+    let end = words.iter().rposition(|&w| w == (1 << 16) | 56).expect("an OpFunctionEnd");
+    let mut broken = words.clone();
+    broken.splice(end..end, [(2u32 << 16) | 0x7ff0, 5]); // no such opcode, in the function
+    let broken = as_bytes(&broken);
     let (b, e) = create(&broken, broken.len());
     ok!(e);
     err!(CL_BUILD_PROGRAM_FAILURE, cl!(clBuildProgram(b, 1, &env.device, null(), None, null_mut())));

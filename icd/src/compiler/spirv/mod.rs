@@ -8,6 +8,7 @@ pub(crate) mod abi;
 pub(crate) mod legalize;
 pub(crate) mod mangle;
 pub(crate) mod module;
+mod results;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

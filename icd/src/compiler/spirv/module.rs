@@ -2,8 +2,17 @@
 //! shape (so a malformed module is `CL_INVALID_VALUE` at `clCreateProgramWithIL`, before
 //! any tool sees it) and the specialization constants (`clSetProgramSpecializationConstant`
 //! checks ids and sizes against them). Everything else is the translator's.
+//!
+//! The shape checked: the header (magic, version, an id bound within SPIR-V's limit, the
+//! reserved word 0), every instruction's word count, every result id within the bound
+//! and defined once, the module's logical layout (section 2.4: capabilities, ...,
+//! exactly one memory model, ..., types and globals, then functions, each closed), and
+//! nothing but functions after the first. A malformed module went to the translator,
+//! which built it or crashed on it.
 
 use std::collections::HashMap;
+
+use super::results::{RESULT_ONLY, TYPE_AND_RESULT};
 
 const MAGIC: u32 = 0x0723_0203;
 
@@ -16,6 +25,45 @@ const OP_SPEC_CONSTANT_FALSE: u32 = 49;
 const OP_SPEC_CONSTANT: u32 = 50;
 const OP_DECORATE: u32 = 71;
 const DECORATION_SPEC_ID: u32 = 1;
+const OP_NOP: u32 = 0;
+const OP_LINE: u32 = 8;
+const OP_NO_LINE: u32 = 317;
+const OP_EXT_INST: u32 = 12;
+const OP_MEMORY_MODEL: u32 = 14;
+const OP_FUNCTION: u32 = 54;
+const OP_FUNCTION_END: u32 = 56;
+
+/// SPIR-V's universal limit on the id bound (section 2.17, "Result <id> bound").
+const MAX_BOUND: u32 = 4_194_303;
+
+/// The section of the logical layout (2.4) an instruction outside functions belongs
+/// to, in order; `None` for those allowed in any (debug lines, non-semantic
+/// extended instructions) and for `OpNop`, which belongs to none.
+fn section(opcode: u32) -> Option<u8> {
+    Some(match opcode {
+        17 => 0,                          // OpCapability
+        10 => 1,                          // OpExtension
+        11 => 2,                          // OpExtInstImport
+        OP_MEMORY_MODEL => 3,             //
+        15 => 4,                          // OpEntryPoint
+        16 | 331 => 5,                    // OpExecutionMode[Id]
+        2..=7 | 330 => 6,                 // strings, sources, names, processes
+        71..=75 | 332 | 5632 | 5633 => 7, // annotations
+        OP_FUNCTION => 9,                 //
+        OP_NOP | OP_LINE | OP_NO_LINE | OP_EXT_INST => return None,
+        _ => 8, // types, constants, global variables, undefs
+    })
+}
+
+/// Where an instruction's result id is (1: after the result type), if it has one.
+fn result_at(opcode: u32) -> Option<usize> {
+    let op = u16::try_from(opcode).ok()?;
+    if TYPE_AND_RESULT.binary_search(&op).is_ok() {
+        Some(1)
+    } else {
+        RESULT_ONLY.binary_search(&op).is_ok().then_some(0)
+    }
+}
 
 /// A scalar specialization constant's type.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -71,9 +119,18 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Module, String> {
     if w[1] & 0xffff_00ff != 0x0001_0000 {
         return Err(format!("unknown SPIR-V version word 0x{:08x}", w[1]));
     }
+    let bound = w[3];
+    if bound == 0 || bound > MAX_BOUND {
+        return Err(format!("the SPIR-V id bound {bound} is outside 1..={MAX_BOUND}"));
+    }
+    if w[4] != 0 {
+        return Err(format!("the SPIR-V header's reserved word is 0x{:08x}, not 0", w[4]));
+    }
     let mut types: HashMap<u32, SpecType> = HashMap::new();
     let mut spec_ids: HashMap<u32, u32> = HashMap::new();
     let mut constants: Vec<(u32, u32)> = Vec::new(); // (result id, type id)
+    let mut defined = vec![0u64; (bound as usize).div_ceil(64)];
+    let (mut layout, mut in_function, mut memory_models) = (0u8, false, 0);
     let mut at = 5;
     while at < w.len() {
         let (count, opcode) = ((w[at] >> 16) as usize, w[at] & 0xffff);
@@ -82,6 +139,37 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Module, String> {
         }
         let ops = &w[at + 1..at + count];
         let short = || format!("SPIR-V instruction at word {at} (opcode {opcode}) is missing operands");
+        if let Some(r) = result_at(opcode) {
+            let id = *ops.get(r).ok_or_else(short)?;
+            if id == 0 || id >= bound {
+                return Err(format!("SPIR-V instruction at word {at} defines id {id}, outside the bound {bound}"));
+            }
+            let (word, bit) = (id as usize / 64, 1u64 << (id % 64));
+            if defined[word] & bit != 0 {
+                return Err(format!("SPIR-V instruction at word {at} defines id {id} a second time"));
+            }
+            defined[word] |= bit;
+        }
+        if in_function {
+            match opcode {
+                OP_FUNCTION => return Err(format!("SPIR-V function at word {at} starts inside another")),
+                OP_FUNCTION_END => in_function = false,
+                _ => {}
+            }
+        } else if opcode == OP_FUNCTION_END {
+            return Err(format!("SPIR-V OpFunctionEnd at word {at} ends no function"));
+        } else if opcode == OP_NOP {
+            return Err(format!("SPIR-V OpNop at word {at} lies outside any function"));
+        } else if let Some(s) = section(opcode) {
+            if s < layout {
+                return Err(format!(
+                    "SPIR-V instruction at word {at} (opcode {opcode}) is out of the module's logical layout"
+                ));
+            }
+            layout = s;
+            in_function = opcode == OP_FUNCTION;
+            memory_models += usize::from(opcode == OP_MEMORY_MODEL);
+        }
         match opcode {
             OP_TYPE_BOOL => drop(types.insert(*ops.first().ok_or_else(short)?, SpecType::Bool)),
             OP_TYPE_INT | OP_TYPE_FLOAT if ops.len() >= 2 => {
@@ -98,6 +186,12 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Module, String> {
             _ => {}
         }
         at += count;
+    }
+    if in_function {
+        return Err("the SPIR-V module ends inside a function".into());
+    }
+    if memory_models != 1 {
+        return Err(format!("a SPIR-V module has one OpMemoryModel; this one has {memory_models}"));
     }
     let mut spec_constants: Vec<SpecConstant> = constants
         .into_iter()
@@ -159,10 +253,28 @@ fn hex_float(v: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A module of `body` after its capability and memory model.
     fn module(body: &[u32]) -> Vec<u8> {
         let mut w = vec![MAGIC, 0x0001_0000, 0, 100, 0];
+        w.extend(op(17, &[6 /* Kernel */]));
+        w.extend(op(OP_MEMORY_MODEL, &[2 /* Physical64 */, 2 /* OpenCL */]));
         w.extend_from_slice(body);
+        words_to_bytes(&w)
+    }
+
+    fn words_to_bytes(w: &[u32]) -> Vec<u8> {
         w.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// A function `%f = OpFunction %void None %fnty` with one empty block.
+    fn function(f: u32, label: u32) -> Vec<u32> {
+        [
+            op(OP_FUNCTION, &[1, f, 0, 2]),
+            op(248 /* OpLabel */, &[label]),
+            op(253 /* OpReturn */, &[]),
+            op(OP_FUNCTION_END, &[]),
+        ]
+        .concat()
     }
 
     fn op(opcode: u32, operands: &[u32]) -> Vec<u32> {
@@ -203,9 +315,37 @@ mod tests {
         let mut bad_version = module(&[]);
         bad_version[4..8].copy_from_slice(&0x0002_0000u32.to_le_bytes());
         assert!(parse(&bad_version).is_err());
-        assert!(parse(&module(&op(OP_NOP_FOR_TEST, &[]))).is_ok());
+        let types = [op(19, &[1]) /* OpTypeVoid %1 */, op(33, &[2, 1]) /* OpTypeFunction %2 %1 */].concat();
+        let fine = [types.clone(), function(3, 4), op(OP_LINE, &[5, 1, 1]), function(6, 7)].concat();
+        assert!(parse(&module(&fine)).is_ok());
+        // The header alone: no memory model.
+        assert!(parse(&words_to_bytes(&[MAGIC, 0x0001_0000, 0, 100, 0])).is_err(), "a header alone");
+        let with_bound = |bound: u32, body: &[u32]| {
+            let mut m = module(body);
+            m[12..16].copy_from_slice(&bound.to_le_bytes());
+            m
+        };
+        assert!(parse(&with_bound(2, &fine)).is_err(), "ids above a bound of 2");
+        assert!(parse(&with_bound(0, &[])).is_err(), "a bound of 0");
+        assert!(parse(&with_bound(u32::MAX, &fine)).is_err(), "a bound past SPIR-V's limit");
+        let mut reserved = module(&fine);
+        reserved[16..20].copy_from_slice(&1u32.to_le_bytes());
+        assert!(parse(&reserved).is_err(), "the reserved word set");
+        assert!(parse(&module(&[types.clone(), op(19, &[1])].concat())).is_err(), "an id defined twice");
+        assert!(parse(&module(&[types.clone(), op(19, &[100])].concat())).is_err(), "an id at the bound");
+        let nops: Vec<u32> = std::iter::repeat(op(OP_NOP, &[])).take(1000).flatten().collect();
+        assert!(parse(&module(&[fine.clone(), nops].concat())).is_err(), "OpNops after the last function");
+        assert!(parse(&module(&[fine.clone(), types.clone()].concat())).is_err(), "types after the functions");
+        let open = [types.clone(), op(OP_FUNCTION, &[1, 3, 0, 2])].concat();
+        assert!(parse(&module(&open)).is_err(), "a function left open");
+        assert!(parse(&module(&[types.clone(), op(OP_FUNCTION_END, &[])].concat())).is_err(), "an end of nothing");
+        let late_capability = [types.clone(), op(17, &[4])].concat();
+        assert!(parse(&module(&late_capability)).is_err(), "a capability after the types");
+        assert!(parse(&module(&op(OP_MEMORY_MODEL, &[2, 2]))).is_err(), "two memory models");
+        // Debug lines may come anywhere, and a function's body is not checked.
+        let nop_inside = [types, op(OP_FUNCTION, &[1, 3, 0, 2]), op(OP_NOP, &[]), op(OP_FUNCTION_END, &[])].concat();
+        assert!(parse(&module(&nop_inside)).is_ok());
     }
-    const OP_NOP_FOR_TEST: u32 = 0;
 
     #[test]
     fn spec_values_are_exact() {
