@@ -80,3 +80,78 @@ fn bad_queue_arguments() {
     err!(CL_INVALID_OPERATION, cl!(clSetDefaultDeviceCommandQueue(env.context, env.device, null_mut())));
     err!(CL_INVALID_COMMAND_QUEUE, cl!(clFlush(env.context as cl_command_queue)));
 }
+
+fn threads_of_this_process() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status.lines().find_map(|l| l.strip_prefix("Threads:")).unwrap().trim().parse().unwrap()
+}
+
+/// Child: 4,000 queues, each with a kernel waiting for one user event, and a queue whose
+/// kernel must run meanwhile; prints the process's threads before and while they wait.
+#[test]
+#[ignore]
+fn child_makes_four_thousand_queues() {
+    let env = Env::new();
+    let p = build(&env, "kernel void inc(global int *a) { atomic_inc(a); }", "");
+    let k = kernel(p, "inc");
+    let buf = buffer_of(&env, &[0i32]);
+    set_arg(k, 0, &buf);
+    run(&env, k, &[1], None);
+    let before = threads_of_this_process();
+    let (gate, e) = with_err(|e| cl!(clCreateUserEvent(env.context, e)));
+    ok!(e);
+    let mut queues = Vec::new();
+    for _ in 0..4000 {
+        let (q, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, null(), e)));
+        ok!(e);
+        let one = [1usize];
+        ok!(cl!(clEnqueueNDRangeKernel(q, k, 1, null(), one.as_ptr(), null(), 1, &gate, null_mut())));
+        ok!(cl!(clFlush(q)));
+        queues.push(q);
+    }
+    // Another queue's kernel runs while those wait.
+    let (free, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, null(), e)));
+    ok!(e);
+    let one = [1usize];
+    let mut done = null_mut();
+    ok!(cl!(clEnqueueNDRangeKernel(free, k, 1, null(), one.as_ptr(), null(), 0, null(), &mut done)));
+    ok!(cl!(clWaitForEvents(1, &done)));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    println!("threads {before} {}", threads_of_this_process());
+    ok!(cl!(clSetUserEventStatus(gate, CL_COMPLETE)));
+    for q in queues.iter().chain([&free]) {
+        ok!(cl!(clFinish(*q)));
+        ok!(cl!(clReleaseCommandQueue(*q)));
+    }
+    println!("count {}", read_as::<i32>(&env, buf, 1)[0]);
+    for e in [done, gate] {
+        ok!(cl!(clReleaseEvent(e)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseMemObject(buf)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+/// Queues share a bounded set of threads, and a queue waiting for an event holds none:
+/// 4,000 queues whose commands wait add at most twice the cores (at least 4) threads
+/// (each added one: 4,001 threads), and all run once the event completes.
+#[test]
+fn four_thousand_queues_share_a_few_threads() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "queues::child_makes_four_thousand_queues", "--nocapture"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child failed ({:?}): {text}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text.lines().find_map(|l| l.strip_prefix("threads ")).expect("the child counts its threads");
+    let (before, during) =
+        line.split_once(' ').map(|(a, b)| (a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap())).unwrap();
+    let bound = (std::thread::available_parallelism().unwrap().get() * 2).max(4);
+    assert!(during <= before + bound, "{during} threads with 4,000 queues waiting, {before} before (bound {bound})");
+    assert!(text.contains("count 4002\n"), "every kernel ran: {text}");
+}

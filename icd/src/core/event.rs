@@ -33,6 +33,9 @@ pub(crate) enum Stamp {
 struct State {
     status: cl_int,
     callbacks: Vec<(cl_int, EventCallback, usize)>,
+    /// The driver's own waiters for completion (a queue whose next command waits for
+    /// this event), run when it completes or fails.
+    on_done: Vec<Box<dyn FnOnce() + Send>>,
 }
 
 /// What an event knows of the command queue that issued it. The queue builds on events
@@ -75,7 +78,7 @@ impl Event {
             queue,
             profiled,
             command_type,
-            state: Mutex::new(State { status, callbacks: Vec::new() }),
+            state: Mutex::new(State { status, callbacks: Vec::new(), on_done: Vec::new() }),
             changed: Condvar::new(),
             times: Default::default(),
         };
@@ -125,15 +128,28 @@ impl Event {
                 self.stamp(Stamp::Complete);
             }
         }
-        let due = {
+        let (due, done) = {
             let mut st = self.state.lock();
             st.status = status;
             let (due, keep) = st.callbacks.drain(..).partition(|&(on, _, _)| status <= on);
             st.callbacks = keep;
-            due
+            let done = if status <= CL_COMPLETE { std::mem::take(&mut st.on_done) } else { Vec::new() };
+            (due, done)
         };
         self.changed.notify_all();
         self.run_callbacks(due, status);
+        done.into_iter().for_each(|f| f());
+    }
+
+    /// Runs `f` once the event has completed or failed: now, if it has.
+    pub(crate) fn on_done(&self, f: Box<dyn FnOnce() + Send>) {
+        let mut st = self.state.lock();
+        if st.status > CL_COMPLETE {
+            st.on_done.push(f);
+        } else {
+            drop(st);
+            f();
+        }
     }
 
     /// `clSetEventCallback`: runs now if the trigger state has already been reached.

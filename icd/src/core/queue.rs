@@ -1,6 +1,9 @@
-//! Command queues. Each queue has a thread that runs its commands in submission order
-//! (which also satisfies out-of-order queues: the spec permits, never requires,
-//! reordering), so enqueueing returns at once and the host keeps going.
+//! Command queues. A queue's commands run in submission order (which also satisfies
+//! out-of-order queues: the spec permits, never requires, reordering), on a small pool of
+//! dispatcher threads that every queue of the process shares, so enqueueing returns at
+//! once and the host keeps going. A queue whose next command waits for an event that
+//! has not completed holds no thread: the event's completion puts it back on the ready
+//! list. (A thread per queue made 4,001 threads of 4,000 queues.)
 //!
 //! A thread that waits for the queue (`clFinish`) does not sleep while commands are
 //! pending: it runs them itself. Only one thread executes a queue's commands at a time
@@ -10,7 +13,7 @@
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::thread;
 use std::time::Duration;
 
@@ -38,38 +41,49 @@ struct State {
     pending: VecDeque<Submission>,
     /// A thread is executing a command of this queue.
     busy: bool,
-    /// The queue object is gone: the thread exits once nothing is pending.
-    closed: bool,
+    /// The queue is on the ready list (or a dispatcher has just taken it from there).
+    scheduled: bool,
+    /// Its next command waits for an event, whose completion schedules it again.
+    blocked: bool,
 }
 
 #[derive(Default)]
 struct Commands {
     state: Mutex<State>,
     changed: Condvar,
-    /// Commands pending, readable without the lock by the queue's thread spinning.
-    pending: AtomicUsize,
 }
 
-/// How long the queue's thread looks for the next command before it sleeps: waking a
+/// How long a dispatcher looks for the next command before it sleeps: waking a
 /// sleeping thread costs the enqueuing one a system call (back-to-back small launches
 /// on the 2-core machine ran at 250,000-280,000/s when every command woke it, at
 /// 680,000-900,000/s when it was already awake).
 const SPIN: Duration = Duration::from_micros(50);
-/// After a spin found the core shared (other processes' threads want it), the queue's
-/// thread sleeps at once for this long: a thread that yields to a busy process waits a
-/// whole time slice for its core back, and the command it then takes waits with it.
+/// After a spin found the core shared (other processes' threads want it), the
+/// dispatcher sleeps at once for this long: a thread that yields to a busy process waits
+/// a whole time slice for its core back, and the command it then takes waits with it.
 const BACK_OFF: Duration = Duration::from_secs(1);
 
+/// What a queue offers a thread looking for work.
+enum Next {
+    Run(Submission),
+    /// The next command waits for this event.
+    Waits(Arc<Event>),
+    Nothing,
+}
+
 impl Commands {
-    /// Takes the next command if no other thread is executing one.
-    fn take(&self, st: &mut State) -> Option<Submission> {
+    /// The next command, if no other thread is executing one and its wait list is
+    /// complete (a failed event counts: the command then fails).
+    fn next(&self, st: &mut State) -> Next {
         if st.busy {
-            return None;
+            return Next::Nothing;
         }
-        let s = st.pending.pop_front()?;
-        self.pending.store(st.pending.len(), Ordering::Relaxed);
+        let Some(head) = st.pending.front() else { return Next::Nothing };
+        if let Some(e) = head.wait_for.iter().find(|e| e.status() > CL_COMPLETE) {
+            return Next::Waits(e.clone());
+        }
         st.busy = true;
-        Some(s)
+        st.pending.pop_front().map_or(Next::Nothing, Next::Run)
     }
 
     fn run(&self, s: Submission) {
@@ -87,23 +101,141 @@ impl Commands {
         }
     }
 
+    /// Puts the queue on the ready list unless it is there, running or blocked.
+    fn schedule(self: &Arc<Self>, st: &mut State) -> bool {
+        let ready = !st.pending.is_empty() && !st.busy && !st.scheduled && !st.blocked;
+        st.scheduled |= ready;
+        ready
+    }
+
+    /// A dispatcher's turn at the queue: runs its commands while the next one is ready;
+    /// one that waits for an event leaves the queue blocked until the event completes.
+    fn serve(self: &Arc<Self>) {
+        let mut st = self.state.lock();
+        st.scheduled = false;
+        loop {
+            match self.next(&mut st) {
+                Next::Run(s) => {
+                    drop(st);
+                    self.run(s);
+                    st = self.state.lock();
+                }
+                Next::Waits(e) => {
+                    st.blocked = true;
+                    drop(st);
+                    let me = self.clone();
+                    e.on_done(Box::new(move || me.unblock()));
+                    return;
+                }
+                Next::Nothing => return,
+            }
+        }
+    }
+
+    fn unblock(self: &Arc<Self>) {
+        let mut st = self.state.lock();
+        st.blocked = false;
+        if self.schedule(&mut st) {
+            drop(st);
+            DISPATCH.push(self.clone());
+        }
+    }
+
     /// Runs pending commands on the calling thread (waiting while another thread runs
-    /// one) until `done` holds. With a spinner, a wait for the next command first looks
-    /// for it for up to `SPIN`.
-    fn drain(&self, done: impl Fn(&State) -> bool, mut spin: Option<&mut Spinner>) {
+    /// one, or for the events the next one waits for) until nothing is pending.
+    fn finish(&self) {
         let mut st = self.state.lock();
         loop {
-            if let Some(s) = self.take(&mut st) {
-                drop(st);
-                self.run(s);
-                if let Some(spinner) = spin.as_deref_mut().filter(|s| s.may_spin()) {
-                    spinner.spin(SPIN, || self.pending.load(Ordering::Relaxed) != 0);
+            match self.next(&mut st) {
+                Next::Run(s) => {
+                    drop(st);
+                    self.run(s);
+                    st = self.state.lock();
                 }
-                st = self.state.lock();
-            } else if done(&st) {
-                return;
-            } else {
-                self.changed.wait(&mut st);
+                Next::Waits(e) => {
+                    drop(st);
+                    e.wait();
+                    st = self.state.lock();
+                }
+                Next::Nothing if st.pending.is_empty() && !st.busy => return,
+                Next::Nothing => self.changed.wait(&mut st),
+            }
+        }
+    }
+}
+
+/// The dispatchers every queue shares, and the queues ready for one.
+struct Dispatch {
+    ready: Mutex<VecDeque<Arc<Commands>>>,
+    /// `ready`'s length, read without the lock by spinning dispatchers.
+    waiting: AtomicUsize,
+    wake: Condvar,
+    /// Dispatchers started, and those not running a command.
+    threads: AtomicUsize,
+    idle: AtomicUsize,
+}
+
+static DISPATCH: LazyLock<Dispatch> = LazyLock::new(|| Dispatch {
+    ready: Mutex::new(VecDeque::new()),
+    waiting: AtomicUsize::new(0),
+    wake: Condvar::new(),
+    threads: AtomicUsize::new(0),
+    idle: AtomicUsize::new(0),
+});
+
+/// At most this many dispatchers: enough that every core can run a command of another
+/// queue while some wait in long ones (a queue's command holds its dispatcher).
+fn max_dispatchers() -> usize {
+    (Device::get().host.cores as usize * 2).max(4)
+}
+
+impl Dispatch {
+    fn push(&self, c: Arc<Commands>) {
+        let waiting = {
+            let mut ready = self.ready.lock();
+            ready.push_back(c);
+            self.waiting.store(ready.len(), Ordering::Relaxed);
+            ready.len()
+        };
+        if self.idle.load(Ordering::Relaxed) >= waiting {
+            self.wake.notify_one();
+            return;
+        }
+        // More queues ready than dispatchers free (a long kernel holds its
+        // dispatcher): one more, up to the bound.
+        let n = self.threads.fetch_add(1, Ordering::Relaxed);
+        if n >= max_dispatchers() {
+            self.threads.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
+        self.idle.fetch_add(1, Ordering::Relaxed);
+        let started = thread::Builder::new().name("ferrocl-queue".into()).spawn(|| DISPATCH.dispatcher());
+        if started.is_err() {
+            self.idle.fetch_sub(1, Ordering::Relaxed);
+            self.threads.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    fn dispatcher(&self) {
+        // On one core the enqueuing thread cannot run while this one looks.
+        let mut spinner = (Device::get().host.cores > 1).then(|| Spinner::new(BACK_OFF));
+        loop {
+            if let Some(s) = spinner.as_mut().filter(|s| s.may_spin()) {
+                s.spin(SPIN, || self.waiting.load(Ordering::Relaxed) != 0);
+            }
+            let c = {
+                let mut ready = self.ready.lock();
+                while ready.is_empty() {
+                    self.wake.wait(&mut ready);
+                }
+                let c = ready.pop_front();
+                self.waiting.store(ready.len(), Ordering::Relaxed);
+                c
+            };
+            if let Some(c) = c {
+                self.idle.fetch_sub(1, Ordering::Relaxed);
+                c.serve();
+                self.idle.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
@@ -140,11 +272,6 @@ impl Queue {
         properties_array: Vec<cl_queue_properties>,
     ) -> CLResult<Arc<Queue>> {
         let commands = Arc::new(Commands::default());
-        let theirs = commands.clone();
-        thread::Builder::new()
-            .name("ferrocl-queue".into())
-            .spawn(move || queue_thread(&theirs))
-            .map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
         Ok(Arc::new(Queue { base: Base::new(), context, device, properties, properties_array, commands }))
     }
 
@@ -158,41 +285,31 @@ impl Queue {
     ) -> Arc<Event> {
         let event = Event::new_command(self.clone(), command_type);
         event.set_status(CL_SUBMITTED);
-        {
+        let ready = {
             let mut st = self.commands.state.lock();
             st.pending.push_back(Submission { event: event.clone(), wait_for, work });
-            self.commands.pending.store(st.pending.len(), Ordering::Relaxed);
+            self.commands.schedule(&mut st)
+        };
+        if ready {
+            DISPATCH.push(self.commands.clone());
         }
-        self.commands.changed.notify_all();
         event
     }
 
     /// Blocks until every command enqueued so far has finished, running pending
     /// commands on this thread rather than waiting for the queue's thread to.
     pub(crate) fn finish(&self) {
-        self.commands.drain(|st| st.pending.is_empty() && !st.busy, None);
+        self.commands.finish();
     }
 }
 
-impl Drop for Queue {
-    fn drop(&mut self) {
-        self.commands.state.lock().closed = true;
-        self.commands.changed.notify_all();
-    }
-}
-
-fn queue_thread(c: &Commands) {
-    // On one core the enqueuing thread cannot run while this one looks.
-    let mut spinner = (Device::get().host.cores > 1).then(|| Spinner::new(BACK_OFF));
-    c.drain(|st| st.closed && st.pending.is_empty() && !st.busy, spinner.as_mut());
-}
-
+/// Runs a command whose wait list is complete.
 fn execute(Submission { event, wait_for, work }: Submission) {
     // "If the execution of a command is terminated, the command-queue associated
     // with this terminated command, and the associated context (and all other
     // command-queue associated with this context) may no longer be available."
     // We keep the queue usable and fail only commands that depend on the failure.
-    if wait_for.iter().map(|e| e.wait()).any(|s| s < 0) {
+    if wait_for.iter().any(|e| e.status() < 0) {
         event.set_status(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
         return;
     }
