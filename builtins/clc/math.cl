@@ -334,13 +334,23 @@ VEC1(float, nan, uint)
 VEC1(double, nan, ulong)
 
 /* cl_khr_fp16: every half function computes in float, where each half is exact, and
- * rounds its result to half once (well inside the extension's ulp limits). */
+ * rounds its result to half once (well inside the extension's ulp limits). A vector
+ * converts whole, both ways (F16C's vcvtph2ps and vcvtps2ph on the vector), around
+ * the float vector form: component by component, mad(half4) became lane shuffles and
+ * half ran 5-7x slower than float. */
+#define HALF_VEC1(N, F) OVL half##N F(half##N x) { return CVT(F(CVT(x, float##N)), half##N); }
+#define HALF_VEC2(N, F) \
+    OVL half##N F(half##N x, half##N y) { return CVT(F(CVT(x, float##N), CVT(y, float##N)), half##N); }
+#define HALF_VEC3(N, F, W) \
+    OVL half##N F(half##N x, half##N y, half##N z) { \
+        return CVT(F(CVT(x, W##N), CVT(y, W##N), CVT(z, W##N)), half##N); \
+    }
 #define HALF1(F) \
     OVL half F(half x) { return (half)F((float)x); } \
-    VEC1(half, F, half)
+    FOR_WIDTHS(HALF_VEC1, F)
 #define HALF2(F) \
     OVL half F(half x, half y) { return (half)F((float)x, (float)y); } \
-    VEC2(half, F, half, half)
+    FOR_WIDTHS(HALF_VEC2, F)
 HALF1(acos) HALF1(acosh) HALF1(acospi) HALF1(asin) HALF1(asinh) HALF1(asinpi) HALF1(atan) HALF1(atanh)
 HALF1(atanpi) HALF1(cbrt) HALF1(ceil) HALF1(cos) HALF1(cosh) HALF1(cospi) HALF1(erfc) HALF1(erf) HALF1(exp)
 HALF1(exp2) HALF1(exp10) HALF1(expm1) HALF1(fabs) HALF1(floor) HALF1(lgamma) HALF1(log) HALF1(log2)
@@ -353,8 +363,8 @@ VEC2S(half, fmin, half, half)
 /* fma in double: the product of two halves is exact there, so only the sum rounds. */
 OVL half fma(half a, half b, half c) { return (half)fma((double)a, (double)b, (double)c); }
 OVL half mad(half a, half b, half c) { return (half)((float)a * (float)b + (float)c); }
-VEC3(half, fma, half, half, half)
-VEC3(half, mad, half, half, half)
+FOR_WIDTHS(HALF_VEC3, fma, double)
+FOR_WIDTHS(HALF_VEC3, mad, float)
 /* nextafter steps the bit pattern: a float step would round back to x. */
 OVL half nextafter(half x, half y) {
     if (x != x || y != y) return x + y;

@@ -626,6 +626,18 @@ fn bench_one(args: &[String]) -> i32 {
     }
 }
 
+/// FerroCL and its peers where the loader offers them, asked in a child so that no
+/// driver loads into this process, which measures the host references.
+fn peers_offered(exe: &std::path::Path) -> Vec<String> {
+    let offered = std::process::Command::new(exe).arg("platforms").output().ok();
+    let offered = offered.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    ["FerroCL", "Portable Computing Language", "Intel(R) OpenCL"]
+        .into_iter()
+        .filter(|p| offered.lines().any(|l| l == *p))
+        .map(String::from)
+        .collect()
+}
+
 /// `bench`: every platform in its own processes; a first process builds the warm
 /// source so the measuring one finds it in the platform's cache.
 fn bench(args: &[String]) -> i32 {
@@ -640,15 +652,7 @@ fn bench(args: &[String]) -> i32 {
     let exe = std::env::current_exe().unwrap_or_default();
     let mut platforms = flag_values(args, "--platform");
     if platforms.is_empty() {
-        // FerroCL and its peers where the loader offers them, asked in a child so that
-        // no driver loads into this process, which measures the host references.
-        let offered = std::process::Command::new(&exe).arg("platforms").output().ok();
-        let offered = offered.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
-        platforms = ["FerroCL", "Portable Computing Language", "Intel(R) OpenCL"]
-            .into_iter()
-            .filter(|p| offered.lines().any(|l| l == *p))
-            .map(String::from)
-            .collect();
+        platforms = peers_offered(&exe);
     }
     // Saved program binaries: the children read the mode from the environment.
     for (flag, mode) in [("--save-binaries", "save"), ("--binaries", "load")] {

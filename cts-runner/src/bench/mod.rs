@@ -33,6 +33,7 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("peak_rss_mb", "peak resident memory after max-size barrier groups, MiB", false),
     ("mad_float16_gops", "mad(float16) in a loop, G ops/s", true),
     ("mad24_int16_gops", "mad24(int16) in a loop, G ops/s", true),
+    ("mad_half16_gops", "mad(half16) in a loop, G ops/s", true),
 ];
 
 /// Vector builtins at full width: a dependent chain of 256 per work-item, 16 lanes.
@@ -46,6 +47,16 @@ kernel void mad_float16(global float16 *o, float s) {
 kernel void mad24_int16(global int16 *o, int s) {
     int16 a = (int16)(get_global_id(0)), b = (int16)(s), c = (int16)(3);
     for (int i = 0; i < 256; i++) a = mad24(a, b, c);
+    o[get_global_id(0)] = a;
+}
+"#;
+
+/// The same chain in half (cl_khr_fp16), built apart: a platform without half skips it.
+pub const SOURCE_HALF: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void mad_half16(global half16 *o, float s) {
+    half16 a = convert_half16((float16)(get_global_id(0) & 7)), b = (half16)((half)s), c = (half16)(0.5h);
+    for (int i = 0; i < 256; i++) a = mad(a, b, c);
     o[get_global_id(0)] = a;
 }
 "#;
@@ -328,6 +339,13 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
         arg(k, 1, &scalar)?;
         let t = s.timed(5, k, &[n], None)?;
         out.push((key.into(), (n * 16 * 256) as f64 / t / 1e9));
+    }
+    if let Ok(hprog) = s.build(SOURCE_HALF) {
+        let k = s.kernel(hprog, "mad_half16")?;
+        arg(k, 0, &vout)?;
+        arg(k, 1, &0.999f32.to_bits())?;
+        let t = s.timed(5, k, &[n], None)?;
+        out.push(("mad_half16_gops".into(), (n * 16 * 256) as f64 / t / 1e9));
     }
     out.extend(vector::measure(s)?);
     out.extend(reduce::measure(s)?);

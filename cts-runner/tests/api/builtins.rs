@@ -622,6 +622,77 @@ fn half_builtins_compute_in_float_and_round_once() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+/// Half vectors convert whole to float vectors and back around the float forms: every
+/// width of each such builtin gives what the scalar form gives each component (within
+/// an ulp where the float vector form rounds differently).
+#[test]
+fn half_vectors_match_their_scalar_forms() {
+    let env = Env::new();
+    let (unary, binary, ternary) = (
+        ["sqrt", "sin", "exp", "log", "floor", "rint", "cbrt", "tanh", "rsqrt", "fabs"],
+        ["pow", "hypot", "fmax", "fmin", "atan2", "fmod", "copysign", "fdim"],
+        ["mad", "fma"],
+    );
+    let mut src = String::from("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
+    let mut names = Vec::new();
+    for (arity, fs) in [(1, &unary[..]), (2, &binary[..]), (3, &ternary[..])] {
+        for f in fs {
+            let (vargs, sargs) = [("x", "a"), ("y", "b"), ("z", "c")][..arity].iter().fold(
+                (Vec::new(), Vec::new()),
+                |(mut v, mut s), (x, a)| {
+                    v.push(*x);
+                    s.push(*a);
+                    (v, s)
+                },
+            );
+            src +=
+                &format!("kernel void {f}_all(global const float *in, global ushort *vout, global ushort *sout) {{\n");
+            let mut at = 0;
+            for w in [2, 3, 4, 8, 16] {
+                src += &format!(
+                    "  {{ half{w} x = convert_half{w}(vload{w}(0, in + {at})), y = convert_half{w}(vload{w}(0, in + 64 + {at})),\n\
+                     \x20   z = convert_half{w}(vload{w}(0, in + 128 + {at}));\n\
+                     \x20   vstore{w}(as_ushort{w}({f}({v})), 0, vout + {at});\n\
+                     \x20   for (int i = 0; i < {w}; i++) {{ half a = (half)in[{at} + i], b = (half)in[64 + {at} + i],\n\
+                     \x20     c = (half)in[128 + {at} + i]; sout[{at} + i] = as_ushort({f}({s})); }} }}\n",
+                    v = vargs.join(", "),
+                    s = sargs.join(", ")
+                );
+                at += w;
+            }
+            src += "}\n";
+            names.push(format!("{f}_all"));
+        }
+    }
+    let p = build(&env, &src, "");
+    // Positive, negative, small and large values, as floats the kernel rounds to half.
+    let input: Vec<f32> = (0..192).map(|i| ((i * 37 % 101) as f32 - 40.0) * 0.173 + 0.01 * i as f32).collect();
+    let bi = buffer_of(&env, &input);
+    let (bv, bs) = (env.buffer(0, 64 * 2, null_mut()), env.buffer(0, 64 * 2, null_mut()));
+    for name in &names {
+        let k = kernel(p, name);
+        set_arg(k, 0, &bi);
+        set_arg(k, 1, &bv);
+        set_arg(k, 2, &bs);
+        run(&env, k, &[1], None);
+        let (v, s): (Vec<u16>, Vec<u16>) = (read_as(&env, bv, 33), read_as(&env, bs, 33));
+        for (i, (&a, &b)) in v.iter().zip(&s).enumerate() {
+            let nan = |h: u16| h & 0x7c00 == 0x7c00 && h & 0x3ff != 0;
+            assert!(
+                (nan(a) && nan(b)) || a.abs_diff(b) <= 1,
+                "{name} element {i}: vector {} scalar {}",
+                half_bits_to_f32(a),
+                half_bits_to_f32(b)
+            );
+        }
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    for m in [bi, bv, bs] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 const C11_ATOMICS: &str = r#"
 kernel void c11(global atomic_int *counter, global atomic_long *largest, global int *per_group,
                 global atomic_int *winner, global atomic_int *wins, global atomic_flag *flag,
