@@ -64,6 +64,8 @@ fn child_with_clang(clang: &Path, dir: &Path, builds: [usize; 2], timeout: Optio
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(["--ignored", "--exact", "clang_tools::child_builds_new_kernels", "--nocapture"])
         .env("FERROCL_CLANG", clang)
+        // The verifier is looked for beside clang, which a fake has not.
+        .env_remove("FERROCL_VERIFY")
         .env("FERROCL_CACHE_DIR", dir.join("cache"))
         .env("FERROCL_TEST_BUILDS", builds[0].to_string())
         .env("FERROCL_TEST_THREADS", builds[1].to_string());
