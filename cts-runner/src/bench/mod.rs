@@ -320,7 +320,9 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     // Peak memory: barrier groups at the device's largest work-group size.
     let mut max_wg = 0usize;
     cl!(clGetDeviceInfo(s.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 8, (&mut max_wg as *mut usize).cast(), null_mut()));
-    let wg = max_wg;
+    // The kernel's `local int x[4096]` holds one slot a work-item: Intel's runtime
+    // allows groups of 8192, which wrote past it and crashed.
+    let wg = max_wg.min(4096);
     let pout = s.buffer(wg * 8 * 4, None)?;
     arg(bk, 0, &pout)?;
     arg(bk, 1, &4i32)?;
