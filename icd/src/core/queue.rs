@@ -18,7 +18,7 @@ use std::thread;
 use std::time::Duration;
 
 use opencl_sys::*;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::context::Context;
 use super::device::Device;
@@ -108,11 +108,9 @@ impl Commands {
         ready
     }
 
-    /// A dispatcher's turn at the queue: runs its commands while the next one is ready;
-    /// one that waits for an event leaves the queue blocked until the event completes.
-    fn serve(self: &Arc<Self>) {
-        let mut st = self.state.lock();
-        st.scheduled = false;
+    /// Runs the queue's commands on this thread while the next one is ready; returns
+    /// the state, locked, and why it stopped (`Waits` or `Nothing`).
+    fn run_ready<'a>(&'a self, mut st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, Next) {
         loop {
             match self.next(&mut st) {
                 Next::Run(s) => {
@@ -120,15 +118,21 @@ impl Commands {
                     self.run(s);
                     st = self.state.lock();
                 }
-                Next::Waits(e) => {
-                    st.blocked = true;
-                    drop(st);
-                    let me = self.clone();
-                    e.on_done(Box::new(move || me.unblock()));
-                    return;
-                }
-                Next::Nothing => return,
+                stop => return (st, stop),
             }
+        }
+    }
+
+    /// A dispatcher's turn at the queue: runs its commands while the next one is ready;
+    /// one that waits for an event leaves the queue blocked until the event completes.
+    fn serve(self: &Arc<Self>) {
+        let mut st = self.state.lock();
+        st.scheduled = false;
+        if let (mut st, Next::Waits(e)) = self.run_ready(st) {
+            st.blocked = true;
+            drop(st);
+            let me = self.clone();
+            e.on_done(Box::new(move || me.unblock()));
         }
     }
 
@@ -146,20 +150,18 @@ impl Commands {
     fn finish(&self) {
         let mut st = self.state.lock();
         loop {
-            match self.next(&mut st) {
-                Next::Run(s) => {
-                    drop(st);
-                    self.run(s);
-                    st = self.state.lock();
-                }
-                Next::Waits(e) => {
+            st = match self.run_ready(st) {
+                (st, Next::Waits(e)) => {
                     drop(st);
                     e.wait();
-                    st = self.state.lock();
+                    self.state.lock()
                 }
-                Next::Nothing if st.pending.is_empty() && !st.busy => return,
-                Next::Nothing => self.changed.wait(&mut st),
-            }
+                (st, _) if st.pending.is_empty() && !st.busy => return,
+                (mut st, _) => {
+                    self.changed.wait(&mut st);
+                    st
+                }
+            };
         }
     }
 }
