@@ -1,6 +1,6 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--async-only] [--json FILE] [--svg FILE]` compares platforms
+//! `bench [--platform NAME ...] [--only async|builds] [--json FILE] [--svg FILE]` compares platforms
 //! side by side;
 //! `khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME]
 //! [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS suites
@@ -70,7 +70,7 @@ unsupported, or skips every configuration, counts as skipped.",
     ),
     (
         "bench",
-        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--async-only] [--json FILE] [--svg FILE]
+        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds] [--json FILE] [--svg FILE]
                         [--save-binaries DIR | --binaries DIR]
 
 Runs the kernel and async-copy benchmarks on each platform (default: FerroCL, PoCL and
@@ -79,7 +79,10 @@ references measured in the same run, and prints a table (and
 JSON, an SVG chart). --save-binaries writes every program's binary to DIR (keyed by
 platform, options and source); --binaries loads them instead of building, for a host
 without a compiler (the build figures are then left out); a platform with no saved
-binaries (another vendor there) builds its programs itself.",
+binaries (another vendor there) builds its programs itself. --only runs one section:
+the async copies, or the builds of programs shaped like applications' (1, 16 and 56
+kernels through images, and a kernel of ~10 MB of IR; cold build plus first launches).
+--async-only is --only async.",
     ),
     (
         "stress",
@@ -606,13 +609,16 @@ fn flag_values(args: &[String], flag: &str) -> Vec<String> {
 /// `bench-one --platform NAME --warm FILE`: measures one platform (run by `bench` in a
 /// child process) and prints `key=value` lines.
 fn bench_one(args: &[String]) -> i32 {
-    let warm =
-        if args.iter().any(|a| a == "--async-only") { Some(String::new()) } else { flag_values(args, "--warm").pop() };
+    let only = bench_section(args);
+    let warm = match only.as_deref() {
+        Some("warm") | None => flag_values(args, "--warm").pop(),
+        Some(_) => Some(String::new()),
+    };
     let (Some(platform), Some(warm)) = (flag_values(args, "--platform").pop(), warm) else {
-        eprintln!("usage: cts-runner bench-one --platform NAME --warm FILE");
+        eprintln!("usage: cts-runner bench-one --platform NAME --warm FILE [--only SECTION]");
         return 2;
     };
-    match cts_runner::bench::measure(&platform, &warm) {
+    match cts_runner::bench::measure(&platform, &warm, only.as_deref()) {
         Ok(values) => {
             for (k, v) in values {
                 println!("{k}={v}");
@@ -623,6 +629,14 @@ fn bench_one(args: &[String]) -> i32 {
             eprintln!("cts-runner: {platform}: {e}");
             1
         }
+    }
+}
+
+/// The one section `--only SECTION` (or `--async-only`) asks for.
+fn bench_section(args: &[String]) -> Option<String> {
+    match args.iter().any(|a| a == "--async-only") {
+        true => Some("async".into()),
+        false => flag_values(args, "--only").pop(),
     }
 }
 
@@ -642,13 +656,20 @@ fn peers_offered(exe: &std::path::Path) -> Vec<String> {
 /// source so the measuring one finds it in the platform's cache.
 fn bench(args: &[String]) -> i32 {
     use cts_runner::bench::async_copies::{host_memcpy_gbs, METRICS as ASYNC_METRICS};
+    use cts_runner::bench::builds::METRICS as BUILD_METRICS;
     use cts_runner::bench::image::METRICS as IMAGE_METRICS;
     use cts_runner::bench::reduce::{host_sum_gbs, METRICS as REDUCE_METRICS};
     use cts_runner::bench::vector::{BUILTINS, METRICS as VECTOR_METRICS};
     use cts_runner::bench::{METRICS, SOURCE};
     use cts_runner::host::{host_saxpy_gbs, host_sgemm_gflops};
-    let metrics: Vec<&(&str, &str, bool)> =
-        METRICS.iter().chain(VECTOR_METRICS).chain(REDUCE_METRICS).chain(ASYNC_METRICS).chain(IMAGE_METRICS).collect();
+    let metrics: Vec<&(&str, &str, bool)> = METRICS
+        .iter()
+        .chain(BUILD_METRICS)
+        .chain(VECTOR_METRICS)
+        .chain(REDUCE_METRICS)
+        .chain(ASYNC_METRICS)
+        .chain(IMAGE_METRICS)
+        .collect();
     let exe = std::env::current_exe().unwrap_or_default();
     let mut platforms = flag_values(args, "--platform");
     if platforms.is_empty() {
@@ -670,16 +691,21 @@ fn bench(args: &[String]) -> i32 {
     let mut results: Vec<(String, std::collections::HashMap<String, f64>)> = Vec::new();
     for name in &platforms {
         let _ = std::fs::write(&warm, format!("{SOURCE}\n// warm {}\n", std::process::id()));
-        let only: &[&str] = if args.iter().any(|a| a == "--async-only") { &["--async-only"] } else { &[] };
-        let prebuild = std::process::Command::new(&exe)
-            .args(["bench-one", "--platform", name, "--warm"])
-            .arg(&warm)
-            .args(only)
-            .output();
+        let only: Vec<String> = bench_section(args).map(|s| vec!["--only".into(), s]).unwrap_or_default();
+        // A section alone measures no warm build.
+        let prebuild = match only.is_empty() {
+            true => std::process::Command::new(&exe)
+                .args(["bench-one", "--platform", name, "--warm"])
+                .arg(&warm)
+                .args(["--only", "warm"])
+                .output()
+                .map(drop),
+            false => Ok(()),
+        };
         let out = std::process::Command::new(&exe)
             .args(["bench-one", "--platform", name, "--warm"])
             .arg(&warm)
-            .args(only)
+            .args(&only)
             .output();
         match (prebuild, out) {
             (Ok(_), Ok(o)) if o.status.success() => {

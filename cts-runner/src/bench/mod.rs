@@ -6,6 +6,7 @@ use std::ptr::{null, null_mut};
 use std::time::Instant;
 
 pub mod async_copies;
+pub mod builds;
 pub mod image;
 pub mod reduce;
 pub mod vector;
@@ -184,14 +185,23 @@ fn first_launches(s: &Session, prog: cl_program, scratch: cl_mem) -> Result<(), 
 }
 
 /// Measures one platform; returns `key=value` lines. `warm` is a source file some
-/// earlier process has built already.
-pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String> {
+/// earlier process has built already; `only` names one section to run alone (`async`,
+/// `builds`), or `warm`: only build `warm`.
+pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(String, f64)>, String> {
     let (p, _) = platform_named(platform)?;
     let s = Session::new(p)?;
     let mut out = Vec::new();
-    if warm.is_empty() {
-        // `bench --async-only`.
-        return async_copies::measure(&s);
+    match only {
+        Some("async") => return async_copies::measure(&s),
+        Some("builds") => return builds::measure(&s, unique_number()),
+        // The warm source built, for the measuring process to find in the cache.
+        Some("warm") => {
+            let src = std::fs::read_to_string(warm).map_err(|e| format!("{warm}: {e}"))?;
+            cl!(clReleaseProgram(s.build(&src)?));
+            return Ok(out);
+        }
+        Some(other) => return Err(format!("no bench section {other}")),
+        None => {}
     }
 
     let scratch = s.buffer(1 << 16, None)?;
@@ -200,7 +210,9 @@ pub fn measure(platform: &str, warm: &str) -> Result<Vec<(String, f64)>, String>
         // and fresh sources, so they are left out; the program is SOURCE itself.
         s.build(SOURCE)?
     } else {
-        build_figures(&s, warm, scratch, &mut out)?
+        let prog = build_figures(&s, warm, scratch, &mut out)?;
+        out.extend(builds::measure(&s, unique_number())?);
+        prog
     };
     launch_figures(&s, prog, scratch, &mut out)?;
     Ok(out)

@@ -277,6 +277,60 @@ fn every_format_round_trips_and_reads_in_kernels() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+/// One kernel object launched on images whose formats change between launches: code is
+/// made per combination of formats at its first launch (the formats constants in it),
+/// and after a few combinations code for any format takes over. Each launch must read
+/// through its own images' formats, including combinations seen before, and write the
+/// second image in its format.
+#[test]
+fn one_kernel_follows_its_images_formats_from_launch_to_launch() {
+    let env = Env::new();
+    let src = "kernel void copy(read_only image2d_t src, write_only image2d_t dst) {\n\
+               int2 p = (int2)(get_global_id(0), get_global_id(1));\n\
+               write_imagef(dst, p, read_imagef(src, p) * 0.5f); }";
+    let p = build(&env, src, "");
+    let k = kernel(p, "copy");
+    let (w, h) = (6usize, 4usize);
+    let combos = [
+        (fmt(CL_RGBA, CL_UNORM_INT8), fmt(CL_RGBA, CL_FLOAT)),
+        (fmt(CL_R, CL_FLOAT), fmt(CL_RGBA, CL_FLOAT)),
+        (fmt(CL_RGBA, CL_UNORM_INT8), fmt(CL_RGBA, CL_UNORM_INT16)),
+        (fmt(CL_BGRA, CL_UNORM_INT8), fmt(CL_RGBA, CL_FLOAT)),
+        (fmt(CL_RG, CL_HALF_FLOAT), fmt(CL_RGBA, CL_FLOAT)),
+        (fmt(CL_RGBA, CL_UNORM_INT8), fmt(CL_RGBA, CL_FLOAT)),
+        (fmt(CL_R, CL_FLOAT), fmt(CL_RGBA, CL_FLOAT)),
+    ];
+    for (round, (fs, fd)) in combos.iter().enumerate() {
+        let mut bytes = texels(fs, w * h, round as u8 + 1);
+        let d = desc(CL_MEM_OBJECT_IMAGE2D, w, h, 0, 0);
+        let src_img = image(&env, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, fs, &d, bytes.as_mut_ptr().cast());
+        let dst_img = image(&env, CL_MEM_WRITE_ONLY, fd, &d, null_mut());
+        set_arg(k, 0, &src_img);
+        set_arg(k, 1, &dst_img);
+        run(&env, k, &[w, h], None);
+        let size = texel_size(fd);
+        let mut out = vec![0u8; w * h * size];
+        let (origin, region) = ([0usize; 3], [w, h, 1]);
+        read_into(&env, dst_img, origin.as_ptr(), region.as_ptr(), out.as_mut_ptr().cast());
+        let (ss, ds) = (texel_size(fs), size);
+        for i in 0..w * h {
+            let want = reference(fs, &bytes[i * ss..(i + 1) * ss]).map(|v| v * 0.5);
+            let got = reference(fd, &out[i * ds..(i + 1) * ds]);
+            let step = if fd.image_channel_data_type == CL_FLOAT { 1e-6 } else { 1.0 / 255.0 };
+            for c in 0..4 {
+                assert!(
+                    (got[c] - want[c]).abs() <= step,
+                    "launch {round} {fs:?} -> {fd:?}, texel {i}: {got:?} vs {want:?}"
+                );
+            }
+        }
+        ok!(cl!(clReleaseMemObject(src_img)));
+        ok!(cl!(clReleaseMemObject(dst_img)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 /// The texel indices and weights the spec's formulas (section 8.2) give along one
 /// dimension of `size` texels: one index for nearest, two and the second's weight for
 /// linear. Indices outside `0..size` read the border (CLK_ADDRESS_CLAMP).

@@ -6,27 +6,30 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::tools::{self, clang::Clang};
-use super::{cache, library, options, os, passes, target_flags, Target};
+use super::{cache, library, options, os, target_flags, Target};
+
+/// Bytes of IR text past which a module is compiled without instruction scheduling.
+const HUGE_MODULE: usize = 2 << 20;
 
 /// Rewritten IR -> object -> shared object. Returns the library file (in the cache
-/// directory, ready to be renamed into place), its kernels and the log.
+/// directory, ready to be renamed into place) and the log. `second`: a second build of
+/// a kernel, for a loop of one group size (`Unit::fixed`), which nothing waits for.
 pub(super) fn build(
     clang: &Clang,
     target: &Target,
     opts: &options::BuildOptions,
-    ir_text: &str,
-    fixed: &[(String, [usize; 3])],
+    module: &str,
+    second: bool,
     archive: &Path,
     dir: &Path,
-) -> Result<(PathBuf, passes::Rewritten, String), String> {
+) -> Result<(PathBuf, String), String> {
     let (opt_ll, lib, map) = (dir.join("program.ferrocl.ll"), dir.join("program.so"), dir.join("exports.map"));
-    let rewritten = passes::rewrite_fixed(ir_text, fixed)?;
-    std::fs::write(&opt_ll, &rewritten.module).map_err(|e| e.to_string())?;
+    std::fs::write(&opt_ll, module).map_err(|e| e.to_string())?;
     if tools::clang::verifying() {
         tools::clang::verify(clang, &opt_ll)?;
     }
     let parts = library::parts(clang, target, &cache::dir(), dir)?;
-    let needed = library::needed_parts(parts, &rewritten.module)?;
+    let needed = library::needed_parts(parts, module)?;
 
     // IR -> object in one clang run (cc1 runs in its process), with the needed library
     // parts linked in as bitcode so builtins inline into the kernels and the group loop
@@ -38,21 +41,10 @@ pub(super) fn build(
         "{ global: __ferrocl_launch_*; __ferrocl_item_*; __ferrocl_static_local_query; local: *; };\n",
     )
     .map_err(|e| e.to_string())?;
-    // On a failed link only: say what each undefined name is. The OpenCL builtins the
-    // program calls that neither the library nor the archive defines go by their
-    // mangled names (tools such as `cts-runner coverage` read these lines); the
-    // program's own functions declared without a body by theirs.
     let undefined = |error: &str| {
-        let (builtins, functions) = library::undefined(&rewritten.module, parts, archive);
-        let mut out = String::new();
-        for f in functions.iter().filter(|f| error.contains(&format!("{f}'")) || error.contains(&format!(": {f}\n"))) {
-            out += &format!("'{f}' is declared in the program but defined nowhere (a prototype without a body)\n");
-        }
-        if !builtins.is_empty() {
-            out += "(an undefined mangled name is an OpenCL builtin FerroCL does not implement yet, or an \
-                    overloadable function of the program declared without a body)\n";
-        }
-        out + &builtins.iter().map(|n| format!("missing builtin: {n}\n")).collect::<String>()
+        explain_undefined(module, parts, archive, &|f| {
+            error.contains(&format!("{f}'")) || error.contains(&format!(": {f}\n"))
+        })
     };
     let obj = dir.join("program.o");
     let mut args: Vec<&OsStr> = target_flags().iter().map(|s| os(s)).collect();
@@ -67,8 +59,16 @@ pub(super) fn build(
     // tested per work-item in the item loop (SGEMM in groups of 16x16 on the 2-core
     // machine: medians 41.6 -> 47.6 GFLOP/s). For first builds it cost too much time:
     // the bench's main program 174 -> 253 ms cold.
-    if !fixed.is_empty() {
+    if second {
         args.extend(["-mllvm", "-enable-nontrivial-unswitch"].map(os));
+    }
+    // LLVM's instruction schedulers take time quadratic in a block's length: the
+    // straight-line kernels of hash tools (thousands of unrolled rounds, a block of
+    // 100,000 instructions) spent most of their build there. A ~10 MB module of 6,000
+    // rounds (`cts-runner bench --only builds`): ~285 s -> 39 s of clang; out-of-order
+    // cores reorder such code themselves.
+    if module.len() > HUGE_MODULE {
+        args.extend(["-mllvm", "-disable-post-ra", "-mllvm", "-enable-misched=false"].map(os));
     }
     for p in &needed {
         args.extend([os("-Xclang"), os("-mlink-builtin-bitcode"), os("-Xclang"), p.bitcode.as_os_str()]);
@@ -95,5 +95,65 @@ pub(super) fn build(
     };
     let keep = dir.with_extension("so");
     std::fs::rename(&lib, &keep).map_err(|e| e.to_string())?;
-    Ok((keep, rewritten, log))
+    Ok((keep, log))
+}
+
+/// What a link of the module would find missing, said as a failed link says it
+/// (`explain_undefined`): a build that defers code generation (`Code::Deferred`) fails
+/// here, where a build making code would have failed at its link. A function of the
+/// program the C or maths library defines links there, as kernels' code does.
+pub(super) fn unresolved(
+    clang: &Clang,
+    target: &Target,
+    module: &str,
+    archive: &Path,
+    dir: &Path,
+) -> Result<(), String> {
+    let parts = library::parts(clang, target, &cache::dir(), dir)?;
+    let (builtins, functions) = library::undefined(module, parts, archive);
+    let missing: Vec<&String> = functions.iter().filter(|f| !in_system_libraries(f)).collect();
+    if builtins.is_empty() && missing.is_empty() {
+        return Ok(());
+    }
+    let mut log: String = missing.iter().map(|f| format!("error: undefined reference to '{f}'\n")).collect();
+    log += &builtins.iter().map(|f| format!("error: undefined reference to '{f}'\n")).collect::<String>();
+    Err(log + &explain_undefined(module, parts, archive, &|f| missing.iter().any(|m| *m == f)))
+}
+
+/// Whether the C or maths library, which kernels' shared objects link against, defines
+/// a function.
+fn in_system_libraries(name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else { return false };
+    ["libc.so.6", "libm.so.6"].iter().any(|lib| {
+        // SAFETY: dlopen of a system library already loaded into every process (or
+        // loadable), looked up by a NUL-terminated name; the handle is released.
+        unsafe {
+            let lib = std::ffi::CString::new(*lib).unwrap_or_default();
+            let h = libc::dlopen(lib.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+            let h = if h.is_null() { libc::dlopen(lib.as_ptr(), libc::RTLD_LAZY) } else { h };
+            if h.is_null() {
+                return false;
+            }
+            let found = !libc::dlsym(h, c.as_ptr()).is_null();
+            libc::dlclose(h);
+            found
+        }
+    })
+}
+
+/// On a failed link: what each undefined name is. The OpenCL builtins the program calls
+/// that neither the library nor the archive defines go by their mangled names (tools
+/// such as `cts-runner coverage` read these lines); the program's own functions declared
+/// without a body by theirs, those `named` (in the linker's error).
+fn explain_undefined(module: &str, parts: &[library::Part], archive: &Path, named: &dyn Fn(&str) -> bool) -> String {
+    let (builtins, functions) = library::undefined(module, parts, archive);
+    let mut out = String::new();
+    for f in functions.iter().filter(|f| named(f)) {
+        out += &format!("'{f}' is declared in the program but defined nowhere (a prototype without a body)\n");
+    }
+    if !builtins.is_empty() {
+        out += "(an undefined mangled name is an OpenCL builtin FerroCL does not implement yet, or an \
+                overloadable function of the program declared without a body)\n";
+    }
+    out + &builtins.iter().map(|n| format!("missing builtin: {n}\n")).collect::<String>()
 }

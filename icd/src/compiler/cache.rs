@@ -150,8 +150,9 @@ const SCRATCH_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(24 *
 /// entry's size), removes the least recently used programs while they take more than
 /// `limit`, down to three quarters of it, library sets unused for `LIBRARY_MAX_AGE`, and
 /// scratch directories older than `SCRATCH_MAX_AGE`. A program is a `<key>.meta` with
-/// its `.so` and `.log` (the description goes first, so a reader never finds half an
-/// entry), or a `bin-<key>.so` unpacked from a binary. Anything else in the directory
+/// its `.so` or `.ll` and `.log` (the description goes first, so a reader never finds
+/// half an entry), a `bin-<key>.so` unpacked from a binary, or a `unit-<key>.so`, one
+/// kernel's code generated at its first launch. Anything else in the directory
 /// (locks of live sets) is left alone.
 pub(crate) fn trim(dir: &Path, limit: u64) {
     let stamp = dir.join("trim.stamp");
@@ -191,8 +192,10 @@ fn is_key(s: &str) -> bool {
 fn owner(name: &str) -> Option<Owner<'_>> {
     let (stem, ext) = name.rsplit_once('.')?;
     match ext {
-        "so" | "meta" | "log" if is_key(stem) => Some(Owner::Program(stem, ext == "meta")),
-        "so" if stem.strip_prefix("bin-").is_some_and(is_key) => Some(Owner::Program(stem, true)),
+        "so" | "meta" | "log" | "ll" if is_key(stem) => Some(Owner::Program(stem, ext == "meta")),
+        "so" if stem.strip_prefix("bin-").or_else(|| stem.strip_prefix("unit-")).is_some_and(is_key) => {
+            Some(Owner::Program(stem, true))
+        }
         "bc" | "symbols" | "lock" => {
             let (part, key) = stem.rsplit_once('-')?;
             (is_key(key) && !part.is_empty()).then_some(Owner::Library(key, part == "libclc" && ext == "lock"))

@@ -48,16 +48,44 @@ pub(crate) fn available() -> bool {
 }
 
 /// Bumped whenever the pipeline's output for the same input changes.
-const PIPELINE: &str = "ferrocl-pipeline-2";
+const PIPELINE: &str = "ferrocl-pipeline-3";
 
-/// A built kernel library and what it contains.
+/// A built program: its kernels and where their code is.
 #[derive(Clone, Debug)]
 pub(crate) struct Library {
-    pub(crate) path: PathBuf,
+    pub(crate) code: Code,
     pub(crate) kernels: Vec<kernel_info::Kernel>,
     /// Bytes of program-scope `__global` variables (each program object gets its own).
     pub(crate) global_variable_size: u64,
 }
+
+/// Where a program's code is.
+#[derive(Clone, Debug)]
+pub(crate) enum Code {
+    /// One shared object with every kernel's entry points, for launches of any shape:
+    /// programs from binaries, and those with program-scope variables, which all their
+    /// kernels share.
+    Whole(PathBuf),
+    /// Generated per kernel and shape of launch, at the kernel's first launch of that
+    /// shape (`generate`), from the program's IR: a build compiles the program to IR and
+    /// checks it, and code for kernels never launched is never made. PoCL defers the
+    /// same way; the 56-kernel image program of `cts-runner bench --only builds` took
+    /// 24 s to build here with every kernel's code made at once, and 68 ms on PoCL.
+    Deferred(Deferred),
+}
+
+/// A program's IR, kept for `generate`.
+#[derive(Clone, Debug)]
+pub(crate) struct Deferred {
+    /// The program's cache key: units' keys extend it.
+    key: String,
+    options: String,
+    /// The IR file in the cache, held open: trimming the cache may unlink it while the
+    /// program lives, and its kernels' code must still be made.
+    ir: std::sync::Arc<std::fs::File>,
+}
+
+pub(crate) use passes::Unit;
 
 #[derive(Debug)]
 pub(crate) enum BuildError {
@@ -111,9 +139,12 @@ fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
-/// The cache entry for a key: the library, its description and its build log.
+/// The cache entry for a key: the program's code (a shared object, or its IR), its
+/// description and its build log.
 struct Entry {
+    key: String,
     so: PathBuf,
+    ir: PathBuf,
     meta: PathBuf,
     log: PathBuf,
 }
@@ -122,39 +153,64 @@ impl Entry {
     fn new(key: &str) -> Entry {
         let c = cache::dir();
         Entry {
+            key: key.to_string(),
             so: c.join(format!("{key}.so")),
+            ir: c.join(format!("{key}.ll")),
             meta: c.join(format!("{key}.meta")),
             log: c.join(format!("{key}.log")),
         }
     }
 
-    fn load(&self) -> Option<Built> {
+    fn load(&self, options: &str) -> Option<Built> {
         let (kernels, global_variable_size) = meta::from_text(&std::fs::read_to_string(&self.meta).ok()?)?;
-        if !self.so.is_file() {
-            return None;
-        }
+        let code = match std::fs::File::open(&self.ir) {
+            Ok(ir) => {
+                Code::Deferred(Deferred { key: self.key.clone(), options: options.into(), ir: std::sync::Arc::new(ir) })
+            }
+            Err(_) if self.so.is_file() => Code::Whole(self.so.clone()),
+            Err(_) => return None,
+        };
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         cache::touch(&self.meta);
-        Some(Built { library: Library { path: self.so.clone(), kernels, global_variable_size }, log })
+        Some(Built { library: Library { code, kernels, global_variable_size }, log })
     }
 
-    /// Moves a freshly built library into place; the description is written last.
+    /// Moves a freshly built program into place, a shared object or IR (`Code`); the
+    /// description is written last.
     fn store(
         &self,
-        file: &Path,
-        kernels: Vec<kernel_info::Kernel>,
-        globals: u64,
+        code: Stored,
+        rewritten: passes::Rewritten,
         log: String,
+        options: &str,
     ) -> Result<Built, BuildError> {
-        std::fs::rename(file, &self.so)
-            .and_then(|_| cache::write_atomic(&self.log, log.as_bytes()))
-            .and_then(|_| cache::write_atomic(&self.meta, meta::to_text(&kernels, globals).as_bytes()))
-            .map_err(|e| {
-                BuildError::Failed(format!("cannot write the program cache in {}: {e}\n", cache::dir().display()))
-            })?;
+        let (kernels, globals) = (rewritten.kernels, rewritten.global_variable_size);
+        let failed = |e: std::io::Error| {
+            BuildError::Failed(format!("cannot write the program cache in {}: {e}\n", cache::dir().display()))
+        };
+        match code {
+            Stored::Whole(file) => std::fs::rename(file, &self.so),
+            Stored::Ir(text) => cache::write_atomic(&self.ir, text.as_bytes()),
+        }
+        .and_then(|_| cache::write_atomic(&self.log, log.as_bytes()))
+        .and_then(|_| cache::write_atomic(&self.meta, meta::to_text(&kernels, globals).as_bytes()))
+        .map_err(failed)?;
         cache::trim(&cache::dir(), cache::limit());
-        Ok(Built { library: Library { path: self.so.clone(), kernels, global_variable_size: globals }, log })
+        let code = match code {
+            Stored::Whole(_) => Code::Whole(self.so.clone()),
+            Stored::Ir(_) => {
+                let ir = std::fs::File::open(&self.ir).map_err(failed)?;
+                Code::Deferred(Deferred { key: self.key.clone(), options: options.into(), ir: std::sync::Arc::new(ir) })
+            }
+        };
+        Ok(Built { library: Library { code, kernels, global_variable_size: globals }, log })
     }
+}
+
+/// What a build leaves in the cache.
+enum Stored<'a> {
+    Whole(&'a Path),
+    Ir(&'a str),
 }
 
 /// What every cache key includes besides the program itself: the tools, the CPU, and
@@ -228,23 +284,82 @@ impl Input<'_> {
     }
 }
 
-/// Builds (or loads from the cache) the kernel library for a program.
+/// Builds (or loads from the cache) a program: its IR, checked, and its kernels'
+/// descriptions; code comes per kernel at first launch (`generate`), or at once for a
+/// program with program-scope variables.
 pub(crate) fn build(target: &Target, input: &Input, options: &str) -> Result<Built, BuildError> {
-    in_usable_cache(|| build_here(target, input, options, &[]))
+    in_usable_cache(|| build_here(target, input, options))
 }
 
-/// `build`, with a loop for groups of the size given to each kernel named in `fixed`
-/// (`passes::rewrite_fixed`): a second library for a program whose kernel the driver has
-/// seen launched with one group size (`core::program`).
-/// It runs at the lowest priority (`tools::in_background`), on a thread of its own:
-/// nothing waits for it.
-pub(crate) fn build_fixed(
+/// The code of one kernel for one shape of launch (`Unit`), from a program built
+/// `Deferred`: a shared object exporting that kernel's entry points, from the cache or
+/// made now. `background`: at the lowest priority, for a second build nothing waits for
+/// (`tools::in_background`).
+pub(crate) fn generate(
     target: &Target,
-    input: &Input,
-    options: &str,
-    fixed: &[(String, [usize; 3])],
-) -> Result<Built, BuildError> {
-    tools::in_background(|| in_usable_cache(|| build_here(target, input, options, fixed)))
+    program: &Deferred,
+    unit: &Unit,
+    background: bool,
+) -> Result<PathBuf, BuildError> {
+    let step = || in_usable_cache(|| generate_here(target, program, unit));
+    match background {
+        true => tools::in_background(step),
+        false => step(),
+    }
+}
+
+/// Code for every kernel of a `Deferred` program for launches of any shape, in one
+/// shared object (`Code::Whole`): what a program binary holds.
+pub(crate) fn generate_whole(target: &Target, program: &Deferred) -> Result<PathBuf, BuildError> {
+    in_usable_cache(|| {
+        let so = cache::dir().join(format!("unit-{}.so", cache::key(&[program.key.as_bytes(), b"whole"])));
+        if so.is_file() {
+            cache::touch(&so);
+            return Ok(so);
+        }
+        let (clang, archive) = tools()?;
+        let opts = options::parse(&program.options).map_err(BuildError::InvalidOptions)?;
+        let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
+        let rewritten = passes::rewrite_for(&read_ir(program)?, None).map_err(BuildError::Failed)?;
+        let (file, _) = backend::build(clang, target, &opts, &rewritten.module, false, &archive, &scratch.0)
+            .map_err(BuildError::Failed)?;
+        std::fs::rename(&file, &so).map_err(|e| BuildError::Failed(e.to_string()))?;
+        Ok(so)
+    })
+}
+
+fn read_ir(program: &Deferred) -> Result<String, BuildError> {
+    use std::os::unix::fs::FileExt;
+    let len = program.ir.metadata().map_err(|e| BuildError::Failed(e.to_string()))?.len() as usize;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(len).map_err(|_| BuildError::Failed("out of host memory\n".into()))?;
+    bytes.resize(len, 0);
+    program.ir.read_exact_at(&mut bytes, 0).map_err(|e| BuildError::Failed(format!("the program's IR: {e}\n")))?;
+    String::from_utf8(bytes).map_err(|_| BuildError::Failed("the program's IR is damaged\n".into()))
+}
+
+fn generate_here(target: &Target, program: &Deferred, unit: &Unit) -> Result<PathBuf, BuildError> {
+    let fixed = unit.fixed.map(|[x, y, z]| format!("{x},{y},{z}")).unwrap_or_default();
+    let images: String = match &unit.images {
+        Some(keys) => keys.iter().map(|k| format!("{k},")).collect(),
+        None => "any".into(),
+    };
+    let so = cache::dir().join(format!(
+        "unit-{}.so",
+        cache::key(&[program.key.as_bytes(), unit.kernel.as_bytes(), fixed.as_bytes(), images.as_bytes()])
+    ));
+    if so.is_file() {
+        cache::touch(&so);
+        return Ok(so);
+    }
+    let (clang, archive) = tools()?;
+    let opts = options::parse(&program.options).map_err(BuildError::InvalidOptions)?;
+    let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
+    let rewritten = passes::rewrite_for(&read_ir(program)?, Some(unit)).map_err(BuildError::Failed)?;
+    let (file, _) = backend::build(clang, target, &opts, &rewritten.module, unit.fixed.is_some(), &archive, &scratch.0)
+        .map_err(BuildError::Failed)?;
+    std::fs::rename(&file, &so).map_err(|e| BuildError::Failed(e.to_string()))?;
+    Ok(so)
 }
 
 /// Runs `step` in the cache directory; when it fails and that directory cannot be
@@ -260,12 +375,7 @@ fn in_usable_cache<T>(step: impl Fn() -> Result<T, BuildError>) -> Result<T, Bui
     }
 }
 
-fn build_here(
-    target: &Target,
-    input: &Input,
-    options: &str,
-    fixed: &[(String, [usize; 3])],
-) -> Result<Built, BuildError> {
+fn build_here(target: &Target, input: &Input, options: &str) -> Result<Built, BuildError> {
     let opts = options::parse(options).map_err(BuildError::InvalidOptions)?;
     let (clang, archive) = tools()?;
     let env = environment(clang, target, &archive);
@@ -276,21 +386,52 @@ fn build_here(
     parts.extend(program.iter().take(1).map(|p| &**p));
     parts.push(options.as_bytes());
     parts.extend(program.iter().skip(1).map(|p| &**p));
-    // Absent for plain builds, so their keys stay as they were.
-    let sizes: String = fixed.iter().map(|(k, [x, y, z])| format!("fixed {k} {x},{y},{z}\n")).collect();
-    if !sizes.is_empty() {
-        parts.push(sizes.as_bytes());
-    }
     let entry = Entry::new(&cache::key(&parts));
-    if let Some(built) = entry.load() {
+    if let Some(built) = entry.load(options) {
         return Ok(built);
     }
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
     let (ir_text, mut log) = input.front(clang, target, &opts, &scratch.0).map_err(BuildError::Failed)?;
-    let (file, rewritten, more) =
-        backend::build(clang, target, &opts, &ir_text, fixed, &archive, &scratch.0).map_err(BuildError::Failed)?;
-    log += &more;
-    entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log)
+    let (stored, rewritten) = checked(clang, target, &opts, &ir_text, &archive, &scratch.0, &mut log)?;
+    entry.store(stored.as_stored(&ir_text), rewritten, log, options)
+}
+
+/// A program's code as a build leaves it, before it goes into the cache.
+enum Checked {
+    Whole(PathBuf),
+    Ir,
+}
+
+impl Checked {
+    fn as_stored<'a>(&'a self, ir: &'a str) -> Stored<'a> {
+        match self {
+            Checked::Whole(p) => Stored::Whole(p),
+            Checked::Ir => Stored::Ir(ir),
+        }
+    }
+}
+
+/// The rewrite of a program's IR, and what a link would find missing, as a build
+/// failure (`backend::unresolved`); then code for every kernel where the program has
+/// program-scope variables (its kernels share them: one shared object), else none yet.
+fn checked(
+    clang: &clang::Clang,
+    target: &Target,
+    opts: &options::BuildOptions,
+    ir_text: &str,
+    archive: &Path,
+    scratch: &Path,
+    log: &mut String,
+) -> Result<(Checked, passes::Rewritten), BuildError> {
+    let rewritten = passes::rewrite_for(ir_text, None).map_err(BuildError::Failed)?;
+    if rewritten.global_variable_size > 0 {
+        let (file, more) = backend::build(clang, target, opts, &rewritten.module, false, archive, scratch)
+            .map_err(BuildError::Failed)?;
+        *log += &more;
+        return Ok((Checked::Whole(file), rewritten));
+    }
+    backend::unresolved(clang, target, &rewritten.module, archive, scratch).map_err(BuildError::Failed)?;
+    Ok((Checked::Ir, rewritten))
 }
 
 /// The builtins that read the work-item context (`passes::context`) the kernel-side
@@ -331,12 +472,12 @@ fn link_here(target: &Target, modules: &[String], options: &str) -> Result<Linke
     }
     let (env, libs) = (environment(clang, target, &archive), library::libraries_text());
     let entry = Entry::new(&cache::key(&[env.as_bytes(), libs.as_bytes(), merged.as_bytes(), options.as_bytes()]));
-    if let Some(built) = entry.load() {
+    if let Some(built) = entry.load(options) {
         return Ok(Linked::Executable(built));
     }
-    let (file, rewritten, log) =
-        backend::build(clang, target, &opts, &merged, &[], &archive, &scratch.0).map_err(BuildError::Failed)?;
-    entry.store(&file, rewritten.kernels, rewritten.global_variable_size, log).map(Linked::Executable)
+    let mut log = String::new();
+    let (stored, rewritten) = checked(clang, target, &opts, &merged, &archive, &scratch.0, &mut log)?;
+    entry.store(stored.as_stored(&merged), rewritten, log, options).map(Linked::Executable)
 }
 
 pub(crate) enum Linked {

@@ -3,14 +3,14 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use ferrocl_kernel_abi::{ItemFn, LaunchFn};
 use opencl_sys::*;
 use parking_lot::Mutex;
 
 use super::device::Device;
+use super::executable::{Entry, Executable};
 use super::memory::Mem;
 use super::object::{cl_object, Base, CLResult};
-use super::program::{KernelLibrary, Program};
+use super::program::Program;
 use crate::compiler::kernel_info;
 use crate::exec::copies::validate;
 use crate::exec::ndrange::{local_arg_bytes, Launch};
@@ -36,11 +36,13 @@ pub(crate) enum ArgValue {
 pub(crate) struct Kernel {
     pub(crate) base: Base,
     pub(crate) program: Arc<Program>,
-    /// Keeps the code `launch` and `item` point into loaded.
-    library: Arc<KernelLibrary>,
+    /// The program's code as built when the kernel was created.
+    code: Arc<Executable>,
     pub(crate) info: kernel_info::Kernel,
-    launch: LaunchFn,
-    item: Option<ItemFn>,
+    /// The entry points for the shapes of launch seen so far, by the formats of the
+    /// image arguments (`Executable::entry_for`): a kernel launched again finds them
+    /// here without the program's table.
+    entries: Mutex<Vec<(Vec<u32>, Entry)>>,
     /// One slot per argument of `info`, set by `set_arg`.
     args: Mutex<Vec<Option<ArgValue>>>,
     /// What a work-group of this kernel has cost lately (ns, 0: unknown): the pool runs
@@ -48,7 +50,8 @@ pub(crate) struct Kernel {
     pub(crate) group_ns: Arc<std::sync::atomic::AtomicU64>,
 }
 
-// SAFETY: the function pointers point into `library`, which the kernel keeps loaded.
+// SAFETY: the entry points' function pointers point into the libraries `entries` holds,
+// which the kernel keeps loaded.
 unsafe impl Send for Kernel {}
 unsafe impl Sync for Kernel {}
 
@@ -62,13 +65,12 @@ cl_object!(Kernel, CL_INVALID_KERNEL;
 );
 
 impl Kernel {
-    pub(crate) fn new(program: Arc<Program>, library: Arc<KernelLibrary>, name: &str) -> Option<Arc<Kernel>> {
-        let info = library.kernel(name)?.clone();
-        let (launch, item) = library.entry(name)?;
+    pub(crate) fn new(program: Arc<Program>, code: Arc<Executable>, name: &str) -> Option<Arc<Kernel>> {
+        let info = code.info.kernels.iter().find(|k| k.name == name)?.clone();
         let args = Mutex::new(vec![None; info.args.len()]);
         program.kernel_attached();
-        let group_ns = Default::default();
-        Some(Arc::new(Kernel { base: Base::new(), program, library, info, launch, item, args, group_ns }))
+        let (group_ns, entries) = Default::default();
+        Some(Arc::new(Kernel { base: Base::new(), program, code, info, entries, args, group_ns }))
     }
 
     /// `clCloneKernel`: same kernel, a copy of the argument values.
@@ -77,10 +79,9 @@ impl Kernel {
         Arc::new(Kernel {
             base: Base::new(),
             program: self.program.clone(),
-            library: self.library.clone(),
+            code: self.code.clone(),
             info: self.info.clone(),
-            launch: self.launch,
-            item: self.item,
+            entries: Mutex::new(self.entries.lock().clone()),
             args: Mutex::new(self.args.lock().clone()),
             group_ns: Default::default(),
         })
@@ -157,9 +158,11 @@ impl Kernel {
         }
         let local = self.group_size(device, dims, global, local)?;
 
-        let Packed { block, mut keep, local_args, buffers } = self.pack_args()?;
+        let Packed { block, mut keep, local_args, buffers, images } = self.pack_args()?;
+        let entry = self.entry(&images)?;
+        keep.push(entry.library.clone());
         let validation =
-            validate::Launch::when_validating(&self.info.name, &buffers, self.library.static_local_query());
+            validate::Launch::when_validating(&self.info.name, &buffers, entry.library.static_local_query());
         // "CL_OUT_OF_RESOURCES if there is a failure to queue the execution instance of
         // kernel on the command-queue because of insufficient resources needed to execute
         // the kernel": __local memory over the device's size.
@@ -172,20 +175,20 @@ impl Kernel {
             return Err(CL_OUT_OF_RESOURCES);
         }
         // A kernel with barriers runs its groups as regions, one item loop per region:
-        // there a loop whose group size is a constant pays (`Program::fixed_launch`).
+        // there a loop whose group size is a constant pays (`Executable::fixed_launch`).
         let fixed = (self.info.regions && self.info.reqd_work_group_size.is_none() && validation.is_none())
             .then(|| {
                 let n_groups: usize = (0..3).map(|d| global[d].div_ceil(local[d])).product();
                 let estimate = self.group_ns.load(std::sync::atomic::Ordering::Relaxed).saturating_mul(n_groups as u64);
-                self.program.fixed_launch(&self.info.name, local, estimate)
+                self.code.fixed_launch(&self.info.name, &images, local, estimate)
             })
             .flatten();
         let launch = match fixed {
-            Some((launch, library)) => {
-                keep.push(library);
-                launch
+            Some(fixed) => {
+                keep.push(fixed.library);
+                fixed.launch
             }
-            None => self.launch,
+            None => entry.launch,
         };
         // Validation mode checks each group apart.
         let group_use = if validation.is_some() { kernel_info::GroupUse::Whole } else { self.info.group_use };
@@ -195,7 +198,7 @@ impl Kernel {
             faulted: Default::default(),
             cancelled: Default::default(),
             launch,
-            item: self.item,
+            item: entry.item,
             frame_size: self.info.frame_size as usize,
             regions: self.info.regions,
             stream: buffers.iter().map(|(start, end)| end - start).sum::<usize>() as u64 > device.host.cache_bytes,
@@ -280,6 +283,7 @@ impl Kernel {
         let mut keep: Vec<Arc<dyn Any + Send + Sync>> = vec![self.clone()];
         let mut local_args = Vec::new();
         let mut buffers = Vec::new();
+        let mut images = Vec::new();
         for (a, v) in self.info.args.iter().zip(values.into_iter().flatten()) {
             match v {
                 ArgValue::Bytes(b) => bytes[a.offset..a.offset + b.len()].copy_from_slice(&b),
@@ -305,6 +309,7 @@ impl Kernel {
                     let image = m.image.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)?;
                     // The kernel gets the descriptor, which lives as long as `m`.
                     let desc = &image.kernel as *const ferrocl_kernel_abi::Image as usize;
+                    images.push(image.kernel.key);
                     bytes[a.offset..a.offset + 8].copy_from_slice(&desc.to_ne_bytes());
                     buffers.push((m.data() as usize, m.data() as usize + m.size));
                     keep.push(m);
@@ -312,7 +317,29 @@ impl Kernel {
                 ArgValue::Local(size) => local_args.push((a.offset, size)),
             }
         }
-        Ok(Packed { block, keep, local_args, buffers })
+        Ok(Packed { block, keep, local_args, buffers, images })
+    }
+}
+
+impl Kernel {
+    /// The entry points for a launch with images of these formats: the kernel's own
+    /// table, else the program's code, which may make them now (the kernel's first
+    /// launch of this shape). A failure goes into the program's build log: "there is no
+    /// successfully built program executable" for this launch.
+    fn entry(&self, images: &[u32]) -> CLResult<Entry> {
+        if let Some((_, e)) = self.entries.lock().iter().find(|(f, _)| f.as_slice() == images) {
+            return Ok(e.clone());
+        }
+        match self.code.entry_for(&self.info.name, images) {
+            Ok(e) => {
+                self.entries.lock().push((images.to_vec(), e.clone()));
+                Ok(e)
+            }
+            Err(log) => {
+                self.program.build.lock().log += &log;
+                Err(CL_INVALID_PROGRAM_EXECUTABLE)
+            }
+        }
     }
 }
 
@@ -325,6 +352,8 @@ struct Packed {
     local_args: Vec<(usize, usize)>,
     /// `[start, end)` of each buffer argument.
     buffers: Vec<(usize, usize)>,
+    /// The format of each image argument (kernel-abi `image_key`), in order.
+    images: Vec<u32>,
 }
 
 /// Whether the program was built with `option`.

@@ -4,6 +4,7 @@ pub(crate) mod binary;
 pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod event;
+pub(crate) mod executable;
 pub(crate) mod host;
 pub(crate) mod image;
 pub(crate) mod kernel;

@@ -1,97 +1,17 @@
-//! Programs: their source or binary, the build state, and the loaded kernel library.
+//! Programs: their source or binary, and the build state with the built code
+//! (`executable`).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use ferrocl_kernel_abi::{ItemFn, LaunchFn};
 use opencl_sys::*;
 use parking_lot::Mutex;
 
 use super::binary;
 use super::context::Context;
+use super::executable::{host_isa, target, Executable};
 use super::object::{cl_object, Base};
 use crate::compiler::{self, cache, meta, BuildError};
-
-/// A kernel library loaded into the process, with its entry points resolved.
-pub(crate) struct KernelLibrary {
-    pub(crate) info: compiler::Library,
-    entries: HashMap<String, (LaunchFn, Option<ItemFn>)>,
-    /// `__ferrocl_static_local_query`, for validation mode (libraries of older builds
-    /// lack it).
-    static_local: Option<crate::exec::copies::validate::StaticLocalFn>,
-    _lib: libloading::Library,
-}
-
-impl KernelLibrary {
-    pub(crate) fn load(info: compiler::Library) -> Result<Arc<KernelLibrary>, String> {
-        // dlopen returns the same instance for the same path, so programs built from
-        // the same source would share their program-scope variables: each program with
-        // such variables loads a private copy (unlinked once loaded).
-        let private = if info.global_variable_size > 0 {
-            static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-            let n = N.fetch_add(1, Ordering::Relaxed);
-            let p = cache::dir().join(format!("instance-{}-{n}.so", std::process::id()));
-            std::fs::copy(&info.path, &p).map_err(|e| format!("cannot copy {}: {e}\n", info.path.display()))?;
-            Some(p)
-        } else {
-            None
-        };
-        let path = private.as_ref().unwrap_or(&info.path);
-        // SAFETY: a library produced by our pipeline: no initialisers beyond libc's.
-        let lib = unsafe { libloading::Library::new(path) };
-        if let Some(p) = &private {
-            let _ = std::fs::remove_file(p);
-        }
-        let lib = lib.map_err(|e| format!("cannot load kernel library {}: {e}\n", info.path.display()))?;
-        let mut entries = HashMap::new();
-        for k in &info.kernels {
-            // SAFETY: the pipeline exports these symbols with exactly these types.
-            let entry = unsafe {
-                let launch = lib.get::<LaunchFn>(format!("__ferrocl_launch_{}\0", k.name).as_bytes());
-                // Only kernels that run as fibers have a per-work-item entry point.
-                let item = match k.fibers {
-                    true => Some(
-                        *lib.get::<ItemFn>(format!("__ferrocl_item_{}\0", k.name).as_bytes())
-                            .map_err(|e| e.to_string())?,
-                    ),
-                    false => None,
-                };
-                (*launch.map_err(|e| e.to_string())?, item)
-            };
-            entries.insert(k.name.clone(), entry);
-        }
-        // SAFETY: the pipeline exports this symbol with this type.
-        let static_local =
-            unsafe { lib.get::<crate::exec::copies::validate::StaticLocalFn>(b"__ferrocl_static_local_query\0") }
-                .ok()
-                .map(|f| *f);
-        Ok(Arc::new(KernelLibrary { info, entries, static_local, _lib: lib }))
-    }
-
-    pub(crate) fn static_local_query(&self) -> Option<crate::exec::copies::validate::StaticLocalFn> {
-        self.static_local
-    }
-
-    pub(crate) fn entry(&self, name: &str) -> Option<(LaunchFn, Option<ItemFn>)> {
-        self.entries.get(name).copied()
-    }
-
-    pub(crate) fn kernel(&self, name: &str) -> Option<&compiler::kernel_info::Kernel> {
-        self.info.kernels.iter().find(|k| k.name == name)
-    }
-
-    /// `CL_PROGRAM_BINARIES`: the kernel descriptions and the library (`binary`).
-    pub(crate) fn binary(&self) -> Vec<u8> {
-        let meta = meta::to_text(&self.info.kernels, self.info.global_variable_size);
-        let so = std::fs::read(&self.info.path).unwrap_or_default();
-        binary::pack(binary::Kind::Executable, &host_isa(), &meta, &so)
-    }
-}
-
-fn host_isa() -> Vec<&'static str> {
-    binary::isa_of(&super::device::Device::get().host.cpu_flags)
-}
 
 /// What a program binary holds, once checked.
 pub(crate) enum FromBinary {
@@ -117,7 +37,11 @@ pub(crate) fn from_binary(bytes: &[u8]) -> Result<FromBinary, String> {
             } else {
                 cache::write_atomic(&path, unpacked.payload).map_err(|e| format!("cannot unpack the binary: {e}"))?;
             }
-            Ok(FromBinary::Executable(compiler::Library { path, kernels, global_variable_size }))
+            Ok(FromBinary::Executable(compiler::Library {
+                code: compiler::Code::Whole(path),
+                kernels,
+                global_variable_size,
+            }))
         }
     }
 }
@@ -127,7 +51,7 @@ pub(crate) struct BuildState {
     pub(crate) options: String,
     pub(crate) log: String,
     pub(crate) binary_type: cl_program_binary_type,
-    pub(crate) library: Option<Arc<KernelLibrary>>,
+    pub(crate) library: Option<Arc<Executable>>,
     /// The module of a compiled object or library (`clCompileProgram`, `-create-library`).
     pub(crate) ir: Option<String>,
 }
@@ -165,42 +89,6 @@ pub(crate) struct Program {
     /// Kernel objects alive: "CL_INVALID_OPERATION if there are kernel objects attached
     /// to program" when building again.
     kernels: AtomicUsize,
-    /// Second builds with a loop for one group size, per kernel (`fixed_launch`), and
-    /// the number of the build they belong to (a new build drops them).
-    fixed: Mutex<(u64, HashMap<String, Fixed>)>,
-}
-
-/// Where a kernel's second build, with a loop for one group size, stands.
-enum Fixed {
-    /// The kernel has run this long (estimated) in groups of `size` since the last
-    /// change of size.
-    Watching {
-        size: [usize; 3],
-        spent_ns: u64,
-    },
-    Building,
-    Ready(Arc<KernelLibrary>, LaunchFn),
-    /// The build failed: the kernel keeps its first library.
-    Failed,
-}
-
-/// How long (ms) a kernel must have run in groups of one size before the program is
-/// built again with a loop for that size: about what the build costs (the bench's SGEMM
-/// on the 2-core machine, 92-94 ms cold). `FERROCL_SIZE_BUILD_MS` sets it (0: at the
-/// first launch; `off`: never).
-const FIXED_AFTER_MS: u64 = 100;
-
-/// `FIXED_AFTER_MS` in ns, or as the environment sets it; `None`: no second builds.
-fn fixed_after_ns() -> Option<u64> {
-    static AFTER: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    *AFTER.get_or_init(|| {
-        let ms = match std::env::var("FERROCL_SIZE_BUILD_MS") {
-            Ok(v) if v == "off" => return None,
-            Ok(v) => v.parse().unwrap_or(FIXED_AFTER_MS),
-            Err(_) => FIXED_AFTER_MS,
-        };
-        Some(ms.saturating_mul(1_000_000))
-    })
 }
 
 cl_object!(Program, CL_INVALID_PROGRAM);
@@ -228,7 +116,6 @@ impl Program {
                 ir: None,
             }),
             kernels: AtomicUsize::new(0),
-            fixed: Mutex::new((0, HashMap::new())),
         })
     }
 
@@ -295,8 +182,10 @@ impl Program {
     /// nothing.
     pub(crate) fn binary(&self) -> Vec<u8> {
         let st = self.build.lock();
-        if let Some(lib) = &st.library {
-            return lib.binary();
+        if let Some(exe) = &st.library {
+            // A binary that cannot be made is no binary (size 0): the kernels' code for
+            // it failed to build, which the build log says.
+            return exe.binary().unwrap_or_default();
         }
         let kind = match st.binary_type {
             CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT => binary::Kind::CompiledObject,
@@ -306,7 +195,7 @@ impl Program {
         st.ir.as_ref().map(|ir| binary::pack(kind, &host_isa(), "", ir.as_bytes())).unwrap_or_default()
     }
 
-    pub(crate) fn library(&self) -> Option<Arc<KernelLibrary>> {
+    pub(crate) fn library(&self) -> Option<Arc<Executable>> {
         self.build.lock().library.clone()
     }
 
@@ -326,8 +215,7 @@ impl Program {
             (None, None) => self.with_input(&[], |i| compiler::build(target(), i, options)).map(|b| (b.library, b.log)),
         };
         self.build.lock().options = options.to_string();
-        let loaded =
-            result.and_then(|(lib, log)| KernelLibrary::load(lib).map(|l| (l, log)).map_err(BuildError::Failed));
+        let loaded = result.and_then(|(lib, log)| Executable::new(lib).map(|l| (l, log)).map_err(BuildError::Failed));
         match loaded {
             Ok((lib, log)) => {
                 self.succeed(CL_PROGRAM_BINARY_TYPE_EXECUTABLE, log, Some(lib), None);
@@ -337,94 +225,14 @@ impl Program {
         }
     }
 
-    /// The launcher of kernel `name` from a second build of the program that gives it
-    /// a loop for groups of one size with the size a constant (`compiler::build_fixed`),
-    /// once that build is ready; `None` until then. A launch in groups of `local`
-    /// estimated to take `estimate_ns` counts towards starting the build in the
-    /// background: once the kernel has run `FIXED_AFTER_MS` in groups of one size. The
-    /// second library runs every size (groups of other sizes take the general loop).
-    /// PoCL builds each kernel for each launch size, before the launch; here a build the
-    /// kernel does not pay back is not made, and launches do not wait for one.
-    pub(crate) fn fixed_launch(
-        self: &Arc<Self>,
-        name: &str,
-        local: [usize; 3],
-        estimate_ns: u64,
-    ) -> Option<(LaunchFn, Arc<KernelLibrary>)> {
-        // A program built from a binary may have no compiler to build it again; one from
-        // SPIR-V may have had its specialization constants set since its build (they
-        // count from the next build on); one with program-scope variables would get a
-        // second copy of them.
-        let after_ns = fixed_after_ns()?;
-        if self.origin != Origin::Source {
-            return None;
-        }
-        let mut fixed = self.fixed.lock();
-        let generation = fixed.0;
-        // Not `entry`: its key would be a new String at every launch.
-        if !fixed.1.contains_key(name) {
-            fixed.1.insert(name.to_string(), Fixed::Watching { size: local, spent_ns: 0 });
-        }
-        let state = fixed.1.get_mut(name)?;
-        match state {
-            Fixed::Ready(lib, launch) => return Some((*launch, lib.clone())),
-            Fixed::Building | Fixed::Failed => return None,
-            Fixed::Watching { size, spent_ns } if *size != local => {
-                (*size, *spent_ns) = (local, estimate_ns);
-                return None;
-            }
-            Fixed::Watching { spent_ns, .. } => {
-                *spent_ns = spent_ns.saturating_add(estimate_ns);
-                if *spent_ns < after_ns {
-                    return None;
-                }
-            }
-        }
-        let (options, globals) = {
-            let st = self.build.lock();
-            (st.options.clone(), st.library.as_ref().map_or(1, |l| l.info.global_variable_size))
-        };
-        if globals > 0 {
-            *state = Fixed::Failed;
-            return None;
-        }
-        *state = Fixed::Building;
-        drop(fixed);
-        let (program, kernel) = (self.clone(), name.to_string());
-        let spawned = std::thread::Builder::new().name("ferrocl-size-build".into()).spawn(move || {
-            let name = kernel;
-            let sizes = [(name.clone(), local)];
-            let built = program.with_input(&[], |i| compiler::build_fixed(target(), i, &options, &sizes));
-            let library = built.ok().and_then(|b| KernelLibrary::load(b.library).ok());
-            let entry = library.and_then(|lib| Some((lib.entry(&name)?.0, lib)));
-            let mut fixed = program.fixed.lock();
-            if fixed.0 == generation {
-                fixed.1.insert(name, entry.map_or(Fixed::Failed, |(launch, lib)| Fixed::Ready(lib, launch)));
-            }
-        });
-        if spawned.is_err() {
-            let mut fixed = self.fixed.lock();
-            if fixed.0 == generation {
-                fixed.1.insert(name.to_string(), Fixed::Failed);
-            }
-        }
-        None
-    }
-
     /// Records a successful build step.
     fn succeed(
         &self,
         binary_type: cl_program_binary_type,
         log: String,
-        library: Option<Arc<KernelLibrary>>,
+        library: Option<Arc<Executable>>,
         ir: Option<String>,
     ) {
-        {
-            // Second builds of the program before this one are stale.
-            let mut fixed = self.fixed.lock();
-            fixed.0 += 1;
-            fixed.1.clear();
-        }
         let mut st = self.build.lock();
         st.status = CL_BUILD_SUCCESS;
         st.log = log;
@@ -473,7 +281,7 @@ impl Program {
                 p.succeed(CL_PROGRAM_BINARY_TYPE_LIBRARY, String::new(), None, Some(ir));
                 Ok(())
             }
-            Ok(compiler::Linked::Executable(built)) => match KernelLibrary::load(built.library) {
+            Ok(compiler::Linked::Executable(built)) => match Executable::new(built.library) {
                 Ok(lib) => {
                     p.succeed(CL_PROGRAM_BINARY_TYPE_EXECUTABLE, built.log, Some(lib), None);
                     Ok(())
@@ -500,15 +308,10 @@ impl Program {
     }
 }
 
-/// What this driver's programs are compiled for: the one device's target.
-fn target() -> &'static compiler::Target {
-    &super::device::Device::get().compile_target
-}
-
 #[cfg(test)]
 mod tests {
     use super::target;
-    use crate::compiler::{build, Input};
+    use crate::compiler::{build, generate, Code, Input, Unit};
     use ferrocl_kernel_abi::{Group, LaunchFn};
 
     /// Every builtin the rewrite passes the work-item context to, listed in the
@@ -521,18 +324,23 @@ mod tests {
         assert!(missing.is_empty(), "not in the library: {missing:?}");
     }
 
-    /// The compiler's whole pipeline with the real clang, for this device: build, load, run
-    /// one group directly.
+    /// The compiler's whole pipeline with the real clang, for this device: build (no code
+    /// yet), code for one kernel (its entry points alone), load, run one group directly.
     #[test]
     fn saxpy_builds_loads_and_runs() {
         assert!(crate::compiler::available(), "these tests need clang: run tools/setup");
         let src = "kernel void saxpy(global float *y, global const float *x, float a) {\n\
-                   size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }";
+                   size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }\n\
+                   kernel void other(global float *y) { y[get_global_id(0)] = 0.0f; }";
         let built = build(target(), &Input::Source { text: src, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(built.library.kernels[0].name, "saxpy");
+        let Code::Deferred(program) = &built.library.code else { panic!("code made at the build") };
+        let unit = Unit { kernel: "saxpy".into(), fixed: None, images: Some(Vec::new()) };
+        let path = generate(target(), program, &unit, false).unwrap_or_else(|e| panic!("{e:?}"));
         // SAFETY: a library we just built, exporting the launcher with the LaunchFn ABI.
         unsafe {
-            let lib = libloading::Library::new(&built.library.path).unwrap();
+            let lib = libloading::Library::new(&path).unwrap();
+            assert!(lib.get::<LaunchFn>(b"__ferrocl_launch_other\0").is_err(), "the unit has another kernel's code");
             let launch = *lib.get::<LaunchFn>(b"__ferrocl_launch_saxpy\0").unwrap();
             let (mut y, x) = (vec![1.0f32; 64], (0..64).map(|i| i as f32).collect::<Vec<f32>>());
             let mut args = [0u8; 32];
@@ -553,7 +361,9 @@ mod tests {
             assert!((32..64).all(|i| y[i] == 2.0 * i as f32 + 1.0));
         }
         let again = build(target(), &Input::Source { text: src, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}"));
-        assert_eq!(again.library.path, built.library.path, "the second build is a cache hit");
+        let Code::Deferred(program) = &again.library.code else { panic!("code made at the build") };
+        let path_again = generate(target(), program, &unit, false).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(path_again, path, "the second build and its kernel's code are cache hits");
     }
 }
 

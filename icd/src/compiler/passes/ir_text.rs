@@ -19,6 +19,64 @@ pub(crate) fn callee_names(line: &str) -> Vec<(String, usize)> {
     out
 }
 
+/// Every `@name` a line refers to (or defines), called or not.
+pub(crate) fn global_names(line: &str) -> impl Iterator<Item = &str> {
+    line.match_indices('@').map(|(at, _)| ir_type::ident(&line[at + 1..]).0).filter(|n| !n.is_empty())
+}
+
+/// The module without the functions (and declarations) that nothing kept refers to:
+/// kept are the functions `root` names, and whatever a kept function or any line other
+/// than a function's (a global's initialiser, an alias, metadata) names, transitively.
+/// A unit of one kernel (`Unit`) is then compiled without the other kernels' code, and
+/// the library parts it links are those its own calls need.
+pub(crate) fn reachable_only(module: &str, root: &dyn Fn(&str) -> bool) -> String {
+    use std::collections::{HashMap, HashSet};
+    let lines: Vec<&str> = module.lines().collect();
+    // Functions as (name, first line, last line); declarations are one line.
+    let mut functions: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut in_function = vec![false; lines.len()];
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        if l.starts_with("define ") || l.starts_with("declare ") {
+            let name = callee_names(l).into_iter().next().map(|(n, _)| n);
+            let start = i;
+            if l.starts_with("define ") && l.trim_end().ends_with('{') {
+                while i < lines.len() && lines[i] != "}" {
+                    i += 1;
+                }
+            }
+            let end = i.min(lines.len() - 1);
+            in_function[start..=end].iter_mut().for_each(|f| *f = true);
+            if let Some(n) = name {
+                functions.insert(n, (start, end));
+            }
+        }
+        i += 1;
+    }
+    let mut kept: HashSet<&str> = HashSet::new();
+    let mut work: Vec<&str> = functions.keys().map(String::as_str).filter(|n| root(n)).collect();
+    work.extend(lines.iter().zip(&in_function).filter(|(_, f)| !**f).flat_map(|(l, _)| global_names(l)));
+    while let Some(n) = work.pop() {
+        let Some((name, &(start, end))) = functions.get_key_value(n) else { continue };
+        if kept.insert(name.as_str()) {
+            work.extend(lines[start..=end].iter().flat_map(|l| global_names(l)));
+        }
+    }
+    let dropped: Vec<(usize, usize)> =
+        functions.iter().filter(|(n, _)| !kept.contains(n.as_str())).map(|(_, &range)| range).collect();
+    let mut keep = vec![true; lines.len()];
+    for (start, end) in dropped {
+        keep[start..=end].iter_mut().for_each(|k| *k = false);
+    }
+    let mut out = String::with_capacity(module.len());
+    for (l, _) in lines.iter().zip(&keep).filter(|(_, k)| **k) {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
 /// Index of the `)` matching the `(` at `open`.
 pub(crate) fn matching_paren(s: &str, open: usize) -> Option<usize> {
     let mut depth = 0;

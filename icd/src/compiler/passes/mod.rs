@@ -151,9 +151,24 @@ fn global_variables(lines: &[String], types: &TypeTable) -> u64 {
         .sum()
 }
 
+/// The code of one kernel for one shape of launch: what a build generates on a kernel's
+/// first launch (`compiler::generate`), rather than every kernel at build time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Unit {
+    pub(crate) kernel: String,
+    /// A group size to give a loop of its own, with the size a constant, as if the
+    /// kernel declared it with `reqd_work_group_size` (`launcher::Entry::fixed`).
+    pub(crate) fixed: Option<[usize; 3]>,
+    /// The format of each image argument, in order (kernel-abi `image_key`): the
+    /// launcher makes them constants, so every image builtin's format switch folds to
+    /// the one case (`launcher::append_items_for`); `None`: code for images of any
+    /// format (`launcher::append_items`).
+    pub(crate) images: Option<Vec<u32>>,
+}
+
 #[cfg(test)]
 fn rewrite(text: &str) -> Result<Rewritten, String> {
-    rewrite_fixed(text, &[])
+    rewrite_for(text, None)
 }
 
 /// A C99 `inline` function (neither `static` nor `extern`) has only an inline
@@ -178,9 +193,10 @@ fn inline_definitions_kept(text: &str) -> std::borrow::Cow<'_, str> {
     (lines.join("\n") + "\n").into()
 }
 
-/// `rewrite`, giving the kernels named in `fixed` a loop for groups of the size given
-/// (`launcher::Entry::fixed`), as if they declared it with `reqd_work_group_size`.
-pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Result<Rewritten, String> {
+/// The rewrite: for a `unit`, entry points of its kernel alone, made for its launch and
+/// with the code no entry point reaches left out (`ir_text::reachable_only`); without
+/// one, entry points of every kernel for any launch (`launcher::append_items`).
+pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, String> {
     let text = division::guard(&collectives::expand_all(&inline_definitions_kept(text))?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
@@ -212,7 +228,8 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
         let mut barriers = None;
         let mut invariant = Vec::new();
         let mut uniform = 0;
-        if k.fibers && !called && !unnamed_types {
+        let given = unit.map_or(true, |u| u.kernel == f.name);
+        if k.fibers && !called && !unnamed_types && given {
             let sync = |c: &str| sync_kind(c, &defined, &callees);
             // A refusal is not an error: the kernel then runs as fibers.
             if let Ok(r) = regions::make_resumable(&define, &lines[f.define + 1..f.end], &types, CTX, &sync) {
@@ -239,6 +256,19 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
             }
         }
         mark_image_descriptors(head, &f.name, &k);
+        if !given {
+            kernels.push(k);
+            continue;
+        }
+        // Code for one launch's image formats: the kernel itself takes them as constants
+        // where it runs without barriers; otherwise its item loop does.
+        let mut images = unit.and_then(|u| u.images.clone());
+        if let Some(keys) = images.as_deref().filter(|keys| !keys.is_empty() && barriers.is_none() && !k.fibers) {
+            let (head, body) = lines[f.define..f.end].split_at_mut(1);
+            if launcher::key_images_in_kernel(&head[0], body, &k, keys) {
+                images = Some(Vec::new());
+            }
+        }
         let body = &lines[f.define + 1..f.end];
         let jam = launcher::jam_pays(&k, body, &|n| defined.contains(n), &types).then_some(loop_id);
         let entry = launcher::Entry {
@@ -248,12 +278,21 @@ pub(crate) fn rewrite_fixed(text: &str, fixed: &[(String, [usize; 3])]) -> Resul
             invariant,
             uniform,
             tracks: reaches_async(&f.name, &callees),
-            fixed: k.reqd_work_group_size.or_else(|| fixed.iter().find(|(n, _)| *n == f.name).map(|&(_, s)| s)),
+            fixed: k.reqd_work_group_size.or(unit.and_then(|u| u.fixed)),
+            images,
         };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);
     }
-    let module = assemble(&lines, &extra, &locals, &takes_context, loop_id);
+    let mut module = assemble(&lines, &extra, &locals, &takes_context, loop_id);
+    if let Some(u) = unit {
+        if !kernels.iter().any(|k| k.name == u.kernel) {
+            return Err(format!("no kernel {} in the program\n", u.kernel));
+        }
+        // The entry points the driver looks up (`core::program::KernelLibrary`).
+        let (launch, item) = (format!("__ferrocl_launch_{}", u.kernel), format!("__ferrocl_item_{}", u.kernel));
+        module = ir_text::reachable_only(&module, &|n| n == launch || n == item || n == "__ferrocl_static_local_query");
+    }
     Ok(Rewritten { module, kernels, global_variable_size })
 }
 
@@ -360,7 +399,7 @@ fn assemble(
     }
     for (name, declaration) in launcher::INTRINSICS {
         let (used, declared) = (format!("@{name}("), format!("declare void @{name}("));
-        if extra.contains(&used) && !module.contains(&declared) {
+        if (extra.contains(&used) || module.contains(&used)) && !module.contains(&declared) {
             let _ = writeln!(module, "{declaration}");
         }
     }

@@ -1,0 +1,283 @@
+//! A built program's code, loaded into the process: one shared object with every
+//! kernel (`compiler::Code::Whole`), or one per kernel and shape of launch, made at the
+//! kernel's first launch of that shape (`Code::Deferred`, `compiler::generate`), and the
+//! second builds with a loop for one group size that long-running kernels earn.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use ferrocl_kernel_abi::{ItemFn, LaunchFn};
+use parking_lot::Mutex;
+
+use super::binary;
+use crate::compiler::{self, cache, kernel_info, meta, Code, Unit};
+use crate::exec::copies::validate::StaticLocalFn;
+
+/// A shared object of kernel code loaded into the process, with its entry points.
+pub(crate) struct KernelLibrary {
+    entries: HashMap<String, (LaunchFn, Option<ItemFn>)>,
+    /// `__ferrocl_static_local_query`, for validation mode.
+    static_local: Option<StaticLocalFn>,
+    _lib: libloading::Library,
+}
+
+impl KernelLibrary {
+    /// Loads `path` and resolves the entry points of `kernels`. `private`: the library
+    /// has program-scope variables; dlopen returns the same instance for the same path,
+    /// so programs built from the same source would share them: each program loads a
+    /// private copy (unlinked once loaded).
+    fn load(path: &Path, kernels: &[&kernel_info::Kernel], private: bool) -> Result<Arc<KernelLibrary>, String> {
+        let copy = if private {
+            static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let p = cache::dir().join(format!("instance-{}-{n}.so", std::process::id()));
+            std::fs::copy(path, &p).map_err(|e| format!("cannot copy {}: {e}\n", path.display()))?;
+            Some(p)
+        } else {
+            None
+        };
+        // SAFETY: a library produced by our pipeline: no initialisers beyond libc's.
+        let lib = unsafe { libloading::Library::new(copy.as_deref().unwrap_or(path)) };
+        if let Some(p) = &copy {
+            let _ = std::fs::remove_file(p);
+        }
+        let lib = lib.map_err(|e| format!("cannot load kernel library {}: {e}\n", path.display()))?;
+        let mut entries = HashMap::new();
+        for k in kernels {
+            // SAFETY: the pipeline exports these symbols with exactly these types.
+            let entry = unsafe {
+                let launch = lib.get::<LaunchFn>(format!("__ferrocl_launch_{}\0", k.name).as_bytes());
+                // Only kernels that run as fibers have a per-work-item entry point.
+                let item = match k.fibers {
+                    true => Some(
+                        *lib.get::<ItemFn>(format!("__ferrocl_item_{}\0", k.name).as_bytes())
+                            .map_err(|e| e.to_string())?,
+                    ),
+                    false => None,
+                };
+                (*launch.map_err(|e| e.to_string())?, item)
+            };
+            entries.insert(k.name.clone(), entry);
+        }
+        // SAFETY: the pipeline exports this symbol with this type.
+        let static_local = unsafe { lib.get::<StaticLocalFn>(b"__ferrocl_static_local_query\0") }.ok().map(|f| *f);
+        Ok(Arc::new(KernelLibrary { entries, static_local, _lib: lib }))
+    }
+
+    pub(crate) fn static_local_query(&self) -> Option<StaticLocalFn> {
+        self.static_local
+    }
+}
+
+/// A kernel's entry points for launches of one shape, and the library holding them.
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub(crate) launch: LaunchFn,
+    pub(crate) item: Option<ItemFn>,
+    pub(crate) library: Arc<KernelLibrary>,
+}
+
+type Loaded = Result<Arc<KernelLibrary>, String>;
+
+/// How many combinations of image formats a kernel gets code made for before it gets
+/// code for any format, whose reads jump on the format per texel.
+const FORMAT_UNITS: usize = 3;
+
+/// A built program's code.
+pub(crate) struct Executable {
+    pub(crate) info: compiler::Library,
+    /// Every kernel's code in one library: loaded at the build for `Code::Whole`; made
+    /// for a deferred program when its binary is asked for.
+    whole: OnceLock<Loaded>,
+    /// Deferred code, per unit; a cell is filled once, by the first launch needing it
+    /// (launches of other units do not wait for it).
+    units: Mutex<HashMap<Unit, Arc<OnceLock<Loaded>>>>,
+    /// Second builds with a loop for one group size, per kernel (`fixed_launch`).
+    fixed: Mutex<HashMap<String, Fixed>>,
+}
+
+/// Where a kernel's second build, with a loop for one group size, stands.
+enum Fixed {
+    /// The kernel has run this long (estimated) in groups of `size` with images of
+    /// `images` since the last change of either.
+    Watching {
+        size: [usize; 3],
+        images: Vec<u32>,
+        spent_ns: u64,
+    },
+    Building,
+    Ready(Vec<u32>, Entry),
+    /// The build failed: the kernel keeps its first code.
+    Failed,
+}
+
+/// How long (ms) a kernel must have run in groups of one size before it is built again
+/// with a loop for that size: about what the build costs (the bench's SGEMM on the
+/// 2-core machine, 92-94 ms cold). `FERROCL_SIZE_BUILD_MS` sets it (0: at the first
+/// launch; `off`: never).
+const FIXED_AFTER_MS: u64 = 100;
+
+/// `FIXED_AFTER_MS` in ns, or as the environment sets it; `None`: no second builds.
+fn fixed_after_ns() -> Option<u64> {
+    static AFTER: OnceLock<Option<u64>> = OnceLock::new();
+    *AFTER.get_or_init(|| {
+        let ms = match std::env::var("FERROCL_SIZE_BUILD_MS") {
+            Ok(v) if v == "off" => return None,
+            Ok(v) => v.parse().unwrap_or(FIXED_AFTER_MS),
+            Err(_) => FIXED_AFTER_MS,
+        };
+        Some(ms.saturating_mul(1_000_000))
+    })
+}
+
+/// What this driver's programs are compiled for: the one device's target.
+pub(crate) fn target() -> &'static compiler::Target {
+    &super::device::Device::get().compile_target
+}
+
+fn build_log(e: compiler::BuildError) -> String {
+    match e {
+        compiler::BuildError::NoCompiler(l) | compiler::BuildError::InvalidOptions(l) => l,
+        compiler::BuildError::Failed(l) => l,
+    }
+}
+
+impl Executable {
+    /// A built program's code; whole code is loaded now, so that a library that does
+    /// not load fails the build.
+    pub(crate) fn new(info: compiler::Library) -> Result<Arc<Executable>, String> {
+        let exe = Executable {
+            info,
+            whole: OnceLock::new(),
+            units: Mutex::new(HashMap::new()),
+            fixed: Mutex::new(HashMap::new()),
+        };
+        if let Code::Whole(_) = exe.info.code {
+            exe.whole()?;
+        }
+        Ok(Arc::new(exe))
+    }
+
+    fn whole(&self) -> Loaded {
+        self.whole
+            .get_or_init(|| {
+                let path = match &self.info.code {
+                    Code::Whole(p) => p.clone(),
+                    Code::Deferred(d) => compiler::generate_whole(target(), d).map_err(build_log)?,
+                };
+                let kernels: Vec<&kernel_info::Kernel> = self.info.kernels.iter().collect();
+                KernelLibrary::load(&path, &kernels, self.info.global_variable_size > 0)
+            })
+            .clone()
+    }
+
+    /// The entry points of `unit`'s kernel for launches of its shape: from the program's
+    /// one library, or the unit's, made now if no launch has made it yet (`background`:
+    /// at the lowest priority).
+    fn entry(&self, unit: &Unit, background: bool) -> Result<Entry, String> {
+        let library = match &self.info.code {
+            Code::Whole(_) => self.whole()?,
+            Code::Deferred(d) => {
+                let cell = self.units.lock().entry(unit.clone()).or_default().clone();
+                cell.get_or_init(|| {
+                    let path = compiler::generate(target(), d, unit, background).map_err(build_log)?;
+                    let kernel = self.info.kernels.iter().find(|k| k.name == unit.kernel);
+                    KernelLibrary::load(&path, &kernel.into_iter().collect::<Vec<_>>(), false)
+                })
+                .clone()?
+            }
+        };
+        let &(launch, item) =
+            library.entries.get(&unit.kernel).ok_or_else(|| format!("no entry point for kernel {}\n", unit.kernel))?;
+        Ok(Entry { launch, item, library })
+    }
+
+    /// The entry points of kernel `name` for launches with images of these formats
+    /// (kernel-abi `image_key`, in argument order): code made for them, or once the
+    /// kernel has code for `FORMAT_UNITS` other formats, code for any (a conformance
+    /// test runs one kernel over every format).
+    pub(crate) fn entry_for(&self, name: &str, images: &[u32]) -> Result<Entry, String> {
+        let made = |u: &Unit| u.kernel == name && u.fixed.is_none() && u.images.is_some();
+        let formats = match images.is_empty() || self.units.lock().keys().filter(|u| made(u)).count() < FORMAT_UNITS {
+            true => Some(images.to_vec()),
+            false => None,
+        };
+        self.entry(&Unit { kernel: name.to_string(), fixed: None, images: formats }, false)
+    }
+
+    /// `CL_PROGRAM_BINARIES`: the kernel descriptions and the code of every kernel for
+    /// any launch (`binary`); made now for a deferred program.
+    pub(crate) fn binary(&self) -> Result<Vec<u8>, String> {
+        let path = match &self.info.code {
+            Code::Whole(p) => p.clone(),
+            Code::Deferred(d) => compiler::generate_whole(target(), d).map_err(build_log)?,
+        };
+        let meta = meta::to_text(&self.info.kernels, self.info.global_variable_size);
+        let so = std::fs::read(&path).map_err(|e| format!("{}: {e}\n", path.display()))?;
+        Ok(binary::pack(binary::Kind::Executable, &host_isa(), &meta, &so))
+    }
+
+    /// The entry points of kernel `name` from a second build that gives it a loop for
+    /// groups of one size with the size a constant (`Unit::fixed`), once that build is
+    /// ready; `None` until then. A launch in groups of `local` estimated to take
+    /// `estimate_ns` counts towards starting the build in the background: once the
+    /// kernel has run `FIXED_AFTER_MS` in groups of one size and images of one format
+    /// each. The second build runs every size (groups of other sizes take the general
+    /// loop). PoCL builds each kernel for each launch size, before the launch; here a
+    /// build the kernel does not pay back is not made, and launches do not wait for one.
+    /// Only deferred code is built again: a program from a binary may have no compiler
+    /// to build it, and one with program-scope variables would get a second copy of
+    /// them.
+    pub(crate) fn fixed_launch(
+        self: &Arc<Self>,
+        name: &str,
+        images: &[u32],
+        local: [usize; 3],
+        estimate_ns: u64,
+    ) -> Option<Entry> {
+        let after_ns = fixed_after_ns()?;
+        if !matches!(self.info.code, Code::Deferred(_)) {
+            return None;
+        }
+        let mut fixed = self.fixed.lock();
+        // Not `entry`: its key would be a new String at every launch.
+        if !fixed.contains_key(name) {
+            fixed.insert(name.to_string(), Fixed::Watching { size: local, images: images.to_vec(), spent_ns: 0 });
+        }
+        let state = fixed.get_mut(name)?;
+        match state {
+            Fixed::Ready(formats, entry) => return (formats.as_slice() == images).then(|| entry.clone()),
+            Fixed::Building | Fixed::Failed => return None,
+            Fixed::Watching { size, images: seen, spent_ns } if *size != local || seen.as_slice() != images => {
+                (*size, *seen, *spent_ns) = (local, images.to_vec(), estimate_ns);
+                return None;
+            }
+            Fixed::Watching { spent_ns, .. } => {
+                *spent_ns = spent_ns.saturating_add(estimate_ns);
+                if *spent_ns < after_ns {
+                    return None;
+                }
+            }
+        }
+        *state = Fixed::Building;
+        drop(fixed);
+        let exe = self.clone();
+        let unit = Unit { kernel: name.to_string(), fixed: Some(local), images: Some(images.to_vec()) };
+        let spawned = std::thread::Builder::new().name("ferrocl-size-build".into()).spawn(move || {
+            let state = match exe.entry(&unit, true) {
+                Ok(entry) => Fixed::Ready(unit.images.unwrap_or_default(), entry),
+                Err(_) => Fixed::Failed,
+            };
+            exe.fixed.lock().insert(unit.kernel, state);
+        });
+        if spawned.is_err() {
+            self.fixed.lock().insert(name.to_string(), Fixed::Failed);
+        }
+        None
+    }
+}
+
+pub(crate) fn host_isa() -> Vec<&'static str> {
+    binary::isa_of(&super::device::Device::get().host.cpu_flags)
+}
