@@ -194,10 +194,15 @@ pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(St
     match only {
         Some("async") => return async_copies::measure(&s),
         Some("builds") => return builds::measure(&s, unique_number()),
-        // The warm source built, for the measuring process to find in the cache.
+        // The warm source built and each kernel launched once (some platforms make a
+        // kernel's code at its first launch), for the measuring process to find in the
+        // cache.
         Some("warm") => {
             let src = std::fs::read_to_string(warm).map_err(|e| format!("{warm}: {e}"))?;
-            cl!(clReleaseProgram(s.build(&src)?));
+            let (prog, scratch) = (s.build(&src)?, s.buffer(1 << 16, None)?);
+            first_launches(&s, prog, scratch)?;
+            cl!(clReleaseProgram(prog));
+            cl!(clReleaseMemObject(scratch));
             return Ok(out);
         }
         Some(other) => return Err(format!("no bench section {other}")),

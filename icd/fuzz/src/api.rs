@@ -10,7 +10,7 @@
 //! nobody will ever set. Everything else is the fuzzer's.
 
 use std::collections::HashMap;
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CString};
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -63,6 +63,8 @@ pub enum Size {
     /// Just above the device's allocation limit.
     AboveAlloc(u8),
     Max(u8),
+    /// A power of two (mod 64): row pitches of 2^62 and the like.
+    Power(u8),
 }
 
 impl Size {
@@ -75,6 +77,7 @@ impl Size {
             Size::Raw(n) => n as usize,
             Size::AboveAlloc(n) => driver().max_alloc.wrapping_add(n as usize),
             Size::Max(n) => usize::MAX - n as usize,
+            Size::Power(n) => 1usize << (n % 64),
         }
     }
 }
@@ -445,7 +448,23 @@ pub enum Op {
         strings: Vec<Vec<u8>>,
         lengths: bool,
     },
+    /// `clBuildProgram` with options from a list or of a length (up to 4 MiB past
+    /// the driver's limit on option strings).
+    Build {
+        program: Ref,
+        options: BuildOptions,
+    },
 }
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+pub enum BuildOptions {
+    Listed(u8),
+    Long(Size),
+}
+
+/// Options a build may be given: valid, malformed and unknown ones.
+const BUILD_OPTIONS: &[&str] =
+    &["", "-cl-opt-disable", "-cl-std=CL3.0", "-cl-std=CL9.9", "-D", "-I /nonexistent", "-cl-fast-relaxed-math", "-x"];
 
 /// A handle the session made or uses, and the references the harness holds on it.
 #[derive(Clone, Copy)]
@@ -1194,6 +1213,20 @@ impl Session {
                 let ls = if *lengths { lens.as_ptr() } else { null() };
                 let p = cl!(clCreateProgramWithSource(ctx, ptrs.len() as cl_uint, ps, ls, &mut err));
                 self.add(Family::Program, p);
+            }
+            Op::Build { program, options } => {
+                let text = match options {
+                    BuildOptions::Listed(i) => BUILD_OPTIONS[*i as usize % BUILD_OPTIONS.len()].to_string(),
+                    BuildOptions::Long(size) => "-DX ".repeat(size.get().min(4 << 20) / 4),
+                };
+                let text = CString::new(text).unwrap_or_default();
+                // Not the shared program: a failed build there would change what later
+                // inputs find.
+                let p = self.handle(Family::Program, *program);
+                if p != fixture().program {
+                    let d = driver().device;
+                    cl!(clBuildProgram(p, 1, &d, text.as_ptr(), None, null_mut()));
+                }
             }
         }
     }

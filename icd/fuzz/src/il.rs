@@ -1,7 +1,7 @@
 //! The SPIR-V target's interpreter: modules the offline tools made (a kernel using
 //! builtins, compiled by clang-15 and llvm-spirv-15, and one with specialization
-//! constants, assembled by spirv-as), damaged word by word, cut or extended, or raw
-//! bytes, given to `clCreateProgramWithIL`, with specialization constants of fuzzed ids
+//! constants, assembled by spirv-as), damaged word by word, given ids past their bound
+//! or another bound, cut or extended, or raw bytes, given to `clCreateProgramWithIL`, with specialization constants of fuzzed ids
 //! and sizes, then built, compiled or linked. The driver's own reading of the module
 //! (its checks and the rewrite of 1.4 instructions) and its bridge to the builtins see
 //! every input; the translator is an external process whose crashes are its own.
@@ -25,6 +25,10 @@ pub struct Input {
     edits: Vec<(u32, u32)>,
     cut: Option<u32>,
     tail: Vec<u32>,
+    /// A new id bound for the header (word 3): 0, 2, 0xffffffff, ...
+    bound: Option<u32>,
+    /// (word index, k): the word becomes the id `bound + k`, past the module's bound.
+    past_bound: Vec<(u32, u8)>,
     raw: Vec<u8>,
     spec: Vec<(u8, Vec<u8>)>,
     options: Option<u8>,
@@ -103,6 +107,15 @@ impl Input {
         for &(at, xor) in self.edits.iter().take(8) {
             let n = words.len();
             words[at as usize % n] ^= xor;
+        }
+        let bound = words.get(3).copied().unwrap_or(0);
+        for &(at, k) in self.past_bound.iter().take(4) {
+            // Past the header: an operand or result id somewhere in the instructions.
+            let n = words.len();
+            words[5 + at as usize % (n - 5)] = bound.wrapping_add(u32::from(k));
+        }
+        if let (Some(b), Some(w)) = (self.bound, words.get_mut(3)) {
+            *w = b;
         }
         if let Some(cut) = self.cut {
             words.truncate(cut as usize % (words.len() + 1));

@@ -175,21 +175,25 @@ impl Executable {
     /// The entry points of `unit`'s kernel for launches of its shape: from the program's
     /// one library, or the unit's, made now if no launch has made it yet (`background`:
     /// at the lowest priority).
-    fn entry(&self, unit: &Unit, background: bool) -> Result<Entry, String> {
+    fn entry(&self, name: &str, unit: &Unit, background: bool) -> Result<Entry, String> {
         let library = match &self.info.code {
             Code::Whole(_) => self.whole()?,
             Code::Deferred(d) => {
                 let cell = self.units.lock().entry(unit.clone()).or_default().clone();
                 cell.get_or_init(|| {
                     let path = compiler::generate(target(), d, unit, background).map_err(build_log)?;
-                    let kernel = self.info.kernels.iter().find(|k| k.name == unit.kernel);
-                    KernelLibrary::load(&path, &kernel.into_iter().collect::<Vec<_>>(), false)
+                    let imageless =
+                        |k: &kernel_info::Kernel| !k.args.iter().any(|a| a.kind == kernel_info::ArgKind::Image);
+                    let kernels: Vec<&kernel_info::Kernel> = match &unit.kernel {
+                        Some(n) => self.info.kernels.iter().filter(|k| k.name == *n).collect(),
+                        None => self.info.kernels.iter().filter(|k| imageless(k)).collect(),
+                    };
+                    KernelLibrary::load(&path, &kernels, false)
                 })
                 .clone()?
             }
         };
-        let &(launch, item) =
-            library.entries.get(&unit.kernel).ok_or_else(|| format!("no entry point for kernel {}\n", unit.kernel))?;
+        let &(launch, item) = library.entries.get(name).ok_or_else(|| format!("no entry point for kernel {name}\n"))?;
         Ok(Entry { launch, item, library })
     }
 
@@ -198,12 +202,15 @@ impl Executable {
     /// kernel has code for `FORMAT_UNITS` other formats, code for any (a conformance
     /// test runs one kernel over every format).
     pub(crate) fn entry_for(&self, name: &str, images: &[u32]) -> Result<Entry, String> {
-        let made = |u: &Unit| u.kernel == name && u.fixed.is_none() && u.images.is_some();
+        if images.is_empty() && matches!(&self.info.code, Code::Deferred(d) if d.small()) {
+            return self.entry(name, &Unit { kernel: None, fixed: None, images: Some(Vec::new()) }, false);
+        }
+        let made = |u: &Unit| u.kernel.as_deref() == Some(name) && u.fixed.is_none() && u.images.is_some();
         let formats = match images.is_empty() || self.units.lock().keys().filter(|u| made(u)).count() < FORMAT_UNITS {
             true => Some(images.to_vec()),
             false => None,
         };
-        self.entry(&Unit { kernel: name.to_string(), fixed: None, images: formats }, false)
+        self.entry(name, &Unit { kernel: Some(name.to_string()), fixed: None, images: formats }, false)
     }
 
     /// `CL_PROGRAM_BINARIES`: the kernel descriptions and the code of every kernel for
@@ -263,13 +270,16 @@ impl Executable {
         *state = Fixed::Building;
         drop(fixed);
         let exe = self.clone();
-        let unit = Unit { kernel: name.to_string(), fixed: Some(local), images: Some(images.to_vec()) };
+        let (kernel, unit) = (
+            name.to_string(),
+            Unit { kernel: Some(name.to_string()), fixed: Some(local), images: Some(images.to_vec()) },
+        );
         let spawned = std::thread::Builder::new().name("ferrocl-size-build".into()).spawn(move || {
-            let state = match exe.entry(&unit, true) {
+            let state = match exe.entry(&kernel, &unit, true) {
                 Ok(entry) => Fixed::Ready(unit.images.unwrap_or_default(), entry),
                 Err(_) => Fixed::Failed,
             };
-            exe.fixed.lock().insert(unit.kernel, state);
+            exe.fixed.lock().insert(kernel, state);
         });
         if spawned.is_err() {
             self.fixed.lock().insert(name.to_string(), Fixed::Failed);

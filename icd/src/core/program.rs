@@ -335,7 +335,7 @@ mod tests {
         let built = build(target(), &Input::Source { text: src, headers: &[] }, "").unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(built.library.kernels[0].name, "saxpy");
         let Code::Deferred(program) = &built.library.code else { panic!("code made at the build") };
-        let unit = Unit { kernel: "saxpy".into(), fixed: None, images: Some(Vec::new()) };
+        let unit = Unit { kernel: Some("saxpy".into()), fixed: None, images: Some(Vec::new()) };
         let path = generate(target(), program, &unit, false).unwrap_or_else(|e| panic!("{e:?}"));
         // SAFETY: a library we just built, exporting the launcher with the LaunchFn ABI.
         unsafe {

@@ -280,3 +280,43 @@ pub(crate) const PURE: &[&str] = &[
 
 /// The source name of an Itanium-mangled free function (`_Z4nameargs` -> `name`).
 pub(crate) use ferrocl_kernel_abi::mangle::opencl_name;
+
+#[cfg(test)]
+mod tests {
+    use super::reachable_only;
+
+    /// Functions only a dropped entry point reaches go, with their declarations; what
+    /// a kept function or a global's initialiser names stays, however it is named.
+    #[test]
+    fn reachable_only_keeps_what_the_roots_and_globals_name() {
+        let module = "@table = internal constant [1 x ptr] [ptr @\"by table\"]
+define void @__ferrocl_launch_a() {
+  call void @shared()
+  ret void
+}
+define void @__ferrocl_launch_b() {
+  call void @only_b()
+  call void @_Z3sinf(float 1.0)
+  ret void
+}
+define internal void @shared() {
+  ret void
+}
+define internal void @only_b() {
+  ret void
+}
+define internal void @\"by table\"() {
+  ret void
+}
+declare void @_Z3sinf(float)
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+";
+        let kept = reachable_only(module, &|n| n == "__ferrocl_launch_a");
+        for gone in ["@__ferrocl_launch_b(", "@only_b(", "@_Z3sinf("] {
+            assert!(!kept.contains(gone), "{gone} kept:\n{kept}");
+        }
+        for stays in ["@__ferrocl_launch_a(", "@shared(", "@\"by table\"(", "@table = "] {
+            assert!(kept.contains(stays), "{stays} dropped:\n{kept}");
+        }
+    }
+}

@@ -712,7 +712,7 @@ fn append_items_for(out: &mut String, k: &Kernel, keys: &[u32]) -> Result<(), St
 
 #[cfg(test)]
 mod tests {
-    use super::jam_pays;
+    use super::{jam_pays, key_images_in_kernel, replace_value};
     use crate::compiler::kernel_info::Kernel;
     use crate::compiler::passes::ir_type::TypeTable;
 
@@ -802,5 +802,48 @@ mod tests {
         assert!(!jam(&CHAIN.replace("  br label %28\n", &long), &none));
         // A call to a function of the program, which may touch memory.
         assert!(!jam(CHAIN, &|n: &str| n == "_Z5mad24Dv16_iS_S_"));
+    }
+
+    /// Uses of a value are replaced, names that only start like it are not.
+    #[test]
+    fn replace_value_matches_whole_names() {
+        assert_eq!(
+            replace_value("store ptr %1, ptr %10, align 8 ; %1.x", "%1", "%k"),
+            "store ptr %k, ptr %10, align 8 ; %1.x"
+        );
+    }
+
+    /// A kernel's image parameters become copies of their descriptors with constant
+    /// format keys, made first in the entry block.
+    #[test]
+    fn images_get_their_formats_at_the_kernel_entry() {
+        use crate::compiler::kernel_info::{Arg, ArgKind};
+        let arg = |kind| Arg {
+            kind,
+            offset: 0,
+            size: 8,
+            addr_space: 1,
+            access: String::new(),
+            type_name: String::new(),
+            type_qual: String::new(),
+            name: None,
+        };
+        let mut k = kernel(false);
+        k.args = vec![arg(ArgKind::Buffer), arg(ArgKind::Image), arg(ArgKind::Image)];
+        let define =
+            "define internal spir_func void @k(ptr addrspace(1) %0, ptr addrspace(1) %1, ptr addrspace(1) %2) {";
+        let mut lines = body(
+            "  %4 = alloca ptr addrspace(1), align 8\n  store ptr addrspace(1) %1, ptr %4, align 8\n  \
+                              %5 = call <4 x float> @read(ptr addrspace(1) %2)\n  ret void",
+        );
+        assert!(key_images_in_kernel(define, &mut lines, &k, &[453, 64]));
+        let text = lines.join("\n");
+        assert!(text.starts_with("  %__ferrocl_desc.0 = alloca [64 x i8]"), "{text}");
+        assert!(
+            text.contains("store i32 453, ptr %__ferrocl_key.0") && text.contains("store i32 64, ptr %__ferrocl_key.1")
+        );
+        assert!(text.contains("store ptr addrspace(1) %__ferrocl_image.0, ptr %4"), "{text}");
+        assert!(text.contains("@read(ptr addrspace(1) %__ferrocl_image.1)"), "{text}");
+        assert!(!key_images_in_kernel(define, &mut lines, &k, &[453]), "a key per image");
     }
 }

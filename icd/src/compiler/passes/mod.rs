@@ -155,7 +155,10 @@ fn global_variables(lines: &[String], types: &TypeTable) -> u64 {
 /// first launch (`compiler::generate`), rather than every kernel at build time.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Unit {
-    pub(crate) kernel: String,
+    /// The kernel; `None`: every kernel of the program without image arguments, in one
+    /// unit (for small programs, where a clang run per kernel would cost more than
+    /// code for kernels never launched).
+    pub(crate) kernel: Option<String>,
     /// A group size to give a loop of its own, with the size a constant, as if the
     /// kernel declared it with `reqd_work_group_size` (`launcher::Entry::fixed`).
     pub(crate) fixed: Option<[usize; 3]>,
@@ -216,6 +219,7 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
     pass_context(&mut lines, &funcs, &needs, &defined, &takes_context)?;
 
     let mut kernels = Vec::new();
+    let mut entries: HashSet<String> = HashSet::new();
     let mut extra = String::new();
     // Past every numbered metadata node of clang's module.
     let loop_id = lines.iter().filter_map(|l| metadata_number(l)).max().map_or(0, |n| n + 1);
@@ -228,7 +232,10 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
         let mut barriers = None;
         let mut invariant = Vec::new();
         let mut uniform = 0;
-        let given = unit.map_or(true, |u| u.kernel == f.name);
+        let given = unit.map_or(true, |u| match &u.kernel {
+            Some(name) => *name == f.name,
+            None => !k.args.iter().any(|a| a.kind == ArgKind::Image),
+        });
         if k.fibers && !called && !unnamed_types && given {
             let sync = |c: &str| sync_kind(c, &defined, &callees);
             // A refusal is not an error: the kernel then runs as fibers.
@@ -260,6 +267,7 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
             kernels.push(k);
             continue;
         }
+        entries.extend([format!("__ferrocl_launch_{}", f.name), format!("__ferrocl_item_{}", f.name)]);
         // Code for one launch's image formats: the kernel itself takes them as constants
         // where it runs without barriers; otherwise its item loop does.
         let mut images = unit.and_then(|u| u.images.clone());
@@ -286,12 +294,11 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
     }
     let mut module = assemble(&lines, &extra, &locals, &takes_context, loop_id);
     if let Some(u) = unit {
-        if !kernels.iter().any(|k| k.name == u.kernel) {
-            return Err(format!("no kernel {} in the program\n", u.kernel));
+        if let Some(name) = u.kernel.as_ref().filter(|n| !kernels.iter().any(|k| k.name == **n)) {
+            return Err(format!("no kernel {name} in the program\n"));
         }
-        // The entry points the driver looks up (`core::program::KernelLibrary`).
-        let (launch, item) = (format!("__ferrocl_launch_{}", u.kernel), format!("__ferrocl_item_{}", u.kernel));
-        module = ir_text::reachable_only(&module, &|n| n == launch || n == item || n == "__ferrocl_static_local_query");
+        // The entry points the driver looks up (`core::executable::KernelLibrary`).
+        module = ir_text::reachable_only(&module, &|n| entries.contains(n) || n == "__ferrocl_static_local_query");
     }
     Ok(Rewritten { module, kernels, global_variable_size })
 }
