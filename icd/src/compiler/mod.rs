@@ -80,14 +80,20 @@ pub(crate) struct Deferred {
     /// The program's cache key: units' keys extend it.
     key: String,
     options: String,
-    /// The IR file in the cache, held open: trimming the cache may unlink it while the
-    /// program lives, and its kernels' code must still be made.
-    ir: std::sync::Arc<std::fs::File>,
+    /// The IR file in the cache, mapped: trimming the cache may unlink it while the
+    /// program lives, and its kernels' code must still be made. A mapping, not an open
+    /// file: an application may keep more programs than it may open files.
+    ir: std::sync::Arc<memmap2::Mmap>,
 }
 
 impl Deferred {
-    fn new(key: &str, options: &str, ir: std::fs::File) -> Deferred {
-        Deferred { key: key.to_string(), options: options.to_string(), ir: std::sync::Arc::new(ir) }
+    fn new(key: &str, options: &str, ir: &Path) -> std::io::Result<Deferred> {
+        let file = std::fs::File::open(ir)?;
+        // SAFETY: cache files are written whole and renamed into place, never changed
+        // afterwards (a newer entry is a new file renamed over the name); an unlinked
+        // file keeps its pages while mapped.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        Ok(Deferred { key: key.to_string(), options: options.to_string(), ir: std::sync::Arc::new(map) })
     }
 
     /// Whether the program is small enough for one unit to hold all its kernels without
@@ -95,7 +101,7 @@ impl Deferred {
     /// kernels' own code, and the bench's 16 small kernels (36 KB of IR), each launched
     /// once, took 1,297 ms in 16 units, 387 in one.
     pub(crate) fn small(&self) -> bool {
-        self.ir.metadata().is_ok_and(|m| m.len() <= SMALL_PROGRAM_IR)
+        self.ir.len() as u64 <= SMALL_PROGRAM_IR
     }
 }
 
@@ -180,8 +186,8 @@ impl Entry {
 
     fn load(&self, options: &str) -> Option<Built> {
         let (kernels, global_variable_size) = meta::from_text(&std::fs::read_to_string(&self.meta).ok()?)?;
-        let code = match std::fs::File::open(&self.ir) {
-            Ok(ir) => Code::Deferred(Deferred::new(&self.key, options, ir)),
+        let code = match Deferred::new(&self.key, options, &self.ir) {
+            Ok(ir) => Code::Deferred(ir),
             Err(_) if self.so.is_file() => Code::Whole(self.so.clone()),
             Err(_) => return None,
         };
@@ -213,9 +219,7 @@ impl Entry {
         cache::trim(&cache::dir(), cache::limit());
         let code = match code {
             Stored::Whole(_) => Code::Whole(self.so.clone()),
-            Stored::Ir(_) => {
-                Code::Deferred(Deferred::new(&self.key, options, std::fs::File::open(&self.ir).map_err(failed)?))
-            }
+            Stored::Ir(_) => Code::Deferred(Deferred::new(&self.key, options, &self.ir).map_err(failed)?),
         };
         Ok(Built { library: Library { code, kernels, global_variable_size: globals }, log })
     }
@@ -334,7 +338,7 @@ pub(crate) fn generate_whole(target: &Target, program: &Deferred) -> Result<Path
         let (clang, archive) = tools()?;
         let opts = options::parse(&program.options).map_err(BuildError::InvalidOptions)?;
         let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
-        let rewritten = passes::rewrite_for(&read_ir(program)?, None).map_err(BuildError::Failed)?;
+        let rewritten = passes::rewrite_for(read_ir(program)?, None).map_err(BuildError::Failed)?;
         let (file, _) = backend::build(clang, target, &opts, &rewritten.module, false, &archive, &scratch.0)
             .map_err(BuildError::Failed)?;
         std::fs::rename(&file, &so).map_err(|e| BuildError::Failed(e.to_string()))?;
@@ -342,14 +346,8 @@ pub(crate) fn generate_whole(target: &Target, program: &Deferred) -> Result<Path
     })
 }
 
-fn read_ir(program: &Deferred) -> Result<String, BuildError> {
-    use std::os::unix::fs::FileExt;
-    let len = program.ir.metadata().map_err(|e| BuildError::Failed(e.to_string()))?.len() as usize;
-    let mut bytes = Vec::new();
-    bytes.try_reserve_exact(len).map_err(|_| BuildError::Failed("out of host memory\n".into()))?;
-    bytes.resize(len, 0);
-    program.ir.read_exact_at(&mut bytes, 0).map_err(|e| BuildError::Failed(format!("the program's IR: {e}\n")))?;
-    String::from_utf8(bytes).map_err(|_| BuildError::Failed("the program's IR is damaged\n".into()))
+fn read_ir(program: &Deferred) -> Result<&str, BuildError> {
+    std::str::from_utf8(&program.ir[..]).map_err(|_| BuildError::Failed("the program's IR is damaged\n".into()))
 }
 
 fn generate_here(target: &Target, program: &Deferred, unit: &Unit) -> Result<PathBuf, BuildError> {
@@ -374,7 +372,7 @@ fn generate_here(target: &Target, program: &Deferred, unit: &Unit) -> Result<Pat
     let (clang, archive) = tools()?;
     let opts = options::parse(&program.options).map_err(BuildError::InvalidOptions)?;
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
-    let rewritten = passes::rewrite_for(&read_ir(program)?, Some(unit)).map_err(BuildError::Failed)?;
+    let rewritten = passes::rewrite_for(read_ir(program)?, Some(unit)).map_err(BuildError::Failed)?;
     let (file, _) = backend::build(clang, target, &opts, &rewritten.module, unit.fixed.is_some(), &archive, &scratch.0)
         .map_err(BuildError::Failed)?;
     std::fs::rename(&file, &so).map_err(|e| BuildError::Failed(e.to_string()))?;

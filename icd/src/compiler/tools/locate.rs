@@ -68,7 +68,18 @@ fn symbol_table(archive: &Path) -> Option<Vec<u8>> {
 
 /// The names an `ar` archive's symbol index defines (GNU `/`: a 32-bit big-endian count
 /// and offsets, `/SYM64/`: 64-bit ones, then the NUL-terminated names).
-pub(crate) fn archive_symbols(archive: &Path) -> HashSet<String> {
+pub(crate) fn archive_symbols(archive: &Path) -> std::sync::Arc<HashSet<String>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    type Read = HashMap<(PathBuf, Option<std::time::SystemTime>), Arc<HashSet<String>>>;
+    // Every build asks (`backend::unresolved`): read once per archive and modification time.
+    static READ: Mutex<Option<Read>> = Mutex::new(None);
+    let key = (archive.to_path_buf(), std::fs::metadata(archive).and_then(|m| m.modified()).ok());
+    let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+    read.get_or_insert_with(HashMap::new).entry(key).or_insert_with(|| Arc::new(read_archive_symbols(archive))).clone()
+}
+
+fn read_archive_symbols(archive: &Path) -> HashSet<String> {
     let Some(table) = symbol_table(archive) else { return HashSet::new() };
     let wide = std::fs::File::open(archive)
         .ok()
