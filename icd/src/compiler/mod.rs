@@ -5,6 +5,11 @@
 //! 3. `backend`: rewritten IR -> object, with the pieces of the kernel-side `library` it
 //!    needs linked in as bitcode -> shared object linked with the builtins archive.
 //!
+//! A build (`build`, `link`) runs the first two and checks what a link would find
+//! missing; the third runs per kernel and shape of launch at the kernel's first launch
+//! (`generate`, a `Unit`), or for every kernel at once (`generate_whole`, `Code::Whole`)
+//! where a binary is asked for or the program's kernels share program-scope variables.
+//!
 //! `tools` runs the external programs (clang on fork servers, the linker) under time
 //! limits; `cache` keeps results on disk, keyed by everything that shapes them. The
 //! caller describes what to compile for (`Target`): the compiler knows no device.
