@@ -324,7 +324,7 @@ pub(crate) fn generate(
     unit: &Unit,
     background: bool,
 ) -> Result<PathBuf, BuildError> {
-    let step = || in_usable_cache(|| generate_here(target, program, unit));
+    let step = || in_usable_cache(|| generate_here(target, program, Some(unit)));
     match background {
         true => tools::in_background(step),
         false => step(),
@@ -334,42 +334,28 @@ pub(crate) fn generate(
 /// Code for every kernel of a `Deferred` program for launches of any shape, in one
 /// shared object (`Code::Whole`): what a program binary holds.
 pub(crate) fn generate_whole(target: &Target, program: &Deferred) -> Result<PathBuf, BuildError> {
-    in_usable_cache(|| {
-        let so = cache::dir().join(format!("unit-{}.so", cache::key(&[program.key.as_bytes(), b"whole"])));
-        if so.is_file() {
-            cache::touch(&so);
-            return Ok(so);
-        }
-        let (clang, archive) = tools()?;
-        let opts = options::parse(&program.options).map_err(BuildError::InvalidOptions)?;
-        let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
-        let rewritten = passes::rewrite_for(read_ir(program)?, None).map_err(BuildError::Failed)?;
-        let (file, _) = backend::build(clang, target, &opts, &rewritten.module, false, &archive, &scratch.0)
-            .map_err(BuildError::Failed)?;
-        std::fs::rename(&file, &so).map_err(|e| BuildError::Failed(e.to_string()))?;
-        Ok(so)
-    })
+    in_usable_cache(|| generate_here(target, program, None))
 }
 
 fn read_ir(program: &Deferred) -> Result<&str, BuildError> {
     std::str::from_utf8(&program.ir[..]).map_err(|_| BuildError::Failed("the program's IR is damaged\n".into()))
 }
 
-fn generate_here(target: &Target, program: &Deferred, unit: &Unit) -> Result<PathBuf, BuildError> {
+/// The cache key of a unit's code (`None`: the whole program's).
+fn unit_key(program: &Deferred, unit: Option<&Unit>) -> String {
+    let Some(unit) = unit else { return cache::key(&[program.key.as_bytes(), b"whole"]) };
     let fixed = unit.fixed.map(|[x, y, z]| format!("{x},{y},{z}")).unwrap_or_default();
     let images: String = match &unit.images {
         Some(keys) => keys.iter().map(|k| format!("{k},")).collect(),
         None => "any".into(),
     };
-    let so = cache::dir().join(format!(
-        "unit-{}.so",
-        cache::key(&[
-            program.key.as_bytes(),
-            unit.kernel.as_deref().unwrap_or("").as_bytes(),
-            fixed.as_bytes(),
-            images.as_bytes()
-        ])
-    ));
+    let kernel = unit.kernel.as_deref().unwrap_or("");
+    cache::key(&[program.key.as_bytes(), kernel.as_bytes(), fixed.as_bytes(), images.as_bytes()])
+}
+
+/// A unit's code (`None`: the whole program's), from the cache or made now.
+fn generate_here(target: &Target, program: &Deferred, unit: Option<&Unit>) -> Result<PathBuf, BuildError> {
+    let so = cache::dir().join(format!("unit-{}.so", unit_key(program, unit)));
     if so.is_file() {
         cache::touch(&so);
         return Ok(so);
@@ -377,8 +363,9 @@ fn generate_here(target: &Target, program: &Deferred, unit: &Unit) -> Result<Pat
     let (clang, archive) = tools()?;
     let opts = options::parse(&program.options).map_err(BuildError::InvalidOptions)?;
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
-    let rewritten = passes::rewrite_for(read_ir(program)?, Some(unit)).map_err(BuildError::Failed)?;
-    let (file, _) = backend::build(clang, target, &opts, &rewritten.module, unit.fixed.is_some(), &archive, &scratch.0)
+    let rewritten = passes::rewrite_for(read_ir(program)?, unit).map_err(BuildError::Failed)?;
+    let second = unit.is_some_and(|u| u.fixed.is_some());
+    let (file, _) = backend::build(clang, target, &opts, &rewritten.module, second, &archive, &scratch.0)
         .map_err(BuildError::Failed)?;
     std::fs::rename(&file, &so).map_err(|e| BuildError::Failed(e.to_string()))?;
     Ok(so)

@@ -19,6 +19,21 @@ pub(crate) fn callee_names(line: &str) -> Vec<(String, usize)> {
     out
 }
 
+/// `line` with every mention of the value `name` (`%3`, `%x`) replaced: occurrences not
+/// followed by another character of a name.
+pub(crate) fn replace_value(line: &str, name: &str, with: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(name) {
+        let after = &rest[at + name.len()..];
+        let whole = !after.starts_with(|c: char| c.is_alphanumeric() || "._$-".contains(c));
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { with } else { name });
+        rest = after;
+    }
+    out + rest
+}
+
 /// Every `@name` a line refers to (or defines), called or not.
 pub(crate) fn global_names(line: &str) -> impl Iterator<Item = &str> {
     line.match_indices('@').map(|(at, _)| ir_type::ident(&line[at + 1..]).0).filter(|n| !n.is_empty())
@@ -283,7 +298,16 @@ pub(crate) use ferrocl_kernel_abi::mangle::opencl_name;
 
 #[cfg(test)]
 mod tests {
-    use super::reachable_only;
+    use super::{reachable_only, replace_value};
+
+    /// Uses of a value are replaced, names that only start like it are not.
+    #[test]
+    fn replace_value_matches_whole_names() {
+        assert_eq!(
+            replace_value("store ptr %1, ptr %10, align 8 ; %1.x", "%1", "%k"),
+            "store ptr %k, ptr %10, align 8 ; %1.x"
+        );
+    }
 
     /// Functions only a dropped entry point reaches go, with their declarations; what
     /// a kept function or a global's initialiser names stays, however it is named.

@@ -27,7 +27,7 @@ use std::fmt::Write;
 /// them 3 ulp off, and the relaxed limit is 2.5.
 const ENTRY_ATTRIBUTES: &str = "\"reciprocal-estimates\"=\"none\"";
 
-use super::ir_text::{matching_paren, parse_param, split_top, type_text, Param};
+use super::ir_text::{matching_paren, parse_param, replace_value, split_top, type_text, Param};
 use super::ir_type::TypeTable;
 use super::regions::FRAME_ALIGN;
 use crate::compiler::kernel_info::{GroupUse, Kernel};
@@ -640,21 +640,6 @@ pub(crate) fn key_images_in_kernel(define: &str, body: &mut [String], k: &Kernel
     true
 }
 
-/// `line` with every use of the value `name` (`%3`, `%x`) replaced: occurrences not
-/// followed by another character of a name.
-fn replace_value(line: &str, name: &str, with: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(at) = rest.find(name) {
-        let after = &rest[at + name.len()..];
-        let whole = !after.starts_with(|c: char| c.is_alphanumeric() || "._$-".contains(c));
-        out.push_str(&rest[..at]);
-        out.push_str(if whole { with } else { name });
-        rest = after;
-    }
-    out + rest
-}
-
 /// `__ferrocl_items_<k>` for one launch's image formats: the loop runs on a copy of the
 /// argument block whose every image points to a copy of its descriptor with the format
 /// key a constant, so each image builtin keeps only its format's case. The driver calls
@@ -712,7 +697,7 @@ fn append_items_for(out: &mut String, k: &Kernel, keys: &[u32]) -> Result<(), St
 
 #[cfg(test)]
 mod tests {
-    use super::{jam_pays, key_images_in_kernel, replace_value};
+    use super::{jam_pays, key_images_in_kernel};
     use crate::compiler::kernel_info::Kernel;
     use crate::compiler::passes::ir_type::TypeTable;
 
@@ -802,15 +787,6 @@ mod tests {
         assert!(!jam(&CHAIN.replace("  br label %28\n", &long), &none));
         // A call to a function of the program, which may touch memory.
         assert!(!jam(CHAIN, &|n: &str| n == "_Z5mad24Dv16_iS_S_"));
-    }
-
-    /// Uses of a value are replaced, names that only start like it are not.
-    #[test]
-    fn replace_value_matches_whole_names() {
-        assert_eq!(
-            replace_value("store ptr %1, ptr %10, align 8 ; %1.x", "%1", "%k"),
-            "store ptr %k, ptr %10, align 8 ; %1.x"
-        );
     }
 
     /// A kernel's image parameters become copies of their descriptors with constant

@@ -23,7 +23,9 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use super::context;
-use super::ir_text::{callees_in, def_of, label_of, labels_in, locals_in, split_top, Alloca, Piece, PURE};
+use super::ir_text::{
+    callees_in, def_of, label_of, labels_in, locals_in, replace_value, split_top, Alloca, Piece, PURE,
+};
 use super::ir_type::{self, TypeTable};
 
 /// A kernel rewritten into a resumable function.
@@ -770,7 +772,7 @@ fn rematerializable(pieces: &[Piece], allocas: &[Alloca]) -> Vec<Option<Remat>> 
                     let mut names = renamed.clone();
                     names.sort_by_key(|n| std::cmp::Reverse(n.len()));
                     for n in names {
-                        l = replace_local(&l, n, &format!("%__fcl_m.{}", &n[1..]));
+                        l = replace_value(&l, n, &format!("%__fcl_m.{}", &n[1..]));
                     }
                     l
                 })
@@ -807,21 +809,6 @@ fn remat_order(remat: &[Option<Remat>], live: &[bool]) -> Vec<usize> {
     }
     want.sort_by_key(|&a| remat[a].as_ref().map(|r| r.store));
     want
-}
-
-/// Replaces every mention of the local `name` (a whole `%ident`) in `line`.
-fn replace_local(line: &str, name: &str, with: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(at) = rest.find(name) {
-        let after = &rest[at + name.len()..];
-        let whole = !after.starts_with(|c: char| c.is_alphanumeric() || "._$-".contains(c));
-        out.push_str(&rest[..at]);
-        out.push_str(if whole { with } else { name });
-        rest = after;
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Refuses the transform when an SSA value would be used where its definition no longer
