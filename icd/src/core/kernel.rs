@@ -336,7 +336,12 @@ impl Kernel {
                 Ok(e)
             }
             Err(log) => {
-                self.program.build.lock().log += &log;
+                // The failure is kept (`Executable`): each launch gets it again, the log
+                // says it once.
+                let mut build = self.program.build.lock();
+                if !build.log.contains(&log) {
+                    build.log += &log;
+                }
                 Err(CL_INVALID_PROGRAM_EXECUTABLE)
             }
         }
