@@ -1,6 +1,6 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--only async|builds] [--json FILE] [--svg FILE]` compares platforms
+//! `bench [--platform NAME ...] [--only async|builds|vector] [--json FILE] [--svg FILE]` compares platforms
 //! side by side;
 //! `khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME]
 //! [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS suites
@@ -70,7 +70,7 @@ unsupported, or skips every configuration, counts as skipped.",
     ),
     (
         "bench",
-        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds] [--json FILE] [--svg FILE]
+        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector] [--json FILE] [--svg FILE]
                         [--save-binaries DIR | --binaries DIR]
 
 Runs the kernel and async-copy benchmarks on each platform (default: FerroCL, PoCL and
@@ -81,7 +81,8 @@ platform, options and source); --binaries loads them instead of building, for a 
 without a compiler (the build figures are then left out); a platform with no saved
 binaries (another vendor there) builds its programs itself. --only runs one section:
 the async copies, or the builds of programs shaped like applications' (1, 16 and 56
-kernels through images, and a kernel of ~10 MB of IR; cold build plus first launches).
+kernels through images, and a kernel of ~10 MB of IR; cold build plus first launches),
+or the vector arithmetic chains (float16, int16 and half16).
 --async-only is --only async.",
     ),
     (

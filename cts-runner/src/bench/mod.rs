@@ -35,6 +35,8 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("mad_float16_gops", "mad(float16) in a loop, G ops/s", true),
     ("mad24_int16_gops", "mad24(int16) in a loop, G ops/s", true),
     ("mad_half16_gops", "mad(half16) in a loop, G ops/s", true),
+    ("axpb_float16_gops", "a*b+c on float16 in a loop, G ops/s", true),
+    ("axpb_half16_gops", "a*b+c on half16 in a loop, G ops/s", true),
 ];
 
 /// Vector builtins at full width: a dependent chain of 256 per work-item, 16 lanes.
@@ -43,6 +45,11 @@ pub const SOURCE_VECTOR: &str = r#"
 kernel void mad_float16(global float16 *o, float s) {
     float16 a = (float16)(get_global_id(0)), b = (float16)(s), c = (float16)(0.5f);
     for (int i = 0; i < 256; i++) a = mad(a, b, c);
+    o[get_global_id(0)] = a;
+}
+kernel void axpb_float16(global float16 *o, float s) {
+    float16 a = (float16)(get_global_id(0)), b = (float16)(s), c = (float16)(0.5f);
+    for (int i = 0; i < 256; i++) a = a * b + c;
     o[get_global_id(0)] = a;
 }
 kernel void mad24_int16(global int16 *o, int s) {
@@ -58,6 +65,11 @@ pub const SOURCE_HALF: &str = r#"
 kernel void mad_half16(global half16 *o, float s) {
     half16 a = convert_half16((float16)(get_global_id(0) & 7)), b = (half16)((half)s), c = (half16)(0.5h);
     for (int i = 0; i < 256; i++) a = mad(a, b, c);
+    o[get_global_id(0)] = a;
+}
+kernel void axpb_half16(global half16 *o, float s) {
+    half16 a = convert_half16((float16)(get_global_id(0) & 7)), b = (half16)((half)s), c = (half16)(0.5h);
+    for (int i = 0; i < 256; i++) a = a * b + c;
     o[get_global_id(0)] = a;
 }
 "#;
@@ -186,7 +198,7 @@ fn first_launches(s: &Session, prog: cl_program, scratch: cl_mem) -> Result<(), 
 
 /// Measures one platform; returns `key=value` lines. `warm` is a source file some
 /// earlier process has built already; `only` names one section to run alone (`async`,
-/// `builds`), or `warm`: only build `warm`.
+/// `builds`, `vector`), or `warm`: only build `warm`.
 pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(String, f64)>, String> {
     let (p, _) = platform_named(platform)?;
     let s = Session::new(p)?;
@@ -194,6 +206,7 @@ pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(St
     match only {
         Some("async") => return async_copies::measure(&s),
         Some("builds") => return builds::measure(&s, unique_number()),
+        Some("vector") => return vector_chains(&s),
         // The warm source built and each kernel launched once (some platforms make a
         // kernel's code at its first launch), for the measuring process to find in the
         // cache.
@@ -221,6 +234,95 @@ pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(St
     };
     launch_figures(&s, prog, scratch, &mut out)?;
     Ok(out)
+}
+
+/// Vector arithmetic at full width, float, int and half side by side: 64 Ki work-items
+/// x 256 dependent operations x 16 lanes, G ops/s. The programs are built before any
+/// runs, so `--save-binaries` saves both even where the code cannot run here (built for
+/// another CPU with `FERROCL_TARGET_CPU`).
+fn vector_chains(s: &Session) -> Result<Vec<(String, f64)>, String> {
+    let vprog = s.build(SOURCE_VECTOR)?;
+    // A platform without half skips its rows.
+    let hprog = s.build(SOURCE_HALF).ok();
+    let mut out = Vec::new();
+    let n = 1 << 16;
+    let vout = s.buffer(n * 64, None)?;
+    let b = 0.999f32;
+    let mut chain = |prog: cl_program, key: &str, name: &str, scalar: u32| -> Result<(), String> {
+        let k = s.kernel(prog, name)?;
+        arg(k, 0, &vout)?;
+        arg(k, 1, &scalar)?;
+        let t = s.timed(5, k, &[n], None)?;
+        out.push((key.into(), (n * 16 * 256) as f64 / t / 1e9));
+        Ok(())
+    };
+    chain(vprog, "mad_float16_gops", "mad_float16", b.to_bits())?;
+    chain(vprog, "mad24_int16_gops", "mad24_int16", 3)?;
+    chain(vprog, "axpb_float16_gops", "axpb_float16", b.to_bits())?;
+    if let Some(hprog) = hprog {
+        for (key, name) in [("mad_half16_gops", "mad_half16"), ("axpb_half16_gops", "axpb_half16")] {
+            chain(hprog, key, name, b.to_bits())?;
+            check_half_chain(s, vout, n, name, b)?;
+        }
+    }
+    cl!(clReleaseMemObject(vout));
+    Ok(out)
+}
+
+/// The half chains' results against the host's: lane values start at `gid & 7` and
+/// take 256 steps of `a * b + 0.5` with every step rounded to half, fused (one
+/// rounding: an fma, or a contracted `a * b + c`) or not (the product rounded too: mad
+/// may be either, and Intel's runtime rounds the product); each
+/// exact result fits a float, so computing in float and rounding once is the fused
+/// answer. A platform's fast half must still be half.
+fn check_half_chain(s: &Session, out: cl_mem, n: usize, name: &str, b: f32) -> Result<(), String> {
+    let b = half_round(b as f64);
+    let steps = |a0: f64, fused: bool| {
+        (0..256).fold(a0, |a, _| match fused {
+            true => half_round(a * b + 0.5),
+            false => half_round(half_round(a * b) + 0.5),
+        })
+    };
+    let bytes = s.read(out, n * 32)?;
+    for gid in 0..n {
+        let a0 = (gid & 7) as f64;
+        let (fused, unfused) = (steps(a0, true), steps(a0, false));
+        for lane in 0..16 {
+            let at = (gid * 16 + lane) * 2;
+            let got = half_value(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+            if got != fused && got != unfused {
+                return Err(format!(
+                    "{name}: work-item {gid} lane {lane} is {got}, not {fused} (or unfused {unfused})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `x` rounded to the nearest half (ties to even), for finite values in half's range.
+fn half_round(x: f64) -> f64 {
+    if x == 0.0 {
+        return x;
+    }
+    let quantum = 2f64.powi((x.abs().log2().floor() as i32).max(-14) - 10);
+    (x / quantum).round_ties_even() * quantum
+}
+
+/// A half's value from its bits.
+fn half_value(h: u16) -> f64 {
+    let (sign, exp, frac) = (if h >> 15 == 1 { -1.0 } else { 1.0 }, ((h >> 10) & 31) as i32, (h & 1023) as f64);
+    sign * match exp {
+        0 => frac * 2f64.powi(-24),
+        31 => {
+            if frac == 0.0 {
+                f64::INFINITY
+            } else {
+                f64::NAN
+            }
+        }
+        e => (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+    }
 }
 
 /// The compiler's figures: a cold build (a source no process has seen, each kernel
@@ -346,26 +448,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     s.run(bk, &[wg * 8], Some(&[wg]))?;
     out.push(("peak_rss_mb".into(), status_kib("VmHWM:") / 1024.0));
 
-    // Vector builtins: 64 Ki work-items x 256 dependent operations x 16 lanes.
-    let vprog = s.build(SOURCE_VECTOR)?;
-    let n = 1 << 16;
-    let vout = s.buffer(n * 64, None)?;
-    for (key, name, scalar) in
-        [("mad_float16_gops", "mad_float16", 0.999f32.to_bits()), ("mad24_int16_gops", "mad24_int16", 3)]
-    {
-        let k = s.kernel(vprog, name)?;
-        arg(k, 0, &vout)?;
-        arg(k, 1, &scalar)?;
-        let t = s.timed(5, k, &[n], None)?;
-        out.push((key.into(), (n * 16 * 256) as f64 / t / 1e9));
-    }
-    if let Ok(hprog) = s.build(SOURCE_HALF) {
-        let k = s.kernel(hprog, "mad_half16")?;
-        arg(k, 0, &vout)?;
-        arg(k, 1, &0.999f32.to_bits())?;
-        let t = s.timed(5, k, &[n], None)?;
-        out.push(("mad_half16_gops".into(), (n * 16 * 256) as f64 / t / 1e9));
-    }
+    out.extend(vector_chains(s)?);
     out.extend(vector::measure(s)?);
     out.extend(reduce::measure(s)?);
     out.extend(async_copies::measure(s)?);

@@ -9,6 +9,7 @@ mod buffers;
 mod builtins;
 mod clang_tools;
 mod contexts;
+mod cross_cpu;
 mod events;
 mod handles;
 mod hostile;

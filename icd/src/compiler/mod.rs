@@ -29,6 +29,7 @@ use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 #[cfg(test)]
 pub(crate) use frontend::SPIR_ONLY_MACROS;
@@ -130,8 +131,73 @@ pub(crate) struct Built {
     pub(crate) log: String,
 }
 
-fn target_flags() -> [&'static str; 4] {
-    ["-target", "x86_64-unknown-linux-gnu", "-march=native", "-fPIC"]
+fn target_flags() -> &'static [&'static str] {
+    static FLAGS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    FLAGS.get_or_init(|| {
+        let mut flags = vec!["-target", "x86_64-unknown-linux-gnu", "-fPIC"];
+        match cross_cpu() {
+            Some(cpu) => {
+                let mut words = cpu.split_whitespace();
+                let march: &'static str = String::leak(format!("-march={}", words.next().unwrap_or("native")));
+                flags.push(march);
+                flags.extend(words);
+            }
+            None => flags.push("-march=native"),
+        }
+        flags
+    })
+}
+
+/// `FERROCL_TARGET_CPU=<clang -march name> [-m<feature> | -mno-<feature>]...`
+/// (`sapphirerapids`, `sapphirerapids -mno-amx-tile`): kernels are compiled for that
+/// CPU rather than this one, so that program binaries made here run on a machine
+/// without a compiler with that CPU's instructions (`cts-runner bench
+/// --save-binaries`): the 16-core host has AVX512-FP16, which native half arithmetic
+/// needs and this 2-core machine lacks; the features drop what a virtual machine's CPU
+/// may not offer. `None`: this CPU (`-march=native`).
+pub(crate) fn cross_cpu() -> Option<&'static str> {
+    static CPU: OnceLock<Option<String>> = OnceLock::new();
+    CPU.get_or_init(|| {
+        let v = std::env::var("FERROCL_TARGET_CPU").ok()?;
+        let plain = |w: &str| w.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        let mut words = v.split_whitespace();
+        let cpu = words.next().filter(|c| plain(c) && !c.starts_with('-') && *c != "native")?;
+        let mut features = Vec::new();
+        for w in words {
+            if !plain(w) || !w.starts_with("-m") {
+                return None;
+            }
+            features.push(w);
+        }
+        Some(std::iter::once(cpu).chain(features).collect::<Vec<_>>().join(" "))
+    })
+    .as_deref()
+}
+
+/// The macros clang predefines for `cross_cpu` (`__AVX512FP16__`, ...), which say the
+/// instruction-set extensions its code may use; `None` without a cross CPU, `Some(Err)`
+/// where clang cannot tell (no clang, or a CPU name it does not know).
+pub(crate) fn cross_cpu_macros() -> Option<&'static Result<Vec<String>, String>> {
+    static MACROS: OnceLock<Option<Result<Vec<String>, String>>> = OnceLock::new();
+    MACROS
+        .get_or_init(|| {
+            cross_cpu()?;
+            let clang = match clang::find() {
+                Some(c) => c,
+                None => return Some(Err("no clang to ask what FERROCL_TARGET_CPU has".into())),
+            };
+            let mut cmd = std::process::Command::new(&clang.path);
+            cmd.args(target_flags()).args(["-dM", "-E", "-x", "c", "/dev/null"]);
+            let out = match tools::output(&mut cmd) {
+                Ok(out) if out.status.success() => out,
+                Ok(out) => return Some(Err(String::from_utf8_lossy(&out.stderr).into_owned())),
+                Err(e) => return Some(Err(e)),
+            };
+            let text = String::from_utf8_lossy(&out.stdout);
+            let names = text.lines().filter_map(|l| l.strip_prefix("#define ")?.split(' ').next()).map(String::from);
+            Some(Ok(names.collect()))
+        })
+        .as_ref()
 }
 
 fn archive_identity(p: &Path) -> String {

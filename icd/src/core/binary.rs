@@ -29,54 +29,56 @@ const END: &str = "\n--\n";
 const ABI: u32 = ferrocl_kernel_abi::KERNEL_ABI;
 
 /// CPU flags (as `/proc/cpuinfo` names them) that decide which instructions compiled
-/// code may use; the others (`hypervisor`, `constant_tsc`, ...) do not matter to it.
-const ISA: &[&str] = &[
-    "sse",
-    "sse2",
-    "pni",
-    "ssse3",
-    "sse4_1",
-    "sse4_2",
-    "popcnt",
-    "aes",
-    "pclmulqdq",
-    "avx",
-    "avx2",
-    "fma",
-    "f16c",
-    "bmi1",
-    "bmi2",
-    "abm",
-    "lzcnt",
-    "movbe",
-    "adx",
-    "sha_ni",
-    "gfni",
-    "vaes",
-    "vpclmulqdq",
-    "xsave",
-    "rdrand",
-    "rdseed",
-    "clflushopt",
-    "clwb",
-    "cx16",
-    "avx512f",
-    "avx512dq",
-    "avx512cd",
-    "avx512bw",
-    "avx512vl",
-    "avx512ifma",
-    "avx512vbmi",
-    "avx512_vbmi2",
-    "avx512_vnni",
-    "avx512_bitalg",
-    "avx512_vpopcntdq",
-    "avx512_bf16",
-    "avx512_fp16",
-    "avx_vnni",
-    "amx_tile",
-    "amx_int8",
-    "amx_bf16",
+/// code may use, each with the macro clang predefines when code may use it; the other
+/// flags (`hypervisor`, `constant_tsc`, ...) do not matter to code.
+const ISA: &[(&str, &str)] = &[
+    ("sse", "__SSE__"),
+    ("sse2", "__SSE2__"),
+    ("pni", "__SSE3__"),
+    ("ssse3", "__SSSE3__"),
+    ("sse4_1", "__SSE4_1__"),
+    ("sse4_2", "__SSE4_2__"),
+    ("popcnt", "__POPCNT__"),
+    ("aes", "__AES__"),
+    ("pclmulqdq", "__PCLMUL__"),
+    ("avx", "__AVX__"),
+    ("avx2", "__AVX2__"),
+    ("fma", "__FMA__"),
+    ("f16c", "__F16C__"),
+    ("bmi1", "__BMI__"),
+    ("bmi2", "__BMI2__"),
+    ("abm", "__LZCNT__"),
+    // Linux names LZCNT `abm`; no macro says `lzcnt` alone.
+    ("lzcnt", ""),
+    ("movbe", "__MOVBE__"),
+    ("adx", "__ADX__"),
+    ("sha_ni", "__SHA__"),
+    ("gfni", "__GFNI__"),
+    ("vaes", "__VAES__"),
+    ("vpclmulqdq", "__VPCLMULQDQ__"),
+    ("xsave", "__XSAVE__"),
+    ("rdrand", "__RDRND__"),
+    ("rdseed", "__RDSEED__"),
+    ("clflushopt", "__CLFLUSHOPT__"),
+    ("clwb", "__CLWB__"),
+    ("cx16", "__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16"),
+    ("avx512f", "__AVX512F__"),
+    ("avx512dq", "__AVX512DQ__"),
+    ("avx512cd", "__AVX512CD__"),
+    ("avx512bw", "__AVX512BW__"),
+    ("avx512vl", "__AVX512VL__"),
+    ("avx512ifma", "__AVX512IFMA__"),
+    ("avx512vbmi", "__AVX512VBMI__"),
+    ("avx512_vbmi2", "__AVX512VBMI2__"),
+    ("avx512_vnni", "__AVX512VNNI__"),
+    ("avx512_bitalg", "__AVX512BITALG__"),
+    ("avx512_vpopcntdq", "__AVX512VPOPCNTDQ__"),
+    ("avx512_bf16", "__AVX512BF16__"),
+    ("avx512_fp16", "__AVX512FP16__"),
+    ("avx_vnni", "__AVXVNNI__"),
+    ("amx_tile", "__AMX_TILE__"),
+    ("amx_int8", "__AMX_INT8__"),
+    ("amx_bf16", "__AMX_BF16__"),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,7 +110,14 @@ pub(crate) struct Unpacked<'a> {
 /// The instruction-set flags among `cpu_flags`, in `ISA` order.
 pub(crate) fn isa_of(cpu_flags: &str) -> Vec<&'static str> {
     let have: std::collections::HashSet<&str> = cpu_flags.split_whitespace().collect();
-    ISA.iter().copied().filter(|f| have.contains(f)).collect()
+    ISA.iter().filter(|(f, _)| have.contains(f)).map(|(f, _)| *f).collect()
+}
+
+/// The instruction-set flags of code compiled with these predefined macros (clang's
+/// `-dM -E` for a `-march` CPU), in `ISA` order.
+pub(crate) fn isa_of_macros(macros: &[String]) -> Vec<&'static str> {
+    let have: std::collections::HashSet<&str> = macros.iter().map(String::as_str).collect();
+    ISA.iter().filter(|(_, m)| have.contains(m)).map(|(f, _)| *f).collect()
 }
 
 /// What a binary's hash covers. Not the `isa` line: it is checked flag by flag (a

@@ -87,7 +87,10 @@ static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
         // The OpenCL C extensions; the IL ones concern the SPIR-V reader, not clang.
         extensions: EXTENSIONS.iter().map(|(n, _)| *n).collect(),
         features: OPENCL_C_FEATURES.iter().map(|(n, _)| *n).collect(),
-        cpu: format!("{}|{}", host.cpu_name, host.cpu_flags),
+        cpu: match compiler::cross_cpu() {
+            Some(cpu) => format!("-march={cpu}"),
+            None => format!("{}|{}", host.cpu_name, host.cpu_flags),
+        },
     };
     crate::exec::pool::configure(crate::exec::pool::PoolConfig {
         cores: host.cores as usize,
@@ -232,7 +235,8 @@ impl Device {
     }
 
     /// cl_khr_fp16: half arithmetic is done in float and rounded to nearest (LLVM's
-    /// promotion), which keeps denormals, infinities and NaNs.
+    /// promotion), or in the CPU's half instructions (AVX512-FP16, which ignore the
+    /// denormal flush modes); either keeps denormals, infinities and NaNs.
     pub(crate) fn half_fp_config(&self) -> cl_device_fp_config {
         CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST
     }

@@ -28,6 +28,7 @@ impl KernelLibrary {
     /// so programs built from the same source would share them: each program loads a
     /// private copy (unlinked once loaded).
     fn load(path: &Path, kernels: &[&kernel_info::Kernel], private: bool) -> Result<Arc<KernelLibrary>, String> {
+        runs_here()?;
         let copy = if private {
             static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
             let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -153,7 +154,9 @@ impl Executable {
             units: Mutex::new(HashMap::new()),
             fixed: Mutex::new(HashMap::new()),
         };
-        if let Code::Whole(_) = exe.info.code {
+        // Code for another CPU (`FERROCL_TARGET_CPU`) is loaded at a launch, which
+        // fails where this CPU cannot run it; the build itself is for its binary.
+        if matches!(exe.info.code, Code::Whole(_)) && compiler::cross_cpu().is_none() {
             exe.whole()?;
         }
         Ok(Arc::new(exe))
@@ -222,7 +225,7 @@ impl Executable {
         };
         let meta = meta::to_text(&self.info.kernels, self.info.global_variable_size);
         let so = std::fs::read(&path).map_err(|e| format!("{}: {e}\n", path.display()))?;
-        Ok(binary::pack(binary::Kind::Executable, &host_isa(), &meta, &so))
+        Ok(binary::pack(binary::Kind::Executable, &code_isa()?, &meta, &so))
     }
 
     /// The entry points of kernel `name` from a second build that gives it a loop for
@@ -288,6 +291,31 @@ impl Executable {
     }
 }
 
-pub(crate) fn host_isa() -> Vec<&'static str> {
-    binary::isa_of(&super::device::Device::get().host.cpu_flags)
+/// The instruction-set flags compiled code may use: this CPU's, or those of the CPU
+/// that `FERROCL_TARGET_CPU` names (`compiler::cross_cpu`).
+pub(crate) fn code_isa() -> Result<Vec<&'static str>, String> {
+    match compiler::cross_cpu_macros() {
+        None => Ok(binary::isa_of(&super::device::Device::get().host.cpu_flags)),
+        Some(Ok(macros)) => Ok(binary::isa_of_macros(macros)),
+        Some(Err(e)) => Err(format!("FERROCL_TARGET_CPU={}: {e}\n", compiler::cross_cpu().unwrap_or_default())),
+    }
+}
+
+/// `Err` where code compiled for `FERROCL_TARGET_CPU` needs an extension this CPU
+/// lacks (it would die of SIGILL): such code is for program binaries only.
+fn runs_here() -> Result<(), String> {
+    if compiler::cross_cpu().is_none() {
+        return Ok(());
+    }
+    let host = binary::isa_of(&super::device::Device::get().host.cpu_flags);
+    let missing: Vec<&str> = code_isa()?.into_iter().filter(|f| !host.contains(f)).collect();
+    match missing.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "kernels are compiled for FERROCL_TARGET_CPU={}, whose {} this CPU lacks: they can be saved as \
+             program binaries, not run here\n",
+            compiler::cross_cpu().unwrap_or_default(),
+            missing.join(", ")
+        )),
+    }
 }

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 
 use super::binary;
 use super::context::Context;
-use super::executable::{host_isa, target, Executable};
+use super::executable::{code_isa, target, Executable};
 use super::object::{cl_object, Base};
 use crate::compiler::{self, cache, meta, BuildError};
 
@@ -192,7 +192,8 @@ impl Program {
             CL_PROGRAM_BINARY_TYPE_LIBRARY => binary::Kind::Library,
             _ => return Vec::new(),
         };
-        st.ir.as_ref().map(|ir| binary::pack(kind, &host_isa(), "", ir.as_bytes())).unwrap_or_default()
+        let isa = code_isa().unwrap_or_default();
+        st.ir.as_ref().map(|ir| binary::pack(kind, &isa, "", ir.as_bytes())).unwrap_or_default()
     }
 
     pub(crate) fn library(&self) -> Option<Arc<Executable>> {
