@@ -1,6 +1,6 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--only async|builds|vector] [--json FILE] [--svg FILE]` compares platforms
+//! `bench [--platform NAME ...] [--only async|builds|vector|shapes] [--json FILE] [--svg FILE]` compares platforms
 //! side by side;
 //! `khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME]
 //! [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS suites
@@ -70,7 +70,7 @@ unsupported, or skips every configuration, counts as skipped.",
     ),
     (
         "bench",
-        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector] [--json FILE] [--svg FILE]
+        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector|shapes] [--json FILE] [--svg FILE]
                         [--save-binaries DIR | --binaries DIR]
 
 Runs the kernel and async-copy benchmarks on each platform (default: FerroCL, PoCL and
@@ -82,7 +82,8 @@ without a compiler (the build figures are then left out); a platform with no sav
 binaries (another vendor there) builds its programs itself. --only runs one section:
 the async copies, or the builds of programs shaped like applications' (1, 16 and 56
 kernels through images, and a kernel of ~10 MB of IR; cold build plus first launches),
-or the vector arithmetic chains (float16, int16 and half16).
+the vector arithmetic chains (float16, int16 and half16), or the kernel shapes (loops,
+divergence, barriers and tiles as real kernels write them, each checked against the host).
 --async-only is --only async.",
     ),
     (
@@ -660,6 +661,7 @@ fn bench(args: &[String]) -> i32 {
     use cts_runner::bench::builds::METRICS as BUILD_METRICS;
     use cts_runner::bench::image::METRICS as IMAGE_METRICS;
     use cts_runner::bench::reduce::{host_sum_gbs, METRICS as REDUCE_METRICS};
+    use cts_runner::bench::shapes::METRICS as SHAPE_METRICS;
     use cts_runner::bench::vector::{BUILTINS, METRICS as VECTOR_METRICS};
     use cts_runner::bench::{METRICS, SOURCE};
     use cts_runner::host::{host_saxpy_gbs, host_sgemm_gflops};
@@ -668,6 +670,7 @@ fn bench(args: &[String]) -> i32 {
         .chain(BUILD_METRICS)
         .chain(VECTOR_METRICS)
         .chain(REDUCE_METRICS)
+        .chain(SHAPE_METRICS)
         .chain(ASYNC_METRICS)
         .chain(IMAGE_METRICS)
         .collect();

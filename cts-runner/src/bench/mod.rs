@@ -9,6 +9,7 @@ pub mod async_copies;
 pub mod builds;
 pub mod image;
 pub mod reduce;
+pub mod shapes;
 pub mod vector;
 
 use crate::cl;
@@ -198,7 +199,7 @@ fn first_launches(s: &Session, prog: cl_program, scratch: cl_mem) -> Result<(), 
 
 /// Measures one platform; returns `key=value` lines. `warm` is a source file some
 /// earlier process has built already; `only` names one section to run alone (`async`,
-/// `builds`, `vector`), or `warm`: only build `warm`.
+/// `builds`, `vector`, `shapes`), or `warm`: only build `warm`.
 pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(String, f64)>, String> {
     let (p, _) = platform_named(platform)?;
     let s = Session::new(p)?;
@@ -207,6 +208,7 @@ pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(St
         Some("async") => return async_copies::measure(&s),
         Some("builds") => return builds::measure(&s, unique_number()),
         Some("vector") => return vector_chains(&s),
+        Some("shapes") => return shapes::measure(&s),
         // The warm source built and each kernel launched once (some platforms make a
         // kernel's code at its first launch), for the measuring process to find in the
         // cache.
@@ -451,6 +453,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     out.extend(vector_chains(s)?);
     out.extend(vector::measure(s)?);
     out.extend(reduce::measure(s)?);
+    out.extend(shapes::measure(s)?);
     out.extend(async_copies::measure(s)?);
     out.extend(image::measure(s)?);
     Ok(())

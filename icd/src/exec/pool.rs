@@ -167,7 +167,7 @@ impl Pool {
         // machine, chunks of 64 / 4,096 groups, three rounds, medians: 42.4 / 52.4, 38.1
         // / 64.7, 39.2 / 39.7 GB/s).
         // Whole calls: a chunk of 100 groups merged by 64 ran as calls of 64 and 36.
-        let merged = merged.max(1);
+        let merged = merge_width(merged, total, self.workers);
         let chunk = (total / (self.workers.max(1) * 8)).clamp(1, 64 * merged).next_multiple_of(merged);
         // The issuing thread works on the groups at once. Helpers come one at a time:
         // one woken, and each helper that finds more than its own chunk left wakes the
@@ -437,8 +437,31 @@ const SPIN_MIN_WORKERS: usize = 4;
 /// 25-35 to 10-16 GB/s).
 const BACK_OFF: Duration = Duration::from_secs(1);
 
+/// Groups a call of the launcher runs (`Launch::merge`), no more than leaves two calls
+/// per worker: the 64 groups of a grid-stride loop (`cts-runner bench --only shapes`),
+/// merged by 64, were one call on one core, 0.08 G elements/s on 2 cores and on 16
+/// (PoCL 0.23 and 1.27).
+fn merge_width(merged: usize, total: usize, workers: usize) -> usize {
+    merged.max(1).min((total / (workers.max(1) * 2)).max(1))
+}
+
 #[cfg(test)]
 mod tests {
+    use super::merge_width;
+
+    #[test]
+    fn merged_calls_leave_every_worker_some() {
+        // saxpy over 64 MiB in groups of 64: merged by 64, as before.
+        assert_eq!(merge_width(64, 262_144, 16), 64);
+        // 64 groups: two calls per worker on 16 workers, 16 per call on 2.
+        assert_eq!(merge_width(64, 64, 16), 2);
+        assert_eq!(merge_width(64, 64, 2), 16);
+        // Fewer groups than workers, no workers, no merging asked: a group a call.
+        assert_eq!(merge_width(64, 8, 16), 1);
+        assert_eq!(merge_width(64, 8, 0), 4);
+        assert_eq!(merge_width(1, 1000, 2), 1);
+    }
+
     use super::next_estimate;
 
     #[test]
