@@ -963,3 +963,77 @@ fn work_items_jammed_four_at_a_time_keep_their_own_results() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// A kernel whose work-items each run a loop of the same length, with float4 swizzles,
+/// builtins, consecutive, scattered and broadcast loads: run in SIMD lanes (whole
+/// chunks of 8 work-items, the rest one by one), every work-item computes what the host
+/// computes, in groups that leave a remainder and in 2D.
+#[test]
+fn work_items_in_simd_lanes_compute_what_each_computes_alone() {
+    let env = Env::new();
+    let p = build(
+        &env,
+        r#"
+        kernel void lanes(global const float4 *p, global const float *in, constant float *coef,
+                          global float4 *out, global int *iout, int n) {
+            size_t i = get_global_id(1) * get_global_size(0) + get_global_id(0);
+            float4 a = p[i];
+            float x = in[i], y = in[2 * i];
+            float acc = 0.0f;
+            int s = 0;
+            for (int j = 0; j < n; j++) {
+                float c = coef[j];
+                acc = acc * x + c + fmin(y, c);
+                a.yzwx = a * 0.5f + (float4)(c, acc, x, y);
+                s += (int)get_global_id(0) * j;
+            }
+            out[i] = (float4)(sqrt(fabs(acc) + 1.0f), a.x + a.y, a.z, a.w);
+            iout[i] = s + (int)get_local_id(0);
+        }"#,
+        "",
+    );
+    let k = kernel(p, "lanes");
+    let n = 5i32;
+    let max = 256;
+    let pv: Vec<f32> = (0..max * 4).map(|i| (i % 37) as f32 * 0.25 - 3.0).collect();
+    let inv: Vec<f32> = (0..max * 2).map(|i| (i % 11) as f32 * 0.125 - 0.5).collect();
+    let coef: Vec<f32> = (0..n).map(|j| 0.5 - j as f32 * 0.2).collect();
+    let (bp, bin, bc) = (buffer_of(&env, &pv), buffer_of(&env, &inv), buffer_of(&env, &coef));
+    let out = env.buffer(0, max * 16, null_mut());
+    let iout = env.buffer(0, max * 4, null_mut());
+    for (i, m) in [bp, bin, bc, out, iout].iter().enumerate() {
+        set_arg(k, i as u32, m);
+    }
+    set_arg(k, 5, &n);
+    let shapes: [(&[usize], &[usize]); 4] = [(&[64], &[64]), (&[61], &[61]), (&[60], &[20]), (&[19, 3], &[19, 1])];
+    for (global, local) in shapes {
+        run(&env, k, global, Some(local));
+        let got: Vec<f32> = read_as(&env, out, max * 4);
+        let igot: Vec<i32> = read_as(&env, iout, max);
+        let (w, h) = (global[0], global.get(1).copied().unwrap_or(1));
+        for gy in 0..h {
+            for gx in 0..w {
+                let i = gy * w + gx;
+                let mut a = [pv[4 * i], pv[4 * i + 1], pv[4 * i + 2], pv[4 * i + 3]];
+                let (x, y) = (inv[i], inv[2 * i]);
+                let (mut acc, mut s) = (0f32, 0i32);
+                for (j, &c) in coef.iter().enumerate() {
+                    acc = acc * x + c + y.min(c);
+                    let r = [a[0] * 0.5 + c, a[1] * 0.5 + acc, a[2] * 0.5 + x, a[3] * 0.5 + y];
+                    a = [r[3], r[0], r[1], r[2]];
+                    s += gx as i32 * j as i32;
+                }
+                let want = [(acc.abs() + 1.0).sqrt(), a[0] + a[1], a[2], a[3]];
+                for c in 0..4 {
+                    let g = got[4 * i + c];
+                    assert!(
+                        (g - want[c]).abs() <= 1e-4 * want[c].abs().max(1.0),
+                        "{global:?}/{local:?} item {i}.{c}: {g} != {}",
+                        want[c]
+                    );
+                }
+                assert_eq!(igot[i], s + (gx % local[0]) as i32, "{global:?}/{local:?} item {i}");
+            }
+        }
+    }
+}

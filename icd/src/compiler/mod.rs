@@ -306,10 +306,19 @@ enum Stored<'a> {
 /// this driver's own binary (a rebuilt or upgraded driver may compile differently, so
 /// it never reuses an older driver's kernels).
 /// A build made with `FERROCL_VERIFY` set is a different entry: it proves its IR was
-/// verified, and a cached unverified build must not stand in for it.
+/// verified, and a cached unverified build must not stand in for it; so is one made
+/// without SIMD copies (`FERROCL_SIMD=0`).
 fn environment(clang: &clang::Clang, target: &Target, archive: &Path) -> String {
     let verify = if clang::verifying() { "|verified" } else { "" };
-    format!("{PIPELINE}|{}|{}|{}|{}{verify}", clang.identity, target.cpu, archive_identity(archive), driver_identity())
+    // `FERROCL_SIMD=0` code is other code.
+    let simd = if passes::simd_enabled() { "" } else { "|scalar" };
+    format!(
+        "{PIPELINE}|{}|{}|{}|{}{verify}{simd}",
+        clang.identity,
+        target.cpu,
+        archive_identity(archive),
+        driver_identity()
+    )
 }
 
 fn driver_identity() -> &'static str {

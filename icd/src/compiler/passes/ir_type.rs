@@ -142,6 +142,31 @@ impl IrType {
     }
 }
 
+impl std::fmt::Display for IrType {
+    /// As LLVM writes the type.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IrType::Int(bits) => write!(f, "i{bits}"),
+            IrType::Half => f.write_str("half"),
+            IrType::BFloat => f.write_str("bfloat"),
+            IrType::Float => f.write_str("float"),
+            IrType::Double => f.write_str("double"),
+            IrType::Ptr(0) => f.write_str("ptr"),
+            IrType::Ptr(space) => write!(f, "ptr addrspace({space})"),
+            IrType::Vector(n, e) => write!(f, "<{n} x {e}>"),
+            IrType::Array(n, e) => write!(f, "[{n} x {e}]"),
+            IrType::Struct(fields, packed) => {
+                let inner: Vec<String> = fields.iter().map(|t| t.to_string()).collect();
+                match packed {
+                    true => write!(f, "<{{ {} }}>", inner.join(", ")),
+                    false => write!(f, "{{ {} }}", inner.join(", ")),
+                }
+            }
+            IrType::Named(n) => write!(f, "%{n}"),
+        }
+    }
+}
+
 /// Reads `%name = type { ... }` definitions from a module.
 pub(crate) fn type_table(module: &str) -> TypeTable {
     module

@@ -85,6 +85,9 @@ pub(crate) struct Entry {
     /// The format of each image argument, for code made for one launch (`Unit`): the
     /// item loop then has them all as constants; `None`: code for any format.
     pub(crate) images: Option<Vec<u32>>,
+    /// The kernel has a copy for `simd::WIDTH` work-items at once (`{name}.simd`): the
+    /// x loop runs it for whole chunks and the kernel for the rest.
+    pub(crate) simd: bool,
 }
 
 pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
@@ -154,6 +157,14 @@ fn append_body(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Ty
         // constant format could not reach its reads.
         let inline = if image_key_at(k).is_some() { " alwaysinline" } else { "" };
         let _ = writeln!(out, "  call spir_func void @{name}({args}){inline}\n  ret void\n}}");
+        if e.simd {
+            // The same unpacking for the SIMD copy.
+            let unpack = out[out.rfind("\ndefine internal void @__ferrocl_body_").unwrap_or(out.len())..].to_string();
+            let copy = unpack
+                .replacen(&format!("@__ferrocl_body_{name}("), &format!("@__ferrocl_bodyv_{name}("), 1)
+                .replacen(&format!("@{name}({args})"), &format!("@{name}.simd({args})"), 1);
+            out.push_str(&copy);
+        }
     }
 
     Ok(if resumable {
@@ -208,6 +219,47 @@ g:
         ],
         None => vec![(format!("__ferrocl_loop_{name}"), String::new(), "alwaysinline")],
     };
+    let x_loop = match e.simd {
+        false => format!(
+            "x:
+  %xi = phi i32 [ 0, %y ], [ %xn, %x ]
+  %x64 = zext nneg i32 %xi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
+  {body_call}
+  %xn = add nuw nsw i32 %xi, 1
+  %xd = icmp eq i32 %xn, %nx
+  br i1 %xd, label %ynext, label %x{jam}"
+        ),
+        // Whole chunks of `simd::WIDTH` work-items through the SIMD copy, then the rest
+        // one by one.
+        true => format!(
+            "x:
+  %xi = phi i32 [ 0, %y ], [ %xw, %xv ]
+  %r = add i32 0, 0
+  %xw = add nuw i32 %xi, {w}
+  %xfits = icmp ule i32 %xw, %nx
+  br i1 %xfits, label %xv, label %xrest
+xv:
+  %xv64 = zext nneg i32 %xi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %xv64, i64 %y64, i64 %z64)
+  call void @__ferrocl_bodyv_{name}(ptr %args, ptr %c)
+  br label %x
+xrest:
+  %xnone = icmp eq i32 %xi, %nx
+  br i1 %xnone, label %ynext, label %xs
+xs:
+  %xsi = phi i32 [ %xi, %xrest ], [ %xn, %xs ]
+  %x64 = zext nneg i32 %xsi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
+  {rest_call}
+  %xn = add nuw nsw i32 %xsi, 1
+  %xd = icmp eq i32 %xn, %nx
+  br i1 %xd, label %ynext, label %xs",
+            w = super::simd::WIDTH,
+            // Kernels with SIMD copies do not resume: the region is 0, defined above.
+            rest_call = body_call.replace("%r = add i32 0, 0", "%rs = add i32 0, 0")
+        ),
+    };
     for (function, fix, inline) in &variants {
         let _ = writeln!(
             out,
@@ -233,14 +285,7 @@ y:
   %yi = phi i32 [ 0, %z ], [ %yn, %ynext ]
   %y64 = zext nneg i32 %yi to i64
   br label %x
-x:
-  %xi = phi i32 [ 0, %y ], [ %xn, %x ]
-  %x64 = zext nneg i32 %xi to i64
-  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
-  {body_call}
-  %xn = add nuw nsw i32 %xi, 1
-  %xd = icmp eq i32 %xn, %nx
-  br i1 %xd, label %ynext, label %x{jam}
+{x_loop}
 ynext:
   %yn = add nuw nsw i32 %yi, 1
   %yd = icmp eq i32 %yn, %ny

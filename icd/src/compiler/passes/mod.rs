@@ -23,6 +23,9 @@ pub(crate) mod ir_text;
 pub(crate) mod ir_type;
 pub(crate) mod launcher;
 pub(crate) mod regions;
+mod simd;
+
+pub(crate) use simd::enabled as simd_enabled;
 mod tls;
 mod uniform;
 
@@ -221,6 +224,7 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
     let mut kernels = Vec::new();
     let mut entries: HashSet<String> = HashSet::new();
     let mut extra = String::new();
+    let mut simd_declarations: BTreeSet<String> = BTreeSet::new();
     // Past every numbered metadata node of clang's module.
     let loop_id = lines.iter().filter_map(|l| metadata_number(l)).max().map_or(0, |n| n + 1);
     // Unnamed types would collide with the renaming of unnamed values.
@@ -278,7 +282,25 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
             }
         }
         let body = &lines[f.define + 1..f.end];
-        let jam = launcher::jam_pays(&k, body, &|n| defined.contains(n), &types).then_some(loop_id);
+        // Work-items in SIMD lanes, where the kernel allows (`simd`): barrier-free,
+        // called by no other kernel, not specialised per image format.
+        let simd = match simd::enabled()
+            && barriers.is_none()
+            && !k.fibers
+            && !called
+            && !k.args.iter().any(|a| a.kind == ArgKind::Image)
+        {
+            true => simd::vectorize(&lines[f.define], body, &f.name).map_err(|why| simd::explain(&f.name, &why)).ok(),
+            false => None,
+        };
+        let jam = match simd {
+            Some(_) => None,
+            None => launcher::jam_pays(&k, body, &|n| defined.contains(n), &types).then_some(loop_id),
+        };
+        if let Some(copy) = &simd {
+            extra.push_str(&copy.text);
+            simd_declarations.extend(copy.declarations.iter().cloned());
+        }
         let entry = launcher::Entry {
             jam,
             ctx: needs.contains(&f.name),
@@ -288,9 +310,18 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
             tracks: reaches_async(&f.name, &callees),
             fixed: k.reqd_work_group_size.or(unit.and_then(|u| u.fixed)),
             images,
+            simd: simd.is_some(),
         };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);
+    }
+    for declaration in simd_declarations {
+        let name = callee_names(&declaration).into_iter().next().map(|(n, _)| n).unwrap_or_default();
+        let declared =
+            |l: &String| (l.starts_with("declare ") || l.starts_with("define ")) && l.contains(&format!("@{name}("));
+        if !lines.iter().any(declared) {
+            let _ = writeln!(extra, "{declaration}");
+        }
     }
     let mut module = assemble(&lines, &extra, &locals, &takes_context, loop_id);
     if let Some(u) = unit {

@@ -1,0 +1,1404 @@
+//! Work-items in SIMD lanes: a copy of a kernel that runs `WIDTH` consecutive
+//! work-items in x at once, each value they differ in (a *varying* value) held as a
+//! vector with a lane per work-item, each value they share kept scalar. The item loop
+//! calls the copy for whole chunks of `WIDTH` work-items and the kernel itself for the
+//! rest (`launcher`).
+//!
+//! LLVM vectorises the item loop only where the kernel inlined into it is straight-line
+//! code (or if-converts): a loop a work-item runs itself makes the item loop an outer
+//! loop, which LLVM leaves scalar. Here the lanes run the kernel's own loops together,
+//! as Intel's CPU runtime and whole-function vectorisers (Karrenberg and Hack, CGO 2011;
+//! Codeplay's vecz) do.
+//!
+//! This works on clang's unoptimised IR, where every C variable is an alloca and SSA
+//! values live within an expression: a varying variable becomes an alloca of a vector
+//! (`float` -> `<8 x float>`, `float4` -> `<32 x float>` with each component's lanes
+//! together, `float[4]` -> `[4 x <8 x float>]`), and LLVM promotes them to registers
+//! afterwards. Memory a lane reaches through a pointer is read and written as one
+//! vector where the lanes' addresses are consecutive (`in[get_global_id(0)]`), by gather
+//! and scatter otherwise, and once where all lanes use one address (broadcast data).
+//!
+//! Refused, leaving the kernel to the item loop as before: branches on varying values
+//! (the lanes would part ways), calls of the program's own functions and of builtins
+//! that are not element by element, barriers, sub-groups, images, private memory whose
+//! address leaves its variable, and anything this reading of the IR does not know.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use super::context::{self, Answer};
+use super::ir_text::{callee_names, def_of, label_of, locals_in, matching_paren, split_top};
+use super::ir_type::{self, IrType};
+use ferrocl_kernel_abi::mangle::{self, Ty};
+
+/// Work-items a call of the copy runs: a 256-bit register of 32-bit lanes.
+pub(crate) const WIDTH: u64 = 8;
+
+/// Bytes of the widest vector a builtin of the library takes by value (wider ones go
+/// through memory on this target's calling convention).
+const CALL_BYTES: u64 = 32;
+
+/// Whether kernels get SIMD copies: `FERROCL_SIMD=0` turns them off, for A/B runs.
+pub(crate) fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FERROCL_SIMD").map_or(true, |v| v != "0"))
+}
+
+/// `FERROCL_SIMD=why`: each kernel that gets no SIMD copy says why on stderr.
+pub(crate) fn explain(kernel: &str, why: &str) {
+    if std::env::var("FERROCL_SIMD").is_ok_and(|v| v == "why") {
+        eprintln!("FerroCL: kernel {kernel} has no SIMD copy: {why}");
+    }
+}
+
+/// The copy: its definition and the declarations it needs.
+#[derive(Debug)]
+pub(crate) struct Simd {
+    pub(crate) text: String,
+    /// `declare` lines of the intrinsics and builtins the copy calls.
+    pub(crate) declarations: Vec<String>,
+}
+
+/// The SIMD copy of kernel `name` (`define` + `body`, its lines between `define` and
+/// `}`, after the context rewrite), named `{name}.simd`; `Err` says why not.
+pub(crate) fn vectorize(define: &str, body: &[String], name: &str) -> Result<Simd, String> {
+    let lines: Vec<&str> = body.iter().map(|l| l.as_str()).collect();
+    let analysis = Analysis::of(&lines)?;
+    let mut w = Writer {
+        a: &analysis,
+        out: String::new(),
+        declarations: Vec::new(),
+        fresh: 0,
+        consecutive_geps: HashMap::new(),
+        gep_types: HashMap::new(),
+    };
+    let head = simd_define(define, name)?;
+    let _ = writeln!(w.out, "{head}");
+    for line in &lines {
+        w.line(line)?;
+    }
+    w.out.push_str("}\n");
+    let mut declarations = w.declarations;
+    declarations.sort();
+    declarations.dedup();
+    Ok(Simd { text: w.out, declarations })
+}
+
+/// `define ... @name(...)` as `define internal spir_func ... @name.simd(...)`, without
+/// debug info (a subprogram belongs to one function).
+fn simd_define(define: &str, name: &str) -> Result<String, String> {
+    let at = define.find(&format!("@{name}(")).ok_or("malformed kernel")?;
+    let mut head = format!("{}@{name}.simd{}", &define[..at], &define[at + name.len() + 1..]);
+    if let Some(dbg) = head.find(" !dbg ") {
+        let end = head[dbg + 6..].find([' ', '{']).map_or(head.len(), |e| dbg + 6 + e);
+        head.replace_range(dbg..end, "");
+    }
+    Ok(head)
+}
+
+/// What each value is across the lanes.
+struct Analysis {
+    /// SSA values and allocas (their contents) that differ between lanes.
+    varying: HashSet<String>,
+    /// Varying integers that are some shared value plus the lane number
+    /// (`get_global_id(0)`, `i + 1` of such an `i`), and allocas only ever holding such.
+    consecutive: HashSet<String>,
+    /// Allocas, by name, with their types.
+    allocas: HashMap<String, IrType>,
+    /// Pointers into an alloca (the alloca itself, element addresses), with the alloca.
+    private: HashMap<String, String>,
+}
+
+/// The instruction's opcode word (`add`, `load`, `call`...) and the text after it.
+fn opcode(rhs: &str) -> (&str, &str) {
+    let rhs = rhs.trim_start();
+    let rhs = rhs.strip_prefix("tail ").or_else(|| rhs.strip_prefix("notail ")).unwrap_or(rhs);
+    rhs.split_once(' ').unwrap_or((rhs, ""))
+}
+
+/// The instruction part of a line: without trailing metadata attachments (`, !dbg !7`).
+fn code(line: &str) -> &str {
+    match line.find(", !") {
+        Some(at) if !line[..at].contains('"') => &line[..at],
+        _ => line,
+    }
+}
+
+/// Local values an instruction reads (not types, labels, or the value it defines).
+fn operands(line: &str) -> Vec<String> {
+    let line = code(line);
+    let rhs = def_of(line).map_or(line, |(_, r)| r);
+    locals_in(rhs)
+        .into_iter()
+        .filter(|v| !rhs.contains(&format!("label {v}")) && !rhs.contains(&format!("{v} = type")))
+        .filter(|v| !v.starts_with("%struct.") && !v.starts_with("%union.") && !v.starts_with("%opencl."))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The per-lane query a call makes: `Some(true)` for one whose answer is the lane's own
+/// (ids in x, linear ids), `Some(false)` for one the lanes share; `None`: no query.
+fn query(line: &str) -> Result<Option<bool>, String> {
+    let Some((callee, paren)) = callee_names(line).into_iter().next() else { return Ok(None) };
+    let Some(answer) = context::answer(&callee) else { return Ok(None) };
+    match answer {
+        Answer::SubGroup => Err(format!("sub-group query {callee}")),
+        Answer::Range | Answer::Group => Ok(Some(false)),
+        Answer::GlobalItem | Answer::Item => {
+            let close = matching_paren(line, paren).ok_or("malformed call")?;
+            let args = split_top(&line[paren + 1..close]);
+            // The linear ids take only the context; the others a dimension first.
+            if args.len() == 1 {
+                return Ok(Some(true));
+            }
+            match args[0].rsplit(' ').next() {
+                Some("0") => Ok(Some(true)),
+                Some("1" | "2") => Ok(Some(false)),
+                _ => Err(format!("{callee} of a dimension not known at compile time")),
+            }
+        }
+    }
+}
+
+impl Analysis {
+    fn of(lines: &[&str]) -> Result<Analysis, String> {
+        let mut a = Analysis {
+            varying: HashSet::new(),
+            consecutive: HashSet::new(),
+            allocas: HashMap::new(),
+            private: HashMap::new(),
+        };
+        for line in lines {
+            if let Some((d, rhs)) = def_of(code(line)) {
+                if let ("alloca", rest) = opcode(rhs) {
+                    let (ty, _) = ir_type::parse(rest).ok_or("unreadable alloca")?;
+                    if widened(&ty).is_none() {
+                        return Err(format!("private variable of type {ty}"));
+                    }
+                    a.allocas.insert(d.to_string(), ty);
+                    a.private.insert(d.to_string(), d.to_string());
+                }
+            }
+        }
+        // Varying values: from the per-lane queries, through operands, variables and
+        // memory, to a fixed point.
+        loop {
+            let before = (a.varying.len(), a.private.len());
+            for line in lines {
+                a.visit(code(line))?;
+            }
+            if (a.varying.len(), a.private.len()) == before {
+                break;
+            }
+        }
+        a.find_consecutive(lines);
+        for line in lines {
+            let c = code(line).trim_start();
+            let vary = |v: &str| a.varying.contains(v);
+            if (c.starts_with("br i1 ") || c.starts_with("switch ")) && operands(c).iter().any(|v| vary(v)) {
+                return Err("a branch on a varying value".into());
+            }
+            if c.starts_with("indirectbr") || c.starts_with("invoke ") {
+                return Err("indirect control flow".into());
+            }
+        }
+        Ok(a)
+    }
+
+    fn vary(&mut self, v: &str) {
+        self.varying.insert(v.to_string());
+    }
+
+    /// One step of the analysis over one instruction.
+    fn visit(&mut self, line: &str) -> Result<(), String> {
+        let ops = operands(line);
+        let any_varying = ops.iter().any(|v| self.varying.contains(v));
+        let Some((d, rhs)) = def_of(line) else {
+            // Stores (and calls without a result).
+            let t = line.trim_start();
+            if let Some(rest) = t.strip_prefix("store ") {
+                let parts = split_top(rest.strip_prefix("volatile ").unwrap_or(rest));
+                let value = parts.first().and_then(|p| p.rsplit(' ').next()).unwrap_or("");
+                let ptr = parts.get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("");
+                if self.private.contains_key(value) {
+                    return Err("the address of a private variable is stored".into());
+                }
+                if let Some(root) = self.private.get(ptr).cloned() {
+                    if self.varying.contains(value) {
+                        self.vary(&root);
+                    }
+                }
+            }
+            return Ok(());
+        };
+        match opcode(rhs) {
+            ("alloca", _) => {}
+            ("load", rest) => {
+                let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
+                let varies = match self.private.get(&ptr) {
+                    Some(root) => self.varying.contains(root),
+                    None => self.varying.contains(&ptr),
+                };
+                if varies {
+                    self.vary(d);
+                }
+            }
+            ("getelementptr", rest) => {
+                let parts = split_top(rest.strip_prefix("inbounds ").unwrap_or(rest));
+                let base = parts.get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("");
+                if let Some(root) = self.private.get(base).cloned() {
+                    if any_varying {
+                        return Err("a private array indexed by a varying value".into());
+                    }
+                    self.private.insert(d.to_string(), root);
+                } else if any_varying {
+                    self.vary(d);
+                }
+            }
+            ("call", _) => match query(line)? {
+                Some(true) => self.vary(d),
+                Some(false) => {}
+                None => {
+                    if ops.iter().any(|v| self.private.contains_key(v)) && !line.contains("@llvm.lifetime.") {
+                        return Err("the address of a private variable is passed to a function".into());
+                    }
+                    if any_varying {
+                        self.vary(d);
+                    }
+                }
+            },
+            _ => {
+                if ops.iter().any(|v| self.private.contains_key(v)) {
+                    return Err("the address of a private variable is used as a value".into());
+                }
+                if any_varying {
+                    self.vary(d);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Which varying integers are a shared value plus the lane number: optimistically
+    /// every integer variable whose stores could be, then dropping those with a store
+    /// of anything else, until nothing changes.
+    fn find_consecutive(&mut self, lines: &[&str]) {
+        let mut variables: HashSet<String> = self
+            .allocas
+            .iter()
+            .filter(|(n, t)| matches!(t, IrType::Int(_)) && self.varying.contains(*n))
+            .map(|(n, _)| n.clone())
+            .collect();
+        loop {
+            let values = self.consecutive_values(lines, &variables);
+            let before = variables.len();
+            for line in lines {
+                let c = code(line).trim_start();
+                if let Some(rest) = c.strip_prefix("store ") {
+                    let parts = split_top(rest);
+                    let value = parts.first().and_then(|p| p.rsplit(' ').next()).unwrap_or("");
+                    let ptr = parts.get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("");
+                    if variables.contains(ptr) && !values.contains(value) {
+                        variables.remove(ptr);
+                    }
+                }
+            }
+            if variables.len() == before {
+                self.consecutive = values;
+                self.consecutive.extend(variables);
+                return;
+            }
+        }
+    }
+
+    fn consecutive_values(&self, lines: &[&str], variables: &HashSet<String>) -> HashSet<String> {
+        let mut values = HashSet::new();
+        for line in lines {
+            let c = code(line);
+            let Some((d, rhs)) = def_of(c) else { continue };
+            let ops = operands(c);
+            let lane = |v: &String| values.contains(v);
+            let shared = |v: &String| !self.varying.contains(v);
+            let is = match opcode(rhs) {
+                ("call", _) => matches!(query(c), Ok(Some(true))),
+                ("load", _) => ops.len() == 1 && variables.contains(&ops[0]),
+                ("sext" | "zext" | "trunc", _) => ops.len() == 1 && lane(&ops[0]),
+                // An add of a shared value (or constant) and one lane value; the lane
+                // value first where a constant or shared value is subtracted.
+                ("add", _) => ops.iter().filter(|v| lane(v)).count() == 1 && ops.iter().all(|v| lane(v) || shared(v)),
+                ("sub", _) => ops.first().is_some_and(lane) && ops.iter().skip(1).all(shared),
+                _ => false,
+            };
+            if is {
+                values.insert(d.to_string());
+            }
+        }
+        values
+    }
+
+    fn varies(&self, v: &str) -> bool {
+        self.varying.contains(v)
+    }
+}
+
+/// A varying value's type: a lane per work-item, a vector's components each with its
+/// lanes together, an array's elements each widened.
+fn widened(t: &IrType) -> Option<IrType> {
+    Some(match t {
+        IrType::Int(_) | IrType::Half | IrType::Float | IrType::Double | IrType::Ptr(_) => {
+            IrType::Vector(WIDTH, Box::new(t.clone()))
+        }
+        IrType::Vector(n, e) if !matches!(**e, IrType::Vector(..)) => IrType::Vector(n * WIDTH, e.clone()),
+        IrType::Array(n, e) => IrType::Array(*n, Box::new(widened(e)?)),
+        _ => return None,
+    })
+}
+
+/// Components of a vector type (1 for a scalar) and their element type.
+fn components(t: &IrType) -> (u64, IrType) {
+    match t {
+        IrType::Vector(n, e) => (*n, (**e).clone()),
+        other => (1, other.clone()),
+    }
+}
+
+/// `value` of scalar or vector type `t` as a constant of the widened type, or `None`
+/// where it is not a constant.
+fn widened_constant(t: &IrType, value: &str) -> Option<String> {
+    let value = value.trim();
+    match value {
+        "zeroinitializer" => return Some("zeroinitializer".into()),
+        "undef" | "poison" => return Some("poison".into()),
+        _ => {}
+    }
+    let (n, e) = components(t);
+    let elements: Vec<String> = match t {
+        IrType::Vector(..) => {
+            let inner = value.strip_prefix('<')?.strip_suffix('>')?;
+            split_top(inner).into_iter().map(|p| p.trim().to_string()).collect()
+        }
+        _ => {
+            if value.starts_with('%') {
+                return None;
+            }
+            vec![format!("{e} {value}")]
+        }
+    };
+    if elements.len() as u64 != n {
+        return None;
+    }
+    let lanes: Vec<&str> = elements.iter().flat_map(|c| std::iter::repeat(c.as_str()).take(WIDTH as usize)).collect();
+    Some(format!("<{}>", lanes.join(", ")))
+}
+
+/// Splits `ty value` (an operand as LLVM writes it) into its type and value.
+fn typed(operand: &str) -> Option<(IrType, String)> {
+    let (t, rest) = ir_type::parse(operand)?;
+    let mut rest = rest.trim();
+    // Parameter attributes on call arguments.
+    for attr in ["noundef ", "signext ", "zeroext ", "inreg ", "nonnull "] {
+        rest = rest.strip_prefix(attr).unwrap_or(rest).trim_start();
+    }
+    Some((t, rest.to_string()))
+}
+
+struct Writer<'a> {
+    a: &'a Analysis,
+    out: String,
+    declarations: Vec<String>,
+    fresh: u32,
+    /// Varying pointers whose lanes point at consecutive elements: the element type.
+    consecutive_geps: HashMap<String, IrType>,
+    /// Varying pointers' widened types.
+    gep_types: HashMap<String, IrType>,
+}
+
+impl Writer<'_> {
+    /// A new local name, after `base` (a numbered value takes no suffix).
+    fn name(&mut self, base: &str) -> String {
+        self.fresh += 1;
+        format!("%simd.{}.{}", base.trim_start_matches('%'), self.fresh)
+    }
+
+    /// `value` of type `t` as a widened operand: varying values as they are, constants
+    /// as widened constants, shared values broadcast here.
+    fn operand(&mut self, t: &IrType, value: &str) -> Result<String, String> {
+        if self.a.varies(value) {
+            return Ok(value.to_string());
+        }
+        if let Some(c) = widened_constant(t, value) {
+            return Ok(c);
+        }
+        let wide = widened(t).ok_or("an operand of an unsupported type")?;
+        let (n, _) = components(t);
+        let out = self.name(value);
+        match t {
+            IrType::Vector(..) => {
+                let mask: Vec<String> = (0..n).flat_map(|c| (0..WIDTH).map(move |_| format!("i32 {c}"))).collect();
+                let _ = writeln!(
+                    self.out,
+                    "  {out} = shufflevector {t} {value}, {t} poison, <{} x i32> <{}>",
+                    n * WIDTH,
+                    mask.join(", ")
+                );
+            }
+            _ => {
+                let one = self.name(value);
+                let _ = writeln!(self.out, "  {one} = insertelement {wide} poison, {t} {value}, i64 0");
+                let _ = writeln!(
+                    self.out,
+                    "  {out} = shufflevector {wide} {one}, {wide} poison, <{WIDTH} x i32> zeroinitializer"
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// `ty value` widened (for argument lists).
+    fn typed_operand(&mut self, operand: &str) -> Result<String, String> {
+        let (t, v) = typed(operand).ok_or("an unreadable operand")?;
+        let wide = widened(&t).ok_or("an operand of an unsupported type")?;
+        let v = self.operand(&t, &v)?;
+        Ok(format!("{wide} {v}"))
+    }
+
+    fn line(&mut self, line: &str) -> Result<(), String> {
+        let c = code(line);
+        let t = c.trim_start();
+        if t.is_empty() || t.starts_with(';') || label_of(line).is_some() {
+            let _ = writeln!(self.out, "{line}");
+            return Ok(());
+        }
+        if t.contains("@llvm.dbg.") {
+            return Ok(());
+        }
+        if let Some(rest) = t.strip_prefix("store ") {
+            return self.store(rest);
+        }
+        let Some((d, rhs)) = def_of(c) else {
+            // Terminators (on shared values, `Analysis::of` checked) and calls without
+            // a result.
+            if t.starts_with("call ") || t.starts_with("tail call ") {
+                return self.call(None, t);
+            }
+            let _ = writeln!(self.out, "{c}");
+            return Ok(());
+        };
+        let (op, rest) = opcode(rhs);
+        match op {
+            "alloca" => {
+                let ty = &self.a.allocas[d];
+                match self.a.varies(d) {
+                    true => {
+                        let wide = widened(ty).ok_or("unsupported private variable")?;
+                        let _ = writeln!(self.out, "  {d} = alloca {wide}, align 64");
+                    }
+                    false => {
+                        let _ = writeln!(self.out, "{c}");
+                    }
+                }
+                Ok(())
+            }
+            "load" => self.load(d, rest, c),
+            "getelementptr" => self.gep(d, rest, c),
+            "call" => self.call(Some(d), t),
+            "atomicrmw" | "cmpxchg" | "va_arg" | "landingpad" => Err(format!("instruction {op}")),
+            _ if !self.a.varies(d) => {
+                let _ = writeln!(self.out, "{c}");
+                Ok(())
+            }
+            "extractelement" => {
+                let parts = split_top(rest);
+                let (vt, v) = typed(parts[0]).ok_or("unreadable extractelement")?;
+                let index: u64 = parts[1].rsplit(' ').next().and_then(|i| i.parse().ok()).ok_or("a varying index")?;
+                let (n, e) = components(&vt);
+                let mask: Vec<String> = (0..WIDTH).map(|k| format!("i32 {}", index * WIDTH + k)).collect();
+                let wide = widened(&vt).ok_or("unsupported vector")?;
+                let v = self.operand(&vt, &v)?;
+                let _ = n;
+                let _ = writeln!(
+                    self.out,
+                    "  {d} = shufflevector {wide} {v}, {wide} poison, <{WIDTH} x i32> <{}> ; {e}",
+                    mask.join(", ")
+                );
+                Ok(())
+            }
+            "insertelement" => {
+                let parts = split_top(rest);
+                let (vt, v) = typed(parts[0]).ok_or("unreadable insertelement")?;
+                let (st, s) = typed(parts[1]).ok_or("unreadable insertelement")?;
+                let index: u64 = parts[2].rsplit(' ').next().and_then(|i| i.parse().ok()).ok_or("a varying index")?;
+                let (n, _) = components(&vt);
+                let wide = widened(&vt).ok_or("unsupported vector")?;
+                let lane_ty = widened(&st).ok_or("unsupported element")?;
+                let v = self.operand(&vt, &v)?;
+                let s = self.operand(&st, &s)?;
+                // The scalar's lanes, padded to the vector's width, then merged in.
+                let padded = self.name(d);
+                let pad: Vec<String> = (0..n * WIDTH)
+                    .map(|i| match i < WIDTH {
+                        true => format!("i32 {i}"),
+                        false => "i32 poison".into(),
+                    })
+                    .collect();
+                let _ = writeln!(
+                    self.out,
+                    "  {padded} = shufflevector {lane_ty} {s}, {lane_ty} poison, <{} x i32> <{}>",
+                    n * WIDTH,
+                    pad.join(", ")
+                );
+                let mask: Vec<String> = (0..n * WIDTH)
+                    .map(|i| match i / WIDTH == index {
+                        true => format!("i32 {}", n * WIDTH + i % WIDTH),
+                        false => format!("i32 {i}"),
+                    })
+                    .collect();
+                let _ = writeln!(
+                    self.out,
+                    "  {d} = shufflevector {wide} {v}, {wide} {padded}, <{} x i32> <{}>",
+                    n * WIDTH,
+                    mask.join(", ")
+                );
+                Ok(())
+            }
+            "shufflevector" => {
+                let parts = split_top(rest);
+                let (at, av) = typed(parts[0]).ok_or("unreadable shufflevector")?;
+                let (_, bv) = typed(parts[1]).ok_or("unreadable shufflevector")?;
+                let (mt, mv) = typed(parts[2]).ok_or("unreadable shufflevector")?;
+                let (m, _) = components(&mt);
+                let picks: Vec<Option<u64>> = match mv.trim() {
+                    "zeroinitializer" => vec![Some(0); m as usize],
+                    other => {
+                        let inner =
+                            other.strip_prefix('<').and_then(|s| s.strip_suffix('>')).ok_or("a mask not constant")?;
+                        split_top(inner).iter().map(|p| p.rsplit(' ').next().and_then(|x| x.parse().ok())).collect()
+                    }
+                };
+                let wide = widened(&at).ok_or("unsupported vector")?;
+                let a = self.operand(&at, &av)?;
+                let b = self.operand(&at, &bv)?;
+                let mask: Vec<String> = picks
+                    .iter()
+                    .flat_map(|p| {
+                        (0..WIDTH).map(move |k| match p {
+                            Some(c) => format!("i32 {}", c * WIDTH + k),
+                            None => "i32 poison".into(),
+                        })
+                    })
+                    .collect();
+                let _ = writeln!(
+                    self.out,
+                    "  {d} = shufflevector {wide} {a}, {wide} {b}, <{} x i32> <{}>",
+                    m * WIDTH,
+                    mask.join(", ")
+                );
+                Ok(())
+            }
+            "phi" => {
+                let (t, rest) = ir_type::parse(rest).ok_or("unreadable phi")?;
+                let wide = widened(&t).ok_or("unsupported phi")?;
+                let mut incoming = Vec::new();
+                for pair in split_top(rest) {
+                    let inner =
+                        pair.trim().strip_prefix('[').and_then(|p| p.strip_suffix(']')).ok_or("unreadable phi")?;
+                    let (v, label) = inner.split_once(',').ok_or("unreadable phi")?;
+                    let v = v.trim();
+                    let v = match (self.a.varies(v), widened_constant(&t, v)) {
+                        (true, _) => v.to_string(),
+                        (false, Some(c)) => c,
+                        (false, None) => return Err("a shared value into a varying phi".into()),
+                    };
+                    incoming.push(format!("[ {v}, {} ]", label.trim()));
+                }
+                let _ = writeln!(self.out, "  {d} = phi {wide} {}", incoming.join(", "));
+                Ok(())
+            }
+            "select" => {
+                let rest = skip_flags(rest);
+                let parts = split_top(rest);
+                let (ct, cv) = typed(parts[0]).ok_or("unreadable select")?;
+                let cond = match self.a.varies(&cv) {
+                    true => format!("{} {cv}", widened(&ct).ok_or("unsupported select")?),
+                    false => format!("{ct} {cv}"),
+                };
+                let a = self.typed_operand(parts[1])?;
+                let b = self.typed_operand(parts[2])?;
+                let _ = writeln!(self.out, "  {d} = select {cond}, {a}, {b}");
+                Ok(())
+            }
+            "icmp" | "fcmp" => {
+                let rest = skip_flags(rest);
+                let (pred, rest) = rest.split_once(' ').ok_or("unreadable compare")?;
+                let parts = split_top(rest);
+                let (t, a) = typed(parts[0]).ok_or("unreadable compare")?;
+                let wide = widened(&t).ok_or("unsupported compare")?;
+                let a = self.operand(&t, &a)?;
+                let b = self.operand(&t, parts[1].trim())?;
+                let _ = writeln!(self.out, "  {d} = {op} {pred} {wide} {a}, {b}");
+                Ok(())
+            }
+            "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "sitofp" | "uitofp" | "fptosi" | "fptoui" | "bitcast"
+            | "ptrtoint" | "inttoptr" | "addrspacecast" => {
+                let rest = skip_flags(rest);
+                let (from, to) = rest.rsplit_once(" to ").ok_or("unreadable cast")?;
+                let (t, v) = typed(from).ok_or("unreadable cast")?;
+                let (tt, _) = ir_type::parse(to).ok_or("unreadable cast")?;
+                if op == "bitcast" && components(&t).0 != components(&tt).0 {
+                    return Err("a bitcast between vectors of different lengths".into());
+                }
+                let (wide, wide_to) = (widened(&t).ok_or("unsupported cast")?, widened(&tt).ok_or("unsupported cast")?);
+                let v = self.operand(&t, &v)?;
+                let _ = writeln!(self.out, "  {d} = {op} {wide} {v} to {wide_to}");
+                Ok(())
+            }
+            "fneg" | "freeze" => {
+                let rest = skip_flags(rest);
+                let (t, v) = typed(rest).ok_or("unreadable operand")?;
+                let wide = widened(&t).ok_or("unsupported type")?;
+                let v = self.operand(&t, &v)?;
+                let _ = writeln!(self.out, "  {d} = {op} {wide} {v}");
+                Ok(())
+            }
+            "add" | "sub" | "mul" | "udiv" | "sdiv" | "urem" | "srem" | "shl" | "lshr" | "ashr" | "and" | "or"
+            | "xor" | "fadd" | "fsub" | "fmul" | "fdiv" | "frem" => {
+                let flags_end = rest.len() - skip_flags(rest).len();
+                let (flags, rest) = rest.split_at(flags_end);
+                let parts = split_top(rest);
+                let (t, a) = typed(parts[0]).ok_or("unreadable operand")?;
+                let wide = widened(&t).ok_or("unsupported type")?;
+                let a = self.operand(&t, &a)?;
+                let b = self.operand(&t, parts[1].trim())?;
+                let _ = writeln!(self.out, "  {d} = {op} {flags}{wide} {a}, {b}");
+                Ok(())
+            }
+            other => Err(format!("instruction {other}")),
+        }
+    }
+
+    fn load(&mut self, d: &str, rest: &str, c: &str) -> Result<(), String> {
+        if rest.starts_with("volatile ") || rest.starts_with("atomic ") {
+            return match self.a.varies(d) {
+                true => Err("a volatile or atomic load".into()),
+                false => {
+                    let _ = writeln!(self.out, "{c}");
+                    Ok(())
+                }
+            };
+        }
+        let parts = split_top(rest);
+        let (t, _) = ir_type::parse(parts[0]).ok_or("unreadable load")?;
+        let (pt, p) = typed(parts[1]).ok_or("unreadable load")?;
+        let align = parts.get(2).map(|a| a.trim()).unwrap_or("align 1");
+        if self.a.private.get(&p).is_some_and(|root| self.a.varies(root)) {
+            let wide = widened(&t).ok_or("unsupported load")?;
+            let _ = writeln!(self.out, "  {d} = load {wide}, {pt} {p}, align 4");
+            return Ok(());
+        }
+        if !self.a.varies(&p) {
+            let _ = writeln!(self.out, "{c}");
+            return Ok(());
+        }
+        let wide = widened(&t).ok_or("unsupported load")?;
+        match self.lane0(&p, &t)? {
+            Some(first) => {
+                let (n, e) = components(&t);
+                if n == 1 {
+                    let _ = writeln!(self.out, "  {d} = load {wide}, {pt} {first}, {align}");
+                } else {
+                    // Lanes' vectors one after another in memory: load them all, then
+                    // put each component's lanes together.
+                    let stride = memory_stride(&t, &e)?;
+                    let all = self.name(d);
+                    let mem = IrType::Vector(stride * WIDTH, Box::new(e.clone()));
+                    let _ = writeln!(self.out, "  {all} = load {mem}, {pt} {first}, {align}");
+                    let mask: Vec<String> =
+                        (0..n).flat_map(|c| (0..WIDTH).map(move |k| format!("i32 {}", k * stride + c))).collect();
+                    let _ = writeln!(
+                        self.out,
+                        "  {d} = shufflevector {mem} {all}, {mem} poison, <{} x i32> <{}>",
+                        n * WIDTH,
+                        mask.join(", ")
+                    );
+                }
+            }
+            None => {
+                let (name, ptrs, ones, align_n) = scattered("gather", &t, &pt, align)?;
+                let _ = writeln!(
+                    self.out,
+                    "  {d} = call {wide} @{name}({ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> <{ones}>, {wide} poison)"
+                );
+                self.declarations.push(format!("declare {wide} @{name}({ptrs}, i32 immarg, <{WIDTH} x i1>, {wide})"));
+            }
+        }
+        Ok(())
+    }
+
+    fn store(&mut self, rest: &str) -> Result<(), String> {
+        if rest.starts_with("volatile ") || rest.starts_with("atomic ") {
+            if operands(rest).iter().any(|v| self.a.varies(v)) {
+                return Err("a volatile or atomic store".into());
+            }
+            let _ = writeln!(self.out, "  store {rest}");
+            return Ok(());
+        }
+        let parts = split_top(rest);
+        let (t, v) = typed(parts[0]).ok_or("unreadable store")?;
+        let (pt, p) = typed(parts[1]).ok_or("unreadable store")?;
+        let align = parts.get(2).map(|a| a.trim()).unwrap_or("align 1");
+        if self.a.private.get(&p).is_some_and(|root| self.a.varies(root)) {
+            let wide = widened(&t).ok_or("unsupported store")?;
+            let v = self.operand(&t, &v)?;
+            let _ = writeln!(self.out, "  store {wide} {v}, {pt} {p}, align 4");
+            return Ok(());
+        }
+        if !self.a.varies(&p) {
+            if self.a.varies(&v) {
+                return Err("lanes storing different values to one address".into());
+            }
+            let _ = writeln!(self.out, "  store {}", code(rest));
+            return Ok(());
+        }
+        let wide = widened(&t).ok_or("unsupported store")?;
+        let v = self.operand(&t, &v)?;
+        match self.lane0(&p, &t)? {
+            Some(first) => {
+                let (n, e) = components(&t);
+                if n == 1 {
+                    let _ = writeln!(self.out, "  store {wide} {v}, {pt} {first}, {align}");
+                } else {
+                    let stride = memory_stride(&t, &e)?;
+                    if stride != n {
+                        return Err("a store of three-component vectors".into());
+                    }
+                    let all = self.name("%st");
+                    let mask: Vec<String> =
+                        (0..WIDTH).flat_map(|k| (0..n).map(move |c| format!("i32 {}", c * WIDTH + k))).collect();
+                    let _ = writeln!(
+                        self.out,
+                        "  {all} = shufflevector {wide} {v}, {wide} poison, <{} x i32> <{}>",
+                        n * WIDTH,
+                        mask.join(", ")
+                    );
+                    let _ = writeln!(self.out, "  store {wide} {all}, {pt} {first}, {align}");
+                }
+            }
+            None => {
+                let (name, ptrs, ones, align_n) = scattered("scatter", &t, &pt, align)?;
+                let _ = writeln!(
+                    self.out,
+                    "  call void @{name}({wide} {v}, {ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> <{ones}>)"
+                );
+                self.declarations.push(format!("declare void @{name}({wide}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
+            }
+        }
+        Ok(())
+    }
+
+    /// For a varying pointer to values of type `t` whose lanes point at consecutive
+    /// elements (`getelementptr t, base, i` with a shared base and `i` a shared value
+    /// plus the lane), lane 0's pointer, extracted here; `None` otherwise.
+    fn lane0(&mut self, p: &str, t: &IrType) -> Result<Option<String>, String> {
+        let Some(elem) = self.consecutive_geps.get(p).cloned() else { return Ok(None) };
+        if &elem != t {
+            return Ok(None);
+        }
+        let first = self.name(p);
+        let ptrs = self.gep_types.get(p).cloned().ok_or("unknown pointer")?;
+        let _ = writeln!(self.out, "  {first} = extractelement {ptrs} {p}, i64 0");
+        Ok(Some(first))
+    }
+
+    fn gep(&mut self, d: &str, rest: &str, c: &str) -> Result<(), String> {
+        let inbounds = rest.starts_with("inbounds ");
+        let body = rest.strip_prefix("inbounds ").unwrap_or(rest);
+        let parts = split_top(body);
+        let (src, _) = ir_type::parse(parts[0]).ok_or("unreadable getelementptr")?;
+        let (bt, base) = typed(parts[1]).ok_or("unreadable getelementptr")?;
+        let kw = if inbounds { "getelementptr inbounds" } else { "getelementptr" };
+        if let Some(root) = self.a.private.get(&base) {
+            if !self.a.varies(root) {
+                let _ = writeln!(self.out, "{c}");
+                return Ok(());
+            }
+            // Into a widened variable: the same path through the widened type; an index
+            // into a vector names its component's first lane.
+            let mut indices = Vec::new();
+            let mut at = src.clone();
+            for (i, part) in parts[2..].iter().enumerate() {
+                let (it, iv) = typed(part).ok_or("unreadable index")?;
+                if i == 0 {
+                    indices.push(format!("{it} {iv}"));
+                    continue;
+                }
+                match at.clone() {
+                    IrType::Array(_, e) => {
+                        indices.push(format!("{it} {iv}"));
+                        at = *e;
+                    }
+                    IrType::Vector(..) => {
+                        let n: u64 = iv.parse().map_err(|_| "a varying vector index")?;
+                        indices.push(format!("{it} {}", n * WIDTH));
+                        at = IrType::Int(0);
+                    }
+                    _ => return Err("an index into a private structure".into()),
+                }
+            }
+            let wide = widened(&src).ok_or("unsupported private variable")?;
+            let _ = writeln!(self.out, "  {d} = {kw} {wide}, {bt} {base}, {}", indices.join(", "));
+            return Ok(());
+        }
+        if !self.a.varies(d) {
+            let _ = writeln!(self.out, "{c}");
+            return Ok(());
+        }
+        let base_text = match self.a.varies(&base) {
+            true => format!("{} {base}", widened(&bt).ok_or("unsupported pointer")?),
+            false => format!("{bt} {base}"),
+        };
+        let mut indices = Vec::new();
+        for part in &parts[2..] {
+            indices.push(self.typed_operand(part)?);
+        }
+        let _ = writeln!(self.out, "  {d} = {kw} {src}, {base_text}, {}", indices.join(", "));
+        let wide_ptr = widened(&bt).ok_or("unsupported pointer")?;
+        self.gep_types.insert(d.to_string(), wide_ptr);
+        if parts.len() == 3 && !self.a.varies(&base) {
+            if let Some((_, iv)) = typed(parts[2]) {
+                if self.a.consecutive.contains(&iv) {
+                    self.consecutive_geps.insert(d.to_string(), src);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, d: Option<&str>, t: &str) -> Result<(), String> {
+        let c = code(t);
+        let (callee, paren) = callee_names(c).into_iter().next().ok_or("an indirect call")?;
+        let close = matching_paren(c, paren).ok_or("malformed call")?;
+        let args = split_top(&c[paren + 1..close]);
+        if let Some(lanes) = query(c)? {
+            let Some(d) = d else { return Ok(()) };
+            if !lanes {
+                let _ = writeln!(self.out, "{c}");
+                return Ok(());
+            }
+            let shared = self.name(d);
+            let _ = writeln!(self.out, "  {}", c.trim_start().replacen(d, &shared, 1));
+            let wide = format!("<{WIDTH} x i64>");
+            let splat = self.operand(&IrType::Int(64), &shared)?;
+            let steps: Vec<String> = (0..WIDTH).map(|k| format!("i64 {k}")).collect();
+            let _ = writeln!(self.out, "  {d} = add {wide} {splat}, <{}>", steps.join(", "));
+            return Ok(());
+        }
+        if callee.starts_with("llvm.lifetime.") {
+            let ptr = args.get(1).and_then(|a| a.rsplit(' ').next()).unwrap_or("");
+            match self.a.private.get(ptr).is_some_and(|root| self.a.varies(root)) {
+                true => {
+                    let _ = writeln!(self.out, "  call void @{callee}(i64 -1, ptr {ptr})");
+                }
+                false => {
+                    let _ = writeln!(self.out, "{c}");
+                }
+            }
+            return Ok(());
+        }
+        let varying = args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.a.varies(&v)));
+        if !varying && !d.is_some_and(|d| self.a.varies(d)) {
+            // The same call in every lane: once, if it has no effect but its result.
+            if callee.starts_with("llvm.") && elementwise_intrinsic(&callee).is_some()
+                || pure_builtin(&callee).is_some()
+            {
+                let _ = writeln!(self.out, "{c}");
+                return Ok(());
+            }
+            return Err(format!("a call of {callee}"));
+        }
+        let Some(d) = d else { return Err(format!("a call of {callee} for its effects")) };
+        let ret_start = c.find("call ").ok_or("malformed call")? + 5;
+        let (ret, _) =
+            ir_type::parse(skip_flags(&c[ret_start..]).trim_start_matches("spir_func ")).ok_or("unreadable call")?;
+        let wide_ret = widened(&ret).ok_or("unsupported result")?;
+        if callee.starts_with("llvm.") {
+            let immargs = elementwise_intrinsic(&callee).ok_or_else(|| format!("intrinsic {callee}"))?;
+            let (base, _) = callee.rsplit_once('.').ok_or("unreadable intrinsic")?;
+            let name = format!("{base}.{}", suffix(&wide_ret)?);
+            let mut new_args = Vec::new();
+            let mut params = Vec::new();
+            for (i, a) in args.iter().enumerate() {
+                let (at, av) = typed(a).ok_or("unreadable argument")?;
+                if immargs.contains(&i) {
+                    new_args.push(format!("{at} {av}"));
+                    params.push(at.to_string());
+                } else {
+                    let wt = widened(&at).ok_or("unsupported argument")?;
+                    let v = self.operand(&at, &av)?;
+                    new_args.push(format!("{wt} {v}"));
+                    params.push(wt.to_string());
+                }
+            }
+            let _ = writeln!(self.out, "  {d} = call {wide_ret} @{name}({})", new_args.join(", "));
+            self.declarations.push(format!("declare {wide_ret} @{name}({})", params.join(", ")));
+            return Ok(());
+        }
+        self.builtin(d, &callee, &args, &ret)
+    }
+
+    /// A call of an element-by-element builtin of the library on varying arguments: the
+    /// overload on vectors as wide as the library takes by value, once per chunk of
+    /// lanes, the chunks' results put together.
+    fn builtin(&mut self, d: &str, callee: &str, args: &[&str], ret: &IrType) -> Result<(), String> {
+        let name = pure_builtin(callee).ok_or_else(|| format!("a call of {callee}"))?;
+        let params: Vec<(IrType, String)> =
+            args.iter().map(|a| typed(a).ok_or("unreadable argument")).collect::<Result<_, _>>()?;
+        let codes = scalar_codes(callee, name).ok_or_else(|| format!("builtin {callee} on these types"))?;
+        if codes.len() != params.len() || params.iter().any(|(t, _)| matches!(t, IrType::Vector(..) | IrType::Ptr(_))) {
+            return Err(format!("builtin {callee} on these types"));
+        }
+        let bytes = params
+            .iter()
+            .chain(std::iter::once(&(ret.clone(), String::new())))
+            .filter_map(|(t, _)| t.layout(&HashMap::new()))
+            .map(|(s, _)| s)
+            .max()
+            .unwrap_or(4);
+        let lanes = (CALL_BYTES / bytes).clamp(1, WIDTH);
+        let chunks = WIDTH / lanes;
+        let wide: Vec<String> = params.iter().map(|(t, v)| self.operand(t, v)).collect::<Result<_, _>>()?;
+        let chunk_ty = |t: &IrType| IrType::Vector(lanes, Box::new(t.clone()));
+        let elements: Vec<Ty> = codes.iter().map(|c| Ty::Builtin(c.as_str())).collect();
+        let vectors: Vec<Ty> = elements.iter().map(|e| Ty::Vector(lanes as u32, e)).collect();
+        let mangled = mangle::function(name, &vectors);
+        let mut parts = Vec::new();
+        for ch in 0..chunks {
+            let mut call_args = Vec::new();
+            for ((t, _), w) in params.iter().zip(&wide) {
+                let wt = widened(t).ok_or("unsupported argument")?;
+                let ct = chunk_ty(t);
+                let piece = if chunks == 1 {
+                    w.clone()
+                } else {
+                    let p = self.name(d);
+                    let mask: Vec<String> = (0..lanes).map(|k| format!("i32 {}", ch * lanes + k)).collect();
+                    let _ = writeln!(
+                        self.out,
+                        "  {p} = shufflevector {wt} {w}, {wt} poison, <{lanes} x i32> <{}>",
+                        mask.join(", ")
+                    );
+                    p
+                };
+                call_args.push(format!("{ct} noundef {piece}"));
+            }
+            let r = if chunks == 1 { d.to_string() } else { self.name(d) };
+            let rt = chunk_ty(ret);
+            let _ = writeln!(self.out, "  {r} = call spir_func {rt} @{mangled}({})", call_args.join(", "));
+            let param_tys: Vec<String> = params.iter().map(|(t, _)| chunk_ty(t).to_string()).collect();
+            self.declarations.push(format!("declare spir_func {rt} @{mangled}({})", param_tys.join(", ")));
+            parts.push(r);
+        }
+        // Halves, then quarters, joined pairwise.
+        while parts.len() > 1 {
+            let width = WIDTH / parts.len() as u64;
+            let t = IrType::Vector(width, Box::new(ret.clone()));
+            let mut joined = Vec::new();
+            for pair in parts.chunks(2) {
+                let j = if parts.len() == 2 { d.to_string() } else { self.name(d) };
+                let mask: Vec<String> = (0..2 * width).map(|i| format!("i32 {i}")).collect();
+                let _ = writeln!(
+                    self.out,
+                    "  {j} = shufflevector {t} {}, {t} {}, <{} x i32> <{}>",
+                    pair[0],
+                    pair[1],
+                    2 * width,
+                    mask.join(", ")
+                );
+                joined.push(j);
+            }
+            parts = joined;
+        }
+        Ok(())
+    }
+}
+
+/// Elements from one lane's vector to the next in memory (4 for a `float3`, as for a
+/// `float4`).
+fn memory_stride(t: &IrType, element: &IrType) -> Result<u64, String> {
+    let size = |x: &IrType| x.layout(&HashMap::new()).map(|(s, _)| s).ok_or("a value of unknown size");
+    Ok(size(t)? / size(element)?)
+}
+
+/// For a gather or scatter of scalars of type `t` through pointers of type `pointer`:
+/// the intrinsic's name, the pointers' widened type, an all-lanes mask and the alignment.
+fn scattered(
+    kind: &str,
+    t: &IrType,
+    pointer: &IrType,
+    align: &str,
+) -> Result<(String, IrType, String, String), String> {
+    if components(t).0 != 1 {
+        return Err(format!("a {kind} of vectors"));
+    }
+    let IrType::Ptr(space) = pointer else { return Err("memory through a non-pointer".into()) };
+    let name = format!("llvm.masked.{kind}.v{WIDTH}{}.v{WIDTH}p{space}", suffix(t)?);
+    let ptrs = widened(pointer).ok_or("unsupported pointer")?;
+    let ones = vec!["i1 true"; WIDTH as usize].join(", ");
+    Ok((name, ptrs, ones, align.trim_start_matches("align ").trim().to_string()))
+}
+
+/// Words before an instruction's type: wrapping and exactness flags, fast-math flags,
+/// the calling convention and return attributes of a call.
+fn skip_flags(mut s: &str) -> &str {
+    const FLAGS: &[&str] = &[
+        "nsw",
+        "nuw",
+        "exact",
+        "disjoint",
+        "nneg",
+        "samesign",
+        "fast",
+        "nnan",
+        "ninf",
+        "nsz",
+        "arcp",
+        "contract",
+        "afn",
+        "reassoc",
+        "spir_func",
+        "noundef",
+        "zeroext",
+        "signext",
+        "inreg",
+    ];
+    loop {
+        s = s.trim_start();
+        match FLAGS.iter().find(|f| s.strip_prefix(**f).is_some_and(|r| r.starts_with(' '))) {
+            Some(f) => s = &s[f.len()..],
+            None => return s,
+        }
+    }
+}
+
+/// An overloaded intrinsic's name suffix for a type (`f32`, `v8f32`, `v8i32`).
+fn suffix(t: &IrType) -> Result<String, String> {
+    Ok(match t {
+        IrType::Int(bits) => format!("i{bits}"),
+        IrType::Half => "f16".into(),
+        IrType::Float => "f32".into(),
+        IrType::Double => "f64".into(),
+        IrType::Ptr(space) => format!("p{space}"),
+        IrType::Vector(n, e) => format!("v{n}{}", suffix(e)?),
+        other => return Err(format!("no intrinsic suffix for {other}")),
+    })
+}
+
+/// For an LLVM intrinsic that works element by element on its one overloaded type,
+/// the positions of its arguments that must stay constants (`immarg`).
+fn elementwise_intrinsic(callee: &str) -> Option<Vec<usize>> {
+    let (base, last) = callee.rsplit_once('.')?;
+    if !last.starts_with(['f', 'i', 'v']) || !last[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    const PLAIN: &[&str] = &[
+        "fmuladd",
+        "fma",
+        "fabs",
+        "sqrt",
+        "floor",
+        "ceil",
+        "trunc",
+        "rint",
+        "nearbyint",
+        "round",
+        "roundeven",
+        "copysign",
+        "minnum",
+        "maxnum",
+        "minimum",
+        "maximum",
+        "exp",
+        "exp2",
+        "log",
+        "log2",
+        "log10",
+        "sin",
+        "cos",
+        "pow",
+        "ctpop",
+        "bitreverse",
+        "bswap",
+        "smax",
+        "smin",
+        "umax",
+        "umin",
+        "fshl",
+        "fshr",
+        "sadd.sat",
+        "uadd.sat",
+        "ssub.sat",
+        "usub.sat",
+    ];
+    let name = base.strip_prefix("llvm.")?;
+    if PLAIN.contains(&name) {
+        return Some(Vec::new());
+    }
+    matches!(name, "abs" | "ctlz" | "cttz").then(|| vec![1])
+}
+
+/// The OpenCL name of a library builtin that works element by element with no effect
+/// but its result, its vector overloads computing each lane as the scalar one does.
+/// Not the relational functions (a vector's true is -1, a scalar's 1), nor `select`.
+fn pure_builtin(callee: &str) -> Option<&str> {
+    const ELEMENTWISE: &[&str] = &[
+        "acos",
+        "acosh",
+        "acospi",
+        "asin",
+        "asinh",
+        "asinpi",
+        "atan",
+        "atan2",
+        "atanh",
+        "atanpi",
+        "atan2pi",
+        "cbrt",
+        "ceil",
+        "copysign",
+        "cos",
+        "cosh",
+        "cospi",
+        "erfc",
+        "erf",
+        "exp",
+        "exp2",
+        "exp10",
+        "expm1",
+        "fabs",
+        "fdim",
+        "floor",
+        "fma",
+        "fmax",
+        "fmin",
+        "fmod",
+        "hypot",
+        "ilogb",
+        "ldexp",
+        "lgamma",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "logb",
+        "mad",
+        "maxmag",
+        "minmag",
+        "nextafter",
+        "pow",
+        "pown",
+        "powr",
+        "remainder",
+        "rint",
+        "rootn",
+        "round",
+        "rsqrt",
+        "sin",
+        "sinh",
+        "sinpi",
+        "sqrt",
+        "tan",
+        "tanh",
+        "tanpi",
+        "tgamma",
+        "trunc",
+        "recip",
+        "divide",
+        "clamp",
+        "degrees",
+        "max",
+        "min",
+        "mix",
+        "radians",
+        "step",
+        "smoothstep",
+        "sign",
+        "abs",
+        "abs_diff",
+        "add_sat",
+        "hadd",
+        "rhadd",
+        "clz",
+        "ctz",
+        "mad_hi",
+        "mad_sat",
+        "mul_hi",
+        "rotate",
+        "sub_sat",
+        "popcount",
+        "mad24",
+        "mul24",
+    ];
+    let name = mangle::opencl_name(callee)?;
+    let base = name.strip_prefix("native_").or_else(|| name.strip_prefix("half_")).unwrap_or(name);
+    ELEMENTWISE.contains(&base).then_some(name)
+}
+
+/// The builtin type codes of a mangled builtin's parameters (`_Z4fminff` -> `f`, `f`),
+/// where every parameter is a scalar of a builtin type.
+fn scalar_codes(callee: &str, name: &str) -> Option<Vec<String>> {
+    let mut rest = callee.strip_prefix(&format!("_Z{}{name}", name.len()))?;
+    let mut codes = Vec::new();
+    while !rest.is_empty() {
+        let n = if rest.starts_with("Dh") { 2 } else { 1 };
+        let code = &rest[..n];
+        if !matches!(code, "f" | "d" | "Dh" | "c" | "a" | "h" | "s" | "t" | "i" | "j" | "l" | "m") {
+            return None;
+        }
+        codes.push(code.to_string());
+        rest = &rest[n..];
+    }
+    Some(codes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clang's unoptimised IR of `acc = acc * x + coef[j]` over `j < n`, `x = in[i]`,
+    /// `out[i] = acc`, `i = get_global_id(0)`, after the context rewrite.
+    const UNIFORM_LOOP: &str = "define internal spir_func void @k(ptr noundef align 4 %0, ptr noundef align 4 %1, ptr noundef align 4 %2, i32 noundef %3, ptr %ctx) #0 {
+  %5 = alloca ptr, align 8
+  %6 = alloca ptr, align 8
+  %7 = alloca ptr, align 8
+  %8 = alloca i32, align 4
+  %9 = alloca i64, align 8
+  %10 = alloca float, align 4
+  %11 = alloca float, align 4
+  %12 = alloca i32, align 4
+  store ptr %0, ptr %5, align 8, !tbaa !10
+  store ptr %1, ptr %6, align 8, !tbaa !10
+  store ptr %2, ptr %7, align 8, !tbaa !10
+  store i32 %3, ptr %8, align 4, !tbaa !14
+  call void @llvm.lifetime.start.p0(i64 8, ptr %9) #4
+  %13 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  store i64 %13, ptr %9, align 8, !tbaa !16
+  %14 = load ptr, ptr %5, align 8, !tbaa !10
+  %15 = load i64, ptr %9, align 8, !tbaa !16
+  %16 = getelementptr inbounds float, ptr %14, i64 %15
+  %17 = load float, ptr %16, align 4, !tbaa !18
+  store float %17, ptr %10, align 4, !tbaa !18
+  store float 0.000000e+00, ptr %11, align 4, !tbaa !18
+  store i32 0, ptr %12, align 4, !tbaa !14
+  br label %18
+
+18:
+  %19 = load i32, ptr %12, align 4, !tbaa !14
+  %20 = load i32, ptr %8, align 4, !tbaa !14
+  %21 = icmp slt i32 %19, %20
+  br i1 %21, label %23, label %22
+
+22:
+  br label %35
+
+23:
+  %24 = load float, ptr %11, align 4, !tbaa !18
+  %25 = load float, ptr %10, align 4, !tbaa !18
+  %26 = load ptr, ptr %7, align 8, !tbaa !10
+  %27 = load i32, ptr %12, align 4, !tbaa !14
+  %28 = sext i32 %27 to i64
+  %29 = getelementptr inbounds float, ptr %26, i64 %28
+  %30 = load float, ptr %29, align 4, !tbaa !18
+  %31 = call float @llvm.fmuladd.f32(float %24, float %25, float %30)
+  store float %31, ptr %11, align 4, !tbaa !18
+  %33 = load i32, ptr %12, align 4, !tbaa !14
+  %34 = add nsw i32 %33, 1
+  store i32 %34, ptr %12, align 4, !tbaa !14
+  br label %18
+
+35:
+  %36 = load float, ptr %11, align 4, !tbaa !18
+  %37 = load ptr, ptr %6, align 8, !tbaa !10
+  %38 = load i64, ptr %9, align 8, !tbaa !16
+  %39 = getelementptr inbounds float, ptr %37, i64 %38
+  store float %36, ptr %39, align 4, !tbaa !18
+  ret void";
+
+    fn split(text: &str) -> (String, Vec<String>) {
+        let mut lines = text.lines().map(str::to_string);
+        let define = lines.next().unwrap();
+        (define, lines.collect())
+    }
+
+    #[test]
+    fn a_uniform_loop_runs_in_lanes() {
+        let (define, body) = split(UNIFORM_LOOP);
+        let simd = vectorize(&define, &body, "k").unwrap();
+        let t = &simd.text;
+        assert!(t.starts_with("define internal spir_func void @k.simd(ptr noundef"), "{t}");
+        // The id and the variables holding per-lane values are vectors ...
+        assert!(t.contains("%9 = alloca <8 x i64>") && t.contains("%11 = alloca <8 x float>"), "{t}");
+        assert!(t.contains("%13 = add <8 x i64> %simd."), "{t}");
+        // ... the loop counter and its bound are not, and the loop branches as before.
+        assert!(t.contains("%12 = alloca i32, align 4") && t.contains("br i1 %21, label %23, label %22"), "{t}");
+        // in[i] is one vector load from lane 0's address; coef[j] one scalar load for all.
+        assert!(t.contains("%17 = load <8 x float>, ptr %simd.16."), "{t}");
+        assert!(t.contains("%30 = load float, ptr %29, align 4"), "{t}");
+        assert!(
+            t.contains(
+                "%31 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %24, <8 x float> %25, <8 x float> %simd.30."
+            ),
+            "{t}"
+        );
+        assert!(t.contains("store <8 x float> %36, ptr %simd.39."), "{t}");
+        assert_eq!(
+            simd.declarations,
+            ["declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)"]
+        );
+    }
+
+    #[test]
+    fn lanes_that_would_part_ways_are_refused() {
+        let (define, body) = split(UNIFORM_LOOP);
+        // The loop bound from the lane's own input: the lanes would leave at different
+        // iterations.
+        let body: Vec<String> = body
+            .iter()
+            .map(|l| l.replace("%20 = load i32, ptr %8, align 4, !tbaa !14", "%20 = fptosi float %25 to i32"))
+            .collect();
+        let why = vectorize(&define, &body, "k").unwrap_err();
+        assert_eq!(why, "a branch on a varying value");
+    }
+
+    #[test]
+    fn scattered_addresses_are_gathered() {
+        let (define, body) = split(UNIFORM_LOOP);
+        // in[2 * i]: the lanes' addresses are 8 bytes apart.
+        let body: Vec<String> = body
+            .iter()
+            .map(|l| {
+                l.replace(
+                    "%16 = getelementptr inbounds float, ptr %14, i64 %15",
+                    "%16 = getelementptr inbounds [2 x float], ptr %14, i64 %15, i64 0",
+                )
+            })
+            .collect();
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        assert!(t.contains("%17 = call <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr> %16, i32 4"), "{t}");
+    }
+
+    #[test]
+    fn builtins_run_on_vectors_the_library_takes_by_value() {
+        assert_eq!(pure_builtin("_Z5rsqrtf"), Some("rsqrt"));
+        assert_eq!(pure_builtin("_Z11native_sqrtf"), Some("native_sqrt"));
+        assert_eq!(pure_builtin("_Z5isnanf"), None);
+        assert_eq!(scalar_codes("_Z4fminff", "fmin"), Some(vec!["f".to_string(), "f".to_string()]));
+        assert_eq!(scalar_codes("_Z4fminDv4_fS_", "fmin"), None);
+        let codes = ["f".to_string(), "f".to_string()];
+        let elements: Vec<Ty> = codes.iter().map(|c| Ty::Builtin(c.as_str())).collect();
+        let vectors: Vec<Ty> = elements.iter().map(|e| Ty::Vector(8, e)).collect();
+        assert_eq!(mangle::function("fmin", &vectors), "_Z4fminDv8_fS_");
+        assert_eq!(
+            widened_constant(&IrType::Vector(2, Box::new(IrType::Float)), "<float 1.0, float 2.0>").unwrap(),
+            format!("<{}, {}>", ["float 1.0"; 8].join(", "), ["float 2.0"; 8].join(", "))
+        );
+    }
+}
