@@ -1037,3 +1037,39 @@ fn work_items_in_simd_lanes_compute_what_each_computes_alone() {
         }
     }
 }
+
+/// The structural side of the SIMD copies: a loop of shared length per work-item (n-body
+/// and a filter of fixed taps) compiles to vector FMAs on 8 lanes in the launcher, where
+/// the work-item loop alone left it scalar. Read from the program binary's code.
+#[test]
+fn loops_of_shared_length_run_on_vector_registers() {
+    let env = Env::new();
+    let p = build(
+        &env,
+        r#"
+        kernel void taps(global const float *in, global float *out, constant float *coef, int n) {
+            size_t i = get_global_id(0);
+            float x = in[i], acc = 0.0f;
+            for (int j = 0; j < n; j++) acc = acc * x + coef[j];
+            out[i] = acc;
+        }"#,
+        "",
+    );
+    let size: usize = info(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, s, v, r)));
+    let mut bin = vec![0u8; size];
+    let mut ptrs = [bin.as_mut_ptr()];
+    ok!(cl!(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 8, ptrs.as_mut_ptr().cast(), null_mut())));
+    let end = bin.windows(4).position(|w| w == b"\n--\n").expect("no payload");
+    let so = std::env::temp_dir().join(format!("ferrocl-simd-{}.so", std::process::id()));
+    std::fs::write(&so, &bin[end + 4..]).unwrap();
+    let out =
+        std::process::Command::new("objdump").arg("-d").arg(&so).output().expect("objdump (binutils) is not installed");
+    let _ = std::fs::remove_file(&so);
+    let code = String::from_utf8_lossy(&out.stdout);
+    let launcher: String =
+        code.split("\n\n").filter(|f| f.contains("<__ferrocl_launch_taps>:")).collect::<Vec<_>>().join("\n");
+    assert!(
+        launcher.lines().any(|l| l.contains("vfmadd") && l.contains("ps") && (l.contains("ymm") || l.contains("zmm"))),
+        "no 8- or 16-lane FMA in the launcher:\n{launcher}"
+    );
+}
