@@ -307,11 +307,10 @@ enum Stored<'a> {
 /// it never reuses an older driver's kernels).
 /// A build made with `FERROCL_VERIFY` set is a different entry: it proves its IR was
 /// verified, and a cached unverified build must not stand in for it; so is one made
-/// without SIMD copies (`FERROCL_SIMD=0`).
+/// with other SIMD copies (`FERROCL_SIMD`).
 fn environment(clang: &clang::Clang, target: &Target, archive: &Path) -> String {
     let verify = if clang::verifying() { "|verified" } else { "" };
-    // `FERROCL_SIMD=0` code is other code.
-    let simd = if passes::simd_enabled() { "" } else { "|scalar" };
+    let simd = passes::simd_cache_key();
     format!(
         "{PIPELINE}|{}|{}|{}|{}{verify}{simd}",
         clang.identity,

@@ -25,7 +25,7 @@ pub(crate) mod launcher;
 pub(crate) mod regions;
 mod simd;
 
-pub(crate) use simd::enabled as simd_enabled;
+pub(crate) use simd::cache_key as simd_cache_key;
 mod tls;
 mod uniform;
 

@@ -27,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use super::context::{self, Answer};
-use super::ir_text::{callee_names, def_of, label_of, locals_in, matching_paren, split_top};
+use super::ir_text::{callee_names, def_of, label_of, labels_in, locals_in, matching_paren, split_top};
 use super::ir_type::{self, IrType};
 use ferrocl_kernel_abi::mangle::{self, Ty};
 
@@ -42,6 +42,25 @@ const CALL_BYTES: u64 = 32;
 pub(crate) fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("FERROCL_SIMD").map_or(true, |v| v != "0"))
+}
+
+/// `FERROCL_SIMD=masked`: loops whose lanes leave at different iterations run masked
+/// too. Not yet by default: on the 2-core Zen 1 machine the grid-stride shape ran 6x
+/// faster so, and the block-stride shape 1.3-3x slower (the masked load's latency
+/// stalls each iteration); `cts-runner bench --only shapes` checks every result.
+fn masked_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FERROCL_SIMD").is_ok_and(|v| v == "masked"))
+}
+
+/// What the cache key says of the SIMD copies: code made without them, or with
+/// masked loops, is other code.
+pub(crate) fn cache_key() -> &'static str {
+    match (enabled(), masked_enabled()) {
+        (false, _) => "|scalar",
+        (true, true) => "|masked",
+        (true, false) => "",
+    }
 }
 
 /// `FERROCL_SIMD=why`: each kernel that gets no SIMD copy says why on stderr.
@@ -62,8 +81,13 @@ pub(crate) struct Simd {
 /// The SIMD copy of kernel `name` (`define` + `body`, its lines between `define` and
 /// `}`, after the context rewrite), named `{name}.simd`; `Err` says why not.
 pub(crate) fn vectorize(define: &str, body: &[String], name: &str) -> Result<Simd, String> {
+    vectorize_with(define, body, name, masked_enabled())
+}
+
+/// `vectorize`, with loops of varying length run masked or refused.
+fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Result<Simd, String> {
     let lines: Vec<&str> = body.iter().map(|l| l.as_str()).collect();
-    let analysis = Analysis::of(&lines)?;
+    let analysis = Analysis::of(&lines, masked)?;
     let mut w = Writer {
         a: &analysis,
         out: String::new(),
@@ -71,17 +95,41 @@ pub(crate) fn vectorize(define: &str, body: &[String], name: &str) -> Result<Sim
         fresh: 0,
         consecutive_geps: HashMap::new(),
         gep_types: HashMap::new(),
+        at: 0,
+        reset_pending: false,
+        block: String::new(),
+        splits: Vec::new(),
     };
     let head = simd_define(define, name)?;
     let _ = writeln!(w.out, "{head}");
-    for line in &lines {
+    if !analysis.masked.is_empty() {
+        // The lanes still in the loop of varying length being run; all of them
+        // outside one.
+        let _ = writeln!(w.out, "  %simd.mask = alloca <{WIDTH} x i1>, align 1");
+        let _ = writeln!(w.out, "  store <{WIDTH} x i1> {}, ptr %simd.mask, align 1", all_lanes());
+    }
+    for (at, line) in lines.iter().enumerate() {
+        w.at = at;
         w.line(line)?;
     }
     w.out.push_str("}\n");
+    // A phi names the part of a split block that branches to it.
+    let mut text = w.out;
+    for (block, last) in &w.splits {
+        text = text
+            .lines()
+            .map(|l| match l.contains(" = phi ") {
+                true => l.replace(&format!("%{block} ]"), &format!("%{last} ]")),
+                false => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n";
+    }
     let mut declarations = w.declarations;
     declarations.sort();
     declarations.dedup();
-    Ok(Simd { text: w.out, declarations })
+    Ok(Simd { text, declarations })
 }
 
 /// `define ... @name(...)` as `define internal spir_func ... @name.simd(...)`, without
@@ -107,6 +155,85 @@ struct Analysis {
     allocas: HashMap<String, IrType>,
     /// Pointers into an alloca (the alloca itself, element addresses), with the alloca.
     private: HashMap<String, String>,
+    /// Loops whose lanes leave at different iterations (`Masked`), by header.
+    masked: Vec<Masked>,
+    /// For each line, the masked loop it is in, if any (its index in `masked`).
+    in_masked: Vec<Option<usize>>,
+    /// Variables declared inside a loop of varying length (their lifetime starts
+    /// there): each iteration sets them before reading them, so a lane out of the loop
+    /// may have them overwritten, and their stores need no mask.
+    scoped: HashSet<String>,
+}
+
+/// A loop whose exit test varies between lanes: every lane runs it while any lane is
+/// still in it, each lane's effects kept by a mask of the lanes still in it.
+#[derive(Debug)]
+struct Masked {
+    /// The header's line index of its exit branch.
+    branch: usize,
+    /// The block the branch stays in the loop by, and the exit block.
+    stay: String,
+    exit: String,
+    /// Whether the branch's condition is true for staying.
+    stay_on_true: bool,
+}
+
+/// A basic block: its label (`""` for the entry), its lines `start..=end` (the last its
+/// terminator), and its successors.
+struct Block {
+    label: String,
+    start: usize,
+    end: usize,
+    succs: Vec<String>,
+}
+
+fn blocks(lines: &[&str]) -> Vec<Block> {
+    let mut out: Vec<Block> = Vec::new();
+    let mut label = String::new();
+    let mut start = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(l) = label_of(line) {
+            label = l.to_string();
+            start = i;
+            continue;
+        }
+        let t = code(line).trim_start();
+        let terminator =
+            ["br ", "switch ", "ret ", "ret\n", "unreachable"].iter().any(|k| t.starts_with(k)) || t == "ret";
+        if terminator {
+            let succs = labels_in(t).into_iter().map(str::to_string).collect();
+            out.push(Block { label: std::mem::take(&mut label), start, end: i, succs });
+            start = i + 1;
+        }
+    }
+    out
+}
+
+/// The blocks of the loop headed by `header` (by index): those that reach a block
+/// branching back to it (earlier in the text) without passing through it.
+fn loop_blocks(blocks: &[Block], header: usize) -> Option<HashSet<usize>> {
+    let name = &blocks[header].label;
+    let latches: Vec<usize> = (header..blocks.len()).filter(|&b| blocks[b].succs.iter().any(|s| s == name)).collect();
+    if latches.is_empty() {
+        return None;
+    }
+    let index: HashMap<&str, usize> = blocks.iter().enumerate().map(|(i, b)| (b.label.as_str(), i)).collect();
+    let mut preds: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, b) in blocks.iter().enumerate() {
+        for s in &b.succs {
+            if let Some(&j) = index.get(s.as_str()) {
+                preds.entry(j).or_default().push(i);
+            }
+        }
+    }
+    let mut inside: HashSet<usize> = HashSet::from([header]);
+    let mut work = latches;
+    while let Some(b) = work.pop() {
+        if inside.insert(b) {
+            work.extend(preds.get(&b).into_iter().flatten().copied());
+        }
+    }
+    Some(inside)
 }
 
 /// The instruction's opcode word (`add`, `load`, `call`...) and the text after it.
@@ -161,12 +288,15 @@ fn query(line: &str) -> Result<Option<bool>, String> {
 }
 
 impl Analysis {
-    fn of(lines: &[&str]) -> Result<Analysis, String> {
+    fn of(lines: &[&str], masked: bool) -> Result<Analysis, String> {
         let mut a = Analysis {
             varying: HashSet::new(),
             consecutive: HashSet::new(),
             allocas: HashMap::new(),
             private: HashMap::new(),
+            masked: Vec::new(),
+            in_masked: vec![None; lines.len()],
+            scoped: HashSet::new(),
         };
         for line in lines {
             if let Some((d, rhs)) = def_of(code(line)) {
@@ -181,28 +311,92 @@ impl Analysis {
             }
         }
         // Varying values: from the per-lane queries, through operands, variables and
-        // memory, to a fixed point.
+        // memory, and variables stored in loops the lanes leave apart, to a fixed point.
+        let blocks = blocks(lines);
         loop {
             let before = (a.varying.len(), a.private.len());
             for line in lines {
                 a.visit(code(line))?;
+            }
+            a.find_masked(lines, &blocks, masked)?;
+            for (i, line) in lines.iter().enumerate() {
+                let c = code(line).trim_start();
+                if let (Some(_), Some(rest)) = (a.in_masked[i], c.strip_prefix("store ")) {
+                    let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
+                    if let Some(root) = a.private.get(&ptr).cloned() {
+                        a.vary(&root);
+                    }
+                }
             }
             if (a.varying.len(), a.private.len()) == before {
                 break;
             }
         }
         a.find_consecutive(lines);
+        for (i, line) in lines.iter().enumerate() {
+            let c = code(line).trim_start();
+            if a.in_masked[i].is_some() && c.contains("@llvm.lifetime.start.") {
+                if let Some(v) = operands(c).last() {
+                    a.scoped.insert(v.clone());
+                }
+            }
+        }
         for line in lines {
             let c = code(line).trim_start();
-            let vary = |v: &str| a.varying.contains(v);
-            if (c.starts_with("br i1 ") || c.starts_with("switch ")) && operands(c).iter().any(|v| vary(v)) {
-                return Err("a branch on a varying value".into());
-            }
             if c.starts_with("indirectbr") || c.starts_with("invoke ") {
                 return Err("indirect control flow".into());
             }
         }
         Ok(a)
+    }
+
+    /// The loops whose exit branch varies; `Err` for any other branch on a varying
+    /// value, and for such loops that leave by more than one edge, whose exit block has
+    /// other ways in, or that hold another branch on a varying value.
+    fn find_masked(&mut self, lines: &[&str], blocks: &[Block], masked: bool) -> Result<(), String> {
+        self.masked.clear();
+        self.in_masked.iter_mut().for_each(|m| *m = None);
+        for (h, block) in blocks.iter().enumerate() {
+            let t = code(lines[block.end]).trim_start();
+            let varies = operands(t).iter().any(|v| self.varying.contains(v));
+            if !varies {
+                continue;
+            }
+            if !t.starts_with("br i1 ") || block.succs.len() != 2 || !masked {
+                return Err("a branch on a varying value".into());
+            }
+            let inside = loop_blocks(blocks, h).ok_or("a branch on a varying value outside a loop's test")?;
+            let index: HashMap<&str, usize> = blocks.iter().enumerate().map(|(i, b)| (b.label.as_str(), i)).collect();
+            let in_loop = |l: &str| index.get(l).is_some_and(|b| inside.contains(b));
+            let (stay_on_true, stay, exit) = match (in_loop(&block.succs[0]), in_loop(&block.succs[1])) {
+                (true, false) => (true, block.succs[0].clone(), block.succs[1].clone()),
+                (false, true) => (false, block.succs[1].clone(), block.succs[0].clone()),
+                _ => return Err("a branch on a varying value inside a loop".into()),
+            };
+            for &b in &inside {
+                if b != h && blocks[b].succs.iter().any(|s| !in_loop(s)) {
+                    return Err("a loop of varying length left by more than one edge".into());
+                }
+                if b != h && operands(code(lines[blocks[b].end])).iter().any(|v| self.varying.contains(v)) {
+                    return Err("a branch on a varying value inside a loop of varying length".into());
+                }
+            }
+            let ways_in = blocks.iter().filter(|b| b.succs.contains(&exit)).count();
+            if ways_in != 1 {
+                return Err("a loop of varying length whose exit has other ways in".into());
+            }
+            let m = self.masked.len();
+            for &b in &inside {
+                for i in blocks[b].start..=blocks[b].end {
+                    if self.in_masked[i].is_some() {
+                        return Err("loops of varying length one inside another".into());
+                    }
+                    self.in_masked[i] = Some(m);
+                }
+            }
+            self.masked.push(Masked { branch: block.end, stay, exit, stay_on_true });
+        }
+        Ok(())
     }
 
     fn vary(&mut self, v: &str) {
@@ -411,6 +605,15 @@ struct Writer<'a> {
     consecutive_geps: HashMap<String, IrType>,
     /// Varying pointers' widened types.
     gep_types: HashMap<String, IrType>,
+    /// The index of the line being written.
+    at: usize,
+    /// A loop of varying length was just left: the mask is reset before the next
+    /// instruction that is not a phi.
+    reset_pending: bool,
+    /// The label of the block being written, and blocks split by stores (their label,
+    /// the label of their last part), for the phis of their successors.
+    block: String,
+    splits: Vec<(String, String)>,
 }
 
 impl Writer<'_> {
@@ -454,6 +657,33 @@ impl Writer<'_> {
         Ok(out)
     }
 
+    /// Inside a loop of varying length, the lanes still in it, loaded here.
+    fn mask(&mut self) -> Option<String> {
+        self.a.in_masked[self.at]?;
+        let m = self.name("%mask");
+        let _ = writeln!(self.out, "  {m} = load <{WIDTH} x i1>, ptr %simd.mask, align 1");
+        Some(m)
+    }
+
+    /// `mask` for a value of `n` components, each component's lanes together.
+    fn spread_mask(&mut self, mask: &str, n: u64, lane_major: bool) -> String {
+        if n == 1 {
+            return mask.to_string();
+        }
+        let picks: Vec<String> = match lane_major {
+            true => (0..WIDTH).flat_map(|k| (0..n).map(move |_| format!("i32 {k}"))).collect(),
+            false => (0..n).flat_map(|_| (0..WIDTH).map(|k| format!("i32 {k}"))).collect(),
+        };
+        let out = self.name("%masks");
+        let _ = writeln!(
+            self.out,
+            "  {out} = shufflevector <{WIDTH} x i1> {mask}, <{WIDTH} x i1> poison, <{} x i32> <{}>",
+            n * WIDTH,
+            picks.join(", ")
+        );
+        out
+    }
+
     /// `ty value` widened (for argument lists).
     fn typed_operand(&mut self, operand: &str) -> Result<String, String> {
         let (t, v) = typed(operand).ok_or("an unreadable operand")?;
@@ -465,8 +695,43 @@ impl Writer<'_> {
     fn line(&mut self, line: &str) -> Result<(), String> {
         let c = code(line);
         let t = c.trim_start();
-        if t.is_empty() || t.starts_with(';') || label_of(line).is_some() {
+        if let Some(label) = label_of(line) {
             let _ = writeln!(self.out, "{line}");
+            self.reset_pending = self.a.masked.iter().any(|m| m.exit == label);
+            self.block = label.to_string();
+            return Ok(());
+        }
+        if t.is_empty() || t.starts_with(';') {
+            let _ = writeln!(self.out, "{line}");
+            return Ok(());
+        }
+        if self.reset_pending && !t.contains(" = phi ") {
+            let _ = writeln!(self.out, "  store <{WIDTH} x i1> {}, ptr %simd.mask, align 1", all_lanes());
+            self.reset_pending = false;
+        }
+        if let Some(m) = self.a.masked.iter().find(|m| m.branch == self.at) {
+            // The loop's test: lanes leaving drop out of the mask; the loop goes on
+            // while any lane is in it.
+            let (stay, exit, stay_on_true) = (m.stay.clone(), m.exit.clone(), m.stay_on_true);
+            let cond = t.strip_prefix("br i1 ").and_then(|r| r.split(',').next()).ok_or("unreadable branch")?.trim();
+            let cond = cond.to_string();
+            let mask = self.mask().ok_or("a loop test outside its loop")?;
+            let staying = self.name("%stay");
+            match stay_on_true {
+                true => {
+                    let _ = writeln!(self.out, "  {staying} = and <{WIDTH} x i1> {mask}, {cond}");
+                }
+                false => {
+                    let leaving = self.name("%leave");
+                    let _ = writeln!(self.out, "  {leaving} = xor <{WIDTH} x i1> {cond}, {}", all_lanes());
+                    let _ = writeln!(self.out, "  {staying} = and <{WIDTH} x i1> {mask}, {leaving}");
+                }
+            }
+            let _ = writeln!(self.out, "  store <{WIDTH} x i1> {staying}, ptr %simd.mask, align 1");
+            let any = self.name("%any");
+            let _ = writeln!(self.out, "  {any} = call i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1> {staying})");
+            self.declarations.push(format!("declare i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1>)"));
+            let _ = writeln!(self.out, "  br i1 {any}, label %{stay}, label %{exit}");
             return Ok(());
         }
         if t.contains("@llvm.dbg.") {
@@ -700,18 +965,43 @@ impl Writer<'_> {
             return Ok(());
         }
         let wide = widened(&t).ok_or("unsupported load")?;
-        match self.lane0(&p, &t)? {
+        let mask = self.mask();
+        match self.lane0(&p, &t, mask.as_deref())? {
             Some(first) => {
                 let (n, e) = components(&t);
+                let stride = memory_stride(&t, &e)?;
+                let mem = IrType::Vector(stride * WIDTH, Box::new(e.clone()));
+                // Inside a loop of varying length, only the lanes in it read memory.
+                let read = |w: &mut Self, into: &str, ty: &IrType| -> Result<(), String> {
+                    match &mask {
+                        None => {
+                            let _ = writeln!(w.out, "  {into} = load {ty}, {pt} {first}, {align}");
+                        }
+                        Some(m) => {
+                            let lanes = w.spread_mask(m, stride, true);
+                            let IrType::Ptr(space) = pt else { return Err("a load through a non-pointer".into()) };
+                            let name = format!("llvm.masked.load.{}.p{space}", suffix(ty)?);
+                            let align_n = align.trim_start_matches("align ").trim();
+                            let _ = writeln!(
+                                w.out,
+                                "  {into} = call {ty} @{name}({pt} {first}, i32 {align_n}, <{} x i1> {lanes}, {ty} poison)",
+                                stride * WIDTH
+                            );
+                            w.declarations.push(format!(
+                                "declare {ty} @{name}({pt}, i32 immarg, <{} x i1>, {ty})",
+                                stride * WIDTH
+                            ));
+                        }
+                    }
+                    Ok(())
+                };
                 if n == 1 {
-                    let _ = writeln!(self.out, "  {d} = load {wide}, {pt} {first}, {align}");
+                    read(self, d, &wide)?;
                 } else {
                     // Lanes' vectors one after another in memory: load them all, then
                     // put each component's lanes together.
-                    let stride = memory_stride(&t, &e)?;
                     let all = self.name(d);
-                    let mem = IrType::Vector(stride * WIDTH, Box::new(e.clone()));
-                    let _ = writeln!(self.out, "  {all} = load {mem}, {pt} {first}, {align}");
+                    read(self, &all, &mem)?;
                     let mask: Vec<String> =
                         (0..n).flat_map(|c| (0..WIDTH).map(move |k| format!("i32 {}", k * stride + c))).collect();
                     let _ = writeln!(
@@ -724,9 +1014,10 @@ impl Writer<'_> {
             }
             None => {
                 let (name, ptrs, ones, align_n) = scattered("gather", &t, &pt, align)?;
+                let lanes = mask.unwrap_or(ones);
                 let _ = writeln!(
                     self.out,
-                    "  {d} = call {wide} @{name}({ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> <{ones}>, {wide} poison)"
+                    "  {d} = call {wide} @{name}({ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> {lanes}, {wide} poison)"
                 );
                 self.declarations.push(format!("declare {wide} @{name}({ptrs}, i32 immarg, <{WIDTH} x i1>, {wide})"));
             }
@@ -746,26 +1037,87 @@ impl Writer<'_> {
         let (t, v) = typed(parts[0]).ok_or("unreadable store")?;
         let (pt, p) = typed(parts[1]).ok_or("unreadable store")?;
         let align = parts.get(2).map(|a| a.trim()).unwrap_or("align 1");
-        if self.a.private.get(&p).is_some_and(|root| self.a.varies(root)) {
+        let mask = self.mask();
+        if let Some(root) = self.a.private.get(&p).filter(|root| self.a.varies(root)).cloned() {
             let wide = widened(&t).ok_or("unsupported store")?;
-            let v = self.operand(&t, &v)?;
+            let mut v = self.operand(&t, &v)?;
+            if let Some(m) = mask.as_ref().filter(|_| !self.a.scoped.contains(&root)) {
+                // Lanes out of the loop keep their value.
+                let lanes = self.spread_mask(m, components(&t).0, false);
+                let (old, new) = (self.name("%old"), self.name("%kept"));
+                let _ = writeln!(self.out, "  {old} = load {wide}, {pt} {p}, align 4");
+                let _ = writeln!(
+                    self.out,
+                    "  {new} = select <{} x i1> {lanes}, {wide} {v}, {wide} {old}",
+                    components(&t).0 * WIDTH
+                );
+                v = new;
+            }
             let _ = writeln!(self.out, "  store {wide} {v}, {pt} {p}, align 4");
             return Ok(());
         }
         if !self.a.varies(&p) {
-            if self.a.varies(&v) {
-                return Err("lanes storing different values to one address".into());
+            if self.a.varies(&v) || mask.is_some() {
+                return Err("lanes storing to one address".into());
             }
             let _ = writeln!(self.out, "  store {}", code(rest));
             return Ok(());
         }
         let wide = widened(&t).ok_or("unsupported store")?;
         let v = self.operand(&t, &v)?;
-        match self.lane0(&p, &t)? {
+        match self.lane0(&p, &t, mask.as_deref())? {
             Some(first) => {
                 let (n, e) = components(&t);
+                let write = |w: &mut Self, value: &str| -> Result<(), String> {
+                    match &mask {
+                        None => {
+                            let _ = writeln!(w.out, "  store {wide} {value}, {pt} {first}, {align}");
+                        }
+                        Some(m) => {
+                            // A plain store where every lane is in the loop (all
+                            // iterations but the last, mostly): a masked store is
+                            // microcoded on AMD's cores (Zen 1: the block-stride shape
+                            // ran at a third of its scalar speed).
+                            let (full, all, some, join) =
+                                (w.name("%full"), w.name("all"), w.name("some"), w.name("join"));
+                            let (all, some, join) = (
+                                all.trim_start_matches('%'),
+                                some.trim_start_matches('%'),
+                                join.trim_start_matches('%'),
+                            );
+                            let _ = writeln!(
+                                w.out,
+                                "  {full} = call i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1> {m})"
+                            );
+                            w.declarations
+                                .push(format!("declare i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1>)"));
+                            let _ = writeln!(w.out, "  br i1 {full}, label %{all}, label %{some}\n{all}:");
+                            let _ = writeln!(
+                                w.out,
+                                "  store {wide} {value}, {pt} {first}, {align}\n  br label %{join}\n{some}:"
+                            );
+                            let lanes = w.spread_mask(m, n, true);
+                            let IrType::Ptr(space) = pt else { return Err("a store through a non-pointer".into()) };
+                            let name = format!("llvm.masked.store.{}.p{space}", suffix(&wide)?);
+                            let align_n = align.trim_start_matches("align ").trim();
+                            let _ = writeln!(
+                                w.out,
+                                "  call void @{name}({wide} {value}, {pt} {first}, i32 {align_n}, <{} x i1> {lanes})",
+                                n * WIDTH
+                            );
+                            w.declarations
+                                .push(format!("declare void @{name}({wide}, {pt}, i32 immarg, <{} x i1>)", n * WIDTH));
+                            let _ = writeln!(w.out, "  br label %{join}\n{join}:");
+                            match w.splits.iter_mut().find(|(b, _)| *b == w.block) {
+                                Some(split) => split.1 = join.to_string(),
+                                None => w.splits.push((w.block.clone(), join.to_string())),
+                            }
+                        }
+                    }
+                    Ok(())
+                };
                 if n == 1 {
-                    let _ = writeln!(self.out, "  store {wide} {v}, {pt} {first}, {align}");
+                    write(self, &v)?;
                 } else {
                     let stride = memory_stride(&t, &e)?;
                     if stride != n {
@@ -780,14 +1132,15 @@ impl Writer<'_> {
                         n * WIDTH,
                         mask.join(", ")
                     );
-                    let _ = writeln!(self.out, "  store {wide} {all}, {pt} {first}, {align}");
+                    write(self, &all)?;
                 }
             }
             None => {
                 let (name, ptrs, ones, align_n) = scattered("scatter", &t, &pt, align)?;
+                let lanes = mask.unwrap_or(ones);
                 let _ = writeln!(
                     self.out,
-                    "  call void @{name}({wide} {v}, {ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> <{ones}>)"
+                    "  call void @{name}({wide} {v}, {ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> {lanes})"
                 );
                 self.declarations.push(format!("declare void @{name}({wide}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
             }
@@ -798,14 +1151,47 @@ impl Writer<'_> {
     /// For a varying pointer to values of type `t` whose lanes point at consecutive
     /// elements (`getelementptr t, base, i` with a shared base and `i` a shared value
     /// plus the lane), lane 0's pointer, extracted here; `None` otherwise.
-    fn lane0(&mut self, p: &str, t: &IrType) -> Result<Option<String>, String> {
+    ///
+    /// Inside a loop of varying length a lane out of the loop may hold an older index:
+    /// there the first lane still in it gives the address, less its lane number (the
+    /// lanes in the loop have all taken the same steps, so theirs stay consecutive).
+    fn lane0(&mut self, p: &str, t: &IrType, mask: Option<&str>) -> Result<Option<String>, String> {
         let Some(elem) = self.consecutive_geps.get(p).cloned() else { return Ok(None) };
         if &elem != t {
             return Ok(None);
         }
         let first = self.name(p);
         let ptrs = self.gep_types.get(p).cloned().ok_or("unknown pointer")?;
-        let _ = writeln!(self.out, "  {first} = extractelement {ptrs} {p}, i64 0");
+        let IrType::Vector(_, pointer) = &ptrs else { return Err("unknown pointer".into()) };
+        match mask {
+            None => {
+                let _ = writeln!(self.out, "  {first} = extractelement {ptrs} {p}, i64 0");
+            }
+            Some(m) => {
+                // Each lane's pointer less its lane number of elements is the same in
+                // every lane still in the loop: OR together over those lanes (no
+                // extract by a variable lane, which went through memory).
+                let (back, bits, kept, base) =
+                    (self.name("%back"), self.name("%bits"), self.name("%kept"), self.name("%base"));
+                let steps: Vec<String> = (0..WIDTH).map(|k| format!("i64 -{k}")).collect();
+                let _ = writeln!(
+                    self.out,
+                    "  {back} = getelementptr {t}, {ptrs} {p}, <{WIDTH} x i64> <{}>",
+                    steps.join(", ")
+                );
+                let _ = writeln!(self.out, "  {bits} = ptrtoint {ptrs} {back} to <{WIDTH} x i64>");
+                let _ = writeln!(
+                    self.out,
+                    "  {kept} = select <{WIDTH} x i1> {m}, <{WIDTH} x i64> {bits}, <{WIDTH} x i64> zeroinitializer"
+                );
+                let _ = writeln!(
+                    self.out,
+                    "  {base} = call i64 @llvm.vector.reduce.or.v{WIDTH}i64(<{WIDTH} x i64> {kept})"
+                );
+                self.declarations.push(format!("declare i64 @llvm.vector.reduce.or.v{WIDTH}i64(<{WIDTH} x i64>)"));
+                let _ = writeln!(self.out, "  {first} = inttoptr i64 {base} to {pointer}");
+            }
+        }
         Ok(Some(first))
     }
 
@@ -1021,6 +1407,11 @@ impl Writer<'_> {
     }
 }
 
+/// A mask of every lane.
+fn all_lanes() -> String {
+    format!("<{}>", vec!["i1 true"; WIDTH as usize].join(", "))
+}
+
 /// Elements from one lane's vector to the next in memory (4 for a `float3`, as for a
 /// `float4`).
 fn memory_stride(t: &IrType, element: &IrType) -> Result<u64, String> {
@@ -1042,8 +1433,7 @@ fn scattered(
     let IrType::Ptr(space) = pointer else { return Err("memory through a non-pointer".into()) };
     let name = format!("llvm.masked.{kind}.v{WIDTH}{}.v{WIDTH}p{space}", suffix(t)?);
     let ptrs = widened(pointer).ok_or("unsupported pointer")?;
-    let ones = vec!["i1 true"; WIDTH as usize].join(", ");
-    Ok((name, ptrs, ones, align.trim_start_matches("align ").trim().to_string()))
+    Ok((name, ptrs, all_lanes(), align.trim_start_matches("align ").trim().to_string()))
 }
 
 /// Words before an instruction's type: wrapping and exactness flags, fast-math flags,
@@ -1364,8 +1754,16 @@ mod tests {
             .iter()
             .map(|l| l.replace("%20 = load i32, ptr %8, align 4, !tbaa !14", "%20 = fptosi float %25 to i32"))
             .collect();
-        let why = vectorize(&define, &body, "k").unwrap_err();
+        let why = vectorize_with(&define, &body, "k", false).unwrap_err();
         assert_eq!(why, "a branch on a varying value");
+        // Masked: every lane runs the loop while any is in it; the lanes that left keep
+        // their variables, and the loop's exit resets the mask.
+        let t = vectorize_with(&define, &body, "k", true).unwrap().text;
+        assert!(t.contains("%simd.stay.") && t.contains("@llvm.vector.reduce.or.v8i1("), "{t}");
+        assert!(t.contains("br i1 %simd.any.") && t.contains(", label %23, label %22"), "{t}");
+        assert!(t.contains("= select <8 x i1> %simd.mask.") && t.contains("store <8 x float> %simd.kept."), "{t}");
+        let exit = t.find("\n22:").unwrap();
+        assert!(t[exit..].trim_start_matches("\n22:\n").starts_with("  store <8 x i1> <i1 true"), "{t}");
     }
 
     #[test]
