@@ -45,9 +45,9 @@ pub(crate) fn enabled() -> bool {
 }
 
 /// `FERROCL_SIMD=masked`: loops whose lanes leave at different iterations run masked
-/// too. Not yet by default: on the 2-core Zen 1 machine the grid-stride shape ran 6x
-/// faster so, and the block-stride shape 1.3-3x slower (the masked load's latency
-/// stalls each iteration); `cts-runner bench --only shapes` checks every result.
+/// too. Not yet by default: on the 2-core Zen 1 machine the grid-stride shape ran 6-8x
+/// faster so, and the block-stride shape up to 1.8x slower; `cts-runner bench --only
+/// shapes` checks every result.
 fn masked_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("FERROCL_SIMD").is_ok_and(|v| v == "masked"))
@@ -665,6 +665,35 @@ impl Writer<'_> {
         Some(m)
     }
 
+    /// Splits the block being written on whether every lane in `mask` is set: writes
+    /// the test and the branch and opens the first part; returns the labels of the part
+    /// where all are set, the part where some are, and where they join. The caller
+    /// writes both parts, `join` closing them (`close_split`).
+    fn open_split(&mut self, mask: &str) -> (String, String, String) {
+        let full = self.name("%full");
+        let (all, some, join) = (self.name("all"), self.name("some"), self.name("join"));
+        let (all, some, join) = (all[1..].to_string(), some[1..].to_string(), join[1..].to_string());
+        let _ = writeln!(self.out, "  {full} = call i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1> {mask})");
+        self.declarations.push(format!("declare i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1>)"));
+        let _ = writeln!(self.out, "  br i1 {full}, label %{all}, label %{some}\n{all}:");
+        (all, some, join)
+    }
+
+    /// Opens the part of a split where only some lanes are set.
+    fn middle_split(&mut self, some: &str, join: &str) {
+        let _ = writeln!(self.out, "  br label %{join}\n{some}:");
+    }
+
+    /// Closes a split: the rest of the block continues at `join`, which the phis of
+    /// its successors then name.
+    fn close_split(&mut self, join: &str) {
+        let _ = writeln!(self.out, "  br label %{join}\n{join}:");
+        match self.splits.iter_mut().find(|(b, _)| *b == self.block) {
+            Some(split) => split.1 = join.to_string(),
+            None => self.splits.push((self.block.clone(), join.to_string())),
+        }
+    }
+
     /// `mask` for a value of `n` components, each component's lanes together.
     fn spread_mask(&mut self, mask: &str, n: u64, lane_major: bool) -> String {
         if n == 1 {
@@ -978,19 +1007,27 @@ impl Writer<'_> {
                             let _ = writeln!(w.out, "  {into} = load {ty}, {pt} {first}, {align}");
                         }
                         Some(m) => {
+                            // A plain load where every lane is in the loop: a masked
+                            // load's latency held each iteration up (block-stride on Zen).
+                            let (all, some, join) = w.open_split(m);
+                            let (plain, masked) = (w.name(into), w.name(into));
+                            let _ = writeln!(w.out, "  {plain} = load {ty}, {pt} {first}, {align}");
+                            w.middle_split(&some, &join);
                             let lanes = w.spread_mask(m, stride, true);
                             let IrType::Ptr(space) = pt else { return Err("a load through a non-pointer".into()) };
                             let name = format!("llvm.masked.load.{}.p{space}", suffix(ty)?);
                             let align_n = align.trim_start_matches("align ").trim();
                             let _ = writeln!(
                                 w.out,
-                                "  {into} = call {ty} @{name}({pt} {first}, i32 {align_n}, <{} x i1> {lanes}, {ty} poison)",
+                                "  {masked} = call {ty} @{name}({pt} {first}, i32 {align_n}, <{} x i1> {lanes}, {ty} poison)",
                                 stride * WIDTH
                             );
                             w.declarations.push(format!(
                                 "declare {ty} @{name}({pt}, i32 immarg, <{} x i1>, {ty})",
                                 stride * WIDTH
                             ));
+                            w.close_split(&join);
+                            let _ = writeln!(w.out, "  {into} = phi {ty} [ {plain}, %{all} ], [ {masked}, %{some} ]");
                         }
                     }
                     Ok(())
@@ -1078,24 +1115,9 @@ impl Writer<'_> {
                             // iterations but the last, mostly): a masked store is
                             // microcoded on AMD's cores (Zen 1: the block-stride shape
                             // ran at a third of its scalar speed).
-                            let (full, all, some, join) =
-                                (w.name("%full"), w.name("all"), w.name("some"), w.name("join"));
-                            let (all, some, join) = (
-                                all.trim_start_matches('%'),
-                                some.trim_start_matches('%'),
-                                join.trim_start_matches('%'),
-                            );
-                            let _ = writeln!(
-                                w.out,
-                                "  {full} = call i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1> {m})"
-                            );
-                            w.declarations
-                                .push(format!("declare i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1>)"));
-                            let _ = writeln!(w.out, "  br i1 {full}, label %{all}, label %{some}\n{all}:");
-                            let _ = writeln!(
-                                w.out,
-                                "  store {wide} {value}, {pt} {first}, {align}\n  br label %{join}\n{some}:"
-                            );
+                            let (_, some, join) = w.open_split(m);
+                            let _ = writeln!(w.out, "  store {wide} {value}, {pt} {first}, {align}");
+                            w.middle_split(&some, &join);
                             let lanes = w.spread_mask(m, n, true);
                             let IrType::Ptr(space) = pt else { return Err("a store through a non-pointer".into()) };
                             let name = format!("llvm.masked.store.{}.p{space}", suffix(&wide)?);
@@ -1107,11 +1129,7 @@ impl Writer<'_> {
                             );
                             w.declarations
                                 .push(format!("declare void @{name}({wide}, {pt}, i32 immarg, <{} x i1>)", n * WIDTH));
-                            let _ = writeln!(w.out, "  br label %{join}\n{join}:");
-                            match w.splits.iter_mut().find(|(b, _)| *b == w.block) {
-                                Some(split) => split.1 = join.to_string(),
-                                None => w.splits.push((w.block.clone(), join.to_string())),
-                            }
+                            w.close_split(&join);
                         }
                     }
                     Ok(())
