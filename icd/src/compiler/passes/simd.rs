@@ -805,14 +805,13 @@ impl Writer<'_> {
                 let parts = split_top(rest);
                 let (vt, v) = typed(parts[0]).ok_or("unreadable extractelement")?;
                 let index: u64 = parts[1].rsplit(' ').next().and_then(|i| i.parse().ok()).ok_or("a varying index")?;
-                let (n, e) = components(&vt);
+                // Component `index`'s lanes, together in the widened vector.
                 let mask: Vec<String> = (0..WIDTH).map(|k| format!("i32 {}", index * WIDTH + k)).collect();
                 let wide = widened(&vt).ok_or("unsupported vector")?;
                 let v = self.operand(&vt, &v)?;
-                let _ = n;
                 let _ = writeln!(
                     self.out,
-                    "  {d} = shufflevector {wide} {v}, {wide} poison, <{WIDTH} x i32> <{}> ; {e}",
+                    "  {d} = shufflevector {wide} {v}, {wide} poison, <{WIDTH} x i32> <{}>",
                     mask.join(", ")
                 );
                 Ok(())
