@@ -1038,6 +1038,120 @@ fn work_items_in_simd_lanes_compute_what_each_computes_alone() {
     }
 }
 
+/// Work-items that part ways: an early return, a loop whose lanes leave at different
+/// iterations by its test, a `break` and a `continue`, nested loops of varying length, a
+/// `switch`, `&&`, `||`, `?:` and an if/else chain on each item's data, then block- and
+/// grid-stride loops. Run in SIMD lanes under masks, every work-item computes what the
+/// host computes, in groups that leave a remainder.
+#[test]
+fn work_items_that_part_ways_compute_what_each_computes_alone() {
+    let env = Env::new();
+    let p = build(
+        &env,
+        r#"
+        kernel void paths(global const int *in, global int *out, int n) {
+            int i = get_global_id(0);
+            if (i >= n) return;
+            int x = in[i];
+            int it = 0, z = x;
+            while (it < 40 && z * z < 5000) {
+                z = z * 3 / 2 + 1;
+                it++;
+                if (z < -300) break;
+                if ((it & 3) == 1) continue;
+                z -= 2;
+            }
+            int acc = 0;
+            for (int k = 0; k < i % 7; k++) {
+                for (int j = k; j < i % 5 + k; j++) acc += j;
+                acc = acc > 10 ? acc - 3 : acc + x;
+            }
+            int s;
+            switch (i % 4) { case 0: s = 10; break; case 1: s = 20; break; case 3: s = -5; break; default: s = it; }
+            if (x > 3 || it > 5) s += 100;
+            float f = (float)x;
+            if (x & 1) f = sqrt(fabs(f) + 1.0f);
+            else if (x % 3 == 0) f = f * 0.5f;
+            out[4 * i] = z; out[4 * i + 1] = acc; out[4 * i + 2] = s; out[4 * i + 3] = (int)(f * 1000.0f);
+        }
+        kernel void strides(global const int *in, global int *out, int tile, int m) {
+            size_t base = get_group_id(0) * tile;
+            for (int j = get_local_id(0); j < tile; j += get_local_size(0)) out[base + j] = in[base + j] * 3 + j;
+            for (int j = get_global_id(0); j < m; j += get_global_size(0)) out[2 * m + j] = in[j] - j;
+        }"#,
+        "",
+    );
+    let max = 512usize;
+    let input: Vec<i32> = (0..max).map(|i| (i as i32 * 37 % 41) - 20).collect();
+    let bin = buffer_of(&env, &input);
+    let out = env.buffer(0, max * 16, null_mut());
+    let k = kernel(p, "paths");
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &out);
+    for (global, local, n) in [(64, 16, 64), (61, 61, 55), (200, 40, 190), (67, 67, 67)] {
+        set_arg(k, 2, &(n as i32));
+        run(&env, k, &[global], Some(&[local]));
+        let got: Vec<i32> = read_as(&env, out, n * 4);
+        for i in 0..n {
+            let x = input[i];
+            let (mut it, mut z) = (0, x);
+            while it < 40 && z * z < 5000 {
+                z = z * 3 / 2 + 1;
+                it += 1;
+                if z < -300 {
+                    break;
+                }
+                if it & 3 == 1 {
+                    continue;
+                }
+                z -= 2;
+            }
+            let mut acc = 0i32;
+            for k in 0..(i as i32 % 7) {
+                for j in k..(i as i32 % 5 + k) {
+                    acc += j;
+                }
+                acc = if acc > 10 { acc - 3 } else { acc + x };
+            }
+            let mut s = match i % 4 {
+                0 => 10,
+                1 => 20,
+                3 => -5,
+                _ => it,
+            };
+            if x > 3 || it > 5 {
+                s += 100;
+            }
+            let f = match (x & 1, x % 3) {
+                (1, _) => ((x as f32).abs() + 1.0).sqrt(),
+                (_, 0) => x as f32 * 0.5,
+                _ => x as f32,
+            };
+            let want = [z, acc, s, (f * 1000.0) as i32];
+            assert_eq!(got[4 * i..4 * i + 3], want[..3], "item {i} of {n} ({global} in groups of {local})");
+            assert!((got[4 * i + 3] - want[3]).abs() <= 1, "item {i}: {} != {}", got[4 * i + 3], want[3]);
+        }
+    }
+    let k = kernel(p, "strides");
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &out);
+    for (global, local, tile, m) in [(64, 16, 30, 100), (60, 20, 45, 150), (24, 24, 100, 101)] {
+        set_arg(k, 2, &(tile as i32));
+        set_arg(k, 3, &(m as i32));
+        run(&env, k, &[global], Some(&[local]));
+        let got: Vec<i32> = read_as(&env, out, 3 * m);
+        for g in 0..global / local {
+            for j in 0..tile {
+                let at = g * tile + j;
+                assert_eq!(got[at], input[at] * 3 + j as i32, "block stride: {at} of tile {tile}");
+            }
+        }
+        for j in 0..m {
+            assert_eq!(got[2 * m + j], input[j] - j as i32, "grid stride: {j} of {m}");
+        }
+    }
+}
+
 /// The structural side of the SIMD copies: a loop of shared length per work-item (n-body
 /// and a filter of fixed taps) compiles to vector FMAs on 8 lanes in the launcher, where
 /// the work-item loop alone left it scalar. Read from the program binary's code.

@@ -26,9 +26,13 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
+mod cfg;
+mod linear;
+
 use super::context::{self, Answer};
-use super::ir_text::{callee_names, def_of, label_of, labels_in, locals_in, matching_paren, split_top};
+use super::ir_text::{callee_names, def_of, label_of, locals_in, matching_paren, split_top};
 use super::ir_type::{self, IrType};
+use cfg::{Block, Cfg};
 use ferrocl_kernel_abi::mangle::{self, Ty};
 
 /// Work-items a call of the copy runs: a 256-bit register of 32-bit lanes.
@@ -44,22 +48,21 @@ pub(crate) fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var("FERROCL_SIMD").map_or(true, |v| v != "0"))
 }
 
-/// `FERROCL_SIMD=masked`: loops whose lanes leave at different iterations run masked
-/// too. Not yet by default: on the 2-core Zen 1 machine the grid-stride shape ran 6-8x
-/// faster so, and the block-stride shape up to 1.8x slower; `cts-runner bench --only
-/// shapes` checks every result.
+/// `FERROCL_SIMD=unmasked`: kernels that branch on varying values get no SIMD copy
+/// (for A/B runs; masked, `cts-runner bench --only shapes` ran the grid-stride shape
+/// 8x, escape-time 3x and block-stride 1.5-2.6x faster on the 2-core Zen 1 machine).
 fn masked_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FERROCL_SIMD").is_ok_and(|v| v == "masked"))
+    *ON.get_or_init(|| std::env::var("FERROCL_SIMD").map_or(true, |v| v != "unmasked"))
 }
 
-/// What the cache key says of the SIMD copies: code made without them, or with
-/// masked loops, is other code.
+/// What the cache key says of the SIMD copies: code made without them, or without
+/// masked control flow, is other code.
 pub(crate) fn cache_key() -> &'static str {
     match (enabled(), masked_enabled()) {
         (false, _) => "|scalar",
-        (true, true) => "|masked",
-        (true, false) => "",
+        (true, false) => "|unmasked",
+        (true, true) => "",
     }
 }
 
@@ -81,13 +84,29 @@ pub(crate) struct Simd {
 /// The SIMD copy of kernel `name` (`define` + `body`, its lines between `define` and
 /// `}`, after the context rewrite), named `{name}.simd`; `Err` says why not.
 pub(crate) fn vectorize(define: &str, body: &[String], name: &str) -> Result<Simd, String> {
-    vectorize_with(define, body, name, masked_enabled())
+    let copy = vectorize_with(define, body, name, masked_enabled());
+    // `FERROCL_SIMD_DUMP=DIR`: each kernel's IR as this pass reads it and its copy, for
+    // reading what the pass did with a kernel.
+    if let Ok(dir) = std::env::var("FERROCL_SIMD_DUMP") {
+        let dir = std::path::Path::new(&dir);
+        let _ = std::fs::write(dir.join(format!("{name}.in.ll")), format!("{define}\n{}\n", body.join("\n")));
+        let out = match &copy {
+            Ok(simd) => simd.text.clone(),
+            Err(why) => format!("; refused: {why}\n"),
+        };
+        let _ = std::fs::write(dir.join(format!("{name}.simd.ll")), out);
+    }
+    copy
 }
 
-/// `vectorize`, with loops of varying length run masked or refused.
+/// `vectorize`, with kernels that branch on varying values run masked or refused.
 fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Result<Simd, String> {
-    let lines: Vec<&str> = body.iter().map(|l| l.as_str()).collect();
-    let analysis = Analysis::of(&lines, masked)?;
+    let lines = join_switches(body);
+    let lines: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+    let analysis = Analysis::of(&lines)?;
+    if analysis.linear && !masked {
+        return Err("a branch on a varying value".into());
+    }
     let mut w = Writer {
         a: &analysis,
         out: String::new(),
@@ -95,41 +114,47 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
         fresh: 0,
         consecutive_geps: HashMap::new(),
         gep_types: HashMap::new(),
-        at: 0,
-        reset_pending: false,
-        block: String::new(),
-        splits: Vec::new(),
+        lanes: None,
     };
     let head = simd_define(define, name)?;
-    let _ = writeln!(w.out, "{head}");
-    if !analysis.masked.is_empty() {
-        // The lanes still in the loop of varying length being run; all of them
-        // outside one.
-        let _ = writeln!(w.out, "  %simd.mask = alloca <{WIDTH} x i1>, align 1");
-        let _ = writeln!(w.out, "  store <{WIDTH} x i1> {}, ptr %simd.mask, align 1", all_lanes());
-    }
-    for (at, line) in lines.iter().enumerate() {
-        w.at = at;
-        w.line(line)?;
-    }
-    w.out.push_str("}\n");
-    // A phi names the part of a split block that branches to it.
-    let mut text = w.out;
-    for (block, last) in &w.splits {
-        text = text
-            .lines()
-            .map(|l| match l.contains(" = phi ") {
-                true => l.replace(&format!("%{block} ]"), &format!("%{last} ]")),
-                false => l.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-            + "\n";
-    }
+    let text = match analysis.linear {
+        false => {
+            let _ = writeln!(w.out, "{head}");
+            for line in &lines {
+                w.line(line)?;
+            }
+            w.out.push_str("}\n");
+            std::mem::take(&mut w.out)
+        }
+        true => {
+            let _ = writeln!(w.out, "{head}");
+            w.linear(&lines, define)?;
+            w.out.push_str("}\n");
+            linear::renumber(&std::mem::take(&mut w.out))
+        }
+    };
     let mut declarations = w.declarations;
     declarations.sort();
     declarations.dedup();
     Ok(Simd { text, declarations })
+}
+
+/// The body with each `switch` on one line (clang writes its cases one a line).
+fn join_switches(body: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in body {
+        if open {
+            let last = out.last_mut().expect("a switch line");
+            last.push(' ');
+            last.push_str(line.trim());
+            open = !line.trim_start().starts_with(']');
+            continue;
+        }
+        open = code(line).trim_start().starts_with("switch ") && line.trim_end().ends_with('[');
+        out.push(line.clone());
+    }
+    out
 }
 
 /// `define ... @name(...)` as `define internal spir_func ... @name.simd(...)`, without
@@ -155,85 +180,26 @@ struct Analysis {
     allocas: HashMap<String, IrType>,
     /// Pointers into an alloca (the alloca itself, element addresses), with the alloca.
     private: HashMap<String, String>,
-    /// Loops whose lanes leave at different iterations (`Masked`), by header.
-    masked: Vec<Masked>,
-    /// For each line, the masked loop it is in, if any (its index in `masked`).
-    in_masked: Vec<Option<usize>>,
-    /// Variables declared inside a loop of varying length (their lifetime starts
-    /// there): each iteration sets them before reading them, so a lane out of the loop
-    /// may have them overwritten, and their stores need no mask.
-    scoped: HashSet<String>,
+    /// The kernel branches on a varying value: the copy runs its blocks in text order,
+    /// each under a mask of the lanes in it (`linear`).
+    linear: bool,
+    blocks: Vec<Block>,
+    /// The control flow (`None` where the blocks' order is not one `linear` can run;
+    /// then `linear` is refused).
+    cfg: Option<Cfg>,
+    /// Each line's block.
+    block_of: Vec<usize>,
+    /// Blocks only some lanes may reach: the regions of branches on varying values.
+    partial: Vec<bool>,
 }
 
-/// A loop whose exit test varies between lanes: every lane runs it while any lane is
-/// still in it, each lane's effects kept by a mask of the lanes still in it.
-#[derive(Debug)]
-struct Masked {
-    /// The header's line index of its exit branch.
-    branch: usize,
-    /// The block the branch stays in the loop by, and the exit block.
-    stay: String,
-    exit: String,
-    /// Whether the branch's condition is true for staying.
-    stay_on_true: bool,
-}
-
-/// A basic block: its label (`""` for the entry), its lines `start..=end` (the last its
-/// terminator), and its successors.
-struct Block {
-    label: String,
-    start: usize,
-    end: usize,
-    succs: Vec<String>,
-}
-
-fn blocks(lines: &[&str]) -> Vec<Block> {
-    let mut out: Vec<Block> = Vec::new();
-    let mut label = String::new();
-    let mut start = 0;
-    for (i, line) in lines.iter().enumerate() {
-        if let Some(l) = label_of(line) {
-            label = l.to_string();
-            start = i;
-            continue;
-        }
-        let t = code(line).trim_start();
-        let terminator =
-            ["br ", "switch ", "ret ", "ret\n", "unreachable"].iter().any(|k| t.starts_with(k)) || t == "ret";
-        if terminator {
-            let succs = labels_in(t).into_iter().map(str::to_string).collect();
-            out.push(Block { label: std::mem::take(&mut label), start, end: i, succs });
-            start = i + 1;
-        }
-    }
-    out
-}
-
-/// The blocks of the loop headed by `header` (by index): those that reach a block
-/// branching back to it (earlier in the text) without passing through it.
-fn loop_blocks(blocks: &[Block], header: usize) -> Option<HashSet<usize>> {
-    let name = &blocks[header].label;
-    let latches: Vec<usize> = (header..blocks.len()).filter(|&b| blocks[b].succs.iter().any(|s| s == name)).collect();
-    if latches.is_empty() {
-        return None;
-    }
-    let index: HashMap<&str, usize> = blocks.iter().enumerate().map(|(i, b)| (b.label.as_str(), i)).collect();
-    let mut preds: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (i, b) in blocks.iter().enumerate() {
-        for s in &b.succs {
-            if let Some(&j) = index.get(s.as_str()) {
-                preds.entry(j).or_default().push(i);
-            }
-        }
-    }
-    let mut inside: HashSet<usize> = HashSet::from([header]);
-    let mut work = latches;
-    while let Some(b) = work.pop() {
-        if inside.insert(b) {
-            work.extend(preds.get(&b).into_iter().flatten().copied());
-        }
-    }
-    Some(inside)
+/// A branch on a varying value, and the blocks only some lanes then reach.
+struct Divergence {
+    block: usize,
+    region: Vec<bool>,
+    /// For a loop's exit test, the loop's range: the lanes still in the loop take the
+    /// same steps, so a variable they all step stays one value plus the lane there.
+    exit_of: Option<(usize, usize)>,
 }
 
 /// The instruction's opcode word (`add`, `load`, `call`...) and the text after it.
@@ -263,6 +229,18 @@ fn operands(line: &str) -> Vec<String> {
         .collect()
 }
 
+/// A phi's incoming pairs: (value, predecessor label without `%`).
+fn phi_incoming(rest: &str) -> Result<Vec<(String, String)>, String> {
+    let (_, rest) = ir_type::parse(rest).ok_or("unreadable phi")?;
+    let mut out = Vec::new();
+    for pair in split_top(rest) {
+        let inner = pair.trim().strip_prefix('[').and_then(|p| p.strip_suffix(']')).ok_or("unreadable phi")?;
+        let (v, label) = inner.split_once(',').ok_or("unreadable phi")?;
+        out.push((v.trim().to_string(), label.trim().trim_start_matches('%').to_string()));
+    }
+    Ok(out)
+}
+
 /// The per-lane query a call makes: `Some(true)` for one whose answer is the lane's own
 /// (ids in x, linear ids), `Some(false)` for one the lanes share; `None`: no query.
 fn query(line: &str) -> Result<Option<bool>, String> {
@@ -288,15 +266,23 @@ fn query(line: &str) -> Result<Option<bool>, String> {
 }
 
 impl Analysis {
-    fn of(lines: &[&str], masked: bool) -> Result<Analysis, String> {
+    fn of(lines: &[&str]) -> Result<Analysis, String> {
+        let blocks = cfg::blocks(lines);
+        let mut block_of = vec![0; lines.len()];
+        for (b, block) in blocks.iter().enumerate() {
+            block_of[block.start..=block.end].iter_mut().for_each(|x| *x = b);
+        }
+        let cfg = Cfg::of(&blocks);
         let mut a = Analysis {
             varying: HashSet::new(),
             consecutive: HashSet::new(),
             allocas: HashMap::new(),
             private: HashMap::new(),
-            masked: Vec::new(),
-            in_masked: vec![None; lines.len()],
-            scoped: HashSet::new(),
+            linear: false,
+            partial: vec![false; blocks.len()],
+            blocks,
+            cfg: None,
+            block_of,
         };
         for line in lines {
             if let Some((d, rhs)) = def_of(code(line)) {
@@ -311,20 +297,50 @@ impl Analysis {
             }
         }
         // Varying values: from the per-lane queries, through operands, variables and
-        // memory, and variables stored in loops the lanes leave apart, to a fixed point.
-        let blocks = blocks(lines);
+        // memory; variables stored where only some lanes are, and phis where lanes may
+        // arrive by different ways, to a fixed point.
+        let mut divergent: Vec<Divergence>;
         loop {
             let before = (a.varying.len(), a.private.len());
             for line in lines {
                 a.visit(code(line))?;
             }
-            a.find_masked(lines, &blocks, masked)?;
+            divergent = Vec::new();
+            for (b, block) in a.blocks.iter().enumerate() {
+                let t = code(lines[block.end]).trim_start();
+                if (t.starts_with("br i1 ") || t.starts_with("switch ")) && operands(t).iter().any(|v| a.varies(v)) {
+                    let cfg = cfg.as_ref().map_err(Clone::clone)?;
+                    let region = cfg.region(b);
+                    let exit_of = cfg.innermost_range(b).filter(|&(h, _)| {
+                        let inside = cfg.natural_loop(h);
+                        cfg.succs[b].iter().any(|&s| inside[s]) && !cfg.succs[b].iter().all(|&s| inside[s])
+                    });
+                    divergent.push(Divergence { block: b, region, exit_of });
+                }
+            }
+            a.partial = vec![false; a.blocks.len()];
+            for d in &divergent {
+                a.partial.iter_mut().zip(&d.region).for_each(|(p, r)| *p |= r);
+            }
+            let sources: HashSet<usize> = divergent.iter().map(|d| d.block).collect();
             for (i, line) in lines.iter().enumerate() {
                 let c = code(line).trim_start();
-                if let (Some(_), Some(rest)) = (a.in_masked[i], c.strip_prefix("store ")) {
+                if let (true, Some(rest)) = (a.partial[a.block_of[i]], c.strip_prefix("store ")) {
                     let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
                     if let Some(root) = a.private.get(&ptr).cloned() {
                         a.vary(&root);
+                    }
+                }
+                if let Some((d, rhs)) = def_of(c) {
+                    if let ("phi", rest) = opcode(rhs) {
+                        let label_index = |l: &str| a.blocks.iter().position(|b| b.label == l);
+                        let apart = phi_incoming(rest)?
+                            .iter()
+                            .filter_map(|(_, l)| label_index(l).or(Some(0).filter(|_| l.parse::<u64>().is_ok())))
+                            .any(|p| a.partial[p] || sources.contains(&p));
+                        if apart {
+                            a.vary(d);
+                        }
                     }
                 }
             }
@@ -332,15 +348,9 @@ impl Analysis {
                 break;
             }
         }
-        a.find_consecutive(lines);
-        for (i, line) in lines.iter().enumerate() {
-            let c = code(line).trim_start();
-            if a.in_masked[i].is_some() && c.contains("@llvm.lifetime.start.") {
-                if let Some(v) = operands(c).last() {
-                    a.scoped.insert(v.clone());
-                }
-            }
-        }
+        a.linear = !divergent.is_empty();
+        a.cfg = cfg.ok();
+        a.find_consecutive(lines, &divergent);
         for line in lines {
             let c = code(line).trim_start();
             if c.starts_with("indirectbr") || c.starts_with("invoke ") {
@@ -348,55 +358,6 @@ impl Analysis {
             }
         }
         Ok(a)
-    }
-
-    /// The loops whose exit branch varies; `Err` for any other branch on a varying
-    /// value, and for such loops that leave by more than one edge, whose exit block has
-    /// other ways in, or that hold another branch on a varying value.
-    fn find_masked(&mut self, lines: &[&str], blocks: &[Block], masked: bool) -> Result<(), String> {
-        self.masked.clear();
-        self.in_masked.iter_mut().for_each(|m| *m = None);
-        for (h, block) in blocks.iter().enumerate() {
-            let t = code(lines[block.end]).trim_start();
-            let varies = operands(t).iter().any(|v| self.varying.contains(v));
-            if !varies {
-                continue;
-            }
-            if !t.starts_with("br i1 ") || block.succs.len() != 2 || !masked {
-                return Err("a branch on a varying value".into());
-            }
-            let inside = loop_blocks(blocks, h).ok_or("a branch on a varying value outside a loop's test")?;
-            let index: HashMap<&str, usize> = blocks.iter().enumerate().map(|(i, b)| (b.label.as_str(), i)).collect();
-            let in_loop = |l: &str| index.get(l).is_some_and(|b| inside.contains(b));
-            let (stay_on_true, stay, exit) = match (in_loop(&block.succs[0]), in_loop(&block.succs[1])) {
-                (true, false) => (true, block.succs[0].clone(), block.succs[1].clone()),
-                (false, true) => (false, block.succs[1].clone(), block.succs[0].clone()),
-                _ => return Err("a branch on a varying value inside a loop".into()),
-            };
-            for &b in &inside {
-                if b != h && blocks[b].succs.iter().any(|s| !in_loop(s)) {
-                    return Err("a loop of varying length left by more than one edge".into());
-                }
-                if b != h && operands(code(lines[blocks[b].end])).iter().any(|v| self.varying.contains(v)) {
-                    return Err("a branch on a varying value inside a loop of varying length".into());
-                }
-            }
-            let ways_in = blocks.iter().filter(|b| b.succs.contains(&exit)).count();
-            if ways_in != 1 {
-                return Err("a loop of varying length whose exit has other ways in".into());
-            }
-            let m = self.masked.len();
-            for &b in &inside {
-                for i in blocks[b].start..=blocks[b].end {
-                    if self.in_masked[i].is_some() {
-                        return Err("loops of varying length one inside another".into());
-                    }
-                    self.in_masked[i] = Some(m);
-                }
-            }
-            self.masked.push(Masked { branch: block.end, stay, exit, stay_on_true });
-        }
-        Ok(())
     }
 
     fn vary(&mut self, v: &str) {
@@ -476,15 +437,40 @@ impl Analysis {
     /// Which varying integers are a shared value plus the lane number: optimistically
     /// every integer variable whose stores could be, then dropping those with a store
     /// of anything else, until nothing changes.
-    fn find_consecutive(&mut self, lines: &[&str]) {
+    ///
+    /// A variable stored where only some lanes are holds other steps in other lanes,
+    /// except inside a loop the lanes leave at different iterations: the lanes still in
+    /// it have taken the same steps, so its loads there count, and only there.
+    fn find_consecutive(&mut self, lines: &[&str], divergent: &[Divergence]) {
         let mut variables: HashSet<String> = self
             .allocas
             .iter()
             .filter(|(n, t)| matches!(t, IrType::Int(_)) && self.varying.contains(*n))
             .map(|(n, _)| n.clone())
             .collect();
+        // Where each variable's loads count (a range of blocks; all by default).
+        let mut within: HashMap<String, (usize, usize)> = HashMap::new();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(rest) = code(line).trim_start().strip_prefix("store ") else { continue };
+            let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
+            if !variables.contains(&ptr) {
+                continue;
+            }
+            let b = self.block_of[i];
+            for d in divergent.iter().filter(|d| d.region[b]) {
+                match d.exit_of.filter(|&(h, e)| (h..=e).contains(&b)) {
+                    Some((h, e)) => {
+                        let r = within.entry(ptr.clone()).or_insert((0, usize::MAX));
+                        *r = (r.0.max(h), r.1.min(e));
+                    }
+                    None => {
+                        variables.remove(&ptr);
+                    }
+                }
+            }
+        }
         loop {
-            let values = self.consecutive_values(lines, &variables);
+            let values = self.consecutive_values(lines, &variables, &within);
             let before = variables.len();
             for line in lines {
                 let c = code(line).trim_start();
@@ -505,17 +491,23 @@ impl Analysis {
         }
     }
 
-    fn consecutive_values(&self, lines: &[&str], variables: &HashSet<String>) -> HashSet<String> {
+    fn consecutive_values(
+        &self,
+        lines: &[&str],
+        variables: &HashSet<String>,
+        within: &HashMap<String, (usize, usize)>,
+    ) -> HashSet<String> {
         let mut values = HashSet::new();
-        for line in lines {
+        for (i, line) in lines.iter().enumerate() {
             let c = code(line);
             let Some((d, rhs)) = def_of(c) else { continue };
             let ops = operands(c);
             let lane = |v: &String| values.contains(v);
             let shared = |v: &String| !self.varying.contains(v);
+            let counts = |v: &String| within.get(v).map_or(true, |&(h, e)| (h..=e).contains(&self.block_of[i]));
             let is = match opcode(rhs) {
                 ("call", _) => matches!(query(c), Ok(Some(true))),
-                ("load", _) => ops.len() == 1 && variables.contains(&ops[0]),
+                ("load", _) => ops.len() == 1 && variables.contains(&ops[0]) && counts(&ops[0]),
                 ("sext" | "zext" | "trunc", _) => ops.len() == 1 && lane(&ops[0]),
                 // An add of a shared value (or constant) and one lane value; the lane
                 // value first where a constant or shared value is subtracted.
@@ -605,15 +597,8 @@ struct Writer<'a> {
     consecutive_geps: HashMap<String, IrType>,
     /// Varying pointers' widened types.
     gep_types: HashMap<String, IrType>,
-    /// The index of the line being written.
-    at: usize,
-    /// A loop of varying length was just left: the mask is reset before the next
-    /// instruction that is not a phi.
-    reset_pending: bool,
-    /// The label of the block being written, and blocks split by stores (their label,
-    /// the label of their last part), for the phis of their successors.
-    block: String,
-    splits: Vec<(String, String)>,
+    /// In a block's version for some of the lanes (`linear`), the mask of those lanes.
+    lanes: Option<String>,
 }
 
 impl Writer<'_> {
@@ -657,43 +642,6 @@ impl Writer<'_> {
         Ok(out)
     }
 
-    /// Inside a loop of varying length, the lanes still in it, loaded here.
-    fn mask(&mut self) -> Option<String> {
-        self.a.in_masked[self.at]?;
-        let m = self.name("%mask");
-        let _ = writeln!(self.out, "  {m} = load <{WIDTH} x i1>, ptr %simd.mask, align 1");
-        Some(m)
-    }
-
-    /// Splits the block being written on whether every lane in `mask` is set: writes
-    /// the test and the branch and opens the first part; returns the labels of the part
-    /// where all are set, the part where some are, and where they join. The caller
-    /// writes both parts, `join` closing them (`close_split`).
-    fn open_split(&mut self, mask: &str) -> (String, String, String) {
-        let full = self.name("%full");
-        let (all, some, join) = (self.name("all"), self.name("some"), self.name("join"));
-        let (all, some, join) = (all[1..].to_string(), some[1..].to_string(), join[1..].to_string());
-        let _ = writeln!(self.out, "  {full} = call i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1> {mask})");
-        self.declarations.push(format!("declare i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1>)"));
-        let _ = writeln!(self.out, "  br i1 {full}, label %{all}, label %{some}\n{all}:");
-        (all, some, join)
-    }
-
-    /// Opens the part of a split where only some lanes are set.
-    fn middle_split(&mut self, some: &str, join: &str) {
-        let _ = writeln!(self.out, "  br label %{join}\n{some}:");
-    }
-
-    /// Closes a split: the rest of the block continues at `join`, which the phis of
-    /// its successors then name.
-    fn close_split(&mut self, join: &str) {
-        let _ = writeln!(self.out, "  br label %{join}\n{join}:");
-        match self.splits.iter_mut().find(|(b, _)| *b == self.block) {
-            Some(split) => split.1 = join.to_string(),
-            None => self.splits.push((self.block.clone(), join.to_string())),
-        }
-    }
-
     /// `mask` for a value of `n` components, each component's lanes together.
     fn spread_mask(&mut self, mask: &str, n: u64, lane_major: bool) -> String {
         if n == 1 {
@@ -724,43 +672,8 @@ impl Writer<'_> {
     fn line(&mut self, line: &str) -> Result<(), String> {
         let c = code(line);
         let t = c.trim_start();
-        if let Some(label) = label_of(line) {
+        if label_of(line).is_some() || t.is_empty() || t.starts_with(';') {
             let _ = writeln!(self.out, "{line}");
-            self.reset_pending = self.a.masked.iter().any(|m| m.exit == label);
-            self.block = label.to_string();
-            return Ok(());
-        }
-        if t.is_empty() || t.starts_with(';') {
-            let _ = writeln!(self.out, "{line}");
-            return Ok(());
-        }
-        if self.reset_pending && !t.contains(" = phi ") {
-            let _ = writeln!(self.out, "  store <{WIDTH} x i1> {}, ptr %simd.mask, align 1", all_lanes());
-            self.reset_pending = false;
-        }
-        if let Some(m) = self.a.masked.iter().find(|m| m.branch == self.at) {
-            // The loop's test: lanes leaving drop out of the mask; the loop goes on
-            // while any lane is in it.
-            let (stay, exit, stay_on_true) = (m.stay.clone(), m.exit.clone(), m.stay_on_true);
-            let cond = t.strip_prefix("br i1 ").and_then(|r| r.split(',').next()).ok_or("unreadable branch")?.trim();
-            let cond = cond.to_string();
-            let mask = self.mask().ok_or("a loop test outside its loop")?;
-            let staying = self.name("%stay");
-            match stay_on_true {
-                true => {
-                    let _ = writeln!(self.out, "  {staying} = and <{WIDTH} x i1> {mask}, {cond}");
-                }
-                false => {
-                    let leaving = self.name("%leave");
-                    let _ = writeln!(self.out, "  {leaving} = xor <{WIDTH} x i1> {cond}, {}", all_lanes());
-                    let _ = writeln!(self.out, "  {staying} = and <{WIDTH} x i1> {mask}, {leaving}");
-                }
-            }
-            let _ = writeln!(self.out, "  store <{WIDTH} x i1> {staying}, ptr %simd.mask, align 1");
-            let any = self.name("%any");
-            let _ = writeln!(self.out, "  {any} = call i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1> {staying})");
-            self.declarations.push(format!("declare i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1>)"));
-            let _ = writeln!(self.out, "  br i1 {any}, label %{stay}, label %{exit}");
             return Ok(());
         }
         if t.contains("@llvm.dbg.") {
@@ -993,7 +906,7 @@ impl Writer<'_> {
             return Ok(());
         }
         let wide = widened(&t).ok_or("unsupported load")?;
-        let mask = self.mask();
+        let mask = self.lanes.clone();
         match self.lane0(&p, &t, mask.as_deref())? {
             Some(first) => {
                 let (n, e) = components(&t);
@@ -1006,27 +919,20 @@ impl Writer<'_> {
                             let _ = writeln!(w.out, "  {into} = load {ty}, {pt} {first}, {align}");
                         }
                         Some(m) => {
-                            // A plain load where every lane is in the loop: a masked
-                            // load's latency held each iteration up (block-stride on Zen).
-                            let (all, some, join) = w.open_split(m);
-                            let (plain, masked) = (w.name(into), w.name(into));
-                            let _ = writeln!(w.out, "  {plain} = load {ty}, {pt} {first}, {align}");
-                            w.middle_split(&some, &join);
+                            // Only the lanes in the block read memory.
                             let lanes = w.spread_mask(m, stride, true);
                             let IrType::Ptr(space) = pt else { return Err("a load through a non-pointer".into()) };
                             let name = format!("llvm.masked.load.{}.p{space}", suffix(ty)?);
                             let align_n = align.trim_start_matches("align ").trim();
                             let _ = writeln!(
                                 w.out,
-                                "  {masked} = call {ty} @{name}({pt} {first}, i32 {align_n}, <{} x i1> {lanes}, {ty} poison)",
+                                "  {into} = call {ty} @{name}({pt} {first}, i32 {align_n}, <{} x i1> {lanes}, {ty} poison)",
                                 stride * WIDTH
                             );
                             w.declarations.push(format!(
                                 "declare {ty} @{name}({pt}, i32 immarg, <{} x i1>, {ty})",
                                 stride * WIDTH
                             ));
-                            w.close_split(&join);
-                            let _ = writeln!(w.out, "  {into} = phi {ty} [ {plain}, %{all} ], [ {masked}, %{some} ]");
                         }
                     }
                     Ok(())
@@ -1073,12 +979,12 @@ impl Writer<'_> {
         let (t, v) = typed(parts[0]).ok_or("unreadable store")?;
         let (pt, p) = typed(parts[1]).ok_or("unreadable store")?;
         let align = parts.get(2).map(|a| a.trim()).unwrap_or("align 1");
-        let mask = self.mask();
-        if let Some(root) = self.a.private.get(&p).filter(|root| self.a.varies(root)).cloned() {
+        let mask = self.lanes.clone();
+        if self.a.private.get(&p).is_some_and(|root| self.a.varies(root)) {
             let wide = widened(&t).ok_or("unsupported store")?;
             let mut v = self.operand(&t, &v)?;
-            if let Some(m) = mask.as_ref().filter(|_| !self.a.scoped.contains(&root)) {
-                // Lanes out of the loop keep their value.
+            if let Some(m) = &mask {
+                // Lanes not in the block keep their value.
                 let lanes = self.spread_mask(m, components(&t).0, false);
                 let (old, new) = (self.name("%old"), self.name("%kept"));
                 let _ = writeln!(self.out, "  {old} = load {wide}, {pt} {p}, align 4");
@@ -1093,7 +999,8 @@ impl Writer<'_> {
             return Ok(());
         }
         if !self.a.varies(&p) {
-            if self.a.varies(&v) || mask.is_some() {
+            // A shared value to a shared address: once, if any lane is here.
+            if self.a.varies(&v) {
                 return Err("lanes storing to one address".into());
             }
             let _ = writeln!(self.out, "  store {}", code(rest));
@@ -1110,13 +1017,6 @@ impl Writer<'_> {
                             let _ = writeln!(w.out, "  store {wide} {value}, {pt} {first}, {align}");
                         }
                         Some(m) => {
-                            // A plain store where every lane is in the loop (all
-                            // iterations but the last, mostly): a masked store is
-                            // microcoded on AMD's cores (Zen 1: the block-stride shape
-                            // ran at a third of its scalar speed).
-                            let (_, some, join) = w.open_split(m);
-                            let _ = writeln!(w.out, "  store {wide} {value}, {pt} {first}, {align}");
-                            w.middle_split(&some, &join);
                             let lanes = w.spread_mask(m, n, true);
                             let IrType::Ptr(space) = pt else { return Err("a store through a non-pointer".into()) };
                             let name = format!("llvm.masked.store.{}.p{space}", suffix(&wide)?);
@@ -1128,7 +1028,6 @@ impl Writer<'_> {
                             );
                             w.declarations
                                 .push(format!("declare void @{name}({wide}, {pt}, i32 immarg, <{} x i1>)", n * WIDTH));
-                            w.close_split(&join);
                         }
                     }
                     Ok(())
@@ -1763,24 +1662,28 @@ mod tests {
     }
 
     #[test]
-    fn lanes_that_would_part_ways_are_refused() {
+    fn lanes_that_part_ways_run_masked() {
         let (define, body) = split(UNIFORM_LOOP);
-        // The loop bound from the lane's own input: the lanes would leave at different
+        // The loop bound from the lane's own id: the lanes leave at different
         // iterations.
         let body: Vec<String> = body
             .iter()
-            .map(|l| l.replace("%20 = load i32, ptr %8, align 4, !tbaa !14", "%20 = fptosi float %25 to i32"))
+            .map(|l| l.replace("%20 = load i32, ptr %8, align 4, !tbaa !14", "%20 = trunc i64 %13 to i32"))
             .collect();
         let why = vectorize_with(&define, &body, "k", false).unwrap_err();
         assert_eq!(why, "a branch on a varying value");
-        // Masked: every lane runs the loop while any is in it; the lanes that left keep
-        // their variables, and the loop's exit resets the mask.
         let t = vectorize_with(&define, &body, "k", true).unwrap().text;
-        assert!(t.contains("%simd.stay.") && t.contains("@llvm.vector.reduce.or.v8i1("), "{t}");
-        assert!(t.contains("br i1 %simd.any.") && t.contains(", label %23, label %22"), "{t}");
-        assert!(t.contains("= select <8 x i1> %simd.mask.") && t.contains("store <8 x float> %simd.kept."), "{t}");
-        let exit = t.find("\n22:").unwrap();
-        assert!(t[exit..].trim_start_matches("\n22:\n").starts_with("  store <8 x i1> <i1 true"), "{t}");
+        // Masked: each block takes the lanes that reached it (clearing them for the
+        // next time round), and runs for all lanes or for some.
+        let head = "v23:\n  %simd.m.23.in = load <8 x i1>, ptr %simd.m.23, align 1\n  store <8 x i1> zeroinitializer";
+        assert!(t.contains(head), "{t}");
+        assert!(t.contains("br i1 %simd.23.full, label %simd.23.all, label %simd.23.some"), "{t}");
+        // The loop's test adds lanes to the body's mask and the exit's.
+        assert!(t.contains("%simd.on.") && t.contains("store <8 x i1> %simd.now."), "{t}");
+        // The loop goes round while any lane is headed for its header ...
+        assert!(t.contains("br i1 %simd.23.again0, label %v18, label %simd.23.after0"), "{t}");
+        // ... and where only some are in it, the others keep their sums.
+        assert!(t.contains("select <8 x i1> %simd.m.23.in, <8 x float> %v31.s, <8 x float> %simd.old."), "{t}");
     }
 
     #[test]

@@ -1,0 +1,332 @@
+//! A kernel that branches on varying values, run in lanes: its blocks one after another
+//! in text order, each under a mask of the lanes that reached it, as whole-function
+//! vectorisers do (Karrenberg and Hack, CGO 2011).
+//!
+//! - A block's branch adds lanes to its targets' masks instead of jumping: a target
+//!   later in the text runs when the walk reaches it; a loop header is jumped back to
+//!   from the end of the loop's range while any lane is headed for it (`Cfg`).
+//! - A block starts by taking its mask (and clearing it, for the next iteration of a
+//!   loop around it), then runs one of two versions of its code: every lane's (plain
+//!   loads and stores) or some lanes' (masked loads and stores, selects into variables),
+//!   or neither when no lane reached it. Blocks every lane reaches or none (outside the
+//!   regions of varying branches) have only the first.
+//! - A phi becomes a variable that each way into its block sets for the lanes taking it.
+//! - Lanes that return are done; the walk returns at the end.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use super::super::ir_text::label_of;
+use super::{all_lanes, ir_type, WIDTH};
+use super::{code, components, def_of, opcode, operands, phi_incoming, split_top, typed, widened, IrType, Writer};
+
+/// A phi's stand-in: a variable each way into the phi's block sets.
+struct Slot {
+    name: String,
+    /// The phi's type, widened where it varies.
+    ty: IrType,
+    wide: Option<IrType>,
+    /// (value, predecessor label) pairs.
+    incoming: Vec<(String, String)>,
+}
+
+impl Writer<'_> {
+    /// The body as blocks run in text order under masks (the module's comment).
+    pub(super) fn linear(&mut self, lines: &[&str], define: &str) -> Result<(), String> {
+        let a = self.a;
+        let cfg = a.cfg.as_ref().ok_or("control flow this pass cannot order")?;
+        let blocks = &a.blocks;
+        let entry = entry_number(define);
+        let label = |b: usize| if b == 0 { entry.clone() } else { blocks[b].label.clone() };
+        let mut slots: HashMap<usize, Vec<Slot>> = HashMap::new();
+        let mut defined_in: HashMap<String, usize> = HashMap::new();
+        for (i, line) in lines.iter().enumerate() {
+            let Some((d, rhs)) = def_of(code(line)) else { continue };
+            let b = a.block_of[i];
+            match opcode(rhs) {
+                ("phi", rest) => {
+                    let (ty, _) = ir_type::parse(rest).ok_or("unreadable phi")?;
+                    let wide = match a.varies(d) {
+                        true => Some(widened(&ty).ok_or("unsupported phi")?),
+                        false => None,
+                    };
+                    let name = format!("%simd.phi.{}", d.trim_start_matches('%'));
+                    slots.entry(b).or_default().push(Slot { name, ty, wide, incoming: phi_incoming(rest)? });
+                }
+                _ => {
+                    defined_in.insert(d.to_string(), b);
+                }
+            }
+        }
+        // A block's two versions define its values under other names: a value used in
+        // another block would need them merged (clang's unoptimised code keeps values
+        // within a statement, whose blocks feed each other through phis).
+        let index: HashMap<String, usize> = (0..blocks.len()).map(|b| (label(b), b)).collect();
+        for (i, line) in lines.iter().enumerate() {
+            let c = code(line);
+            let uses: Vec<(String, usize)> = match def_of(c).map(|(_, rhs)| opcode(rhs)) {
+                Some(("phi", rest)) => {
+                    phi_incoming(rest)?.into_iter().filter_map(|(v, l)| index.get(&l).map(|&b| (v, b))).collect()
+                }
+                _ => operands(c).into_iter().map(|v| (v, a.block_of[i])).collect(),
+            };
+            for (v, user) in uses {
+                if defined_in.get(&v).is_some_and(|&b| b != 0 && b != user) {
+                    return Err("a value used outside its block".into());
+                }
+            }
+        }
+        for block in &blocks[1..] {
+            let _ = writeln!(self.out, "  %simd.m.{} = alloca <{WIDTH} x i1>, align 1", block.label);
+            let _ = writeln!(self.out, "  store <{WIDTH} x i1> zeroinitializer, ptr %simd.m.{}, align 1", block.label);
+        }
+        for slot in slots.values().flatten() {
+            let ty = slot.wide.as_ref().unwrap_or(&slot.ty);
+            let _ = writeln!(self.out, "  {} = alloca {ty}, align 64", slot.name);
+        }
+        let in_a_loop = |b: usize| cfg.range_end.iter().any(|(&h, &e)| h <= b && b <= e);
+        for (b, block) in blocks.iter().enumerate() {
+            let next = match blocks.get(b + 1) {
+                Some(n) => format!("%{}", n.label),
+                None => "%simd.exit".to_string(),
+            };
+            if b == 0 {
+                for line in &lines[block.start..block.end] {
+                    self.line(line)?;
+                }
+                self.branch(&label(0), lines[block.end], None, &slots, &index)?;
+                let _ = writeln!(self.out, "  br label {next}");
+                continue;
+            }
+            let l = &block.label;
+            let _ = writeln!(self.out, "{l}:");
+            let m = format!("%simd.m.{l}.in");
+            let _ = writeln!(self.out, "  {m} = load <{WIDTH} x i1>, ptr %simd.m.{l}, align 1");
+            if in_a_loop(b) {
+                let _ = writeln!(self.out, "  store <{WIDTH} x i1> zeroinitializer, ptr %simd.m.{l}, align 1");
+            }
+            let mut body = Vec::new();
+            for line in &lines[block.start + 1..block.end] {
+                match def_of(code(line)).map(|(d, rhs)| (d, opcode(rhs).0)) {
+                    Some((d, "phi")) => {
+                        let name = format!("%simd.phi.{}", &d[1..]);
+                        let slot = slots[&b].iter().find(|s| s.name == name);
+                        let slot = slot.ok_or("a phi without its variable")?;
+                        let ty = slot.wide.as_ref().unwrap_or(&slot.ty);
+                        let _ = writeln!(self.out, "  {d} = load {ty}, ptr {}, align 64", slot.name);
+                    }
+                    _ => body.push(*line),
+                }
+            }
+            let any = format!("%simd.{l}.any");
+            let _ = writeln!(self.out, "  {any} = call i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1> {m})");
+            self.declarations.push(format!("declare i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1>)"));
+            let partial = a.partial[b];
+            let go = match partial {
+                true => format!("simd.{l}.go"),
+                false => format!("simd.{l}.all"),
+            };
+            let _ = writeln!(self.out, "  br i1 {any}, label %{go}, label %simd.{l}.next");
+            if partial {
+                let all = format!("%simd.{l}.full");
+                let _ = writeln!(self.out, "{go}:");
+                let _ = writeln!(self.out, "  {all} = call i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1> {m})");
+                self.declarations.push(format!("declare i1 @llvm.vector.reduce.and.v{WIDTH}i1(<{WIDTH} x i1>)"));
+                let _ = writeln!(self.out, "  br i1 {all}, label %simd.{l}.all, label %simd.{l}.some");
+            }
+            let defs: HashSet<String> =
+                body.iter().filter_map(|x| def_of(code(x)).map(|(d, _)| d.to_string())).collect();
+            let versions: &[(&str, Option<&str>)] = match partial {
+                true => &[("all", None), ("some", Some(m.as_str()))],
+                false => &[("all", None)],
+            };
+            for &(version, lanes) in versions {
+                let outer = std::mem::take(&mut self.out);
+                self.lanes = lanes.map(str::to_string);
+                let _ = writeln!(self.out, "simd.{l}.{version}:");
+                for line in &body {
+                    self.line(line)?;
+                }
+                self.branch(l, lines[block.end], lanes, &slots, &index)?;
+                self.lanes = None;
+                let _ = writeln!(self.out, "  br label %simd.{l}.next");
+                let text = std::mem::replace(&mut self.out, outer);
+                self.out.push_str(&rename(&text, &defs, &version[..1]));
+            }
+            let _ = writeln!(self.out, "simd.{l}.next:");
+            for (k, &h) in cfg.ends[b].iter().enumerate() {
+                let (mh, again) = (format!("%simd.{l}.loop{k}"), format!("%simd.{l}.again{k}"));
+                let _ = writeln!(self.out, "  {mh} = load <{WIDTH} x i1>, ptr %simd.m.{}, align 1", blocks[h].label);
+                let _ =
+                    writeln!(self.out, "  {again} = call i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1> {mh})");
+                let _ = writeln!(self.out, "  br i1 {again}, label %{}, label %simd.{l}.after{k}", blocks[h].label);
+                let _ = writeln!(self.out, "simd.{l}.after{k}:");
+            }
+            let _ = writeln!(self.out, "  br label {next}");
+        }
+        let _ = writeln!(self.out, "simd.exit:\n  ret void");
+        Ok(())
+    }
+
+    /// A block's terminator as masks: each target gains the lanes that go there (of
+    /// `mask`, every lane where `None`), and its phis' variables their values for them.
+    fn branch(
+        &mut self,
+        from: &str,
+        term: &str,
+        mask: Option<&str>,
+        slots: &HashMap<usize, Vec<Slot>>,
+        index: &HashMap<String, usize>,
+    ) -> Result<(), String> {
+        let t = code(term).trim_start();
+        let m = mask.map_or_else(all_lanes, str::to_string);
+        let mut edges: Vec<(String, String)> = Vec::new();
+        if let Some(target) = t.strip_prefix("br label %") {
+            edges.push((target.trim().to_string(), m.clone()));
+        } else if let Some(rest) = t.strip_prefix("br i1 ") {
+            let parts = split_top(rest);
+            let c = parts.first().ok_or("unreadable branch")?.trim();
+            let target = |p: Option<&&str>| p.and_then(|p| p.trim().strip_prefix("label %")).map(str::to_string);
+            let (yes, no) = (target(parts.get(1)), target(parts.get(2)));
+            let (yes, no) = (yes.ok_or("unreadable branch")?, no.ok_or("unreadable branch")?);
+            let c = self.lanes_of(c, &IrType::Int(1))?;
+            let (on, off) = (self.name("%on"), self.name("%off"));
+            let _ = writeln!(self.out, "  {on} = and <{WIDTH} x i1> {m}, {c}");
+            let _ = writeln!(self.out, "  {off} = xor <{WIDTH} x i1> {on}, {m}");
+            edges.push((yes, on));
+            edges.push((no, off));
+        } else if let Some(rest) = t.strip_prefix("switch ") {
+            let (head, cases) = rest.split_once('[').ok_or("unreadable switch")?;
+            let parts = split_top(head);
+            let (ty, v) = typed(parts.first().ok_or("unreadable switch")?).ok_or("unreadable switch")?;
+            let default = parts.get(1).and_then(|p| p.trim().strip_prefix("label %")).ok_or("unreadable switch")?;
+            let words: Vec<&str> = cases.trim_end().trim_end_matches(']').split_whitespace().collect();
+            let mut left = m.clone();
+            for case in words.chunks(4) {
+                let [_, k, _, target] = case else { return Err("unreadable switch".into()) };
+                let k = k.trim_end_matches(',');
+                let target = target.trim_start_matches('%').to_string();
+                let wide = widened(&ty).ok_or("unsupported switch")?;
+                let (value, k) = (self.operand(&ty, &v)?, self.operand(&ty, k)?);
+                let (eq, on, rest) = (self.name("%case"), self.name("%on"), self.name("%left"));
+                let _ = writeln!(self.out, "  {eq} = icmp eq {wide} {value}, {k}");
+                let _ = writeln!(self.out, "  {on} = and <{WIDTH} x i1> {left}, {eq}");
+                let _ = writeln!(self.out, "  {rest} = xor <{WIDTH} x i1> {left}, {on}");
+                edges.push((target, on));
+                left = rest;
+            }
+            edges.push((default.trim().to_string(), left));
+        } else if !(t.starts_with("ret") || t.starts_with("unreachable")) {
+            return Err(format!("terminator {t}"));
+        }
+        for (target, lanes) in edges {
+            let old = self.name("%was");
+            let new = self.name("%now");
+            let _ = writeln!(self.out, "  {old} = load <{WIDTH} x i1>, ptr %simd.m.{target}, align 1");
+            let _ = writeln!(self.out, "  {new} = or <{WIDTH} x i1> {old}, {lanes}");
+            let _ = writeln!(self.out, "  store <{WIDTH} x i1> {new}, ptr %simd.m.{target}, align 1");
+            let b = *index.get(&target).ok_or("a branch to an unknown block")?;
+            for slot in slots.get(&b).into_iter().flatten() {
+                for (v, _) in slot.incoming.iter().filter(|(_, p)| p == from) {
+                    self.set_slot(slot, v, &lanes)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `value` into a phi's variable for the lanes in `lanes`.
+    fn set_slot(&mut self, slot: &Slot, value: &str, lanes: &str) -> Result<(), String> {
+        let (old, new) = (self.name("%old"), self.name("%set"));
+        match &slot.wide {
+            Some(wide) => {
+                let v = self.operand(&slot.ty, value)?;
+                let n = components(&slot.ty).0;
+                let spread = self.spread_mask(lanes, n, false);
+                let _ = writeln!(self.out, "  {old} = load {wide}, ptr {}, align 64", slot.name);
+                let _ = writeln!(self.out, "  {new} = select <{} x i1> {spread}, {wide} {v}, {wide} {old}", n * WIDTH);
+                let _ = writeln!(self.out, "  store {wide} {new}, ptr {}, align 64", slot.name);
+            }
+            None => {
+                // A shared phi: the lanes here all take this way or none does.
+                let ty = &slot.ty;
+                let any = self.name("%taken");
+                let _ =
+                    writeln!(self.out, "  {any} = call i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1> {lanes})");
+                let _ = writeln!(self.out, "  {old} = load {ty}, ptr {}, align 64", slot.name);
+                let _ = writeln!(self.out, "  {new} = select i1 {any}, {ty} {value}, {ty} {old}");
+                let _ = writeln!(self.out, "  store {ty} {new}, ptr {}, align 64", slot.name);
+            }
+        }
+        Ok(())
+    }
+
+    /// An `i1` operand as a lane mask: varying values as they are, shared ones
+    /// broadcast.
+    fn lanes_of(&mut self, value: &str, ty: &IrType) -> Result<String, String> {
+        self.operand(ty, value)
+    }
+}
+
+/// The number LLVM gives the entry block: the one after the numbered parameters.
+fn entry_number(define: &str) -> String {
+    let head = define.split_once('{').map_or(define, |(h, _)| h);
+    let numbered = head.split('%').skip(1).filter_map(|t| {
+        let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
+        let after = t[digits.len()..].chars().next();
+        (!digits.is_empty() && !after.is_some_and(|c| c.is_alphanumeric() || "._$-".contains(c)))
+            .then(|| digits.parse::<u64>().ok())
+            .flatten()
+    });
+    numbered.max().map_or(0, |n| n + 1).to_string()
+}
+
+/// A `%` name's characters after the `%`.
+fn name_len(s: &str) -> usize {
+    s.find(|c: char| !(c.is_alphanumeric() || "._$-".contains(c))).unwrap_or(s.len())
+}
+
+/// `text` with each value in `defs` (`%7`, `%x`) renamed for a block's version:
+/// `%v7.a`, `%x.a` (a name may not start with a digit).
+fn rename(text: &str, defs: &HashSet<String>, version: &str) -> String {
+    map_names(text, |name| {
+        defs.contains(&format!("%{name}")).then(|| match name.starts_with(|c: char| c.is_ascii_digit()) {
+            true => format!("v{name}.{version}"),
+            false => format!("{name}.{version}"),
+        })
+    })
+}
+
+/// The copy with numbered values and blocks named (`%7` -> `%v7`, `7:` -> `v7:`): its
+/// blocks' versions leave gaps in the numbering, which LLVM does not accept.
+pub(super) fn renumber(text: &str) -> String {
+    let numbered = |name: &str| name.chars().all(|c| c.is_ascii_digit()).then(|| format!("v{name}"));
+    text.lines()
+        .map(|line| {
+            let line = map_names(line, numbered);
+            match label_of(&line) {
+                Some(l) if l.chars().all(|c| c.is_ascii_digit()) => format!("v{line}"),
+                _ => line,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// `text` with each `%name` for which `f` gives a new name renamed.
+fn map_names(text: &str, f: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut rest = text;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..=at]);
+        let after = &rest[at + 1..];
+        let n = name_len(after);
+        match f(&after[..n]) {
+            Some(new) if n > 0 => out.push_str(&new),
+            _ => out.push_str(&after[..n]),
+        }
+        rest = &after[n..];
+    }
+    out + rest
+}
