@@ -151,6 +151,14 @@ fn append_body(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Ty
             out,
             "  %r = call spir_func i32 @{name}({args}, ptr %frames, ptr %uniform, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
         );
+        if e.simd {
+            // The same unpacking for the SIMD copy of the regions.
+            let unpack = out[out.rfind("\ndefine internal i32 @__ferrocl_body_").unwrap_or(out.len())..].to_string();
+            let copy = unpack
+                .replacen(&format!("@__ferrocl_body_{name}("), &format!("@__ferrocl_bodyv_{name}("), 1)
+                .replacen(&format!("@{name}({args}, "), &format!("@{name}.simd({args}, "), 1);
+            out.push_str(&copy);
+        }
     } else {
         // Inlined even where the loop has copies per image format (`append_items`): with
         // several callers LLVM's heuristics left the kernel a call, and the copies'
@@ -219,6 +227,28 @@ g:
         ],
         None => vec![(format!("__ferrocl_loop_{name}"), String::new(), "alwaysinline")],
     };
+    // With a SIMD copy, a resumable kernel's region (the same in every work-item) is
+    // kept in `%rslot` by whichever call ran last.
+    let (vector_call, rest_call) = match resumable {
+        true => (
+            format!(
+                "%rv = call i32 @__ferrocl_bodyv_{name}(ptr %args, ptr %c, ptr %frames, ptr %uniform, i32 %resume)
+  store i32 %rv, ptr %rslot"
+            ),
+            format!("{}\n  store i32 %rs, ptr %rslot", body_call.replacen("%r = ", "%rs = ", 1)),
+        ),
+        false => (
+            format!("call void @__ferrocl_bodyv_{name}(ptr %args, ptr %c)"),
+            body_call.replace("%r = add i32 0, 0", "%rs = add i32 0, 0"),
+        ),
+    };
+    let (rslot, end) = match (e.simd && resumable, end) {
+        (true, _) => (
+            "\n  %rslot = alloca i32, align 4\n  store i32 0, ptr %rslot",
+            "done:\n  %r = load i32, ptr %rslot\n  ret i32 %r",
+        ),
+        (false, end) => ("", end),
+    };
     let x_loop = match e.simd {
         false => format!(
             "x:
@@ -234,15 +264,14 @@ g:
         // one by one.
         true => format!(
             "x:
-  %xi = phi i32 [ 0, %y ], [ %xw, %xv ]
-  %r = add i32 0, 0
+  %xi = phi i32 [ 0, %y ], [ %xw, %xv ]{region}
   %xw = add nuw i32 %xi, {w}
   %xfits = icmp ule i32 %xw, %nx
   br i1 %xfits, label %xv, label %xrest
 xv:
   %xv64 = zext nneg i32 %xi to i64
   call void @__ferrocl_ctx_set(ptr %c, i64 %xv64, i64 %y64, i64 %z64)
-  call void @__ferrocl_bodyv_{name}(ptr %args, ptr %c)
+  {vector_call}
   br label %x
 xrest:
   %xnone = icmp eq i32 %xi, %nx
@@ -256,8 +285,8 @@ xs:
   %xd = icmp eq i32 %xn, %nx
   br i1 %xd, label %ynext, label %xs",
             w = super::simd::WIDTH,
-            // Kernels with SIMD copies do not resume: the region is 0, defined above.
-            rest_call = body_call.replace("%r = add i32 0, 0", "%rs = add i32 0, 0")
+            // A kernel that does not resume ends at region 0.
+            region = if resumable { "" } else { "\n  %r = add i32 0, 0" },
         ),
     };
     for (function, fix, inline) in &variants {
@@ -266,7 +295,7 @@ xs:
             "define internal i32 @{function}(ptr %group, ptr noalias nocapture readonly %args, \
          ptr noalias %frames, ptr noalias %uniform, i32 %resume) {inline} {{
 entry:
-  %c = alloca [32 x i64], align 16
+  %c = alloca [32 x i64], align 16{rslot}
   call void @__ferrocl_ctx_init(ptr %c, ptr %group){fix}{start}
   %nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
   %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)

@@ -282,15 +282,21 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
             }
         }
         let body = &lines[f.define + 1..f.end];
-        // Work-items in SIMD lanes, where the kernel allows (`simd`): barrier-free,
-        // called by no other kernel, not specialised per image format.
-        let simd = match simd::enabled()
-            && barriers.is_none()
-            && !k.fibers
-            && !called
-            && !k.args.iter().any(|a| a.kind == ArgKind::Image)
-        {
-            true => simd::vectorize(&lines[f.define], body, &f.name).map_err(|why| simd::explain(&f.name, &why)).ok(),
+        // Work-items in SIMD lanes, where the kernel allows (`simd`): not run as fibers,
+        // called by no other kernel, not specialised per image format. A resumable
+        // kernel (its text all in its `define` line) gets a copy running each region.
+        let simd = match simd::enabled() && !k.fibers && !called && !k.args.iter().any(|a| a.kind == ArgKind::Image) {
+            true => {
+                let copy = match barriers {
+                    Some(_) => {
+                        let text: Vec<String> = lines[f.define].lines().map(str::to_string).collect();
+                        let end = text.iter().rposition(|l| l.starts_with('}')).unwrap_or(text.len());
+                        simd::vectorize(&text[0], &text[1..end], &f.name)
+                    }
+                    None => simd::vectorize(&lines[f.define], body, &f.name),
+                };
+                copy.map_err(|why| simd::explain(&f.name, &why)).ok()
+            }
             false => None,
         };
         let jam = match simd {

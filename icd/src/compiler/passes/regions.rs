@@ -394,12 +394,13 @@ fn slot_addresses(
 ) {
     for (name, offset, slot) in layout {
         let n = &name[1..];
+        // The variable's array, then the work-item's element of it: an index of the
+        // item itself, which the SIMD copy reads as consecutive in its lanes.
         let _ = writeln!(out, "  %__fcl_b.{n} = mul i64 %__fcl_items, {offset}");
-        let _ = writeln!(out, "  %__fcl_i.{n} = mul i64 %__fcl_item, {slot}");
-        let _ = writeln!(out, "  %__fcl_o.{n} = add i64 %__fcl_b.{n}, %__fcl_i.{n}");
+        let _ = writeln!(out, "  %__fcl_a.{n} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_b.{n}");
         let _ = writeln!(
             out,
-            "  {} = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.{n}",
+            "  {} = getelementptr inbounds [{slot} x i8], ptr %__fcl_a.{n}, i64 %__fcl_item",
             slot_of(name, false)
         );
     }
@@ -998,7 +999,8 @@ pub(super) mod tests {
   store i32 %t, ptr %3, align 4";
         let r = make_resumable(DEFINE, &counter_loop(start), &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
         assert_eq!((r.frame_size, r.uniform), (4, 0));
-        assert!(r.text.contains("%__fcl_f.__v3 = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_o.__v3"));
+        assert!(r.text.contains("%__fcl_a.__v3 = getelementptr inbounds i8, ptr %__fcl_frames, i64 %__fcl_b.__v3"));
+        assert!(r.text.contains("%__fcl_f.__v3 = getelementptr inbounds [4 x i8], ptr %__fcl_a.__v3, i64 %__fcl_item"));
         assert!(r.text.contains(&save_and_restore("%__fcl_f.__v3", "%__fcl_f.__v3")), "{}", r.text);
         assert!(!r.text.contains("%__fcl_u."));
     }
@@ -1016,7 +1018,11 @@ pub(super) mod tests {
   ret void",
         );
         let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
-        assert!(r.text.contains("  %__v3 = getelementptr inbounds i8, ptr %__fcl_frames"), "{}", r.text);
+        assert!(
+            r.text.contains("  %__v3 = getelementptr inbounds [4 x i8], ptr %__fcl_a.__v3, i64 %__fcl_item"),
+            "{}",
+            r.text
+        );
         assert!(!r.text.contains("%__v3 = alloca"));
     }
 

@@ -2,13 +2,14 @@
 //! the loops as ranges of that order, and the blocks that only some lanes may reach
 //! (the regions of divergent branches), found with post-dominators.
 //!
-//! Clang writes a function's blocks in source order: every edge goes forward except a
-//! loop's way back to its header, and a loop's blocks lie between its header and its
-//! last way back. Run in that order with a mask of lanes per block, forward edges need
-//! nothing more, and a loop is a way back from the end of its range while any lane is
-//! headed for its header (`linear`).
+//! `linear` walks the blocks in an order where every edge goes forward except a loop's
+//! ways back to its header, and each loop's blocks lie together: run in that order with
+//! a mask of lanes per block, forward edges need nothing more, and a loop is a jump back
+//! from its last block while any lane is headed for its header. The order is a
+//! topological one, loop by loop (clang's source order where it can).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use super::super::ir_text::{label_of, labels_in};
 use super::code;
@@ -50,23 +51,24 @@ pub(super) fn blocks(lines: &[&str]) -> Vec<Block> {
     out
 }
 
-/// The control flow graph over `blocks`, by index.
+/// The control flow graph over `blocks`, by index, with the order `linear` walks them.
 pub(super) struct Cfg {
     pub(super) succs: Vec<Vec<usize>>,
-    preds: Vec<Vec<usize>>,
-    /// Each loop header's range end: the last block (in text order) that branches back
-    /// to it.
-    pub(super) range_end: HashMap<usize, usize>,
-    /// For each block, the headers whose ranges end there, innermost first.
+    /// The blocks in walk order: every edge forward but a loop's ways back to its
+    /// header, each loop's blocks together, header first.
+    pub(super) order: Vec<usize>,
+    /// Loops by header, with their blocks.
+    loops: Vec<(usize, Vec<bool>)>,
+    /// For each block, the headers of loops whose last block (in walk order) it is,
+    /// innermost first.
     pub(super) ends: Vec<Vec<usize>>,
     /// Each block's nearest post-dominator (`None`: the function's exit).
     ipdom: Vec<Option<usize>>,
 }
 
 impl Cfg {
-    /// `Err` where the blocks are not in an order `linear` can run: a branch into the
-    /// middle of a loop's range from outside it, or loop ranges that overlap without
-    /// one holding the other.
+    /// `Err` where the control flow is irreducible (a loop entered other than by its
+    /// header).
     pub(super) fn of(blocks: &[Block]) -> Result<Cfg, String> {
         let n = blocks.len();
         let index: HashMap<&str, usize> = blocks.iter().enumerate().map(|(i, b)| (b.label.as_str(), i)).collect();
@@ -79,36 +81,69 @@ impl Cfg {
                 preds[j].push(i);
             }
         }
-        let mut range_end: HashMap<usize, usize> = HashMap::new();
-        for (i, ss) in succs.iter().enumerate() {
-            for &s in ss {
-                if s <= i {
-                    let e = range_end.entry(s).or_insert(i);
-                    *e = (*e).max(i);
+        // Ways back: edges to a block on the depth-first path from the entry.
+        let mut back: Vec<(usize, usize)> = Vec::new();
+        let mut state = vec![0u8; n]; // 0 unseen, 1 on the path, 2 done
+        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+        state[0] = 1;
+        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+            match succs[b].get(*next) {
+                Some(&s) => {
+                    *next += 1;
+                    match state[s] {
+                        0 => {
+                            state[s] = 1;
+                            stack.push((s, 0));
+                        }
+                        1 => back.push((b, s)),
+                        _ => {}
+                    }
+                }
+                None => {
+                    state[b] = 2;
+                    stack.pop();
                 }
             }
         }
-        for (&h, &e) in &range_end {
-            for (i, ss) in succs.iter().enumerate() {
-                if (i < h || i > e) && ss.iter().any(|&s| s > h && s <= e) {
-                    return Err("a branch into the middle of a loop".into());
+        // Natural loops: the blocks that reach a way back without passing its header;
+        // reaching the entry so means a second way in.
+        let mut loops: Vec<(usize, Vec<bool>)> = Vec::new();
+        for &(latch, h) in &back {
+            let at = match loops.iter().position(|(x, _)| *x == h) {
+                Some(at) => at,
+                None => {
+                    let mut body = vec![false; n];
+                    body[h] = true;
+                    loops.push((h, body));
+                    loops.len() - 1
                 }
-            }
-            for (&h2, &e2) in &range_end {
-                if h < h2 && h2 <= e && e2 > e {
-                    return Err("loops that overlap".into());
+            };
+            let body = &mut loops[at].1;
+            let mut work = vec![latch];
+            while let Some(b) = work.pop() {
+                if !body[b] {
+                    if b == 0 {
+                        return Err("a loop entered other than by its header".into());
+                    }
+                    body[b] = true;
+                    work.extend(preds[b].iter().copied());
                 }
             }
         }
+        // Outermost first, so a block's loop is the last (innermost) that holds it.
+        loops.sort_by_key(|(_, body)| std::cmp::Reverse(body.iter().filter(|&&x| x).count()));
+        let back: HashSet<(usize, usize)> = back.into_iter().collect();
+        let all = vec![true; n];
+        let order = walk_order(&succs, &back, &loops, &all, None)?;
+        let position: HashMap<usize, usize> = order.iter().enumerate().map(|(p, &b)| (b, p)).collect();
         let mut ends = vec![Vec::new(); n];
-        let mut headers: Vec<(usize, usize)> = range_end.iter().map(|(&h, &e)| (h, e)).collect();
-        // Innermost first: of two ranges ending at one block, the later header.
-        headers.sort_by_key(|&(h, e)| (e, std::cmp::Reverse(h)));
-        for (h, e) in headers {
-            ends[e].push(h);
+        // Innermost first: loops are sorted outermost first.
+        for (h, body) in loops.iter().rev() {
+            let last = (0..n).filter(|&b| body[b]).max_by_key(|b| position.get(b)).unwrap_or(*h);
+            ends[last].push(*h);
         }
         let ipdom = post_dominators(&succs);
-        Ok(Cfg { succs, preds, range_end, ends, ipdom })
+        Ok(Cfg { succs, order, loops, ends, ipdom })
     }
 
     /// The blocks only some lanes may reach when block `p` branches on a varying
@@ -128,26 +163,68 @@ impl Cfg {
         inside
     }
 
-    /// The blocks of the loop headed by `h`: those that reach a way back to it without
-    /// passing through it. (Its range may hold others: clang puts a loop's exit block
-    /// for cleanups just after the header.)
-    pub(super) fn natural_loop(&self, h: usize) -> Vec<bool> {
-        let mut inside = vec![false; self.succs.len()];
-        inside[h] = true;
-        let mut work: Vec<usize> = self.preds[h].iter().copied().filter(|&p| p >= h).collect();
-        while let Some(b) = work.pop() {
-            if !inside[b] {
-                inside[b] = true;
-                work.extend(self.preds[b].iter().copied());
-            }
-        }
-        inside
+    /// The blocks of the innermost loop holding block `b`.
+    pub(super) fn innermost_loop(&self, b: usize) -> Option<&Vec<bool>> {
+        self.loops.iter().rev().find(|(_, body)| body[b]).map(|(_, body)| body)
     }
 
-    /// The innermost loop range holding block `b`, as (header, end).
-    pub(super) fn innermost_range(&self, b: usize) -> Option<(usize, usize)> {
-        self.range_end.iter().filter(|(&h, &e)| h <= b && b <= e).map(|(&h, &e)| (h, e)).min_by_key(|&(h, e)| e - h)
+    /// Whether block `b` is in a loop.
+    pub(super) fn in_a_loop(&self, b: usize) -> bool {
+        self.innermost_loop(b).is_some()
     }
+}
+
+/// The blocks of `set` (a loop's, with its header `header`, or the function's) in walk
+/// order: a topological order of its edges less the ways back to its header, each loop
+/// inside taken as one block and put in order the same way; ties go to text order, so
+/// clang's source order stays where it can.
+fn walk_order(
+    succs: &[Vec<usize>],
+    back: &HashSet<(usize, usize)>,
+    loops: &[(usize, Vec<bool>)],
+    set: &[bool],
+    header: Option<usize>,
+) -> Result<Vec<usize>, String> {
+    let n = succs.len();
+    // Each block of the set as its outermost loop inside the set (by header), or itself.
+    let inner: Vec<&(usize, Vec<bool>)> = loops
+        .iter()
+        .filter(|(h, body)| Some(*h) != header && set[*h] && body.iter().zip(set).all(|(b, s)| !b || *s))
+        .collect();
+    let rep: Vec<usize> = (0..n).map(|b| inner.iter().find(|(_, body)| body[b]).map_or(b, |(h, _)| *h)).collect();
+    let mut indegree = vec![0usize; n];
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for u in (0..n).filter(|&u| set[u]) {
+        for &v in &succs[u] {
+            if !set[v] || Some(v) == header && back.contains(&(u, v)) || rep[u] == rep[v] {
+                continue;
+            }
+            edges[rep[u]].push(rep[v]);
+            indegree[rep[v]] += 1;
+        }
+    }
+    let nodes: Vec<usize> = (0..n).filter(|&b| set[b] && rep[b] == b).collect();
+    let mut ready: BinaryHeap<Reverse<usize>> =
+        nodes.iter().filter(|&&b| indegree[b] == 0).map(|&b| Reverse(b)).collect();
+    let mut out = Vec::new();
+    let mut placed = 0;
+    while let Some(Reverse(b)) = ready.pop() {
+        placed += 1;
+        match inner.iter().find(|(h, _)| *h == b) {
+            Some((h, body)) => out.extend(walk_order(succs, back, loops, body, Some(*h))?),
+            None => out.push(b),
+        }
+        for &v in &edges[b] {
+            indegree[v] -= 1;
+            if indegree[v] == 0 {
+                ready.push(Reverse(v));
+            }
+        }
+    }
+    if placed != nodes.len() {
+        return Err("control flow with no order to walk".into());
+    }
+    Ok(out)
 }
 
 /// Each block's nearest post-dominator, by the iterative data-flow over sets (blocks

@@ -37,7 +37,19 @@ impl Writer<'_> {
         let cfg = a.cfg.as_ref().ok_or("control flow this pass cannot order")?;
         let blocks = &a.blocks;
         let entry = entry_number(define);
-        let label = |b: usize| if b == 0 { entry.clone() } else { blocks[b].label.clone() };
+        let label = |b: usize| match b == 0 && blocks[0].label.is_empty() {
+            true => entry.clone(),
+            false => blocks[b].label.clone(),
+        };
+        // A named entry block (a resumable kernel's) keeps its label first.
+        let entry_lines = match blocks.first() {
+            Some(first) if !first.label.is_empty() => {
+                let _ = writeln!(self.out, "{}:", first.label);
+                first.start + 1..first.end
+            }
+            Some(first) => first.start..first.end,
+            None => return Err("an empty kernel".into()),
+        };
         let mut slots: HashMap<usize, Vec<Slot>> = HashMap::new();
         let mut defined_in: HashMap<String, usize> = HashMap::new();
         for (i, line) in lines.iter().enumerate() {
@@ -46,7 +58,7 @@ impl Writer<'_> {
             match opcode(rhs) {
                 ("phi", rest) => {
                     let (ty, _) = ir_type::parse(rest).ok_or("unreadable phi")?;
-                    let wide = match a.varies(d) {
+                    let wide = match self.varies(d) {
                         true => Some(widened(&ty).ok_or("unsupported phi")?),
                         false => None,
                     };
@@ -76,6 +88,13 @@ impl Writer<'_> {
                 }
             }
         }
+        // What the function returns (a resumable kernel: the barrier its lanes reached,
+        // the same in all), kept until the walk's end.
+        let returns = define.split('@').next().and_then(|head| head.split_whitespace().last()).unwrap_or("void");
+        if returns != "void" {
+            let _ = writeln!(self.out, "  %simd.ret = alloca {returns}, align 8");
+            let _ = writeln!(self.out, "  store {returns} zeroinitializer, ptr %simd.ret, align 8");
+        }
         for block in &blocks[1..] {
             let _ = writeln!(self.out, "  %simd.m.{} = alloca <{WIDTH} x i1>, align 1", block.label);
             let _ = writeln!(self.out, "  store <{WIDTH} x i1> zeroinitializer, ptr %simd.m.{}, align 1", block.label);
@@ -84,14 +103,14 @@ impl Writer<'_> {
             let ty = slot.wide.as_ref().unwrap_or(&slot.ty);
             let _ = writeln!(self.out, "  {} = alloca {ty}, align 64", slot.name);
         }
-        let in_a_loop = |b: usize| cfg.range_end.iter().any(|(&h, &e)| h <= b && b <= e);
-        for (b, block) in blocks.iter().enumerate() {
-            let next = match blocks.get(b + 1) {
-                Some(n) => format!("%{}", n.label),
+        for (at, &b) in cfg.order.iter().enumerate() {
+            let block = &blocks[b];
+            let next = match cfg.order.get(at + 1) {
+                Some(&n) => format!("%{}", blocks[n].label),
                 None => "%simd.exit".to_string(),
             };
             if b == 0 {
-                for line in &lines[block.start..block.end] {
+                for line in &lines[entry_lines.clone()] {
                     self.line(line)?;
                 }
                 self.branch(&label(0), lines[block.end], None, &slots, &index)?;
@@ -102,7 +121,7 @@ impl Writer<'_> {
             let _ = writeln!(self.out, "{l}:");
             let m = format!("%simd.m.{l}.in");
             let _ = writeln!(self.out, "  {m} = load <{WIDTH} x i1>, ptr %simd.m.{l}, align 1");
-            if in_a_loop(b) {
+            if cfg.in_a_loop(b) {
                 let _ = writeln!(self.out, "  store <{WIDTH} x i1> zeroinitializer, ptr %simd.m.{l}, align 1");
             }
             let mut body = Vec::new();
@@ -164,7 +183,17 @@ impl Writer<'_> {
             }
             let _ = writeln!(self.out, "  br label {next}");
         }
-        let _ = writeln!(self.out, "simd.exit:\n  ret void");
+        match returns {
+            "void" => {
+                let _ = writeln!(self.out, "simd.exit:\n  ret void");
+            }
+            t => {
+                let _ = writeln!(
+                    self.out,
+                    "simd.exit:\n  %simd.result = load {t}, ptr %simd.ret, align 8\n  ret {t} %simd.result"
+                );
+            }
+        }
         Ok(())
     }
 
@@ -216,6 +245,12 @@ impl Writer<'_> {
                 left = rest;
             }
             edges.push((default.trim().to_string(), left));
+        } else if let Some(value) = t.strip_prefix("ret ").filter(|v| *v != "void") {
+            let (ty, v) = typed(value).ok_or("unreadable return")?;
+            if self.varies(&v) {
+                return Err("lanes returning different values".into());
+            }
+            let _ = writeln!(self.out, "  store {ty} {v}, ptr %simd.ret, align 8");
         } else if !(t.starts_with("ret") || t.starts_with("unreachable")) {
             return Err(format!("terminator {t}"));
         }

@@ -115,6 +115,7 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
         consecutive_geps: HashMap::new(),
         gep_types: HashMap::new(),
         lanes: None,
+        made: HashSet::new(),
     };
     let head = simd_define(define, name)?;
     let text = match analysis.linear {
@@ -197,9 +198,9 @@ struct Analysis {
 struct Divergence {
     block: usize,
     region: Vec<bool>,
-    /// For a loop's exit test, the loop's range: the lanes still in the loop take the
+    /// For a loop's exit test, the loop's blocks: the lanes still in the loop take the
     /// same steps, so a variable they all step stays one value plus the lane there.
-    exit_of: Option<(usize, usize)>,
+    exit_of: Option<Vec<bool>>,
 }
 
 /// The instruction's opcode word (`add`, `load`, `call`...) and the text after it.
@@ -241,10 +242,27 @@ fn phi_incoming(rest: &str) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
+/// A `llvm.memcpy` call's destination and source (the regions' copies of variables the
+/// work-items share to and from the group's uniform block).
+fn copy_operands(line: &str) -> Option<(String, String)> {
+    let (callee, paren) = callee_names(line).into_iter().next()?;
+    if !callee.starts_with("llvm.memcpy.") {
+        return None;
+    }
+    let close = matching_paren(line, paren)?;
+    let args = split_top(&line[paren + 1..close]);
+    let value = |i: usize| args.get(i).and_then(|a| a.rsplit(' ').next()).map(str::to_string);
+    Some((value(0)?, value(1)?))
+}
+
 /// The per-lane query a call makes: `Some(true)` for one whose answer is the lane's own
 /// (ids in x, linear ids), `Some(false)` for one the lanes share; `None`: no query.
 fn query(line: &str) -> Result<Option<bool>, String> {
     let Some((callee, paren)) = callee_names(line).into_iter().next() else { return Ok(None) };
+    // The work-items in the group, for a resumable kernel's frames.
+    if callee == "__ferrocl_group_items" {
+        return Ok(Some(false));
+    }
     let Some(answer) = context::answer(&callee) else { return Ok(None) };
     match answer {
         Answer::SubGroup => Err(format!("sub-group query {callee}")),
@@ -311,10 +329,12 @@ impl Analysis {
                 if (t.starts_with("br i1 ") || t.starts_with("switch ")) && operands(t).iter().any(|v| a.varies(v)) {
                     let cfg = cfg.as_ref().map_err(Clone::clone)?;
                     let region = cfg.region(b);
-                    let exit_of = cfg.innermost_range(b).filter(|&(h, _)| {
-                        let inside = cfg.natural_loop(h);
-                        cfg.succs[b].iter().any(|&s| inside[s]) && !cfg.succs[b].iter().all(|&s| inside[s])
-                    });
+                    let exit_of = cfg
+                        .innermost_loop(b)
+                        .filter(|inside| {
+                            cfg.succs[b].iter().any(|&s| inside[s]) && !cfg.succs[b].iter().all(|&s| inside[s])
+                        })
+                        .cloned();
                     divergent.push(Divergence { block: b, region, exit_of });
                 }
             }
@@ -325,8 +345,11 @@ impl Analysis {
             let sources: HashSet<usize> = divergent.iter().map(|d| d.block).collect();
             for (i, line) in lines.iter().enumerate() {
                 let c = code(line).trim_start();
-                if let (true, Some(rest)) = (a.partial[a.block_of[i]], c.strip_prefix("store ")) {
-                    let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
+                let stored = match c.strip_prefix("store ") {
+                    Some(rest) => split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).map(str::to_string),
+                    None => copy_operands(c).map(|(to, _)| to),
+                };
+                if let (true, Some(ptr)) = (a.partial[a.block_of[i]], stored) {
                     if let Some(root) = a.private.get(&ptr).cloned() {
                         a.vary(&root);
                     }
@@ -384,6 +407,15 @@ impl Analysis {
                     }
                 }
             }
+            if let Some((to, from)) = copy_operands(t) {
+                let from_varies = match self.private.get(&from) {
+                    Some(root) => self.varying.contains(root),
+                    None => self.varying.contains(&from),
+                };
+                if let (Some(root), true) = (self.private.get(&to).cloned(), from_varies) {
+                    self.vary(&root);
+                }
+            }
             return Ok(());
         };
         match opcode(rhs) {
@@ -414,7 +446,8 @@ impl Analysis {
                 Some(true) => self.vary(d),
                 Some(false) => {}
                 None => {
-                    if ops.iter().any(|v| self.private.contains_key(v)) && !line.contains("@llvm.lifetime.") {
+                    let copy = line.contains("@llvm.memcpy.");
+                    if ops.iter().any(|v| self.private.contains_key(v)) && !line.contains("@llvm.lifetime.") && !copy {
                         return Err("the address of a private variable is passed to a function".into());
                     }
                     if any_varying {
@@ -448,8 +481,8 @@ impl Analysis {
             .filter(|(n, t)| matches!(t, IrType::Int(_)) && self.varying.contains(*n))
             .map(|(n, _)| n.clone())
             .collect();
-        // Where each variable's loads count (a range of blocks; all by default).
-        let mut within: HashMap<String, (usize, usize)> = HashMap::new();
+        // Where each variable's loads count (blocks; all by default).
+        let mut within: HashMap<String, Vec<bool>> = HashMap::new();
         for (i, line) in lines.iter().enumerate() {
             let Some(rest) = code(line).trim_start().strip_prefix("store ") else { continue };
             let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
@@ -458,10 +491,10 @@ impl Analysis {
             }
             let b = self.block_of[i];
             for d in divergent.iter().filter(|d| d.region[b]) {
-                match d.exit_of.filter(|&(h, e)| (h..=e).contains(&b)) {
-                    Some((h, e)) => {
-                        let r = within.entry(ptr.clone()).or_insert((0, usize::MAX));
-                        *r = (r.0.max(h), r.1.min(e));
+                match d.exit_of.as_ref().filter(|inside| inside[b]) {
+                    Some(inside) => {
+                        let r = within.entry(ptr.clone()).or_insert_with(|| vec![true; inside.len()]);
+                        r.iter_mut().zip(inside).for_each(|(r, i)| *r &= i);
                     }
                     None => {
                         variables.remove(&ptr);
@@ -495,7 +528,7 @@ impl Analysis {
         &self,
         lines: &[&str],
         variables: &HashSet<String>,
-        within: &HashMap<String, (usize, usize)>,
+        within: &HashMap<String, Vec<bool>>,
     ) -> HashSet<String> {
         let mut values = HashSet::new();
         for (i, line) in lines.iter().enumerate() {
@@ -504,7 +537,7 @@ impl Analysis {
             let ops = operands(c);
             let lane = |v: &String| values.contains(v);
             let shared = |v: &String| !self.varying.contains(v);
-            let counts = |v: &String| within.get(v).map_or(true, |&(h, e)| (h..=e).contains(&self.block_of[i]));
+            let counts = |v: &String| within.get(v).map_or(true, |inside| inside[self.block_of[i]]);
             let is = match opcode(rhs) {
                 ("call", _) => matches!(query(c), Ok(Some(true))),
                 ("load", _) => ops.len() == 1 && variables.contains(&ops[0]) && counts(&ops[0]),
@@ -599,9 +632,15 @@ struct Writer<'a> {
     gep_types: HashMap<String, IrType>,
     /// In a block's version for some of the lanes (`linear`), the mask of those lanes.
     lanes: Option<String>,
+    /// Varying values this writer made (copies of variables through registers).
+    made: HashSet<String>,
 }
 
 impl Writer<'_> {
+    fn varies(&self, v: &str) -> bool {
+        self.a.varies(v) || self.made.contains(v)
+    }
+
     /// A new local name, after `base` (a numbered value takes no suffix).
     fn name(&mut self, base: &str) -> String {
         self.fresh += 1;
@@ -611,7 +650,7 @@ impl Writer<'_> {
     /// `value` of type `t` as a widened operand: varying values as they are, constants
     /// as widened constants, shared values broadcast here.
     fn operand(&mut self, t: &IrType, value: &str) -> Result<String, String> {
-        if self.a.varies(value) {
+        if self.varies(value) {
             return Ok(value.to_string());
         }
         if let Some(c) = widened_constant(t, value) {
@@ -695,7 +734,7 @@ impl Writer<'_> {
         match op {
             "alloca" => {
                 let ty = &self.a.allocas[d];
-                match self.a.varies(d) {
+                match self.varies(d) {
                     true => {
                         let wide = widened(ty).ok_or("unsupported private variable")?;
                         let _ = writeln!(self.out, "  {d} = alloca {wide}, align 64");
@@ -710,7 +749,7 @@ impl Writer<'_> {
             "getelementptr" => self.gep(d, rest, c),
             "call" => self.call(Some(d), t),
             "atomicrmw" | "cmpxchg" | "va_arg" | "landingpad" => Err(format!("instruction {op}")),
-            _ if !self.a.varies(d) => {
+            _ if !self.varies(d) => {
                 let _ = writeln!(self.out, "{c}");
                 Ok(())
             }
@@ -810,7 +849,7 @@ impl Writer<'_> {
                         pair.trim().strip_prefix('[').and_then(|p| p.strip_suffix(']')).ok_or("unreadable phi")?;
                     let (v, label) = inner.split_once(',').ok_or("unreadable phi")?;
                     let v = v.trim();
-                    let v = match (self.a.varies(v), widened_constant(&t, v)) {
+                    let v = match (self.varies(v), widened_constant(&t, v)) {
                         (true, _) => v.to_string(),
                         (false, Some(c)) => c,
                         (false, None) => return Err("a shared value into a varying phi".into()),
@@ -824,7 +863,7 @@ impl Writer<'_> {
                 let rest = skip_flags(rest);
                 let parts = split_top(rest);
                 let (ct, cv) = typed(parts[0]).ok_or("unreadable select")?;
-                let cond = match self.a.varies(&cv) {
+                let cond = match self.varies(&cv) {
                     true => format!("{} {cv}", widened(&ct).ok_or("unsupported select")?),
                     false => format!("{ct} {cv}"),
                 };
@@ -884,7 +923,7 @@ impl Writer<'_> {
 
     fn load(&mut self, d: &str, rest: &str, c: &str) -> Result<(), String> {
         if rest.starts_with("volatile ") || rest.starts_with("atomic ") {
-            return match self.a.varies(d) {
+            return match self.varies(d) {
                 true => Err("a volatile or atomic load".into()),
                 false => {
                     let _ = writeln!(self.out, "{c}");
@@ -896,12 +935,12 @@ impl Writer<'_> {
         let (t, _) = ir_type::parse(parts[0]).ok_or("unreadable load")?;
         let (pt, p) = typed(parts[1]).ok_or("unreadable load")?;
         let align = parts.get(2).map(|a| a.trim()).unwrap_or("align 1");
-        if self.a.private.get(&p).is_some_and(|root| self.a.varies(root)) {
+        if self.a.private.get(&p).is_some_and(|root| self.varies(root)) {
             let wide = widened(&t).ok_or("unsupported load")?;
             let _ = writeln!(self.out, "  {d} = load {wide}, {pt} {p}, align 4");
             return Ok(());
         }
-        if !self.a.varies(&p) {
+        if !self.varies(&p) {
             let _ = writeln!(self.out, "{c}");
             return Ok(());
         }
@@ -969,7 +1008,7 @@ impl Writer<'_> {
 
     fn store(&mut self, rest: &str) -> Result<(), String> {
         if rest.starts_with("volatile ") || rest.starts_with("atomic ") {
-            if operands(rest).iter().any(|v| self.a.varies(v)) {
+            if operands(rest).iter().any(|v| self.varies(v)) {
                 return Err("a volatile or atomic store".into());
             }
             let _ = writeln!(self.out, "  store {rest}");
@@ -980,7 +1019,7 @@ impl Writer<'_> {
         let (pt, p) = typed(parts[1]).ok_or("unreadable store")?;
         let align = parts.get(2).map(|a| a.trim()).unwrap_or("align 1");
         let mask = self.lanes.clone();
-        if self.a.private.get(&p).is_some_and(|root| self.a.varies(root)) {
+        if self.a.private.get(&p).is_some_and(|root| self.varies(root)) {
             let wide = widened(&t).ok_or("unsupported store")?;
             let mut v = self.operand(&t, &v)?;
             if let Some(m) = &mask {
@@ -998,9 +1037,9 @@ impl Writer<'_> {
             let _ = writeln!(self.out, "  store {wide} {v}, {pt} {p}, align 4");
             return Ok(());
         }
-        if !self.a.varies(&p) {
+        if !self.varies(&p) {
             // A shared value to a shared address: once, if any lane is here.
-            if self.a.varies(&v) {
+            if self.varies(&v) {
                 return Err("lanes storing to one address".into());
             }
             let _ = writeln!(self.out, "  store {}", code(rest));
@@ -1073,7 +1112,10 @@ impl Writer<'_> {
     /// lanes in the loop have all taken the same steps, so theirs stay consecutive).
     fn lane0(&mut self, p: &str, t: &IrType, mask: Option<&str>) -> Result<Option<String>, String> {
         let Some(elem) = self.consecutive_geps.get(p).cloned() else { return Ok(None) };
-        if &elem != t {
+        // The lanes' elements one after another: the pointer steps by the value's size
+        // (a frame slot's `[n x i8]` holds a value of n bytes).
+        let size = |t: &IrType| t.layout(&HashMap::new()).map(|(s, _)| s);
+        if &elem != t && (size(&elem).is_none() || size(&elem) != size(t)) {
             return Ok(None);
         }
         let first = self.name(p);
@@ -1119,7 +1161,7 @@ impl Writer<'_> {
         let (bt, base) = typed(parts[1]).ok_or("unreadable getelementptr")?;
         let kw = if inbounds { "getelementptr inbounds" } else { "getelementptr" };
         if let Some(root) = self.a.private.get(&base) {
-            if !self.a.varies(root) {
+            if !self.varies(root) {
                 let _ = writeln!(self.out, "{c}");
                 return Ok(());
             }
@@ -1150,11 +1192,11 @@ impl Writer<'_> {
             let _ = writeln!(self.out, "  {d} = {kw} {wide}, {bt} {base}, {}", indices.join(", "));
             return Ok(());
         }
-        if !self.a.varies(d) {
+        if !self.varies(d) {
             let _ = writeln!(self.out, "{c}");
             return Ok(());
         }
-        let base_text = match self.a.varies(&base) {
+        let base_text = match self.varies(&base) {
             true => format!("{} {base}", widened(&bt).ok_or("unsupported pointer")?),
             false => format!("{bt} {base}"),
         };
@@ -1165,10 +1207,17 @@ impl Writer<'_> {
         let _ = writeln!(self.out, "  {d} = {kw} {src}, {base_text}, {}", indices.join(", "));
         let wide_ptr = widened(&bt).ok_or("unsupported pointer")?;
         self.gep_types.insert(d.to_string(), wide_ptr);
-        if parts.len() == 3 && !self.a.varies(&base) {
-            if let Some((_, iv)) = typed(parts[2]) {
+        // `gep T, base, i` and `gep [n x T], base, 0, i` (an array in local or global
+        // memory) with a shared base and i a shared value plus the lane step by T.
+        let elem = match (parts.len(), &src) {
+            (3, _) => Some(src.clone()),
+            (4, IrType::Array(_, e)) if typed(parts[2]).is_some_and(|(_, v)| v == "0") => Some((**e).clone()),
+            _ => None,
+        };
+        if let (Some(elem), false) = (elem, self.varies(&base)) {
+            if let Some((_, iv)) = parts.last().and_then(|p| typed(p)) {
                 if self.a.consecutive.contains(&iv) {
-                    self.consecutive_geps.insert(d.to_string(), src);
+                    self.consecutive_geps.insert(d.to_string(), elem);
                 }
             }
         }
@@ -1194,9 +1243,30 @@ impl Writer<'_> {
             let _ = writeln!(self.out, "  {d} = add {wide} {splat}, <{}>", steps.join(", "));
             return Ok(());
         }
+        if let Some((to, from)) = copy_operands(c) {
+            let varies = |p: &str| self.a.private.get(p).map_or(self.varies(p), |root| self.varies(root));
+            if !varies(&to) && !varies(&from) && !args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.varies(&v))) {
+                // A copy of a shared variable: once, for every lane.
+                let _ = writeln!(self.out, "{c}");
+                return Ok(());
+            }
+            // A whole varying variable to or from memory (a region's frame slot): a
+            // load and a store of its type.
+            let whole = |p: &str| self.a.allocas.get(p).filter(|_| self.a.private.get(p).is_some_and(|r| r == p));
+            let ty = whole(&to).or_else(|| whole(&from)).cloned().ok_or("a copy of part of a varying variable")?;
+            let bytes = ty.layout(&HashMap::new()).map(|(s, _)| s);
+            let n = args.get(2).and_then(|a| a.rsplit(' ').next()).and_then(|n| n.parse::<u64>().ok());
+            if bytes.is_none() || bytes != n {
+                return Err("a copy of part of a varying variable".into());
+            }
+            let value = self.name("%copy");
+            self.made.insert(value.clone());
+            self.line(&format!("  {value} = load {ty}, ptr {from}, align 4"))?;
+            return self.line(&format!("  store {ty} {value}, ptr {to}, align 4"));
+        }
         if callee.starts_with("llvm.lifetime.") {
             let ptr = args.get(1).and_then(|a| a.rsplit(' ').next()).unwrap_or("");
-            match self.a.private.get(ptr).is_some_and(|root| self.a.varies(root)) {
+            match self.a.private.get(ptr).is_some_and(|root| self.varies(root)) {
                 true => {
                     let _ = writeln!(self.out, "  call void @{callee}(i64 -1, ptr {ptr})");
                 }
@@ -1206,8 +1276,8 @@ impl Writer<'_> {
             }
             return Ok(());
         }
-        let varying = args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.a.varies(&v)));
-        if !varying && !d.is_some_and(|d| self.a.varies(d)) {
+        let varying = args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.varies(&v)));
+        if !varying && !d.is_some_and(|d| self.varies(d)) {
             // The same call in every lane: once, if it has no effect but its result.
             if callee.starts_with("llvm.") && elementwise_intrinsic(&callee).is_some()
                 || pure_builtin(&callee).is_some()
