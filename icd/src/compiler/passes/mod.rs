@@ -19,6 +19,7 @@
 mod collectives;
 pub(crate) mod context;
 mod division;
+mod flow;
 pub(crate) mod ir_text;
 pub(crate) mod ir_type;
 pub(crate) mod launcher;

@@ -134,7 +134,8 @@ pub(super) fn invariant_regions(
 ) -> Uniformity {
     let (members, reach) = region_members(pieces, succs, starts);
     let opaque = opaque_regions(pieces, derived, &members, starts.len());
-    let facts = Facts { pieces, allocas, derived, members: &members, opaque: &opaque };
+    let ipdom = super::flow::post_dominators(succs);
+    let facts = Facts { pieces, succs, ipdom: &ipdom, allocas, derived, members: &members, opaque: &opaque };
     let (values, vars, branchy) = facts.varying(starts.len());
     let varies = |l: &str| mentions_varying(&values, def_of(l).map(|(d, _)| d), l);
     let varying_branch =
@@ -213,6 +214,9 @@ fn opaque_regions(
 /// What the passes over the kernel's pieces share.
 struct Facts<'a> {
     pieces: &'a [Piece],
+    succs: &'a [Vec<usize>],
+    /// Each piece's nearest post-dominator in the piece graph (cut at barriers).
+    ipdom: &'a [Option<usize>],
     allocas: &'a [Alloca],
     derived: &'a HashMap<String, Vec<usize>>,
     members: &'a [Vec<usize>],
@@ -244,11 +248,23 @@ impl<'a> Facts<'a> {
         let mut values: HashSet<&str> = HashSet::new();
         let mut vars = vec![false; self.allocas.len()];
         let mut branchy = vec![false; regions];
+        // Pieces only some work-items reach: the regions of varying branches up to
+        // where their paths meet again (a store there is some work-items' only), and the
+        // pieces varying branches end (a phi there takes values by different ways).
+        let mut diverged = vec![false; pieces.len()];
+        let mut splits = vec![false; pieces.len()];
+        let mut preds = vec![Vec::new(); pieces.len()];
+        for (i, ss) in self.succs.iter().enumerate() {
+            for &s in ss {
+                preds[s].push(i);
+            }
+        }
         let mut changed = true;
         while changed {
             changed = false;
             for (i, p) in pieces.iter().enumerate() {
-                let diverged = members[i].iter().any(|&n| branchy[n]);
+                let joins = preds[i].iter().any(|&q| diverged[q] || splits[q]);
+                let diverged_here = diverged[i];
                 for l in &p.lines {
                     let own = def_of(l).map(|(d, _)| d);
                     let varies = |s: &str| mentions_varying(&values, own, s);
@@ -256,7 +272,7 @@ impl<'a> Facts<'a> {
                     let result_varies = match inst {
                         Inst::Load { ptr } => varies(ptr) || read_varies(ptr, i, &vars),
                         Inst::Call(Callee::Group | Callee::Wait | Callee::Memcpy) | Inst::Pure => varies(l),
-                        Inst::Phi => diverged || varies(l),
+                        Inst::Phi => diverged_here || joins || varies(l),
                         Inst::Inert => false,
                         _ => true,
                     };
@@ -267,7 +283,7 @@ impl<'a> Facts<'a> {
                             let mut t = pointees(value);
                             // And the variable it is stored in varies: each work-item's
                             // variables are its own, at addresses of their own once framed.
-                            if !t.is_empty() || diverged || varies(value) || varies(ptr) {
+                            if !t.is_empty() || diverged_here || varies(value) || varies(ptr) {
                                 t.extend(pointees(ptr));
                             }
                             (t, false)
@@ -276,7 +292,7 @@ impl<'a> Facts<'a> {
                             let args = call_args(l);
                             let (dst, src) = (args.first().copied().unwrap_or(""), args.get(1).copied().unwrap_or(""));
                             let from_varying = read_varies(src, i, &vars);
-                            (if diverged || varies(l) || from_varying { pointees(dst) } else { Vec::new() }, false)
+                            (if diverged_here || varies(l) || from_varying { pointees(dst) } else { Vec::new() }, false)
                         }
                         Inst::Call(Callee::Wait) => (Vec::new(), false),
                         // Other calls given a variable's address may write it.
@@ -293,6 +309,11 @@ impl<'a> Facts<'a> {
                     if varying_branch {
                         for &n in &members[i] {
                             changed |= !std::mem::replace(&mut branchy[n], true);
+                        }
+                        if !std::mem::replace(&mut splits[i], true) {
+                            changed = true;
+                            let region = super::flow::divergent_region(self.succs, self.ipdom, i);
+                            diverged.iter_mut().zip(region).for_each(|(d, r)| *d |= r);
                         }
                     }
                 }

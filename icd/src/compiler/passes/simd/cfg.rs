@@ -11,6 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
+use super::super::flow;
 use super::super::ir_text::{label_of, labels_in};
 use super::code;
 
@@ -142,7 +143,7 @@ impl Cfg {
             let last = (0..n).filter(|&b| body[b]).max_by_key(|b| position.get(b)).unwrap_or(*h);
             ends[last].push(*h);
         }
-        let ipdom = post_dominators(&succs);
+        let ipdom = flow::post_dominators(&succs);
         Ok(Cfg { succs, order, loops, ends, ipdom })
     }
 
@@ -150,17 +151,7 @@ impl Cfg {
     /// value: those reachable from its successors before they meet again (its nearest
     /// post-dominator), `p` itself included where a loop leads back to it.
     pub(super) fn region(&self, p: usize) -> Vec<bool> {
-        let join = self.ipdom[p];
-        let mut inside = vec![false; self.succs.len()];
-        let mut work: Vec<usize> = self.succs[p].clone();
-        while let Some(b) = work.pop() {
-            if Some(b) == join || inside[b] {
-                continue;
-            }
-            inside[b] = true;
-            work.extend(self.succs[b].iter().copied());
-        }
-        inside
+        flow::divergent_region(&self.succs, &self.ipdom, p)
     }
 
     /// The blocks of the innermost loop holding block `b`.
@@ -225,52 +216,4 @@ fn walk_order(
         return Err("control flow with no order to walk".into());
     }
     Ok(out)
-}
-
-/// Each block's nearest post-dominator, by the iterative data-flow over sets (blocks
-/// are few): pdom(b) = {b} + the intersection of its successors' sets, the exits'
-/// sets being themselves. The nearest strict post-dominator is the one with the most
-/// post-dominators of its own.
-fn post_dominators(succs: &[Vec<usize>]) -> Vec<Option<usize>> {
-    let n = succs.len();
-    let words = n.div_ceil(64);
-    let full = {
-        let mut f = vec![u64::MAX; words];
-        if n % 64 != 0 {
-            f[words - 1] = (1u64 << (n % 64)) - 1;
-        }
-        f
-    };
-    let mut pdom: Vec<Vec<u64>> =
-        (0..n).map(|b| if succs[b].is_empty() { single(b, words) } else { full.clone() }).collect();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..n).rev() {
-            if succs[b].is_empty() {
-                continue;
-            }
-            let mut set = full.clone();
-            for &s in &succs[b] {
-                for (w, x) in set.iter_mut().zip(&pdom[s]) {
-                    *w &= x;
-                }
-            }
-            set[b / 64] |= 1 << (b % 64);
-            if set != pdom[b] {
-                pdom[b] = set;
-                changed = true;
-            }
-        }
-    }
-    let count = |s: &Vec<u64>| s.iter().map(|w| w.count_ones()).sum::<u32>();
-    (0..n)
-        .map(|b| (0..n).filter(|&d| d != b && pdom[b][d / 64] & (1 << (d % 64)) != 0).max_by_key(|&d| count(&pdom[d])))
-        .collect()
-}
-
-fn single(b: usize, words: usize) -> Vec<u64> {
-    let mut s = vec![0; words];
-    s[b / 64] |= 1 << (b % 64);
-    s
 }
