@@ -113,6 +113,12 @@ QUERY void __ferrocl_ctx_fix(ferrocl_ctx *c, size_t x, size_t y, size_t z) {
 }
 /* The first work-item runs a region for the whole group. */
 QUERY void __ferrocl_ctx_alone(ferrocl_ctx *c) { c->alone = 1; }
+/* A kernel's SIMD copy runs 8 work-items in x at once; it calls a work-group function
+ * (an async copy, a wait) once per work-item, stepping the context to each in turn. */
+QUERY void __ferrocl_ctx_lane(ferrocl_ctx *c, long step) {
+    c->lid[0] += step;
+    c->item += step;
+}
 QUERY void *__ferrocl_group_frames(const ferrocl_group *g) { return g->frames; }
 QUERY size_t __ferrocl_group_items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->lsz[2]; }
 

@@ -30,7 +30,7 @@ mod cfg;
 mod linear;
 
 use super::context::{self, Answer};
-use super::ir_text::{callee_names, def_of, label_of, locals_in, matching_paren, split_top};
+use super::ir_text::{callee_names, def_of, label_of, locals_in, matching_paren, opencl_name, split_top};
 use super::ir_type::{self, IrType};
 use cfg::{Block, Cfg};
 use ferrocl_kernel_abi::mangle::{self, Ty};
@@ -242,6 +242,13 @@ fn phi_incoming(rest: &str) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
+/// Whether a callee is a work-group function every work-item calls with the same
+/// arguments, and whose bookkeeping counts the calls per work-item (async copies and
+/// waits, `builtins/src/async_copies.rs`): the copy calls it once per lane.
+fn group_function(callee: &str) -> bool {
+    opencl_name(callee).is_some_and(|n| n.starts_with("async_work_group_") || n == "wait_group_events")
+}
+
 /// A `llvm.memcpy` call's destination and source (the regions' copies of variables the
 /// work-items share to and from the group's uniform block).
 fn copy_operands(line: &str) -> Option<(String, String)> {
@@ -447,7 +454,12 @@ impl Analysis {
                 Some(false) => {}
                 None => {
                     let copy = line.contains("@llvm.memcpy.");
-                    if ops.iter().any(|v| self.private.contains_key(v)) && !line.contains("@llvm.lifetime.") && !copy {
+                    let group = callee_names(line).first().is_some_and(|(c, _)| group_function(c));
+                    if ops.iter().any(|v| self.private.contains_key(v))
+                        && !line.contains("@llvm.lifetime.")
+                        && !copy
+                        && !group
+                    {
                         return Err("the address of a private variable is passed to a function".into());
                     }
                     if any_varying {
@@ -455,6 +467,10 @@ impl Analysis {
                     }
                 }
             },
+            ("addrspacecast" | "bitcast", _) if ops.len() == 1 && self.private.contains_key(&ops[0]) => {
+                let root = self.private[&ops[0]].clone();
+                self.private.insert(d.to_string(), root);
+            }
             _ => {
                 if ops.iter().any(|v| self.private.contains_key(v)) {
                     return Err("the address of a private variable is used as a value".into());
@@ -1243,6 +1259,16 @@ impl Writer<'_> {
             let _ = writeln!(self.out, "  {d} = add {wide} {splat}, <{}>", steps.join(", "));
             return Ok(());
         }
+        if group_function(&callee) {
+            return self.group_call(d, c, &callee, &args);
+        }
+        if opencl_name(&callee) == Some("prefetch") && d.is_none() {
+            // A hint with no effect on results: once for shared arguments, else left out.
+            if !args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.varies(&v))) {
+                let _ = writeln!(self.out, "{c}");
+            }
+            return Ok(());
+        }
         if let Some((to, from)) = copy_operands(c) {
             let varies = |p: &str| self.a.private.get(p).map_or(self.varies(p), |root| self.varies(root));
             if !varies(&to) && !varies(&from) && !args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.varies(&v))) {
@@ -1315,6 +1341,42 @@ impl Writer<'_> {
             return Ok(());
         }
         self.builtin(d, &callee, &args, &ret)
+    }
+
+    /// A work-group function (`group_function`) called with the same arguments in every
+    /// lane: once per lane, the context stepped to each lane's work-item and back. Its
+    /// result (an event) is the same in all.
+    fn group_call(&mut self, d: Option<&str>, c: &str, callee: &str, args: &[&str]) -> Result<(), String> {
+        let varying = |w: &Self, v: &str| w.a.private.get(v).map_or(w.varies(v), |root| w.varies(root));
+        if args.iter().any(|a| typed(a).is_some_and(|(_, v)| varying(self, &v))) || d.is_some_and(|d| self.varies(d)) {
+            return Err(format!("{callee} on values that differ between work-items"));
+        }
+        if self.lanes.is_some() {
+            return Err(format!("{callee} where only some work-items may be"));
+        }
+        let ctx = args.last().and_then(|a| typed(a)).map(|(_, v)| v).ok_or("a work-group function without context")?;
+        let call = c.trim_start();
+        let call = d.map_or(call, |d| call.strip_prefix(&format!("{d} = ")).unwrap_or(call));
+        for lane in 0..WIDTH {
+            if lane > 0 {
+                let _ = writeln!(self.out, "  call void @__ferrocl_ctx_lane(ptr {ctx}, i64 1)");
+            }
+            match d {
+                Some(d) if lane + 1 == WIDTH => {
+                    let _ = writeln!(self.out, "  {d} = {call}");
+                }
+                Some(d) => {
+                    let r = self.name(d);
+                    let _ = writeln!(self.out, "  {r} = {call}");
+                }
+                None => {
+                    let _ = writeln!(self.out, "  {call}");
+                }
+            }
+        }
+        let _ = writeln!(self.out, "  call void @__ferrocl_ctx_lane(ptr {ctx}, i64 -{})", WIDTH - 1);
+        self.declarations.push("declare void @__ferrocl_ctx_lane(ptr, i64)".into());
+        Ok(())
     }
 
     /// A call of an element-by-element builtin of the library on varying arguments: the
