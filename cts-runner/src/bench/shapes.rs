@@ -43,7 +43,7 @@ const STENCIL_STEPS: i32 = 16;
 const TILE_GROUPS: usize = 64;
 const TILES_PER_GROUP: usize = 4;
 
-const SOURCE: &str = r#"
+pub const SOURCE: &str = r#"
 #define P8(x) (((((((0.1f * x + 0.2f) * x + 0.3f) * x - 0.4f) * x + 0.5f) * x - 0.6f) * x + 0.7f) * x + 0.8f)
 #define P20(x) (P8(P8(x) * 0.5f) * 0.25f + P8(x) * x)
 

@@ -1152,6 +1152,57 @@ fn work_items_that_part_ways_compute_what_each_computes_alone() {
     }
 }
 
+/// The machine code of kernel `name`'s launcher in program `p`'s binary (objdump).
+fn launcher_code(p: cl_program, name: &str) -> String {
+    let size: usize = info(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, s, v, r)));
+    let mut bin = vec![0u8; size];
+    let mut ptrs = [bin.as_mut_ptr()];
+    ok!(cl!(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 8, ptrs.as_mut_ptr().cast(), null_mut())));
+    let end = bin.windows(4).position(|w| w == b"\n--\n").expect("no payload");
+    let so = std::env::temp_dir().join(format!("ferrocl-simd-{}-{name}.so", std::process::id()));
+    std::fs::write(&so, &bin[end + 4..]).unwrap();
+    let out =
+        std::process::Command::new("objdump").arg("-d").arg(&so).output().expect("objdump (binutils) is not installed");
+    let _ = std::fs::remove_file(&so);
+    let code = String::from_utf8_lossy(&out.stdout);
+    code.split("\n\n").filter(|f| f.contains(&format!("<__ferrocl_launch_{name}>:"))).collect::<Vec<_>>().join("\n")
+}
+
+/// Every kernel shape of `cts-runner bench --only shapes` (loops of varying length,
+/// escape-time, barriers in loops, async copies, tiles by hand) computes on 8-lane
+/// registers in its launcher: float arithmetic on ymm (or zmm) registers. Fails with
+/// `FERROCL_SIMD=0` for all but the straight-line and if/else shapes.
+#[test]
+fn every_kernel_shape_runs_on_vector_registers() {
+    let env = Env::new();
+    let p = build(&env, cts_runner::bench::shapes::SOURCE, "");
+    let shapes = [
+        "straight",
+        "uniform_loop",
+        "block_stride",
+        "grid_stride",
+        "if_else",
+        "escape",
+        "nbody",
+        "stencil",
+        "local_reduce",
+        "tiles_direct",
+        "tiles_async",
+        "tiles_hand",
+    ];
+    for name in shapes {
+        let code = launcher_code(p, name);
+        assert!(!code.is_empty(), "no launcher for {name}");
+        let vector = |l: &&str| {
+            let op = l.split('\t').nth(2).unwrap_or("");
+            ["vfmadd", "vfnmadd", "vfmsub", "vmulps", "vaddps"].iter().any(|o| op.starts_with(o))
+                && (l.contains("ymm") || l.contains("zmm"))
+        };
+        assert!(code.lines().any(|l| vector(&l)), "no 8- or 16-lane float arithmetic in {name}'s launcher:\n{code}");
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 /// The structural side of the SIMD copies: a loop of shared length per work-item (n-body
 /// and a filter of fixed taps) compiles to vector FMAs on 8 lanes in the launcher, where
 /// the work-item loop alone left it scalar. Read from the program binary's code.
@@ -1169,19 +1220,7 @@ fn loops_of_shared_length_run_on_vector_registers() {
         }"#,
         "",
     );
-    let size: usize = info(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, s, v, r)));
-    let mut bin = vec![0u8; size];
-    let mut ptrs = [bin.as_mut_ptr()];
-    ok!(cl!(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 8, ptrs.as_mut_ptr().cast(), null_mut())));
-    let end = bin.windows(4).position(|w| w == b"\n--\n").expect("no payload");
-    let so = std::env::temp_dir().join(format!("ferrocl-simd-{}.so", std::process::id()));
-    std::fs::write(&so, &bin[end + 4..]).unwrap();
-    let out =
-        std::process::Command::new("objdump").arg("-d").arg(&so).output().expect("objdump (binutils) is not installed");
-    let _ = std::fs::remove_file(&so);
-    let code = String::from_utf8_lossy(&out.stdout);
-    let launcher: String =
-        code.split("\n\n").filter(|f| f.contains("<__ferrocl_launch_taps>:")).collect::<Vec<_>>().join("\n");
+    let launcher = launcher_code(p, "taps");
     assert!(
         launcher.lines().any(|l| l.contains("vfmadd") && l.contains("ps") && (l.contains("ymm") || l.contains("zmm"))),
         "no 8- or 16-lane FMA in the launcher:\n{launcher}"
