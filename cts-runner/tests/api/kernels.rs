@@ -1074,6 +1074,18 @@ fn work_items_that_part_ways_compute_what_each_computes_alone() {
             else if (x % 3 == 0) f = f * 0.5f;
             out[4 * i] = z; out[4 * i + 1] = acc; out[4 * i + 2] = s; out[4 * i + 3] = (int)(f * 1000.0f);
         }
+        float scale(float x, float s) { return x * s + 1.0f; }
+        int steps(float x) { int n = 0; while (x > 1.0f && n < 20) { x = x * 0.5f; n++; } return n; }
+        void put(global int *out, int i, int v) { if (v > 2) out[i] = v; else out[i] = -v; }
+        void order(int *lo, int *hi) { if (*lo > *hi) { int t = *lo; *lo = *hi; *hi = t; } }
+        kernel void calls(global const int *in, global int *out) {
+            int i = get_global_id(0);
+            int a = in[i], b = in[(i * 7) % 64];
+            order(&a, &b);
+            put(out, 3 * i, steps(scale((float)a, 0.5f) + 3.0f));
+            out[3 * i + 1] = a;
+            out[3 * i + 2] = b;
+        }
         kernel void strides(global const int *in, global int *out, int tile, int m) {
             size_t base = get_group_id(0) * tile;
             for (int j = get_local_id(0); j < tile; j += get_local_size(0)) out[base + j] = in[base + j] * 3 + j;
@@ -1130,6 +1142,26 @@ fn work_items_that_part_ways_compute_what_each_computes_alone() {
             let want = [z, acc, s, (f * 1000.0) as i32];
             assert_eq!(got[4 * i..4 * i + 3], want[..3], "item {i} of {n} ({global} in groups of {local})");
             assert!((got[4 * i + 3] - want[3]).abs() <= 1, "item {i}: {} != {}", got[4 * i + 3], want[3]);
+        }
+    }
+    // Functions of the program, with loops, branches and pointers to the caller's
+    // variables, called from lanes.
+    let k = kernel(p, "calls");
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &out);
+    for (global, local) in [(64, 16), (61, 61)] {
+        run(&env, k, &[global], Some(&[local]));
+        let got: Vec<i32> = read_as(&env, out, 3 * global);
+        for i in 0..global {
+            let (a, b) = (input[i], input[i * 7 % 64]);
+            let (a, b) = (a.min(b), a.max(b));
+            let (mut x, mut n) = (a as f32 * 0.5 + 1.0 + 3.0, 0);
+            while x > 1.0 && n < 20 {
+                x *= 0.5;
+                n += 1;
+            }
+            let want = [if n > 2 { n } else { -n }, a, b];
+            assert_eq!(got[3 * i..3 * i + 3], want, "calls: item {i} of {global}");
         }
     }
     let k = kernel(p, "strides");

@@ -288,15 +288,23 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
         // kernel (its text all in its `define` line) gets a copy running each region.
         let simd = match simd::enabled() && !k.fibers && !called && !k.args.iter().any(|a| a.kind == ArgKind::Image) {
             true => {
-                let copy = match barriers {
+                let (define, body): (String, Vec<String>) = match barriers {
                     Some(_) => {
                         let text: Vec<String> = lines[f.define].lines().map(str::to_string).collect();
                         let end = text.iter().rposition(|l| l.starts_with('}')).unwrap_or(text.len());
-                        simd::vectorize(&text[0], &text[1..end], &f.name)
+                        (text[0].clone(), text[1..end].to_vec())
                     }
-                    None => simd::vectorize(&lines[f.define], body, &f.name),
+                    None => (lines[f.define].clone(), body.to_vec()),
                 };
-                copy.map_err(|why| simd::explain(&f.name, &why)).ok()
+                // The program's functions the kernel calls, inlined into the copy.
+                let program = |name: &str| {
+                    let g = funcs.iter().find(|g| g.name == name && !g.kernel && g.name != f.name)?;
+                    Some(simd::Callee { define: &lines[g.define], body: &lines[g.define + 1..g.end] })
+                };
+                simd::inline_calls(&define, &body, &program)
+                    .and_then(|body| simd::vectorize(&define, &body, &f.name))
+                    .map_err(|why| simd::explain(&f.name, &why))
+                    .ok()
             }
             false => None,
         };

@@ -18,7 +18,9 @@ use std::fmt::Write;
 
 use super::super::ir_text::label_of;
 use super::{all_lanes, ir_type, WIDTH};
-use super::{code, components, def_of, opcode, operands, phi_incoming, split_top, typed, widened, IrType, Writer};
+use super::{
+    code, components, def_of, def_type, opcode, operands, phi_incoming, split_top, typed, widened, IrType, Writer,
+};
 
 /// A phi's stand-in: a variable each way into the phi's block sets.
 struct Slot {
@@ -70,10 +72,11 @@ impl Writer<'_> {
                 }
             }
         }
-        // A block's two versions define its values under other names: a value used in
-        // another block would need them merged (clang's unoptimised code keeps values
-        // within a statement, whose blocks feed each other through phis).
+        // A block's versions define its values under other names: a value used in
+        // another block gets a phi where they join (undefined where no lane ran it).
         let index: HashMap<String, usize> = (0..blocks.len()).map(|b| (label(b), b)).collect();
+        let mut escaping: HashMap<usize, Vec<(String, IrType)>> = HashMap::new();
+        let mut seen: HashSet<String> = HashSet::new();
         for (i, line) in lines.iter().enumerate() {
             let c = code(line);
             let uses: Vec<(String, usize)> = match def_of(c).map(|(_, rhs)| opcode(rhs)) {
@@ -83,8 +86,19 @@ impl Writer<'_> {
                 _ => operands(c).into_iter().map(|v| (v, a.block_of[i])).collect(),
             };
             for (v, user) in uses {
-                if defined_in.get(&v).is_some_and(|&b| b != 0 && b != user) {
-                    return Err("a value used outside its block".into());
+                let Some(&b) = defined_in.get(&v).filter(|&&b| b != 0 && b != user) else { continue };
+                if seen.insert(v.clone()) {
+                    let def = lines[blocks[b].start..=blocks[b].end]
+                        .iter()
+                        .find_map(|l| def_of(code(l)).filter(|(d, _)| *d == v))
+                        .map(|(_, rhs)| rhs)
+                        .ok_or("a value without its definition")?;
+                    let ty = def_type(def).ok_or_else(|| format!("a value used outside its block: {v}"))?;
+                    let ty = match self.varies(&v) {
+                        true => widened(&ty).ok_or("unsupported value")?,
+                        false => ty,
+                    };
+                    escaping.entry(b).or_default().push((v, ty));
                 }
             }
         }
@@ -173,6 +187,14 @@ impl Writer<'_> {
                 self.out.push_str(&rename(&text, &defs, &version[..1]));
             }
             let _ = writeln!(self.out, "simd.{l}.next:");
+            for (v, ty) in escaping.get(&b).into_iter().flatten() {
+                let mut incoming = vec![format!("[ poison, %{l} ]")];
+                for &(version, _) in versions {
+                    let renamed = rename(v, &defs, &version[..1]);
+                    incoming.push(format!("[ {renamed}, %simd.{l}.{version} ]"));
+                }
+                let _ = writeln!(self.out, "  {v} = phi {ty} {}", incoming.join(", "));
+            }
             for (k, &h) in cfg.ends[b].iter().enumerate() {
                 let (mh, again) = (format!("%simd.{l}.loop{k}"), format!("%simd.{l}.again{k}"));
                 let _ = writeln!(self.out, "  {mh} = load <{WIDTH} x i1>, ptr %simd.m.{}, align 1", blocks[h].label);
@@ -304,7 +326,7 @@ impl Writer<'_> {
 }
 
 /// The number LLVM gives the entry block: the one after the numbered parameters.
-fn entry_number(define: &str) -> String {
+pub(super) fn entry_number(define: &str) -> String {
     let head = define.split_once('{').map_or(define, |(h, _)| h);
     let numbered = head.split('%').skip(1).filter_map(|t| {
         let digits: String = t.chars().take_while(char::is_ascii_digit).collect();

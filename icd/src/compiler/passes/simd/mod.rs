@@ -27,6 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 mod cfg;
+mod inline;
 mod linear;
 
 use super::context::{self, Answer};
@@ -34,6 +35,7 @@ use super::ir_text::{callee_names, def_of, label_of, locals_in, matching_paren, 
 use super::ir_type::{self, IrType};
 use cfg::{Block, Cfg};
 use ferrocl_kernel_abi::mangle::{self, Ty};
+pub(crate) use inline::{inline_calls, Callee};
 
 /// Work-items a call of the copy runs: a 256-bit register of 32-bit lanes.
 pub(crate) const WIDTH: u64 = 8;
@@ -125,7 +127,8 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
                 w.line(line)?;
             }
             w.out.push_str("}\n");
-            std::mem::take(&mut w.out)
+            // Named throughout: lines the inlining left out leave gaps in the numbering.
+            linear::renumber(&std::mem::take(&mut w.out))
         }
         true => {
             let _ = writeln!(w.out, "{head}");
@@ -228,6 +231,59 @@ fn operands(line: &str) -> Vec<String> {
         .filter(|v| !v.starts_with("%struct.") && !v.starts_with("%union.") && !v.starts_with("%opencl."))
         .map(str::to_string)
         .collect()
+}
+
+/// The type of the value an instruction (`rhs`, after `%d = `) defines, for the
+/// instructions clang's unoptimised code has; `None` for others.
+fn def_type(rhs: &str) -> Option<IrType> {
+    let (op, rest) = opcode(rhs);
+    let rest = skip_flags(rest);
+    let first = || ir_type::parse(rest).map(|(t, _)| t);
+    match op {
+        "add" | "sub" | "mul" | "udiv" | "sdiv" | "urem" | "srem" | "shl" | "lshr" | "ashr" | "and" | "or" | "xor"
+        | "fadd" | "fsub" | "fmul" | "fdiv" | "frem" | "fneg" | "freeze" | "load" | "phi" => first(),
+        "icmp" | "fcmp" => {
+            let (_, rest) = rest.split_once(' ')?;
+            match ir_type::parse(rest)?.0 {
+                IrType::Vector(n, _) => Some(IrType::Vector(n, Box::new(IrType::Int(1)))),
+                _ => Some(IrType::Int(1)),
+            }
+        }
+        "alloca" | "getelementptr" => Some(IrType::Ptr(0)).filter(|_| !rest.contains("addrspace")).or_else(|| {
+            // The address space of the pointer operand (a getelementptr's second part).
+            let base =
+                split_top(rest.strip_prefix("inbounds ").unwrap_or(rest)).get(1).map(|p| p.trim().to_string())?;
+            ir_type::parse(&base).map(|(t, _)| t)
+        }),
+        "select" => split_top(rest).get(1).and_then(|p| ir_type::parse(p.trim())).map(|(t, _)| t),
+        "extractelement" => match first()? {
+            IrType::Vector(_, e) => Some(*e),
+            _ => None,
+        },
+        "insertelement" => first(),
+        "shufflevector" => {
+            let parts = split_top(rest);
+            let (IrType::Vector(_, e), IrType::Vector(m, _)) =
+                (ir_type::parse(parts.first()?.trim())?.0, ir_type::parse(parts.get(2)?.trim())?.0)
+            else {
+                return None;
+            };
+            Some(IrType::Vector(m, e))
+        }
+        "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "sitofp" | "uitofp" | "fptosi" | "fptoui" | "bitcast"
+        | "ptrtoint" | "inttoptr" | "addrspacecast" => ir_type::parse(rest.rsplit_once(" to ")?.1).map(|(t, _)| t),
+        "call" => {
+            let mut head = rest;
+            while let Some(r) = ["spir_func ", "noundef ", "fastcc ", "zeroext ", "signext ", "nonnull "]
+                .iter()
+                .find_map(|k| head.strip_prefix(k))
+            {
+                head = r;
+            }
+            ir_type::parse(head).map(|(t, _)| t)
+        }
+        _ => None,
+    }
 }
 
 /// A phi's incoming pairs: (value, predecessor label without `%`).
@@ -460,7 +516,8 @@ impl Analysis {
                         && !copy
                         && !group
                     {
-                        return Err("the address of a private variable is passed to a function".into());
+                        let callee = callee_names(line).first().map(|(c, _)| c.clone()).unwrap_or_default();
+                        return Err(format!("the address of a private variable is passed to {callee}"));
                     }
                     if any_varying {
                         self.vary(d);
@@ -1773,20 +1830,20 @@ mod tests {
         let t = &simd.text;
         assert!(t.starts_with("define internal spir_func void @k.simd(ptr noundef"), "{t}");
         // The id and the variables holding per-lane values are vectors ...
-        assert!(t.contains("%9 = alloca <8 x i64>") && t.contains("%11 = alloca <8 x float>"), "{t}");
-        assert!(t.contains("%13 = add <8 x i64> %simd."), "{t}");
+        assert!(t.contains("%v9 = alloca <8 x i64>") && t.contains("%v11 = alloca <8 x float>"), "{t}");
+        assert!(t.contains("%v13 = add <8 x i64> %simd."), "{t}");
         // ... the loop counter and its bound are not, and the loop branches as before.
-        assert!(t.contains("%12 = alloca i32, align 4") && t.contains("br i1 %21, label %23, label %22"), "{t}");
+        assert!(t.contains("%v12 = alloca i32, align 4") && t.contains("br i1 %v21, label %v23, label %v22"), "{t}");
         // in[i] is one vector load from lane 0's address; coef[j] one scalar load for all.
-        assert!(t.contains("%17 = load <8 x float>, ptr %simd.16."), "{t}");
-        assert!(t.contains("%30 = load float, ptr %29, align 4"), "{t}");
+        assert!(t.contains("%v17 = load <8 x float>, ptr %simd.16."), "{t}");
+        assert!(t.contains("%v30 = load float, ptr %v29, align 4"), "{t}");
         assert!(
             t.contains(
-                "%31 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %24, <8 x float> %25, <8 x float> %simd.30."
+                "%v31 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %v24, <8 x float> %v25, <8 x float> %simd.30."
             ),
             "{t}"
         );
-        assert!(t.contains("store <8 x float> %36, ptr %simd.39."), "{t}");
+        assert!(t.contains("store <8 x float> %v36, ptr %simd.39."), "{t}");
         assert_eq!(
             simd.declarations,
             ["declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)"]
@@ -1832,7 +1889,7 @@ mod tests {
             })
             .collect();
         let t = vectorize(&define, &body, "k").unwrap().text;
-        assert!(t.contains("%17 = call <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr> %16, i32 4"), "{t}");
+        assert!(t.contains("%v17 = call <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr> %v16, i32 4"), "{t}");
     }
 
     #[test]
