@@ -27,6 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 mod cfg;
+mod flatten;
 mod inline;
 mod linear;
 
@@ -103,7 +104,7 @@ pub(crate) fn vectorize(define: &str, body: &[String], name: &str) -> Result<Sim
 
 /// `vectorize`, with kernels that branch on varying values run masked or refused.
 fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Result<Simd, String> {
-    let lines = join_switches(body);
+    let lines = flatten::flatten(join_switches(body));
     let lines: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
     let analysis = Analysis::of(&lines)?;
     if analysis.linear && !masked {
