@@ -437,10 +437,21 @@ fn generate_here(target: &Target, program: &Deferred, unit: Option<&Unit>) -> Re
     let (clang, archive) = tools()?;
     let opts = options::parse(&program.options).map_err(BuildError::InvalidOptions)?;
     let scratch = Scratch::new(&cache::dir()).map_err(BuildError::Failed)?;
-    let rewritten = passes::rewrite_for(read_ir(program)?, unit).map_err(BuildError::Failed)?;
+    let ir = read_ir(program)?;
+    let rewritten = passes::rewrite_for(ir, unit).map_err(BuildError::Failed)?;
     let second = unit.is_some_and(|u| u.fixed.is_some());
-    let (file, _) = backend::build(clang, target, &opts, &rewritten.module, second, &archive, &scratch.0)
-        .map_err(BuildError::Failed)?;
+    let file = match backend::build(clang, target, &opts, &rewritten.module, second, &archive, &scratch.0) {
+        Ok((file, _)) => file,
+        // Code the SIMD copies broke: again without them (FERROCL_SIMD=why says so).
+        Err(why) if passes::has_simd_copies(&rewritten.module) => {
+            passes::simd_failed(&why);
+            let rewritten = passes::rewrite_without_simd(ir, unit).map_err(BuildError::Failed)?;
+            backend::build(clang, target, &opts, &rewritten.module, second, &archive, &scratch.0)
+                .map_err(BuildError::Failed)?
+                .0
+        }
+        Err(why) => return Err(BuildError::Failed(why)),
+    };
     std::fs::rename(&file, &so).map_err(|e| BuildError::Failed(e.to_string()))?;
     Ok(so)
 }
@@ -508,8 +519,19 @@ fn checked(
 ) -> Result<(Checked, passes::Rewritten), BuildError> {
     let rewritten = passes::rewrite_for(ir_text, None).map_err(BuildError::Failed)?;
     if rewritten.global_variable_size > 0 {
-        let (file, more) = backend::build(clang, target, opts, &rewritten.module, false, archive, scratch)
-            .map_err(BuildError::Failed)?;
+        let (rewritten, (file, more)) =
+            match backend::build(clang, target, opts, &rewritten.module, false, archive, scratch) {
+                Ok(built) => (rewritten, built),
+                // As `generate_here`: again without SIMD copies.
+                Err(why) if passes::has_simd_copies(&rewritten.module) => {
+                    passes::simd_failed(&why);
+                    let rewritten = passes::rewrite_without_simd(ir_text, None).map_err(BuildError::Failed)?;
+                    let built = backend::build(clang, target, opts, &rewritten.module, false, archive, scratch)
+                        .map_err(BuildError::Failed)?;
+                    (rewritten, built)
+                }
+                Err(why) => return Err(BuildError::Failed(why)),
+            };
         *log += &more;
         return Ok((Checked::Whole(file), rewritten));
     }

@@ -204,6 +204,26 @@ fn inline_definitions_kept(text: &str) -> std::borrow::Cow<'_, str> {
 /// with the code no entry point reaches left out (`ir_text::reachable_only`); without
 /// one, entry points of every kernel for any launch (`launcher::append_items`).
 pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, String> {
+    rewrite_with(text, unit, simd::enabled())
+}
+
+/// `rewrite_for` without SIMD copies: the retry of a build whose copies the compiler
+/// refused (a gap in this text-level transform should cost speed, not the build).
+pub(crate) fn rewrite_without_simd(text: &str, unit: Option<&Unit>) -> Result<Rewritten, String> {
+    rewrite_with(text, unit, false)
+}
+
+/// Says, with `FERROCL_SIMD=why`, that a build's SIMD copies did not compile.
+pub(crate) fn simd_failed(why: &str) {
+    simd::explain("(every kernel of this build)", &format!("the copies did not compile: {why}"));
+}
+
+/// Whether a rewritten module holds SIMD copies of kernels.
+pub(crate) fn has_simd_copies(module: &str) -> bool {
+    module.contains(".simd(")
+}
+
+fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Rewritten, String> {
     let text = division::guard(&collectives::expand_all(&inline_definitions_kept(text))?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
@@ -286,7 +306,7 @@ pub(crate) fn rewrite_for(text: &str, unit: Option<&Unit>) -> Result<Rewritten, 
         // Work-items in SIMD lanes, where the kernel allows (`simd`): not run as fibers,
         // called by no other kernel, not specialised per image format. A resumable
         // kernel (its text all in its `define` line) gets a copy running each region.
-        let simd = match simd::enabled() && !k.fibers && !called && !k.args.iter().any(|a| a.kind == ArgKind::Image) {
+        let simd = match simd_copies && !k.fibers && !called && !k.args.iter().any(|a| a.kind == ArgKind::Image) {
             true => {
                 let (define, body): (String, Vec<String>) = match barriers {
                     Some(_) => {

@@ -86,7 +86,9 @@ fn inline_one(
         .iter()
         .map(|p| p.trim().rsplit(' ').next().unwrap_or("").to_string())
         .collect();
-    if params.len() != args.len() || params.iter().any(|p| !p.starts_with('%')) {
+    // Values a token names (not constant expressions, whose last word is not them).
+    let simple = |v: &str| !v.is_empty() && v.chars().all(|c| c.is_alphanumeric() || "%@._$-+".contains(c));
+    if params.len() != args.len() || params.iter().any(|p| !p.starts_with('%')) || !args.iter().all(|a| simple(a)) {
         return Err("a call whose arguments this pass cannot read".into());
     }
     let substitute: HashMap<&str, &str> = params.iter().map(|p| &p[1..]).zip(args.iter().map(String::as_str)).collect();
