@@ -151,28 +151,20 @@ fn append_body(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Ty
             out,
             "  %r = call spir_func i32 @{name}({args}, ptr %frames, ptr %uniform, i32 %resume) alwaysinline\n  ret i32 %r\n}}"
         );
-        if e.simd {
-            // The same unpacking for the SIMD copy of the regions.
-            let unpack = out[out.rfind("\ndefine internal i32 @__ferrocl_body_").unwrap_or(out.len())..].to_string();
-            let copy = unpack
-                .replacen(&format!("@__ferrocl_body_{name}("), &format!("@__ferrocl_bodyv_{name}("), 1)
-                .replacen(&format!("@{name}({args}, "), &format!("@{name}.simd({args}, "), 1);
-            out.push_str(&copy);
-        }
     } else {
         // Inlined even where the loop has copies per image format (`append_items`): with
         // several callers LLVM's heuristics left the kernel a call, and the copies'
         // constant format could not reach its reads.
         let inline = if image_key_at(k).is_some() { " alwaysinline" } else { "" };
         let _ = writeln!(out, "  call spir_func void @{name}({args}){inline}\n  ret void\n}}");
-        if e.simd {
-            // The same unpacking for the SIMD copy.
-            let unpack = out[out.rfind("\ndefine internal void @__ferrocl_body_").unwrap_or(out.len())..].to_string();
-            let copy = unpack
-                .replacen(&format!("@__ferrocl_body_{name}("), &format!("@__ferrocl_bodyv_{name}("), 1)
-                .replacen(&format!("@{name}({args})"), &format!("@{name}.simd({args})"), 1);
-            out.push_str(&copy);
-        }
+    }
+    if e.simd {
+        // The same unpacking for the SIMD copy (of the kernel, or of its regions).
+        let unpack = out[out.rfind("\ndefine internal ").unwrap_or(out.len())..].to_string();
+        let copy = unpack
+            .replacen(&format!("@__ferrocl_body_{name}("), &format!("@__ferrocl_bodyv_{name}("), 1)
+            .replacen(&format!("@{name}({args}"), &format!("@{name}.simd({args}"), 1);
+        out.push_str(&copy);
     }
 
     Ok(if resumable {
