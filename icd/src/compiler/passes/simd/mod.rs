@@ -1082,11 +1082,12 @@ impl Writer<'_> {
 
     fn store(&mut self, rest: &str) -> Result<(), String> {
         if rest.starts_with("volatile ") || rest.starts_with("atomic ") {
-            if operands(rest).iter().any(|v| self.varies(v)) {
-                return Err("a volatile or atomic store".into());
-            }
-            let _ = writeln!(self.out, "  store {rest}");
-            return Ok(());
+            // Refused even for shared values: the stress run's faulting kernel (a
+            // volatile store through a wild pointer under a varying branch) hung a
+            // launch beside it in 2 of 8 runs on the loaded 2-core machine when its
+            // fault came from the copy (0 of 8 without the copy); the cause is not
+            // found yet.
+            return Err("a volatile or atomic store".into());
         }
         let parts = split_top(rest);
         let (t, v) = typed(parts[0]).ok_or("unreadable store")?;
