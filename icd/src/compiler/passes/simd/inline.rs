@@ -7,7 +7,7 @@
 //! call's arguments, its allocas move to the kernel's entry, and each `return` stores
 //! its value and branches to the rest of the calling block.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use super::super::ir_text::{callee_names, def_of, label_of, matching_paren, split_top};
@@ -197,60 +197,54 @@ fn map_locals(text: &str, f: impl Fn(&str) -> String) -> String {
 /// unoptimised code keeps every parameter): each read becomes that address, so the
 /// pass sees the variable itself.
 fn forward_private_addresses(lines: Vec<String>) -> Vec<String> {
-    let allocas: HashMap<String, bool> = lines
+    let allocas: HashMap<&str, bool> = lines
         .iter()
         .filter_map(|l| def_of(code(l)).filter(|(_, r)| r.trim_start().starts_with("alloca ")))
-        .map(|(d, r)| (d.to_string(), r.trim_start().starts_with("alloca ptr,")))
+        .map(|(d, r)| (d, r.trim_start().starts_with("alloca ptr,")))
         .collect();
-    let mut forwarded: HashMap<String, String> = HashMap::new();
-    for (p, _) in allocas.iter().filter(|(_, &is_ptr)| is_ptr) {
-        let mut stored = Vec::new();
-        let mut only_read = true;
-        for l in &lines {
-            let c = code(l).trim_start();
-            let mentions = super::super::ir_text::locals_in(c).contains(&p.as_str());
-            if !mentions || c.contains("@llvm.lifetime.") || def_of(c).is_some_and(|(d, _)| d == p) {
-                continue;
-            }
-            match (c.strip_prefix("store ptr "), def_of(c)) {
-                (Some(rest), _) if rest.ends_with(&format!(", ptr {p}")) || rest.contains(&format!(", ptr {p},")) => {
-                    stored.push(rest.split(',').next().unwrap_or("").trim().to_string());
-                }
-                (_, Some((_, r)))
-                    if r.trim_start().starts_with("load ptr, ptr ") && r.contains(&format!("ptr {p}")) => {}
-                _ => only_read = false,
-            }
+    // Each pointer variable's stores, and whether anything but loads and stores of
+    // pointers (and lifetimes) mentions it.
+    let mut stored: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut other: HashSet<&str> = HashSet::new();
+    for l in &lines {
+        let c = code(l).trim_start();
+        let (store, load) = (pointer_store(c), pointer_load(c));
+        if let Some((value, ptr)) = store {
+            stored.entry(ptr).or_default().push(value);
         }
-        if let ([x], true) = (stored.as_slice(), only_read) {
-            if allocas.contains_key(x) {
-                forwarded.insert(p.clone(), x.clone());
+        for v in super::super::ir_text::locals_in(c) {
+            let expected = store.is_some_and(|(_, ptr)| ptr == v)
+                || load.is_some_and(|(d, ptr)| ptr == v || d == v)
+                || def_of(c).is_some_and(|(d, _)| d == v)
+                || c.contains("@llvm.lifetime.");
+            if !expected {
+                other.insert(v);
             }
         }
     }
+    let forwarded: HashMap<&str, &str> = stored
+        .iter()
+        .filter(|(p, _)| allocas.get(*p) == Some(&true) && !other.contains(*p))
+        .filter_map(|(p, values)| match values[..] {
+            [x] if allocas.contains_key(x) => Some((*p, x)),
+            _ => None,
+        })
+        .collect();
     if forwarded.is_empty() {
         return lines;
     }
     let mut loaded: HashMap<String, String> = HashMap::new();
     let mut out = Vec::with_capacity(lines.len());
-    for l in lines {
-        let c = code(&l).trim_start().to_string();
-        if let Some(rest) = c.strip_prefix("store ptr ") {
-            if forwarded.keys().any(|p| rest.ends_with(&format!(", ptr {p}")) || rest.contains(&format!(", ptr {p},")))
-            {
-                continue;
-            }
+    for l in &lines {
+        let c = code(l).trim_start();
+        if pointer_store(c).is_some_and(|(_, ptr)| forwarded.contains_key(ptr)) {
+            continue;
         }
-        if let Some((d, r)) = def_of(&c) {
-            if let Some(p) = forwarded.keys().find(|p| {
-                r.trim_start().starts_with("load ptr, ptr ")
-                    && r.contains(&format!("ptr {p}"))
-                    && r.trim_start()["load ptr, ptr ".len()..].split(',').next() == Some(p.as_str())
-            }) {
-                loaded.insert(d.to_string(), forwarded[p].clone());
-                continue;
-            }
+        if let Some((d, ptr)) = pointer_load(c).filter(|(_, ptr)| forwarded.contains_key(ptr)) {
+            loaded.insert(d.to_string(), forwarded[ptr].to_string());
+            continue;
         }
-        let mut line = l;
+        let mut line = l.clone();
         for (v, x) in &loaded {
             if line.contains(v.as_str()) {
                 line = super::super::ir_text::replace_value(&line, v, x);
@@ -259,4 +253,17 @@ fn forward_private_addresses(lines: Vec<String>) -> Vec<String> {
         out.push(line);
     }
     out
+}
+
+/// `store ptr value, ptr ptr` -> (value, ptr).
+fn pointer_store(c: &str) -> Option<(&str, &str)> {
+    let parts = split_top(c.strip_prefix("store ptr ")?);
+    Some((parts.first()?.trim(), parts.get(1)?.trim().strip_prefix("ptr ")?.trim()))
+}
+
+/// `%d = load ptr, ptr ptr` -> (%d, ptr).
+fn pointer_load(c: &str) -> Option<(&str, &str)> {
+    let (d, rhs) = def_of(c)?;
+    let parts = split_top(rhs.trim_start().strip_prefix("load ptr, ")?);
+    Some((d, parts.first()?.trim().strip_prefix("ptr ")?.trim()))
 }
