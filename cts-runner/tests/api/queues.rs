@@ -155,3 +155,59 @@ fn four_thousand_queues_share_a_few_threads() {
     assert!(during <= before + bound, "{during} threads with 4,000 queues waiting, {before} before (bound {bound})");
     assert!(text.contains("count 4002\n"), "every kernel ran: {text}");
 }
+
+/// Application threads launching small kernels of several groups at once, each on its
+/// own queue, all finish with every launch counted. Their issuing threads run groups
+/// beside each other; one that left its groups to workers it had not woken waited for
+/// ever (8 threads on the 2-core machine: 2 of 6 three-second runs hung).
+#[test]
+fn threads_launching_small_kernels_at_once_all_finish() {
+    const THREADS: usize = 8;
+    const ROUNDS: usize = 400;
+    const BATCH: usize = 20;
+    let env = Env::new();
+    let p = build(&env, "kernel void k(global int *x) { x[get_global_id(0)] += 1; }", "");
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    for _ in 0..THREADS {
+        // A thread that panics drops its sender unsent: `recv_timeout` then says so.
+        let (context, device, p) = (env.context as usize, env.device as usize, p as usize);
+        let done = done_tx.clone();
+        std::thread::spawn(move || {
+            let mut e = 0;
+            let q = cl!(clCreateCommandQueue(context as cl_context, device as cl_device_id, 0, &mut e));
+            ok!(e);
+            let k = kernel(p as cl_program, "k");
+            let zeros = vec![0i32; 64];
+            let m = cl!(clCreateBuffer(
+                context as cl_context,
+                CL_MEM_COPY_HOST_PTR,
+                64 * 4,
+                zeros.as_ptr() as *mut c_void,
+                &mut e
+            ));
+            ok!(e);
+            set_arg(k, 0, &m);
+            let (global, local) = (64usize, 8usize);
+            for _ in 0..ROUNDS {
+                for _ in 0..BATCH {
+                    ok!(cl!(clEnqueueNDRangeKernel(q, k, 1, null(), &global, &local, 0, null(), null_mut())));
+                }
+                ok!(cl!(clFinish(q)));
+            }
+            let mut out = vec![0i32; 64];
+            ok!(cl!(clEnqueueReadBuffer(q, m, CL_TRUE, 0, 64 * 4, out.as_mut_ptr().cast(), 0, null(), null_mut())));
+            ok!(cl!(clReleaseMemObject(m)));
+            ok!(cl!(clReleaseKernel(k)));
+            ok!(cl!(clReleaseCommandQueue(q)));
+            let _ = done.send(out);
+        });
+    }
+    drop(done_tx);
+    for t in 0..THREADS {
+        let out = done_rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("{t} of {THREADS} threads finished ({e}): a launch hung or failed"));
+        assert!(out.iter().all(|&x| x == (ROUNDS * BATCH) as i32), "every launch ran once: {out:?}");
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}

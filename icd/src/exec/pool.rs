@@ -317,7 +317,13 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
         // take turns in scheduler slices that can hold a chunk, and the launch, up for
         // milliseconds.
         if issuer && ran > 0 {
-            if occupancy::oversubscribed() {
+            // Only once helpers were called: the groups left must have someone to run
+            // them. Other launches' issuing threads count as busy too, so with a few
+            // application threads launching at once the count said "oversubscribed"
+            // while every worker slept, and each issuer, still inside its solo window,
+            // left its groups to helpers it had not called (8 threads launching
+            // 8-group kernels on the 2-core machine hung in 2 of 6 runs).
+            if wake.is_none() && occupancy::oversubscribed() {
                 break;
             }
             // A long launch woke every helper and some have not joined: one may be
@@ -448,6 +454,38 @@ fn merge_width(merged: usize, total: usize, workers: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::merge_width;
+
+    #[test]
+    fn an_issuer_that_called_no_helper_runs_every_group_itself() {
+        use super::*;
+        configure(PoolConfig { cores: 2, local_mem: 1024 });
+        occupancy::set_workers(2);
+        // Two other launches' issuing threads are running groups: the count says
+        // oversubscribed, while the pool's workers sleep.
+        occupancy::enter();
+        occupancy::enter();
+        let shared = Shared { jobs: Mutex::new(VecDeque::new()), work: Condvar::new() };
+        let job = Job {
+            next: AtomicUsize::new(0),
+            total: 8,
+            chunk: 2,
+            done: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            ran_ns: None,
+            run: Box::new(|_, _| 0),
+            finished: Mutex::new(false),
+            wake: Condvar::new(),
+        };
+        // A solo launch: helpers are due only after an hour.
+        let wake = Wake { at: Some(Instant::now() + Duration::from_secs(3600)), all: false, shared: &shared };
+        let calls = CALLS.load(Ordering::Acquire);
+        let (ran, _) = work_on(&job, &mut Worker::new(), Some(wake));
+        occupancy::leave();
+        occupancy::leave();
+        assert_eq!(CALLS.load(Ordering::Acquire), calls, "no helper was called");
+        assert_eq!((ran, job.done.load(Ordering::Acquire)), (8, 8), "so nobody else would have run the rest");
+        assert!(*job.finished.lock());
+    }
 
     #[test]
     fn merged_calls_leave_every_worker_some() {
