@@ -154,7 +154,9 @@ struct Built {
     resumable: Resumable,
     /// Blocks where paths from several regions meet (see `uniform_joins`).
     joins: Vec<String>,
-    /// Regions that run for every work-item.
+    /// The code run for every work-item: the lines of the regions that do, each with
+    /// `PASS_LINES` more, those a group may run many times (in a loop of regions)
+    /// counted `LOOP_WEIGHT` times.
     every_item: usize,
 }
 
@@ -207,7 +209,23 @@ fn build(
     let slots: HashMap<&str, (u64, u64)> =
         layout.iter().map(|(n, offset, slot)| (n.as_str(), (*offset, *slot))).collect();
     let joins = uniform_joins(&pieces, &succs, &starts, &uniformity);
-    let every_item = uniformity.regions.iter().filter(|r| r.is_none()).count();
+    let in_loop = regions_in_loops(&pieces, &uniformity.reach);
+    let every_item = (0..starts.len())
+        .filter(|&n| uniformity.regions[n].is_none())
+        .map(|n| {
+            // Branches and returns left out: a barrier before a kernel's bare `ret` saves
+            // nothing.
+            let work = |l: &String| {
+                let t = l.trim_start();
+                !(t.is_empty() || t.starts_with("br ") || t.starts_with("ret ") || t.starts_with(';'))
+            };
+            let lines: usize = (0..pieces.len())
+                .filter(|&p| uniformity.reach[n][p])
+                .map(|p| pieces[p].lines.iter().filter(|l| work(l)).count())
+                .sum();
+            (PASS_LINES + lines) * if in_loop[n] { LOOP_WEIGHT } else { 1 }
+        })
+        .sum();
     // Uniform variables need no sharing: the work-item that ran the region wrote the
     // group's copy.
     let invariant = uniformity
@@ -415,13 +433,47 @@ fn slot_addresses(
     }
 }
 
+/// How much more the code of a region in a loop of regions counts in
+/// `Built::every_item`: passes over every work-item there are paid each time round.
+const LOOP_WEIGHT: usize = 16;
+
+/// What a pass over every work-item costs beyond its code, in lines of it (the item
+/// loop, each work-item's context): a cut that only moves code into a region of its own
+/// must save more than this.
+const PASS_LINES: usize = 4;
+
+/// For each region, whether a group can come back to it: the regions it ends at (the
+/// barriers its pieces reach) lead back to it.
+fn regions_in_loops(pieces: &[Piece], reach: &[Vec<bool>]) -> Vec<bool> {
+    let next: Vec<Vec<usize>> = reach
+        .iter()
+        .map(|r| (0..pieces.len()).filter(|&p| r[p]).filter_map(|p| pieces[p].barrier).map(|b| b as usize).collect())
+        .collect();
+    (0..reach.len())
+        .map(|n| {
+            let mut seen = vec![false; reach.len()];
+            let mut todo = next[n].clone();
+            while let Some(m) = todo.pop() {
+                if m == n {
+                    return true;
+                }
+                if m < seen.len() && !std::mem::replace(&mut seen[m], true) {
+                    todo.extend(&next[m]);
+                }
+            }
+            false
+        })
+        .collect()
+}
+
 /// Blocks where paths from several regions meet, each reached from every such region's
 /// start through branches that are the same for all work-items: a barrier there is
 /// legal, and ends each region before the code the regions share. Double buffering
 /// makes them: `if (i > 0) wait_group_events(1, &out); copy(next); compute(...)`
 /// runs the copy and the computation in the region before the wait when `i == 0`, so
 /// that region runs for every work-item, each passing the wait's bookkeeping on its own
-/// (2-core machine: 1.5-1.8 us more per tile than the synchronous twin).
+/// (2-core machine: 1.5-1.8 us more per tile than the synchronous twin). The exits of
+/// loops of regions are candidates too (see `loop_exit` below).
 fn uniform_joins(
     pieces: &[Piece],
     succs: &[Vec<usize>],
@@ -434,6 +486,8 @@ fn uniform_joins(
             preds[j].push(i);
         }
     }
+    let ipdom = super::flow::post_dominators(succs);
+    let diverges = |i: usize| super::flow::divergent_region(succs, &ipdom, i);
     let reached_uniformly = |n: usize, b: usize| {
         // The pieces of region n on a path to b.
         let mut seen = vec![false; pieces.len()];
@@ -445,7 +499,21 @@ fn uniform_joins(
                 }
             }
         }
-        !(0..pieces.len()).any(|i| seen[i] && u.varying_branch[i])
+        // A branch that differs between work-items is harmless where its paths meet
+        // again before `b` (an `if (l < k)` in a loop's body, before its exit).
+        !(0..pieces.len()).any(|i| seen[i] && u.varying_branch[i] && diverges(i)[b])
+    };
+    // A loop's exit: one way of a branch the same for all work-items goes to a barrier
+    // (the loop goes round), the other to `b`. A barrier at `b` leaves the region that
+    // tests the loop's condition without the code after the loop, so it can run for
+    // one work-item each time round (a tree reduction's loop: 8 passes over every
+    // work-item fewer).
+    let loop_exit = |b: usize| {
+        preds[b].iter().any(|&q| {
+            !u.varying_branch[q]
+                && succs[q].len() == 2
+                && succs[q].iter().any(|&o| o != b && pieces[o].barrier.is_some())
+        })
     };
     (1..pieces.len())
         .filter(|&b| {
@@ -454,7 +522,7 @@ fn uniform_joins(
                 return false;
             }
             let regions: Vec<usize> = (0..starts.len()).filter(|&n| u.reach[n][b]).collect();
-            regions.len() > 1 && regions.iter().all(|&n| reached_uniformly(n, b))
+            (regions.len() > 1 || loop_exit(b)) && regions.iter().all(|&n| reached_uniformly(n, b))
         })
         .map(|b| pieces[b].label.clone())
         .collect()
@@ -990,6 +1058,54 @@ pub(super) mod tests {
         assert!(r.text.contains(&save_and_restore("%__fcl_w.__v3", "%__fcl_u.__v3")), "{}", r.text);
         assert!(r.text.contains("ret i32 0"));
         assert!(!r.text.contains("_Z7barrierj"));
+    }
+
+    #[test]
+    fn a_loop_of_regions_ends_at_its_exit_so_its_test_runs_for_one_work_item() {
+        // for (k = 0; k < n; k++) { barrier(); if (lid == 0) x[0] = 1; }
+        // if (lid == 0) x[0] = 2;
+        let body = lines(
+            "  %3 = alloca i32, align 4
+  store i32 0, ptr %3, align 4
+  br label %4
+4:
+  %5 = load i32, ptr %3, align 4
+  %6 = icmp slt i32 %5, %1
+  br i1 %6, label %7, label %12
+7:
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
+  %8 = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
+  %9 = icmp eq i64 %8, 0
+  br i1 %9, label %10, label %11
+10:
+  store float 1.0, ptr addrspace(1) %0, align 4
+  br label %11
+11:
+  %13 = load i32, ptr %3, align 4
+  %14 = add i32 %13, 1
+  store i32 %14, ptr %3, align 4
+  br label %4
+12:
+  %15 = call i64 @_Z12get_local_idj(i32 0, ptr %__ferrocl_ctx)
+  %16 = icmp eq i64 %15, 0
+  br i1 %16, label %17, label %18
+17:
+  store float 2.0, ptr addrspace(1) %0, align 4
+  br label %18
+18:
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        // Barriers: the kernel's, and at the loop's head and exit; the region testing
+        // the loop's condition runs for one work-item.
+        assert_eq!(r.barriers, 3, "{}", r.text);
+        let exit = &r.text[r.text.find("__v12:\n").expect("the exit block")..];
+        assert!(exit.lines().nth(1).is_some_and(|l| l.contains("ret i32")), "{}", r.text);
+        let test = r.text.find("icmp slt i32").unwrap();
+        let region = r.text[..test]
+            .rfind("__fcl_r")
+            .map_or(0, |at| r.text[at + 7..].split(':').next().unwrap().parse().unwrap());
+        assert!(r.invariant[region].is_some(), "region {region} tests the loop: {}", r.text);
     }
 
     #[test]

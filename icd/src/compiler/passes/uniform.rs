@@ -640,15 +640,18 @@ end:
   ret void";
         let lines: Vec<String> = body.lines().map(str::to_string).collect();
         let r = make_resumable(DEFINE, &lines, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
-        // One region before the loop, run once; one for each iteration (its wait ends
-        // at the join's barrier), for every work-item. Barriers at every block of the
+        // One region before the loop, run once; each time round one from the loop's
+        // head to the join (the test, the choice of `buf`, the wait), run once, and one
+        // from the join (the store), for every work-item. Barriers at every block of the
         // body (the first try) made eight.
-        assert_eq!(r.barriers, 1, "{}", r.text);
-        let at_join = &r.text[r.text.find("\nj:").unwrap()..r.text.find("__fcl_r1:").unwrap()];
-        assert!(at_join.ends_with("ret i32 1\n"), "{}", r.text);
+        assert_eq!(r.barriers, 2, "{}", r.text);
+        let at_head = &r.text[r.text.find("\nh:").unwrap()..r.text.find("__fcl_r1:").unwrap()];
+        assert!(at_head.ends_with("ret i32 1\n"), "{}", r.text);
+        let at_join = &r.text[r.text.find("\nj:").unwrap()..r.text.find("__fcl_r2:").unwrap()];
+        assert!(at_join.ends_with("ret i32 2\n"), "{}", r.text);
         assert!(r.text.contains("\na:\n  store") && r.text.contains("\ns:\n  %is = load"), "{}", r.text);
-        assert_eq!(r.invariant.len(), 2);
-        assert!(r.invariant[0].is_some() && r.invariant[1].is_none());
+        assert_eq!(r.invariant.len(), 3);
+        assert!(r.invariant[0].is_some() && r.invariant[1].is_some() && r.invariant[2].is_none());
     }
 
     #[test]
