@@ -487,7 +487,14 @@ fn uniform_joins(
         }
     }
     let ipdom = super::flow::post_dominators(succs);
-    let diverges = |i: usize| super::flow::divergent_region(succs, &ipdom, i);
+    // Once per varying branch: the blocks before its paths meet again.
+    let divergent: Vec<Vec<bool>> = (0..pieces.len())
+        .map(|i| match u.varying_branch[i] {
+            true => super::flow::divergent_region(succs, &ipdom, i),
+            false => Vec::new(),
+        })
+        .collect();
+    let diverges = |i: usize| &divergent[i];
     let reached_uniformly = |n: usize, b: usize| {
         // The pieces of region n on a path to b.
         let mut seen = vec![false; pieces.len()];
