@@ -1885,6 +1885,44 @@ mod tests {
     }
 
     #[test]
+    fn a_short_side_of_an_if_that_only_computes_runs_for_every_lane() {
+        // y = in[i]; if (y > 0.5f) y = y * y; else y = *out; out[i] = y;
+        let (define, body) = split(
+            "define internal spir_func void @k(ptr noundef align 4 %0, ptr noundef align 4 %1, ptr %ctx) #0 {
+  %3 = alloca float, align 4
+  %4 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %5 = getelementptr inbounds float, ptr %0, i64 %4
+  %6 = load float, ptr %5, align 4
+  store float %6, ptr %3, align 4
+  %7 = fcmp ogt float %6, 5.000000e-01
+  br i1 %7, label %8, label %11
+
+8:
+  %9 = load float, ptr %3, align 4
+  %10 = fmul float %9, %9
+  store float %10, ptr %3, align 4
+  br label %13
+
+11:
+  %12 = load float, ptr %1, align 4
+  store float %12, ptr %3, align 4
+  br label %13
+
+13:
+  %14 = load float, ptr %3, align 4
+  %15 = getelementptr inbounds float, ptr %1, i64 %4
+  store float %14, ptr %15, align 4
+  ret void",
+        );
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        // The square runs unconditionally, kept for the lanes that took it ...
+        assert!(t.contains("br label %simd.8.some") && !t.contains("%simd.8.any"), "{t}");
+        assert!(t.contains("select <8 x i1> %simd.m.8.in, <8 x float> %v10.s"), "{t}");
+        // ... the read of memory only where a lane took its side.
+        assert!(t.contains("br i1 %simd.11.any, label %simd.11.go, label %simd.11.next"), "{t}");
+    }
+
+    #[test]
     fn scattered_addresses_are_gathered() {
         let (define, body) = split(UNIFORM_LOOP);
         // in[2 * i]: the lanes' addresses are 8 bytes apart.
