@@ -64,6 +64,23 @@ kernel void reduce(global const int *in, global int *out, local int *scratch) {
     if (l == 0) out[get_group_id(0)] = scratch[0];
 }
 
+// Regions behind tests of the local id in x, which the item loop stops at: a signed
+// bound that shrinks below zero, in two-dimensional groups, then `l == 2`.
+kernel void below_k(global int *out, int k) {
+    local int s[4][16];
+    int l = get_local_id(0), y = get_local_id(1);
+    s[y][l] = 0;
+    for (int r = 1; r <= 4; r++) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < k) s[y][l] += r;
+        k = k - 3;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 2) s[y][0] += 100 * (y + 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = s[y][l];
+}
+
 kernel void isolation(global int *errors, local int *arg_mem) {
     local int var_mem[64];
     int g = get_group_id(0), l = get_local_id(0);
@@ -401,6 +418,32 @@ fn reduction_with_barriers_in_a_loop() {
             ok!(cl!(clReleaseMemObject(m)));
         }
     }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn work_items_past_a_local_id_test_keep_their_values() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "below_k");
+    let (w, h) = (32usize, 8usize);
+    let out = env.buffer(0, w * h * 4, null_mut());
+    set_arg(k, 0, &out);
+    for k0 in [7i32, 16, 40, 0, -5] {
+        set_arg(k, 1, &k0);
+        run(&env, k, &[w, h], Some(&[16, 4]));
+        let got: Vec<i32> = read_as(&env, out, w * h);
+        for (i, &v) in got.iter().enumerate() {
+            let (l, y) = ((i % w % 16) as i32, (i / w % 4) as i32);
+            let mut want: i32 = (1..=4).filter(|r| l < k0 - 3 * (r - 1)).sum();
+            if l == 0 {
+                want += 100 * (y + 1);
+            }
+            assert_eq!(v, want, "k = {k0}, work-item ({}, {})", i % w, i / w);
+        }
+    }
+    ok!(cl!(clReleaseMemObject(out)));
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }

@@ -29,6 +29,7 @@ const ENTRY_ATTRIBUTES: &str = "\"reciprocal-estimates\"=\"none\"";
 
 use super::ir_text::{matching_paren, parse_param, replace_value, split_top, type_text, Param};
 use super::ir_type::TypeTable;
+use super::item_caps::{Bound, Cap};
 use super::regions::FRAME_ALIGN;
 use crate::compiler::kernel_info::{GroupUse, Kernel};
 
@@ -73,6 +74,9 @@ pub(crate) struct Entry {
     /// For kernels made resumable, per region: whether one work-item can run it for
     /// all, and which frame slots (offset, size) it then shares (`Resumable::invariant`).
     pub(crate) invariant: Vec<Option<Vec<(u64, u64)>>>,
+    /// For kernels made resumable, per region: where its item loop may stop in x
+    /// (`Resumable::caps`).
+    pub(crate) caps: Vec<Option<Cap>>,
     /// For kernels made resumable: the bytes of each half of the group's block of
     /// uniform variables (`Resumable::uniform`).
     pub(crate) uniform: u64,
@@ -281,6 +285,21 @@ xs:
             region = if resumable { "" } else { "\n  %r = add i32 0, 0" },
         ),
     };
+    // Regions most work-items skip stop their item loop early (`item_caps`); not where
+    // the kernel makes async copies, whose work-items each count the copies they pass.
+    let capped = resumable && !e.tracks && e.caps.iter().any(Option::is_some);
+    let nx = match capped {
+        true => {
+            append_caps(out, name, &e.caps);
+            format!(
+                "%nx.all = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
+  %nx.cap = call i32 @__ferrocl_cap_{name}(ptr %uniform, i32 %resume)
+  %nx.capped = icmp ult i32 %nx.cap, %nx.all
+  %nx = select i1 %nx.capped, i32 %nx.cap, i32 %nx.all"
+            )
+        }
+        false => "%nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)".to_string(),
+    };
     for (function, fix, inline) in &variants {
         let _ = writeln!(
             out,
@@ -289,7 +308,7 @@ xs:
 entry:
   %c = alloca [32 x i64], align 16{rslot}
   call void @__ferrocl_ctx_init(ptr %c, ptr %group){fix}{start}
-  %nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
+  {nx}
   %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
   %nz = call i32 @__ferrocl_ctx_bound(ptr %c, i32 2)
   %ex = icmp eq i32 %nx, 0
@@ -338,6 +357,61 @@ a:
 }}"
         );
     }
+}
+
+/// `__ferrocl_cap_{name}(uniform, region)`: the number of work-items in x the region's
+/// item loop runs, at least 1 (work-item 0 always runs; see `item_caps`), or all of
+/// them (`u32::MAX`) for regions without a cap.
+fn append_caps(out: &mut String, name: &str, caps: &[Option<Cap>]) {
+    let _ = writeln!(
+        out,
+        "define internal i32 @__ferrocl_cap_{name}(ptr %uniform, i32 %resume) alwaysinline {{
+entry:"
+    );
+    let cases: String =
+        caps.iter().enumerate().filter(|(_, c)| c.is_some()).map(|(n, _)| format!(" i32 {n}, label %c{n}")).collect();
+    let _ = writeln!(
+        out,
+        "  switch i32 %resume, label %all [{cases} ]
+all:
+  ret i32 -1"
+    );
+    // Work-items 0..=MOST at most: a bound beyond any group size.
+    const MOST: i64 = i32::MAX as i64;
+    for (n, cap) in caps.iter().enumerate() {
+        let Some(cap) = cap else { continue };
+        let _ = writeln!(out, "c{n}:");
+        let extra = i64::from(cap.inclusive);
+        match cap.bound {
+            Bound::Constant(v) => {
+                let v = if cap.signed { v.max(0) } else { v };
+                // Unsigned: a negative constant is a large bound.
+                let items = if v < 0 { MOST } else { v.saturating_add(extra).clamp(1, MOST) };
+                let _ = writeln!(out, "  ret i32 {items}");
+            }
+            Bound::Uniform { offset, bits } => {
+                let ty = format!("i{bits}");
+                let (widen, below) = match cap.signed {
+                    true => ("sext", "slt"),
+                    false => ("zext", "ult"),
+                };
+                let _ = writeln!(
+                    out,
+                    "  %p{n} = getelementptr inbounds i8, ptr %uniform, i64 {offset}
+  %v{n} = load {ty}, ptr %p{n}, align 1
+  %w{n} = {widen} {ty} %v{n} to i128
+  %e{n} = add i128 %w{n}, {extra}
+  %lo{n} = icmp {below} i128 %e{n}, 1
+  %hi{n} = icmp sgt i128 %e{n}, {MOST}
+  %a{n} = select i1 %lo{n}, i128 1, i128 %e{n}
+  %b{n} = select i1 %hi{n}, i128 {MOST}, i128 %a{n}
+  %t{n} = trunc i128 %b{n} to i32
+  ret i32 %t{n}"
+                );
+            }
+        }
+    }
+    let _ = writeln!(out, "}}");
 }
 
 /// The body run for the first work-item alone, for regions whose effects are the same

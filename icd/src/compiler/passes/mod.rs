@@ -22,6 +22,7 @@ mod division;
 mod flow;
 pub(crate) mod ir_text;
 pub(crate) mod ir_type;
+mod item_caps;
 pub(crate) mod launcher;
 pub(crate) mod regions;
 mod simd;
@@ -256,6 +257,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
         let called = callees.values().any(|cs| cs.contains(&f.name));
         let mut barriers = None;
         let mut invariant = Vec::new();
+        let mut caps = Vec::new();
         let mut uniform = 0;
         let given = unit.map_or(true, |u| match &u.kernel {
             Some(name) => *name == f.name,
@@ -272,6 +274,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
                 k.regions = true;
                 barriers = Some(r.barriers);
                 invariant = r.invariant;
+                caps = r.caps;
                 uniform = r.uniform;
             }
         }
@@ -341,6 +344,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
             ctx: needs.contains(&f.name),
             barriers,
             invariant,
+            caps,
             uniform,
             tracks: reaches_async(&f.name, &callees),
             fixed: k.reqd_work_group_size.or(unit.and_then(|u| u.fixed)),

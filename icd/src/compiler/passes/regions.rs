@@ -27,6 +27,7 @@ use super::ir_text::{
     callees_in, def_of, label_of, labels_in, locals_in, replace_value, split_top, Alloca, Piece, PURE,
 };
 use super::ir_type::{self, TypeTable};
+use super::item_caps::{self, Cap};
 
 /// A kernel rewritten into a resumable function.
 #[derive(Debug)]
@@ -50,6 +51,8 @@ pub(crate) struct Resumable {
     /// for one work-item (see `uniform`): the frame slots it stores, as (offset, size),
     /// variable `v` of work-item `i` being at `frames + items * offset + i * size`.
     pub(crate) invariant: Vec<Option<Vec<(u64, u64)>>>,
+    /// For each region, where its item loop may stop in x (see `item_caps`).
+    pub(crate) caps: Vec<Option<Cap>>,
 }
 
 /// What a call does to a work-group.
@@ -234,6 +237,21 @@ fn build(
         .map(|r| Some(r?.into_iter().filter(|&a| !uniform[a]).map(|a| slots[allocas[a].0.as_str()]).collect()))
         .collect();
 
+    let uniform_at: HashMap<&str, u64> = uniform_layout.iter().map(|(n, offset, _)| (n.as_str(), *offset)).collect();
+    let recomputed: Vec<Option<Vec<String>>> = remat.iter().map(|r| r.as_ref().map(|r| r.lines.clone())).collect();
+    let per_item: Vec<bool> = (0..allocas.len()).map(|a| framed[a] && !uniform[a]).collect();
+    let caps = item_caps::item_caps(
+        &item_caps::Kernel {
+            pieces: &pieces,
+            succs: &succs,
+            allocas: &allocas,
+            recomputed: &recomputed,
+            per_item: &per_item,
+            uniform_at: &uniform_at,
+        },
+        &starts,
+    );
+
     // A framed variable whose address is never stored keeps its alloca within a region:
     // it is loaded from its frame slot where a region resumes and stored back where one
     // ends, so the optimiser keeps it in a register in between (through the slot, every
@@ -317,7 +335,7 @@ fn build(
     }
     out.push_str("}\n");
     Ok(Built {
-        resumable: Resumable { text: out, frame_size, uniform: uniform_size, barriers, invariant },
+        resumable: Resumable { text: out, frame_size, uniform: uniform_size, barriers, invariant, caps },
         joins,
         every_item,
     })
