@@ -51,10 +51,16 @@
     OVL RET##8 F(T##8 x, U y, U z) { return (RET##8)(F(x.lo, y, z), F(x.hi, y, z)); } \
     OVL RET##16 F(T##16 x, U y, U z) { return (RET##16)(F(x.lo, y, z), F(x.hi, y, z)); }
 
-/* F(x, y[, z]) for every vector width of T as one vector expression EXPR. Where a
+/* F(x[, y[, z]]) for every vector width of T as one vector expression EXPR. Where a
  * builtin is plain arithmetic this keeps it a vector operation: through VEC3's
  * component halves mad(float16) came out as scalar code (6.5 G ops/s against PoCL's
  * 21.9). */
+#define VEC_EXPR1(T, F, EXPR) \
+    OVL T##2 F(T##2 x) { return EXPR; } \
+    OVL T##3 F(T##3 x) { return EXPR; } \
+    OVL T##4 F(T##4 x) { return EXPR; } \
+    OVL T##8 F(T##8 x) { return EXPR; } \
+    OVL T##16 F(T##16 x) { return EXPR; }
 #define VEC_EXPR2(T, F, EXPR) \
     OVL T##2 F(T##2 x, T##2 y) { return EXPR; } \
     OVL T##3 F(T##3 x, T##3 y) { return EXPR; } \

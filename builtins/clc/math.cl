@@ -117,7 +117,9 @@ MINMAX(fmin, __builtin_fminf, __builtin_fmin, __builtin_elementwise_min)
         T ax = fabs(x), ay = fabs(y); \
         return ax < ay ? x : ay < ax ? y : fmin(x, y); \
     } \
-    VEC1(T, rsqrt, T) VEC1(T, exp10, T) \
+    /* One vector square root and division: element by element, LLVM made them \
+     * 128-bit square roots of shuffled pairs (n-body: 4 vsqrtps and 12 shuffles). */ \
+    VEC_EXPR1(T, rsqrt, (T)1 / sqrt(x)) VEC1(T, exp10, T) \
     VEC1(T, asinpi, T) VEC1(T, acospi, T) VEC1(T, atanpi, T) \
     VEC2(T, atan2pi, T, T) VEC2(T, powr, T, T) \
     VEC2(T, maxmag, T, T) VEC2(T, minmag, T, T) \

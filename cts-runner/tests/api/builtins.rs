@@ -386,6 +386,12 @@ kernel void rounded(global const float *x, global const float *y, global float *
     o[4 * i + 2] = q[i % 4];
     o[4 * i + 3] = r[i % 4];
 }
+kernel void rsqrts(global const float *x, global float *o) {
+    size_t i = get_global_id(0);
+    o[2 * i] = rsqrt(x[i]);
+    float8 r = rsqrt(vload8(i / 8, x));
+    o[2 * i + 1] = r[i % 8];
+}
 "#;
 
 #[test]
@@ -420,6 +426,39 @@ fn divide_and_sqrt_are_correctly_rounded() {
         assert_eq!(o[4 * i + 3].to_bits(), r, "float4: sqrt({})", x[i]);
     }
     for m in [bx, by, bo] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn rsqrt_is_one_rounded_divide_by_a_rounded_square_root_in_every_width() {
+    let env = Env::new();
+    let p = build(&env, ROUNDED, "");
+    let k = kernel(p, "rsqrts");
+    let n = 1 << 16;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let x: Vec<f32> = (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            f32::from_bits((state as u32) & 0x7f7f_ffff)
+        })
+        .collect();
+    let bx = buffer_of(&env, &x);
+    let bo = env.buffer(0, n * 8, null_mut());
+    set_arg(k, 0, &bx);
+    set_arg(k, 1, &bo);
+    run(&env, k, &[n], None);
+    let o: Vec<f32> = read_as(&env, bo, n * 2);
+    for i in 0..n {
+        let want = (1.0 / x[i].sqrt()).to_bits();
+        assert_eq!(o[2 * i].to_bits(), want, "rsqrt({})", x[i]);
+        assert_eq!(o[2 * i + 1].to_bits(), want, "float8: rsqrt({})", x[i]);
+    }
+    for m in [bx, bo] {
         ok!(cl!(clReleaseMemObject(m)));
     }
     ok!(cl!(clReleaseKernel(k)));
