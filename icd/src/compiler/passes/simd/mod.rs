@@ -1872,12 +1872,15 @@ mod tests {
         assert_eq!(why, "a branch on a varying value");
         let t = vectorize_with(&define, &body, "k", true).unwrap().text;
         // Masked: each block takes the lanes that reached it (clearing them for the
-        // next time round), and runs for all lanes or for some.
-        let head = "v23:\n  %simd.m.23.in = load <8 x i1>, ptr %simd.m.23, align 1\n  store <8 x i1> zeroinitializer";
+        // next time round; a loop's blocks keep them as bits), and runs for all lanes
+        // or for some.
+        let head = "v23:\n  %simd.m.23.in.bits = load i8, ptr %simd.m.23, align 1\n  \
+                    %simd.m.23.in = bitcast i8 %simd.m.23.in.bits to <8 x i1>\n  store i8 zeroinitializer";
         assert!(t.contains(head), "{t}");
+        assert!(t.contains("%simd.23.full = icmp eq i8 %simd.m.23.in.bits, -1"), "{t}");
         assert!(t.contains("br i1 %simd.23.full, label %simd.23.all, label %simd.23.some"), "{t}");
-        // The loop's test adds lanes to the body's mask and the exit's.
-        assert!(t.contains("%simd.on.") && t.contains("store <8 x i1> %simd.now."), "{t}");
+        // The loop's test adds lanes to the body's mask and the exit's, as bits.
+        assert!(t.contains("%simd.on.bits.") && t.contains("store i8 %simd.now."), "{t}");
         // The loop goes round while any lane is headed for its header ...
         assert!(t.contains("br i1 %simd.23.again0, label %v18, label %simd.23.after0"), "{t}");
         // ... and where only some are in it, the others keep their sums.
