@@ -81,6 +81,20 @@ kernel void below_k(global int *out, int k) {
     out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = s[y][l];
 }
 
+// Halving sums in a loop of barriers over a bound each pass shrinks, then one
+// work-item's write at the end: a region ends at the barrier or at the kernel's end.
+kernel void halving_sum(global const int *in, int n, global int *partial, global int *total) {
+    int l = get_local_id(0), size = get_local_size(0), i;
+    partial[l] = 0;
+    for (i = l; i < n; i += size) partial[l] += in[i];
+    for (i = hadd(size, 1); size > 1; i = hadd(i, 1)) {
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        if (l + i < size) partial[l] += partial[l + i];
+        size = i;
+    }
+    if (l == 0) *total = partial[0];
+}
+
 kernel void isolation(global int *errors, local int *arg_mem) {
     local int var_mem[64];
     int g = get_group_id(0), l = get_local_id(0);
@@ -444,6 +458,33 @@ fn work_items_past_a_local_id_test_keep_their_values() {
         }
     }
     ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn a_loop_of_barriers_that_shrinks_its_bound_sums_every_element() {
+    let env = Env::new();
+    let p = programs(&env);
+    let k = kernel(p, "halving_sum");
+    let n = 1000usize;
+    let data: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 1009 - 500).collect();
+    let input = buffer_of(&env, &data);
+    let (partial, total) = (env.buffer(0, 4096 * 4, null_mut()), env.buffer(0, 4, null_mut()));
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &(n as i32));
+    set_arg(k, 2, &partial);
+    set_arg(k, 3, &total);
+    // 256 first: the first launch's group size gets code of its own, where the SIMD
+    // copy once ran the kernel's last block for lanes that had stopped at the barrier.
+    for size in [256usize, 64, 1024, 4096, 100, 8, 3, 1] {
+        run(&env, k, &[size], Some(&[size]));
+        let got: Vec<i32> = read_as(&env, total, 1);
+        assert_eq!(got[0], data.iter().sum::<i32>(), "group of {size}");
+    }
+    for m in [input, partial, total] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }

@@ -199,7 +199,11 @@ impl Writer<'_> {
             // loop around an if/else stays straight-line code LLVM can unroll. Not in a
             // loop, whose blocks all lanes mostly run: there the test picks the version
             // without selects (the escape-time loop took 6.5 ms speculated, 4.8 tested).
-            let speculate = partial && !cfg.in_a_loop(b) && self.speculable(&body);
+            // Only a block that ends in a branch: a `ret` of a value stores what the
+            // function returns (a region's next barrier), which a block no lane reached
+            // must leave alone.
+            let branches = code(lines[block.end]).trim_start().starts_with("br ");
+            let speculate = partial && branches && !cfg.in_a_loop(b) && self.speculable(&body);
             let any = format!("%simd.{l}.any");
             if speculate {
                 let _ = writeln!(self.out, "  br label %simd.{l}.some");

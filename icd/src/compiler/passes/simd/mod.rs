@@ -1926,6 +1926,37 @@ mod tests {
     }
 
     #[test]
+    fn a_return_no_lane_reached_is_not_run() {
+        // A region function: lanes with i > n stop at barrier 1; the others may store,
+        // then end the kernel (0). The walk passes the `ret i32 0` block with no lane in
+        // it when they all went to the barrier, and must not return 0 then.
+        let (define, body) = split(
+            "define internal spir_func i32 @k(ptr noundef align 4 %0, i32 noundef %1, ptr %ctx) #0 {
+  %3 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %4 = trunc i64 %3 to i32
+  %5 = icmp sgt i32 %4, %1
+  br i1 %5, label %6, label %7
+
+6:
+  ret i32 1
+
+7:
+  %8 = icmp eq i32 %4, 0
+  br i1 %8, label %9, label %10
+
+9:
+  store i32 5, ptr %0, align 4
+  br label %10
+
+10:
+  ret i32 0",
+        );
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        assert!(t.contains("br i1 %simd.10.any, label %simd.10.go, label %simd.10.next"), "{t}");
+        assert!(!t.contains("br label %simd.10.some"), "{t}");
+    }
+
+    #[test]
     fn scattered_addresses_are_gathered() {
         let (define, body) = split(UNIFORM_LOOP);
         // in[2 * i]: the lanes' addresses are 8 bytes apart.
