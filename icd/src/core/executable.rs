@@ -114,19 +114,24 @@ enum Fixed {
 }
 
 /// How long (ms) a kernel must have run in groups of one size before it is built again
-/// with a loop for that size: about what the build costs (the bench's SGEMM on the
-/// 2-core machine, 92-94 ms cold). `FERROCL_SIZE_BUILD_MS` sets it (0: at the first
-/// launch; `off`: never).
+/// with a loop for that size, where `FERROCL_SIZE_BUILD_MS` asks for second builds
+/// without a number: about what the build costs (the bench's SGEMM on the 2-core
+/// machine, 92-94 ms cold). `FERROCL_SIZE_BUILD_MS=N` builds after N ms (0: at the first
+/// launch).
 const FIXED_AFTER_MS: u64 = 100;
 
-/// `FIXED_AFTER_MS` in ns, or as the environment sets it; `None`: no second builds.
+/// The time in ns after which a kernel gets its second build, as the environment sets
+/// it; `None`: no second builds, the default. With SIMD copies the second build's code
+/// ran slower than the first: the bench's stencil 5.2-5.3 -> 11.0 ms, block-stride
+/// 0.57-0.63 -> 0.86 ms, while the barrier-tiled SGEMM it was made for gained nothing
+/// (2-core machine, bench, two runs each: 18.0-20.0 GFLOP/s with, 21.6-22.3 without).
 fn fixed_after_ns() -> Option<u64> {
     static AFTER: OnceLock<Option<u64>> = OnceLock::new();
     *AFTER.get_or_init(|| {
         let ms = match std::env::var("FERROCL_SIZE_BUILD_MS") {
             Ok(v) if v == "off" => return None,
             Ok(v) => v.parse().unwrap_or(FIXED_AFTER_MS),
-            Err(_) => FIXED_AFTER_MS,
+            Err(_) => return None,
         };
         Some(ms.saturating_mul(1_000_000))
     })
