@@ -425,8 +425,7 @@ impl Writer<'_> {
                 // A shared phi: the lanes here all take this way or none does.
                 let ty = &slot.ty;
                 let any = self.name("%taken");
-                let _ =
-                    writeln!(self.out, "  {any} = call i1 @llvm.vector.reduce.or.v{WIDTH}i1(<{WIDTH} x i1> {lanes})");
+                self.any(&any, lanes, false);
                 let _ = writeln!(self.out, "  {old} = load {ty}, ptr {}, align 64", slot.name);
                 let _ = writeln!(self.out, "  {new} = select i1 {any}, {ty} {value}, {ty} {old}");
                 let _ = writeln!(self.out, "  store {ty} {new}, ptr {}, align 64", slot.name);
