@@ -1342,3 +1342,151 @@ fn loops_of_shared_length_run_on_vector_registers() {
         "no 8- or 16-lane FMA in the launcher:\n{launcher}"
     );
 }
+
+/// Stride loops the SIMD copy folds into its first chunk's lanes (`simd::fold`), and
+/// near relatives it must not fold, each checked against the host for group sizes that
+/// are and are not multiples of the copy's width.
+const STRIDE_LOOPS: &str = r#"
+kernel void block(global const float *in, global float *out, int tile, float scale) {
+    size_t base = get_group_id(0) * tile;
+    float s = scale * 2.0f;
+    for (int i = get_local_id(0); i < tile; i += get_local_size(0)) {
+        float x = in[base + i];
+        if (x < 0.25f) continue;
+        out[base + i] = x * x * s + (x > 0.75f ? 1.0f : -1.0f);
+    }
+}
+kernel void grid(global const float *in, global float *out, ulong n) {
+    for (size_t i = get_global_id(0); n > i; i += get_global_size(0))
+        out[i] = sqrt(in[i]) + 1.0f;
+}
+kernel void rows(global int *out, int w) {
+    int row = get_global_id(1) * w * get_num_groups(0) + get_group_id(0) * w;
+    for (int i = get_local_id(0); i <= w - 1; i += get_local_size(0))
+        out[row + i] = i * 3 + get_local_id(1);
+}
+kernel void carried(global const float *in, global float *out, int n) {
+    float acc = 0.0f;
+    for (int i = get_local_id(0); i < n; i += get_local_size(0)) acc += in[i];
+    out[get_global_id(0)] = acc;
+}
+kernel void stepped_in_body(global const float *in, global float *out, int n) {
+    int i = get_global_id(0);
+    while (i < n) {
+        out[i] = in[i] * 3.0f;
+        i += get_global_size(0);
+    }
+}
+"#;
+
+fn floats_of(n: usize) -> Vec<f32> {
+    (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect()
+}
+
+#[test]
+fn block_and_grid_stride_loops_cover_every_element_once() {
+    let env = Env::new();
+    let p = build(&env, STRIDE_LOOPS, "");
+    let n = 1 << 14;
+    let data = floats_of(n);
+    let input = buffer_of(&env, &data);
+    let out = env.buffer(0, n * 4, null_mut());
+    let k = kernel(p, "block");
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    set_arg(k, 3, &1.5f32);
+    for (local, tile) in
+        [(64usize, 1024usize), (8, 1024), (12, 1000), (100, 333), (256, 4096), (3, 7), (1, 16), (64, 5)]
+    {
+        let groups = n / tile.max(1);
+        let fill = vec![-7.0f32; n];
+        ok!(cl!(clEnqueueWriteBuffer(env.queue, out, CL_TRUE, 0, n * 4, fill.as_ptr().cast(), 0, null(), null_mut())));
+        set_arg(k, 2, &(tile as i32));
+        run(&env, k, &[groups * local], Some(&[local]));
+        let got: Vec<f32> = read_as(&env, out, n);
+        for (i, (&g, &x)) in got.iter().zip(&data).enumerate() {
+            let want = match (i < groups * tile, x < 0.25) {
+                (true, false) => x * x * 3.0 + if x > 0.75 { 1.0 } else { -1.0 },
+                _ => -7.0,
+            };
+            assert!(
+                (g - want).abs() <= 1e-6 * want.abs().max(1.0),
+                "element {i}: {g} against {want}, groups of {local}, tiles of {tile}"
+            );
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    let k = kernel(p, "grid");
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    for (global, local, count) in [(4096usize, 64usize, n), (640, 64, n - 3), (100, 10, 9999), (24, 24, 1), (64, 16, 0)]
+    {
+        ok!(cl!(clEnqueueFillBuffer(env.queue, out, (&0f32 as *const f32).cast(), 4, 0, n * 4, 0, null(), null_mut())));
+        set_arg(k, 2, &(count as u64));
+        run(&env, k, &[global], Some(&[local]));
+        let got: Vec<f32> = read_as(&env, out, n);
+        for (i, (&g, &x)) in got.iter().zip(&data).enumerate() {
+            let want = if i < count { x.sqrt() + 1.0 } else { 0.0 };
+            assert!(
+                (g - want).abs() <= 1e-6 * want.abs().max(1.0),
+                "element {i}: {g} against {want}, {global} work-items in groups of {local}, {count} elements"
+            );
+        }
+    }
+    ok!(cl!(clReleaseMemObject(input)));
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn stride_loops_in_rows_and_with_carried_values_keep_each_work_items_results() {
+    let env = Env::new();
+    let p = build(&env, STRIDE_LOOPS, "");
+    // Two-dimensional groups: each row of work-items covers its own row of `w`.
+    let k = kernel(p, "rows");
+    for (w, local) in [(50usize, [16usize, 3usize]), (7, [9, 2]), (64, [64, 1])] {
+        let (groups, h) = (3usize, local[1] * 2);
+        let n = w * groups * h;
+        let out = env.buffer(0, n * 4, null_mut());
+        set_arg(k, 0, &out);
+        set_arg(k, 1, &(w as i32));
+        run(&env, k, &[groups * local[0], h], Some(&local));
+        let got: Vec<i32> = read_as(&env, out, n);
+        for (j, &g) in got.iter().enumerate() {
+            let (i, y) = ((j % w) as i32, (j / (w * groups)) % local[1]);
+            assert_eq!(g, i * 3 + y as i32, "element {j}, rows of {w}, groups of {local:?}");
+        }
+        ok!(cl!(clReleaseMemObject(out)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    let n = 1000usize;
+    let data = floats_of(n);
+    let input = buffer_of(&env, &data);
+    let out = env.buffer(0, n * 4, null_mut());
+    // Each work-item's own sum of its elements: not folded, each its own value.
+    let k = kernel(p, "carried");
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    set_arg(k, 2, &(n as i32));
+    run(&env, k, &[64], Some(&[64]));
+    let got: Vec<f32> = read_as(&env, out, 64);
+    for (l, &g) in got.iter().enumerate() {
+        let want: f32 = data.iter().skip(l).step_by(64).sum();
+        assert!((g - want).abs() <= 1e-3 * want.abs().max(1.0), "work-item {l}: {g} against {want}");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    let k = kernel(p, "stepped_in_body");
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    set_arg(k, 2, &(n as i32));
+    run(&env, k, &[96], Some(&[32]));
+    let got: Vec<f32> = read_as(&env, out, n);
+    for (i, (&g, &x)) in got.iter().zip(&data).enumerate() {
+        assert_eq!(g, x * 3.0, "element {i}");
+    }
+    ok!(cl!(clReleaseMemObject(input)));
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -92,6 +92,9 @@ pub(crate) struct Entry {
     /// The kernel has a copy for `simd::WIDTH` work-items at once (`{name}.simd`): the
     /// x loop runs it for whole chunks and the kernel for the rest.
     pub(crate) simd: bool,
+    /// The SIMD copy runs the row's stride loop for every work-item of the row
+    /// (`simd::fold`): the x loop runs the first chunk alone where the row has one.
+    pub(crate) fold: bool,
 }
 
 pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
@@ -298,6 +301,12 @@ xs:
   %nx = select i1 %nx.capped, i32 %nx.cap, i32 %nx.all"
             )
         }
+        false if e.simd && e.fold => format!(
+            "%nx.all = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
+  %nx.one = icmp ult i32 %nx.all, {w}
+  %nx = select i1 %nx.one, i32 %nx.all, i32 {w}",
+            w = super::simd::WIDTH
+        ),
         false => "%nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)".to_string(),
     };
     for (function, fix, inline) in &variants {

@@ -159,6 +159,11 @@ impl Cfg {
         self.loops.iter().rev().find(|(_, body)| body[b]).map(|(_, body)| body)
     }
 
+    /// The loops, outermost first: each header with its blocks.
+    pub(super) fn loops(&self) -> &[(usize, Vec<bool>)] {
+        &self.loops
+    }
+
     /// Whether block `b` is in a loop.
     pub(super) fn in_a_loop(&self, b: usize) -> bool {
         self.innermost_loop(b).is_some()

@@ -28,6 +28,7 @@ use std::fmt::Write;
 
 mod cfg;
 mod flatten;
+mod fold;
 mod inline;
 mod linear;
 
@@ -76,12 +77,22 @@ pub(crate) fn explain(kernel: &str, why: &str) {
     }
 }
 
+/// `FERROCL_SIMD=why`: each kernel whose copy does not fold its loop says why.
+fn explain_fold(kernel: &str, why: &str) {
+    if std::env::var("FERROCL_SIMD").is_ok_and(|v| v == "why") {
+        eprintln!("FerroCL: kernel {kernel} runs its chunks one after another: {why}");
+    }
+}
+
 /// The copy: its definition and the declarations it needs.
 #[derive(Debug)]
 pub(crate) struct Simd {
     pub(crate) text: String,
     /// `declare` lines of the intrinsics and builtins the copy calls.
     pub(crate) declarations: Vec<String>,
+    /// The copy runs the whole row's stride loop in the first chunk's lanes (`fold`):
+    /// the launcher runs no other chunk.
+    pub(crate) folded: bool,
 }
 
 /// The SIMD copy of kernel `name` (`define` + `body`, its lines between `define` and
@@ -104,14 +115,49 @@ pub(crate) fn vectorize(define: &str, body: &[String], name: &str) -> Result<Sim
 
 /// `vectorize`, with kernels that branch on varying values run masked or refused.
 fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Result<Simd, String> {
-    let lines = flatten::flatten(join_switches(body));
+    let joined = join_switches(body);
+    let lines = flatten::flatten(joined.clone());
     let lines: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
     let analysis = Analysis::of(&lines)?;
     if analysis.linear && !masked {
         return Err("a branch on a varying value".into());
     }
+    if analysis.linear && folding_enabled() {
+        // Folded before flattening, which merges the loop's step into its body.
+        let raw: Vec<&str> = joined.iter().map(|l| l.as_str()).collect();
+        match Analysis::of(&raw).and_then(|a| fold::fold(&raw, &a)) {
+            Ok(folded) => {
+                let folded = flatten::flatten(folded);
+                let folded: Vec<&str> = folded.iter().map(|l| l.as_str()).collect();
+                match Analysis::of(&folded).and_then(|a| write_copy(define, name, &folded, &a)) {
+                    Ok(mut copy) => {
+                        copy.folded = true;
+                        copy.declarations.extend(FOLD_QUERIES.iter().map(|d| d.to_string()));
+                        return Ok(copy);
+                    }
+                    Err(why) => explain_fold(name, &format!("its folded loop has no copy: {why}")),
+                }
+            }
+            Err(why) => explain_fold(name, &why),
+        }
+    }
+    write_copy(define, name, &lines, &analysis)
+}
+
+/// The queries a folded loop's chunk test calls (`fold`).
+const FOLD_QUERIES: &[&str] =
+    &["declare i64 @_Z12get_local_idj(i32 noundef, ptr)", "declare i64 @_Z14get_local_sizej(i32 noundef, ptr)"];
+
+/// `FERROCL_FOLD=0`: no stride loop folded into the first chunk's lanes (for A/B runs).
+fn folding_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FERROCL_FOLD").map_or(true, |v| v != "0"))
+}
+
+/// The copy of a body, with its analysis.
+fn write_copy(define: &str, name: &str, lines: &[&str], analysis: &Analysis) -> Result<Simd, String> {
     let mut w = Writer {
-        a: &analysis,
+        a: analysis,
         out: String::new(),
         declarations: Vec::new(),
         fresh: 0,
@@ -121,27 +167,22 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
         made: HashSet::new(),
     };
     let head = simd_define(define, name)?;
-    let text = match analysis.linear {
+    let _ = writeln!(w.out, "{head}");
+    match analysis.linear {
         false => {
-            let _ = writeln!(w.out, "{head}");
-            for line in &lines {
+            for line in lines {
                 w.line(line)?;
             }
-            w.out.push_str("}\n");
-            // Named throughout: lines the inlining left out leave gaps in the numbering.
-            linear::renumber(&std::mem::take(&mut w.out))
         }
-        true => {
-            let _ = writeln!(w.out, "{head}");
-            w.linear(&lines, define)?;
-            w.out.push_str("}\n");
-            linear::renumber(&std::mem::take(&mut w.out))
-        }
-    };
+        true => w.linear(lines, define)?,
+    }
+    w.out.push_str("}\n");
+    // Named throughout: lines the inlining left out leave gaps in the numbering.
+    let text = linear::renumber(&std::mem::take(&mut w.out));
     let mut declarations = w.declarations;
     declarations.sort();
     declarations.dedup();
-    Ok(Simd { text, declarations })
+    Ok(Simd { text, declarations, folded: false })
 }
 
 /// The body with each `switch` on one line (clang writes its cases one a line).
@@ -506,6 +547,7 @@ impl Analysis {
                     self.vary(d);
                 }
             }
+            ("call", _) if line.contains(&format!("@{}(", fold::FIRST_LANE)) => {}
             ("call", _) => match query(line)? {
                 Some(true) => self.vary(d),
                 Some(false) => {}
@@ -1323,6 +1365,16 @@ impl Writer<'_> {
             let splat = self.operand(&IrType::Int(64), &shared)?;
             let steps: Vec<String> = (0..WIDTH).map(|k| format!("i64 {k}")).collect();
             let _ = writeln!(self.out, "  {d} = add {wide} {splat}, <{}>", steps.join(", "));
+            return Ok(());
+        }
+        if callee == fold::FIRST_LANE {
+            let (d, (t, v)) = d.zip(args.first().and_then(|a| typed(a))).ok_or("malformed call")?;
+            let _ = match self.varies(&v) {
+                true => {
+                    writeln!(self.out, "  {d} = extractelement {} {v}, i64 0", widened(&t).ok_or("a lane of what")?)
+                }
+                false => writeln!(self.out, "  {d} = add {t} {v}, 0"),
+            };
             return Ok(());
         }
         if group_function(&callee) {

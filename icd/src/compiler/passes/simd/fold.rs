@@ -1,0 +1,662 @@
+//! A group's stride loop folded into the lanes of its first chunk.
+//!
+//! `for (i = get_local_id(0); i < n; i += get_local_size(0))` (and the grid-stride form,
+//! `i = get_global_id(0)`, `i += get_global_size(0)`) run by chunks of `WIDTH`
+//! work-items walks memory in the chunks' order: each chunk runs its whole loop, its
+//! lanes' accesses a stride of the group size apart, before the next chunk starts on
+//! the elements in between. The work-items' iterations are independent (no barrier
+//! orders them), so the lanes of the first chunk may run them all, chunk after chunk in
+//! each step of the loop, which walks the elements in order:
+//!
+//! ```text
+//! for (i = lid; i < n; i += S)              // lanes 0..WIDTH of the row
+//!     for (c = 0; lid + c < nx && i + c < n; c += WIDTH)
+//!         body(i + c)                       // work-item lid + c's step
+//! ```
+//!
+//! The launcher then runs only the first chunk of each row (`launcher`, `Entry::fold`).
+//! Each work-item still takes its own steps in its own order; only how the work-items'
+//! steps interleave changes, which OpenCL leaves open between barriers.
+//!
+//! Folded only where that is all the kernel does per work-item (anything else would
+//! run for `WIDTH` work-items instead of all of them): one loop, entered and left once,
+//! whose variable starts at the lane plus a shared value, steps by a group or range
+//! size or a positive constant (so a lane's later steps stay ahead of its earlier ones,
+//! and a work-item past the bound stays past it), and is compared with a shared bound;
+//! a body that reads no per-lane id, no private variable it does not set in the same
+//! step (no value carried between steps), and makes no work-group or atomic call or
+//! printf; code before and after the loop that stores nothing but private variables
+//! and calls nothing but queries and LLVM's computing intrinsics.
+//!
+//! A whole chunk whose last element passes the loop's test runs a second copy of the
+//! body that no lane skips (no masks); the last chunk of a step runs the masked one.
+//!
+//! On the 2-core Zen 1 machine, one core (`shp`, the bench's kernels and launches, best
+//! of 40, `FERROCL_FOLD=0` / default, ms): block-stride 1.45-1.47 / 0.77-0.80 (the
+//! straight-line kernel over the same data 0.67-0.73), grid-stride 2.79-2.80 / 0.87-0.94,
+//! tiles from global 3.23-3.24 / 2.65-2.69. Folded with one masked body for every
+//! chunk, block-stride took 1.06-1.27: the masks, not the order, were most of the cost.
+
+use std::collections::{HashMap, HashSet};
+
+use super::super::ir_text::{callee_names, def_of, label_of, labels_in, opencl_name, split_top};
+use super::cfg::Cfg;
+use super::{code, group_function, opcode, operands, query, Analysis, WIDTH};
+use crate::compiler::passes::launcher::CTX;
+
+/// `lines` (a kernel body as the copy reads it) with its stride loop folded, or why not.
+pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> {
+    let cfg = a.cfg.as_ref().ok_or("irreducible control flow")?;
+    let n = a.blocks.len();
+    let block = |b: usize| &lines[a.blocks[b].start..=a.blocks[b].end];
+    let terminator = |b: usize| code(lines[a.blocks[b].end]).trim_start();
+    // A branch the lanes take together (a uniform loop around the stride loop).
+    let together = |b: usize| operands(terminator(b)).iter().all(|v| !a.varies(v));
+    let (h, inside) = the_loop(cfg, &|b| !together(b))?;
+
+    // Entered and left once: from the header, its true way in.
+    let header_end = terminator(h);
+    let targets = labels_in(header_end);
+    let (into, out) = match (header_end.strip_prefix("br i1 "), targets.as_slice()) {
+        (Some(_), [t, f]) => (*t, *f),
+        _ => return Err("a loop whose header does not test".into()),
+    };
+    let index = |label: &str| a.blocks.iter().position(|b| b.label == label);
+    let (into_b, out_b) = (index(into).ok_or("unknown block")?, index(out).ok_or("unknown block")?);
+    if !inside[into_b] || inside[out_b] {
+        return Err("a loop left when its test holds".into());
+    }
+    // clang's cleanup blocks branch to an `unreachable` block where no way leads.
+    let dead = |b: usize| terminator(b).starts_with("unreachable") && a.blocks[b].start + 1 >= a.blocks[b].end;
+    for b in (0..n).filter(|&b| inside[b]) {
+        if cfg.succs[b].iter().any(|&s| !inside[s] && !dead(s)) && b != h {
+            return Err("a loop left from its body".into());
+        }
+        if terminator(b).starts_with("ret") || terminator(b).starts_with("unreachable") {
+            return Err("a return inside the loop".into());
+        }
+    }
+    if (0..n).filter(|&b| !inside[b] && cfg.succs[b].contains(&h)).count() != 1 {
+        return Err("a loop entered from several blocks".into());
+    }
+    let latches: Vec<usize> = (0..n).filter(|&b| inside[b] && cfg.succs[b].contains(&h)).collect();
+    let &[latch] = latches.as_slice() else { return Err("a loop with several ways back".into()) };
+    if cfg.succs[latch].len() != 1 || latch == h {
+        return Err("a loop whose last block tests".into());
+    }
+
+    // Outside the loop: one way through, nothing stored but private variables, no
+    // calls but queries and intrinsics.
+    for b in (0..n).filter(|&b| !inside[b]) {
+        if !together(b) {
+            return Err("a branch on a lane's value outside the loop".into());
+        }
+        for line in block(b) {
+            let c = code(line).trim_start();
+            if let Some(ptr) = stored_to(c) {
+                if !a.private.contains_key(&ptr) {
+                    return Err("a store outside the loop".into());
+                }
+            }
+            if !callee_names(c).is_empty() && !harmless_call(c) {
+                return Err("a call outside the loop".into());
+            }
+        }
+    }
+
+    // The test: `i < bound` (or `bound > i`) with a shared bound.
+    let defs: HashMap<&str, &str> = lines.iter().filter_map(|l| def_of(code(l))).collect();
+    let cond = header_end.strip_prefix("br i1 ").and_then(|r| r.split(',').next()).unwrap_or("").trim();
+    let test = defs.get(cond).copied().ok_or("a loop test that is not a comparison")?;
+    let (op, rest) = opcode(test);
+    if op != "icmp" {
+        return Err("a loop test that is not a comparison".into());
+    }
+    let (pred, rest) = rest.split_once(' ').ok_or("unreadable comparison")?;
+    let sides: Vec<String> = split_top(rest).iter().map(|p| p.rsplit(' ').next().unwrap_or("").to_string()).collect();
+    let [left, right] = sides.as_slice() else { return Err("unreadable comparison".into()) };
+    let variable = |v: &str| loaded_variable(v, &defs);
+    let (var, bound) = match (variable(left), variable(right)) {
+        (Some(v), _) if matches!(pred, "slt" | "ult" | "sle" | "ule") => (v, right),
+        (_, Some(v)) if matches!(pred, "sgt" | "ugt" | "sge" | "uge") => (v, left),
+        _ => return Err("a loop test that is not the variable below a bound".into()),
+    };
+    if a.varies(bound) {
+        return Err("a loop bound that differs between lanes".into());
+    }
+    if !a.consecutive.contains(&var) {
+        return Err("a loop variable that is not the lane plus a shared value".into());
+    }
+    let Some(ty) = a.allocas.get(&var).map(|t| t.to_string()) else { return Err("unknown loop variable".into()) };
+    for line in block(h) {
+        let c = code(line).trim_start();
+        if stored_to(c).is_some() || (!callee_names(c).is_empty() && !matches!(query(c), Ok(Some(false)))) {
+            return Err("a loop test with effects".into());
+        }
+    }
+
+    // The step: the variable plus a size, once, at the end of the loop.
+    let stores: Vec<usize> = (0..lines.len())
+        .filter(|&i| inside[a.block_of[i]] && stored_to(code(lines[i]).trim_start()).as_deref() == Some(var.as_str()))
+        .collect();
+    let &[step] = stores.as_slice() else { return Err("a loop variable set more than once in the loop".into()) };
+    if a.block_of[step] != latch {
+        return Err("a loop variable set in the body".into());
+    }
+    let stored = split_top(code(lines[step]).trim_start().strip_prefix("store ").unwrap_or(""))
+        .first()
+        .and_then(|p| p.rsplit(' ').next())
+        .unwrap_or("")
+        .to_string();
+    if !steps_forward(&stored, &var, &defs) {
+        return Err("a loop variable that does not step forward by a size".into());
+    }
+    // The latch only steps (a `while` loop's body steps at its end: not folded).
+    for line in block(latch) {
+        let c = code(line).trim_start();
+        let (_, rhs) = def_of(c).unwrap_or(("", c));
+        let steps = matches!(opcode(rhs).0, "load" | "sext" | "zext" | "trunc" | "add" | "mul")
+            || c.starts_with("store ")
+            || c.starts_with("br ")
+            || label_of(line).is_some()
+            || (opcode(rhs).0 == "call" && harmless_call(c));
+        if !steps || loaded_from(c).is_some_and(|p| p != var && a.varies(&p)) {
+            return Err(format!("a loop whose last block does more than step: {c}"));
+        }
+    }
+
+    // The body: no lane ids, nothing carried from one step to the next.
+    // The blocks after the loop.
+    let mut after = vec![false; n];
+    let mut work = vec![out_b];
+    while let Some(b) = work.pop() {
+        if !after[b] && !inside[b] {
+            after[b] = true;
+            work.extend(cfg.succs[b].iter().copied());
+        }
+    }
+    // Variables of one step: declared in the loop, or clang's temporaries (no lifetime
+    // anywhere: `cleanup.dest.slot`) used in the loop alone.
+    let mut in_loop_lifetime: HashSet<String> =
+        (0..lines.len()).filter(|&i| inside[a.block_of[i]]).filter_map(|i| lifetime_start(code(lines[i]))).collect();
+    let with_lifetime: HashSet<String> = lines.iter().filter_map(|l| lifetime_start(code(l))).collect();
+    // Blocks outside the loop from which it is entered again (in a loop around it).
+    let mut again = vec![false; n];
+    let mut work: Vec<usize> = (0..n).filter(|&b| !inside[b] && cfg.succs[b].contains(&h)).collect();
+    while let Some(b) = work.pop() {
+        if !again[b] && !inside[b] {
+            again[b] = true;
+            work.extend((0..n).filter(|&p| cfg.succs[p].contains(&b)));
+        }
+    }
+    // Read outside the loop, or set where a step may follow (a store after the loop
+    // that reaches no step carries nothing into one).
+    let used_outside: HashSet<String> = (0..lines.len())
+        .filter(|&i| !inside[a.block_of[i]])
+        .filter(|&i| again[a.block_of[i]] || stored_to(code(lines[i]).trim_start()).is_none())
+        .flat_map(|i| operands(code(lines[i])))
+        .filter_map(|v| a.private.get(&v).cloned())
+        .collect();
+    in_loop_lifetime.extend(
+        a.allocas.keys().filter(|r| !with_lifetime.contains(*r) && !used_outside.contains(*r) && **r != var).cloned(),
+    );
+    let defined_inside: HashSet<&str> = (0..lines.len())
+        .filter(|&i| inside[a.block_of[i]])
+        .filter_map(|i| def_of(code(lines[i])).map(|d| d.0))
+        .collect();
+    for i in (0..lines.len()).filter(|&i| inside[a.block_of[i]]) {
+        let c = code(lines[i]).trim_start();
+        if !callee_names(c).is_empty() {
+            if matches!(query(c), Ok(Some(true)) | Err(_)) {
+                return Err("a lane's id read in the loop".into());
+            }
+            if forbidden_in_body(c) {
+                return Err("a work-group, atomic or printf call in the loop".into());
+            }
+        }
+        if c.starts_with("store volatile") || c.contains("load volatile") {
+            return Err("a volatile access in the loop".into());
+        }
+        let root = |p: &str| a.private.get(p).cloned();
+        if let Some(r) = stored_to(c).and_then(|p| root(&p)) {
+            if r != var && !in_loop_lifetime.contains(&r) {
+                return Err("a private variable carried between steps".into());
+            }
+        }
+        if let Some(r) = loaded_from(c).and_then(|p| root(&p)) {
+            if r != var && !in_loop_lifetime.contains(&r) && a.varies(&r) {
+                return Err("a private variable set before the loop read in it".into());
+            }
+        }
+        for v in operands(c) {
+            if !defined_inside.contains(v.as_str()) && a.varies(&v) && !a.private.contains_key(&v) {
+                return Err("a value from before the loop read in it".into());
+            }
+        }
+    }
+    // After the loop: the variable and the body's variables unread.
+    for b in (0..n).filter(|&b| after[b]) {
+        for line in block(b) {
+            let c = code(line).trim_start();
+            if let Some(r) = loaded_from(c).and_then(|p| a.private.get(&p).cloned()) {
+                if r == var || in_loop_lifetime.contains(&r) {
+                    return Err("the loop's variables read after it".into());
+                }
+            }
+        }
+    }
+    Ok(rewrite(lines, a, &Found { inside, h, latch, into, var: &var, ty: &ty }))
+}
+
+/// The loop to fold: the outermost whose test differs between lanes (`varying`, of a
+/// header block); every other loop holds it (and runs alike in every lane, which the
+/// branches outside it say) or lies inside it.
+fn the_loop<'c>(cfg: &'c Cfg, varying: &dyn Fn(usize) -> bool) -> Result<(usize, &'c Vec<bool>), String> {
+    let loops = cfg.loops();
+    // Outermost first.
+    let (h, body) = loops.iter().find(|(h, _)| varying(*h)).ok_or("no loop the lanes leave apart")?;
+    for (g, other) in loops {
+        if g != h && !other[*h] && !body[*g] {
+            return Err("several loops".into());
+        }
+    }
+    Ok((*h, body))
+}
+
+/// The loop `fold` folds: its blocks, header and latch, the header's way into the
+/// body, the variable and its type.
+#[derive(Clone, Copy)]
+struct Found<'a> {
+    inside: &'a [bool],
+    h: usize,
+    latch: usize,
+    into: &'a str,
+    var: &'a str,
+    ty: &'a str,
+}
+
+/// The folded text. The loop runs on the first work-item's value of the variable
+/// (`%fold.b`, shared: every other work-item's is that plus its id, so when it fails the
+/// test they all do); in each step a loop over the row's chunks (`%fold.c`, shared too)
+/// gives each lane its work-item's element (`%fold.j`), which the body reads instead of
+/// the variable, under the header's test of that element and a test that the work-item
+/// is in the row. The body's ways to the latch go through the chunk loop's step.
+fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
+    let Found { inside, h, latch, into, var, ty } = *l;
+    let latch_label = &a.blocks[latch].label;
+    let header = &a.blocks[h];
+    let var_ptr = format!("ptr {var},");
+    let var_store = format!("ptr {var}, align");
+    let mut out: Vec<String> = Vec::with_capacity(lines.len() + 40);
+    for v in ["b", "c", "j", "l"] {
+        out.push(format!("  %fold.{v} = alloca {ty}, align 8"));
+    }
+    // The lane's id, the chunk's first and the row's size as `ty`.
+    let narrow = |out: &mut Vec<String>, d: &str, v: &str| match ty {
+        "i64" => out.push(format!("  {d} = add i64 {v}, 0")),
+        _ => out.push(format!("  {d} = trunc i64 {v} to {ty}")),
+    };
+    let preheader = (0..a.blocks.len())
+        .find(|&b| !inside[b] && a.cfg.as_ref().is_some_and(|cfg| cfg.succs[b].contains(&h)))
+        .unwrap_or(0);
+    for (i, line) in lines.iter().enumerate() {
+        let b = a.block_of[i];
+        let c = code(line);
+        if b == preheader && i == a.blocks[b].end {
+            out.push(format!("  %fold.i0 = load {ty}, ptr {var}, align 8"));
+            out.push(format!("  %fold.b0 = call {ty} @{FIRST_LANE}({ty} %fold.i0)"));
+            out.push(format!("  store {ty} %fold.b0, ptr %fold.b, align 8"));
+            out.push(line.to_string());
+            continue;
+        }
+        if b == latch && i == a.blocks[latch].start {
+            out.push("fold.next:".into());
+            out.push(format!("  %fold.was = load {ty}, ptr %fold.c, align 8"));
+            out.push(format!("  %fold.then = add {ty} %fold.was, {WIDTH}"));
+            out.push(format!("  store {ty} %fold.then, ptr %fold.c, align 8"));
+            out.push("  br label %fold.head".into());
+        }
+        if b == h && i < header.end {
+            out.push(c.replace(&var_ptr, "ptr %fold.b,"));
+            continue;
+        }
+        if b == latch {
+            // The step, of the first work-item's value.
+            out.push(c.replace(&var_ptr, "ptr %fold.b,").replace(&var_store, "ptr %fold.b, align"));
+            continue;
+        }
+        if i == header.end {
+            out.push(c.replacen(&format!("label %{into},"), "label %fold.init,", 1));
+            out.push("fold.init:".into());
+            out.push(format!("  store {ty} 0, ptr %fold.c, align 8"));
+            out.push("  br label %fold.head".into());
+            out.push("fold.head:".into());
+            out.push(format!("  %fold.k = load {ty}, ptr %fold.c, align 8"));
+            out.push(format!("  %fold.nx64 = call i64 @_Z14get_local_sizej(i32 noundef 0, ptr {CTX})"));
+            narrow(&mut out, "%fold.nx", "%fold.nx64");
+            out.push(format!("  %fold.more = icmp ult {ty} %fold.k, %fold.nx"));
+            out.push(format!("  br i1 %fold.more, label %fold.body, label %{latch_label}"));
+            // The header's test of a value in memory, its values renamed `prefix`.
+            let defined: HashSet<&str> =
+                lines[header.start..header.end].iter().filter_map(|l| def_of(code(l)).map(|d| d.0)).collect();
+            let test_of = |out: &mut Vec<String>, ptr: &str, prefix: &str| {
+                let renamed = |text: &str| {
+                    super::linear::map_names(text, |n| {
+                        defined.contains(format!("%{n}").as_str()).then(|| format!("{prefix}{n}"))
+                    })
+                };
+                for l in &lines[header.start..header.end] {
+                    if label_of(l).is_none() {
+                        out.push(renamed(code(l)).replace(&var_ptr, &format!("ptr {ptr},")));
+                    }
+                }
+                let cond = c.trim_start().strip_prefix("br i1 ").and_then(|r| r.split(',').next()).unwrap_or("");
+                renamed(cond.trim())
+            };
+            // A whole chunk in the row whose last element passes the test (so every
+            // lane's does, the test being monotonic) runs the body's second copy,
+            // which no lane skips: no masks.
+            out.push("fold.body:".into());
+            out.push(format!("  %fold.first = load {ty}, ptr %fold.b, align 8"));
+            out.push(format!("  %fold.chunk = add {ty} %fold.first, %fold.k"));
+            out.push(format!("  %fold.end = add {ty} %fold.k, {WIDTH}"));
+            out.push(format!("  %fold.whole = icmp ule {ty} %fold.end, %fold.nx"));
+            out.push(format!("  %fold.last = add {ty} %fold.chunk, {}", WIDTH - 1));
+            out.push(format!("  store {ty} %fold.last, ptr %fold.l, align 8"));
+            let last = test_of(&mut out, "%fold.l", "fold.u.");
+            out.push(format!("  %fold.fast = and i1 %fold.whole, {last}"));
+            out.push(format!("  %fold.lid64 = call i64 @_Z12get_local_idj(i32 noundef 0, ptr {CTX})"));
+            narrow(&mut out, "%fold.lid", "%fold.lid64");
+            out.push(format!("  %fold.elem = add {ty} %fold.chunk, %fold.lid"));
+            out.push(format!("  store {ty} %fold.elem, ptr %fold.j, align 8"));
+            let first_body = a.blocks.iter().enumerate().find(|(b, _)| inside[*b] && *b != h && *b != latch);
+            match first_body {
+                Some(_) => out.push(format!("  br i1 %fold.fast, label %fold.fast.{into}, label %fold.slow")),
+                None => out.push("  br label %fold.slow".into()),
+            }
+            out.push("fold.slow:".into());
+            out.push(format!("  %fold.item = add {ty} %fold.lid, %fold.k"));
+            out.push(format!("  %fold.in = icmp ult {ty} %fold.item, %fold.nx"));
+            let cond = test_of(&mut out, "%fold.j", "fold.t.");
+            out.push(format!("  %fold.go = and i1 %fold.in, {cond}"));
+            out.push(format!("  br i1 %fold.go, label %{into}, label %fold.next"));
+            out.extend(fast_copy(lines, a, l));
+            continue;
+        }
+        if inside[b] {
+            let t = c.trim_start();
+            if loaded_from(t).as_deref() == Some(var) {
+                out.push(c.replace(&var_ptr, "ptr %fold.j,"));
+                continue;
+            }
+            if i == a.blocks[b].end && labels_in(t).contains(&latch_label.as_str()) {
+                out.push(c.replace(&format!("label %{latch_label}"), "label %fold.next"));
+                continue;
+            }
+        }
+        out.push(line.to_string());
+    }
+    out
+}
+
+/// The body's blocks again, for whole chunks (`rewrite`): labels and values renamed
+/// `fold.fast.`, the variable read as the chunk's element, the latch reached through the
+/// chunk loop's step.
+fn fast_copy(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
+    let Found { inside, h, latch, var, .. } = *l;
+    let body: Vec<usize> = (0..a.blocks.len()).filter(|&b| inside[b] && b != h && b != latch).collect();
+    let mut names: HashSet<String> = body.iter().map(|&b| format!("%{}", a.blocks[b].label)).collect();
+    for &b in &body {
+        for l in &lines[a.blocks[b].start..=a.blocks[b].end] {
+            if let Some((d, _)) = def_of(code(l)) {
+                names.insert(d.to_string());
+            }
+        }
+    }
+    let latch_label = format!("label %{}", a.blocks[latch].label);
+    let var_ptr = format!("ptr {var},");
+    let mut out = Vec::new();
+    for &b in &body {
+        for l in &lines[a.blocks[b].start..=a.blocks[b].end] {
+            if let Some(label) = label_of(l) {
+                out.push(format!("fold.fast.{label}:"));
+                continue;
+            }
+            let renamed = super::linear::map_names(code(l), |n| {
+                names.contains(format!("%{n}").as_str()).then(|| format!("fold.fast.{n}"))
+            });
+            out.push(renamed.replace(&var_ptr, "ptr %fold.j,").replace(&latch_label, "label %fold.next"));
+        }
+    }
+    out
+}
+
+/// The first lane's value of its argument, shared by the lanes: the copy takes lane 0
+/// of the vector (`Writer::call`).
+pub(super) const FIRST_LANE: &str = "__ferrocl_fold_first";
+
+/// The pointer a store writes (`None` for other instructions).
+fn stored_to(c: &str) -> Option<String> {
+    let rest = c.strip_prefix("store ")?;
+    let rest = rest.strip_prefix("volatile ").unwrap_or(rest);
+    split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).map(str::to_string)
+}
+
+/// The pointer a load reads.
+fn loaded_from(c: &str) -> Option<String> {
+    let (_, rhs) = def_of(c)?;
+    let ("load", rest) = opcode(rhs) else { return None };
+    split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).map(str::to_string)
+}
+
+/// The variable `llvm.lifetime.start` starts, for variables declared in the loop.
+fn lifetime_start(c: &str) -> Option<String> {
+    if !c.contains("@llvm.lifetime.start") {
+        return None;
+    }
+    let arg = c.rsplit("ptr ").next()?;
+    Some(arg.split(')').next()?.trim().to_string())
+}
+
+/// `v` is a load of a variable, or a cast of one: the variable.
+fn loaded_variable(v: &str, defs: &HashMap<&str, &str>) -> Option<String> {
+    let rhs = defs.get(v)?;
+    match opcode(rhs) {
+        ("load", rest) => split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).map(str::to_string),
+        ("sext" | "zext" | "trunc", rest) => {
+            let from = rest.split(" to ").next()?.rsplit(' ').next()?;
+            loaded_variable(from, defs)
+        }
+        _ => None,
+    }
+}
+
+/// `v` is the variable `var` plus a size (a group or range size, a number of groups,
+/// products of them, a positive constant), through casts.
+fn steps_forward(v: &str, var: &str, defs: &HashMap<&str, &str>) -> bool {
+    let Some(rhs) = defs.get(v) else { return false };
+    match opcode(rhs) {
+        ("sext" | "zext" | "trunc", rest) => {
+            rest.split(" to ").next().and_then(|r| r.rsplit(' ').next()).is_some_and(|f| steps_forward(f, var, defs))
+        }
+        ("add", rest) => {
+            let parts: Vec<String> = split_top(skip_wraps(rest))
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match i {
+                    0 => p.rsplit(' ').next().unwrap_or("").to_string(),
+                    _ => p.trim().to_string(),
+                })
+                .collect();
+            let [x, y] = parts.as_slice() else { return false };
+            let is_var = |s: &str| loaded_variable(s, defs).as_deref() == Some(var);
+            (is_var(x) && is_size(y, defs)) || (is_var(y) && is_size(x, defs))
+        }
+        _ => false,
+    }
+}
+
+fn skip_wraps(mut rest: &str) -> &str {
+    while let Some(r) = rest.strip_prefix("nsw ").or_else(|| rest.strip_prefix("nuw ")) {
+        rest = r;
+    }
+    rest
+}
+
+/// A value that is at least 1 in any launch.
+fn is_size(v: &str, defs: &HashMap<&str, &str>) -> bool {
+    if let Ok(k) = v.parse::<i64>() {
+        return k > 0;
+    }
+    let Some(rhs) = defs.get(v) else { return false };
+    match opcode(rhs) {
+        ("sext" | "zext" | "trunc", rest) => {
+            rest.split(" to ").next().and_then(|r| r.rsplit(' ').next()).is_some_and(|f| is_size(f, defs))
+        }
+        ("mul", rest) => {
+            let parts = split_top(skip_wraps(rest));
+            let value = |i: usize| parts.get(i).map(|p| p.rsplit(' ').next().unwrap_or("").to_string());
+            matches!((value(0), value(1)), (Some(x), Some(y)) if is_size(&x, defs) && is_size(&y, defs))
+        }
+        ("call", _) => callee_names(rhs).first().and_then(|(c, _)| opencl_name(c)).is_some_and(|n| {
+            matches!(n, "get_local_size" | "get_global_size" | "get_num_groups" | "get_enqueued_local_size")
+        }),
+        _ => false,
+    }
+}
+
+/// Calls code outside the loop may make: queries, lifetimes, LLVM's intrinsics that
+/// only compute.
+fn harmless_call(c: &str) -> bool {
+    let Some((callee, _)) = callee_names(c).into_iter().next() else { return true };
+    matches!(query(c), Ok(Some(_)))
+        || callee.starts_with("llvm.lifetime.")
+        || callee.starts_with("llvm.dbg.")
+        || (callee.starts_with("llvm.") && !callee.starts_with("llvm.mem"))
+}
+
+/// Calls whose effect counts work-items or orders them: the loop folds none.
+fn forbidden_in_body(c: &str) -> bool {
+    callee_names(c).iter().any(|(callee, _)| {
+        let name = opencl_name(callee).unwrap_or(callee);
+        group_function(callee)
+            || name == "printf"
+            || callee.contains("printf")
+            || name.starts_with("atom")
+            || name.starts_with("work_group_")
+            || name.starts_with("sub_group_")
+            || name.contains("barrier")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::vectorize;
+
+    /// clang's unoptimised IR of the block-stride loop, `out[base + i] = x * x + 1` for
+    /// `i = get_local_id(0); i < tile; i += get_local_size(0)`, after the context
+    /// rewrite; `{BODY}` and `{AFTER}` mark where the tests add lines.
+    const BLOCK: &str = "define internal spir_func void @k(ptr addrspace(1) noundef align 4 %0, ptr addrspace(1) noundef align 4 %1, i32 noundef %2, ptr %__ferrocl_ctx) #0 {
+  %4 = alloca ptr addrspace(1), align 8
+  %5 = alloca ptr addrspace(1), align 8
+  %6 = alloca i32, align 4
+  %7 = alloca i64, align 8
+  %8 = alloca i32, align 4
+  %9 = alloca float, align 4
+  %acc = alloca float, align 4
+  store ptr addrspace(1) %0, ptr %4, align 8
+  store ptr addrspace(1) %1, ptr %5, align 8
+  store i32 %2, ptr %6, align 4
+  store float 0.0, ptr %acc, align 4
+  %10 = call i64 @_Z12get_group_idj(i32 noundef 0, ptr %__ferrocl_ctx) #6
+  %11 = load i32, ptr %6, align 4
+  %12 = sext i32 %11 to i64
+  %13 = mul i64 %10, %12
+  store i64 %13, ptr %7, align 8
+  %14 = call i64 @_Z12get_local_idj(i32 noundef 0, ptr %__ferrocl_ctx) #6
+  %15 = trunc i64 %14 to i32
+  store i32 %15, ptr %8, align 4
+  br label %16
+
+16:
+  %17 = load i32, ptr %8, align 4
+  %18 = load i32, ptr %6, align 4
+  %19 = icmp slt i32 %17, %18
+  br i1 %19, label %21, label %20
+
+20:
+{AFTER}  br label %40
+
+21:
+  call void @llvm.lifetime.start.p0(i64 4, ptr %9) #5
+  %22 = load ptr addrspace(1), ptr %4, align 8
+  %23 = load i64, ptr %7, align 8
+  %24 = load i32, ptr %8, align 4
+  %25 = sext i32 %24 to i64
+  %26 = add i64 %23, %25
+  %27 = getelementptr inbounds float, ptr addrspace(1) %22, i64 %26
+  %28 = load float, ptr addrspace(1) %27, align 4
+  store float %28, ptr %9, align 4
+  %29 = load float, ptr %9, align 4
+  %30 = fmul float %29, %29
+{BODY}  %31 = fadd float %30, 1.0
+  %32 = load ptr addrspace(1), ptr %5, align 8
+  %33 = getelementptr inbounds float, ptr addrspace(1) %32, i64 %26
+  store float %31, ptr addrspace(1) %33, align 4
+  call void @llvm.lifetime.end.p0(i64 4, ptr %9) #5
+  br label %34
+
+34:
+  %35 = call i64 @_Z14get_local_sizej(i32 noundef 0, ptr %__ferrocl_ctx) #6
+  %36 = load i32, ptr %8, align 4
+  %37 = sext i32 %36 to i64
+  %38 = add i64 %37, %35
+  %39 = trunc i64 %38 to i32
+  store i32 %39, ptr %8, align 4
+  br label %16
+
+40:
+  ret void
+}";
+
+    fn copy_of(body: &str, after: &str) -> Result<super::super::Simd, String> {
+        let text = BLOCK.replace("{BODY}", body).replace("{AFTER}", after);
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let end = lines.iter().rposition(|l| l.starts_with('}')).unwrap();
+        vectorize(&lines[0], &lines[1..end], "k")
+    }
+
+    #[test]
+    fn a_block_stride_loop_runs_the_rows_chunks_in_each_step() {
+        let copy = copy_of("", "").unwrap();
+        assert!(copy.folded, "{}", copy.text);
+        // The loop tests the first work-item's element, a shared value; the body reads
+        // the lanes' elements of each chunk as one vector.
+        assert!(copy.text.contains("extractelement <8 x i32>"), "{}", copy.text);
+        assert!(copy.text.contains("load <8 x float>, ptr addrspace(1)"), "{}", copy.text);
+        assert!(!copy.text.contains("@llvm.masked.gather"), "{}", copy.text);
+        assert!(copy.declarations.iter().any(|d| d.contains("@_Z12get_local_idj(")));
+    }
+
+    #[test]
+    fn a_value_carried_between_steps_or_read_after_the_loop_is_not_folded() {
+        // `acc += x` carries a value from one step to the next.
+        let carried = "  %a0 = load float, ptr %acc, align 4\n  %a1 = fadd float %a0, %30\n  store float %a1, ptr %acc, align 4\n";
+        assert!(!copy_of(carried, "").unwrap().folded);
+        // The variable read after the loop: its last value is each work-item's own.
+        let after = "  %v = load i32, ptr %8, align 4\n";
+        assert!(!copy_of("", after).unwrap().folded);
+        // A store to global memory after the loop would run for a chunk, not the row.
+        let store = "  %p = load ptr addrspace(1), ptr %5, align 8\n  store float 0.0, ptr addrspace(1) %p, align 4\n";
+        assert!(!copy_of("", store).unwrap().folded);
+    }
+
+    #[test]
+    fn a_body_that_reads_a_lane_id_is_not_folded() {
+        let id = "  %g = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %__ferrocl_ctx) #6\n  %gf = uitofp i64 %g to float\n  %h = fadd float %gf, %30\n";
+        assert!(!copy_of(id, "").unwrap().folded);
+        // Ids in y are the row's own: folded.
+        let y = "  %g = call i64 @_Z12get_local_idj(i32 noundef 1, ptr %__ferrocl_ctx) #6\n  %gf = uitofp i64 %g to float\n  %h = fadd float %gf, %30\n";
+        assert!(copy_of(y, "").unwrap().folded);
+    }
+}
