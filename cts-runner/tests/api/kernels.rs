@@ -1365,6 +1365,16 @@ kernel void rows(global int *out, int w) {
     for (int i = get_local_id(0); i <= w - 1; i += get_local_size(0))
         out[row + i] = i * 3 + get_local_id(1);
 }
+kernel void collatz(global const uint *in, global uint *steps, uint n) {
+    for (uint p = get_global_id(0); p < n; p += get_global_size(0)) {
+        uint x = in[p], k = 0;
+        while (x != 1) {
+            x = (x & 1) ? 3 * x + 1 : x / 2;
+            k++;
+        }
+        steps[p] = k;
+    }
+}
 kernel void carried(global const float *in, global float *out, int n) {
     float acc = 0.0f;
     for (int i = get_local_id(0); i < n; i += get_local_size(0)) acc += in[i];
@@ -1474,6 +1484,28 @@ fn stride_loops_in_rows_and_with_carried_values_keep_each_work_items_results() {
     for (l, &g) in got.iter().enumerate() {
         let want: f32 = data.iter().skip(l).step_by(64).sum();
         assert!((g - want).abs() <= 1e-3 * want.abs().max(1.0), "work-item {l}: {g} against {want}");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    // A loop of its own length per element inside the folded loop.
+    let k = kernel(p, "collatz");
+    let starts: Vec<u32> = (1..=n as u32).collect();
+    let from = buffer_of(&env, &starts);
+    let steps = env.buffer(0, n * 4, null_mut());
+    set_arg(k, 0, &from);
+    set_arg(k, 1, &steps);
+    set_arg(k, 2, &(n as u32 - 1));
+    run(&env, k, &[48], Some(&[24]));
+    let got: Vec<u32> = read_as(&env, steps, n - 1);
+    for (i, &g) in got.iter().enumerate() {
+        let (mut x, mut want) = (i as u64 + 1, 0);
+        while x != 1 {
+            x = if x & 1 == 1 { 3 * x + 1 } else { x / 2 };
+            want += 1;
+        }
+        assert_eq!(g, want, "steps from {}", i + 1);
+    }
+    for m in [from, steps] {
+        ok!(cl!(clReleaseMemObject(m)));
     }
     ok!(cl!(clReleaseKernel(k)));
     let k = kernel(p, "stepped_in_body");

@@ -214,7 +214,11 @@ pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> 
                 return Err("a work-group, atomic or printf call in the loop".into());
             }
         }
-        if c.starts_with("store volatile") || c.contains("load volatile") {
+        let rhs = def_of(c).map_or(c, |(_, r)| r.trim_start());
+        if ["atomicrmw", "cmpxchg", "fence"].iter().any(|k| rhs.starts_with(k)) || c.starts_with("fence") {
+            return Err("an atomic access in the loop".into());
+        }
+        if c.starts_with("store volatile") || c.contains("load volatile") || c.contains("store atomic") {
             return Err("a volatile access in the loop".into());
         }
         let root = |p: &str| a.private.get(p).cloned();
