@@ -1365,6 +1365,10 @@ kernel void rows(global int *out, int w) {
     for (int i = get_local_id(0); i <= w - 1; i += get_local_size(0))
         out[row + i] = i * 3 + get_local_id(1);
 }
+kernel void strided(global int *out, int n) {
+    int stride = get_local_size(0) * get_num_groups(0);
+    for (int i = get_global_id(0); i < n; i += stride) out[i] = i * 5 + 1;
+}
 kernel void collatz(global const uint *in, global uint *steps, uint n) {
     for (uint p = get_global_id(0); p < n; p += get_global_size(0)) {
         uint x = in[p], k = 0;
@@ -1485,6 +1489,18 @@ fn stride_loops_in_rows_and_with_carried_values_keep_each_work_items_results() {
         let want: f32 = data.iter().skip(l).step_by(64).sum();
         assert!((g - want).abs() <= 1e-3 * want.abs().max(1.0), "work-item {l}: {g} against {want}");
     }
+    ok!(cl!(clReleaseKernel(k)));
+    // The step in a variable of its own (CUDA's `blockDim.x * gridDim.x`).
+    let k = kernel(p, "strided");
+    let ints = env.buffer(0, n * 4, null_mut());
+    set_arg(k, 0, &ints);
+    set_arg(k, 1, &(n as i32 - 5));
+    run(&env, k, &[72], Some(&[36]));
+    let got: Vec<i32> = read_as(&env, ints, n - 5);
+    for (i, &g) in got.iter().enumerate() {
+        assert_eq!(g, i as i32 * 5 + 1, "element {i}");
+    }
+    ok!(cl!(clReleaseMemObject(ints)));
     ok!(cl!(clReleaseKernel(k)));
     // A loop of its own length per element inside the folded loop.
     let k = kernel(p, "collatz");

@@ -148,20 +148,29 @@ pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> 
         .and_then(|p| p.rsplit(' ').next())
         .unwrap_or("")
         .to_string();
-    if !steps_forward(&stored, &var, &defs) {
+    let mut stores: HashMap<String, Vec<String>> = HashMap::new();
+    for line in lines {
+        let c = code(line).trim_start();
+        if let (Some(ptr), Some(rest)) = (stored_to(c), c.strip_prefix("store ")) {
+            let value = split_top(rest).first().and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
+            stores.entry(ptr).or_default().push(value);
+        }
+    }
+    if !steps_forward(&stored, &var, &defs, &stores) {
         return Err("a loop variable that does not step forward by a size".into());
     }
-    // The latch only steps (a `while` loop's body steps at its end: not folded).
+    // The latch only steps: it runs once a step, for the first work-item's value
+    // (`split_steps` cuts a `while` loop's step from the end of its body).
     for line in block(latch) {
+        if label_of(line).is_some() {
+            continue;
+        }
         let c = code(line).trim_start();
-        let (_, rhs) = def_of(c).unwrap_or(("", c));
-        let steps = matches!(opcode(rhs).0, "load" | "sext" | "zext" | "trunc" | "add" | "mul")
-            || c.starts_with("store ")
-            || c.starts_with("br ")
-            || label_of(line).is_some()
-            || (opcode(rhs).0 == "call" && harmless_call(c));
-        if !steps || loaded_from(c).is_some_and(|p| p != var && a.varies(&p)) {
-            return Err(format!("a loop whose last block does more than step: {c}"));
+        if !steps_only(c)
+            || stored_to(c).is_some_and(|p| p != var)
+            || loaded_from(c).is_some_and(|p| p != var && a.varies(&p))
+        {
+            return Err("a loop whose last block does more than step".into());
         }
     }
 
@@ -439,6 +448,56 @@ fn fast_copy(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
 /// of the vector (`Writer::call`).
 pub(super) const FIRST_LANE: &str = "__ferrocl_fold_first";
 
+/// A line a loop's step may hold: loads, casts, integer adds and multiplies, calls of
+/// queries, stores, the branch back.
+fn steps_only(c: &str) -> bool {
+    let (_, rhs) = def_of(c).unwrap_or(("", c));
+    matches!(opcode(rhs).0, "load" | "sext" | "zext" | "trunc" | "add" | "mul")
+        || c.starts_with("store ")
+        || c.starts_with("br label ")
+        || (opcode(rhs).0 == "call" && harmless_call(c) && !c.contains("@llvm."))
+}
+
+/// `lines` with each block that ends a loop (branching back to a block above it) cut
+/// in two where its last lines only step variables: a `while` loop whose body steps its
+/// variable at its end gets a latch of its own, as a `for` loop has.
+pub(super) fn split_steps(lines: Vec<String>) -> Vec<String> {
+    let allocas: HashSet<String> = lines
+        .iter()
+        .filter_map(|l| {
+            def_of(code(l)).filter(|(_, r)| r.trim_start().starts_with("alloca ")).map(|(d, _)| d.to_string())
+        })
+        .collect();
+    let step = |c: &str| steps_only(c) && stored_to(c).map_or(true, |p| allocas.contains(&p));
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len() + 8);
+    let mut start = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(l) = label_of(line) {
+            seen.insert(l.to_string());
+            start = out.len();
+        }
+        let c = code(line).trim_start();
+        let back = c.strip_prefix("br label %").map(str::trim).is_some_and(|t| seen.contains(t));
+        if back {
+            // The step: the block's last lines, from its last store back, that only step.
+            let body_from = start + usize::from(label_of(&out[start..].first().cloned().unwrap_or_default()).is_some());
+            let mut cut = out.len();
+            while cut > body_from && step(code(&out[cut - 1]).trim_start()) {
+                cut -= 1;
+            }
+            let has_store = out[cut..].iter().any(|l| code(l).trim_start().starts_with("store "));
+            if cut > body_from && has_store {
+                let label = format!("fold.step.{i}");
+                out.insert(cut, format!("{label}:"));
+                out.insert(cut, format!("  br label %{label}"));
+            }
+        }
+        out.push(line.clone());
+    }
+    out
+}
+
 /// The pointer a store writes (`None` for other instructions).
 fn stored_to(c: &str) -> Option<String> {
     let rest = c.strip_prefix("store ")?;
@@ -477,12 +536,14 @@ fn loaded_variable(v: &str, defs: &HashMap<&str, &str>) -> Option<String> {
 
 /// `v` is the variable `var` plus a size (a group or range size, a number of groups,
 /// products of them, a positive constant), through casts.
-fn steps_forward(v: &str, var: &str, defs: &HashMap<&str, &str>) -> bool {
+fn steps_forward(v: &str, var: &str, defs: &HashMap<&str, &str>, stores: &HashMap<String, Vec<String>>) -> bool {
     let Some(rhs) = defs.get(v) else { return false };
     match opcode(rhs) {
-        ("sext" | "zext" | "trunc", rest) => {
-            rest.split(" to ").next().and_then(|r| r.rsplit(' ').next()).is_some_and(|f| steps_forward(f, var, defs))
-        }
+        ("sext" | "zext" | "trunc", rest) => rest
+            .split(" to ")
+            .next()
+            .and_then(|r| r.rsplit(' ').next())
+            .is_some_and(|f| steps_forward(f, var, defs, stores)),
         ("add", rest) => {
             let parts: Vec<String> = split_top(skip_wraps(rest))
                 .iter()
@@ -494,7 +555,7 @@ fn steps_forward(v: &str, var: &str, defs: &HashMap<&str, &str>) -> bool {
                 .collect();
             let [x, y] = parts.as_slice() else { return false };
             let is_var = |s: &str| loaded_variable(s, defs).as_deref() == Some(var);
-            (is_var(x) && is_size(y, defs)) || (is_var(y) && is_size(x, defs))
+            (is_var(x) && is_size(y, defs, stores, 0)) || (is_var(y) && is_size(x, defs, stores, 0))
         }
         _ => false,
     }
@@ -507,20 +568,27 @@ fn skip_wraps(mut rest: &str) -> &str {
     rest
 }
 
-/// A value that is at least 1 in any launch.
-fn is_size(v: &str, defs: &HashMap<&str, &str>) -> bool {
+/// A value that is at least 1 in any launch: a size query, a positive constant, their
+/// products, through casts and variables that only ever hold such a value
+/// (`int stride = get_global_size(0);`).
+fn is_size(v: &str, defs: &HashMap<&str, &str>, stores: &HashMap<String, Vec<String>>, depth: u32) -> bool {
     if let Ok(k) = v.parse::<i64>() {
         return k > 0;
     }
     let Some(rhs) = defs.get(v) else { return false };
+    let size = |x: &str| depth < 8 && is_size(x, defs, stores, depth + 1);
     match opcode(rhs) {
         ("sext" | "zext" | "trunc", rest) => {
-            rest.split(" to ").next().and_then(|r| r.rsplit(' ').next()).is_some_and(|f| is_size(f, defs))
+            rest.split(" to ").next().and_then(|r| r.rsplit(' ').next()).is_some_and(size)
         }
         ("mul", rest) => {
             let parts = split_top(skip_wraps(rest));
             let value = |i: usize| parts.get(i).map(|p| p.rsplit(' ').next().unwrap_or("").to_string());
-            matches!((value(0), value(1)), (Some(x), Some(y)) if is_size(&x, defs) && is_size(&y, defs))
+            matches!((value(0), value(1)), (Some(x), Some(y)) if size(&x) && size(&y))
+        }
+        ("load", rest) => {
+            let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
+            stores.get(&ptr).is_some_and(|values| !values.is_empty() && values.iter().all(|x| size(x)))
         }
         ("call", _) => callee_names(rhs).first().and_then(|(c, _)| opencl_name(c)).is_some_and(|n| {
             matches!(n, "get_local_size" | "get_global_size" | "get_num_groups" | "get_enqueued_local_size")
@@ -617,14 +685,18 @@ mod tests {
   %38 = add i64 %37, %35
   %39 = trunc i64 %38 to i32
   store i32 %39, ptr %8, align 4
-  br label %16
+{STEP}  br label %16
 
 40:
   ret void
 }";
 
     fn copy_of(body: &str, after: &str) -> Result<super::super::Simd, String> {
-        let text = BLOCK.replace("{BODY}", body).replace("{AFTER}", after);
+        copy_with(body, after, "")
+    }
+
+    fn copy_with(body: &str, after: &str, step: &str) -> Result<super::super::Simd, String> {
+        let text = BLOCK.replace("{BODY}", body).replace("{AFTER}", after).replace("{STEP}", step);
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
         let end = lines.iter().rposition(|l| l.starts_with('}')).unwrap();
         vectorize(&lines[0], &lines[1..end], "k")
@@ -653,6 +725,42 @@ mod tests {
         // A store to global memory after the loop would run for a chunk, not the row.
         let store = "  %p = load ptr addrspace(1), ptr %5, align 8\n  store float 0.0, ptr addrspace(1) %p, align 4\n";
         assert!(!copy_of("", store).unwrap().folded);
+    }
+
+    #[test]
+    fn a_step_that_stores_to_memory_is_not_folded() {
+        // Run once a step for the first work-item, it would store once, not per item.
+        let store = "  %p = load ptr addrspace(1), ptr %5, align 8\n  store float 0.0, ptr addrspace(1) %p, align 4\n";
+        assert!(!copy_with("", "", store).unwrap().folded);
+    }
+
+    #[test]
+    fn a_while_loops_step_is_cut_from_its_body() {
+        let lines: Vec<String> = [
+            "  %1 = alloca i32, align 4",
+            "  br label %2",
+            "2:",
+            "  %3 = load i32, ptr %1, align 4",
+            "  %4 = icmp slt i32 %3, 9",
+            "  br i1 %4, label %5, label %10",
+            "5:",
+            "  %6 = load ptr addrspace(1), ptr %0, align 8",
+            "  store i32 1, ptr addrspace(1) %6, align 4",
+            "  %7 = load i32, ptr %1, align 4",
+            "  %8 = add i32 %7, 4",
+            "  store i32 %8, ptr %1, align 4",
+            "  br label %2",
+            "10:",
+            "  ret void",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        let split = super::split_steps(lines);
+        let at = split.iter().position(|l| l.starts_with("fold.step.")).expect("a step block");
+        // After the store to memory, before the step's loads.
+        assert_eq!(split[at - 1], "  br label %fold.step.12");
+        assert_eq!(split[at - 2], "  store i32 1, ptr addrspace(1) %6, align 4");
+        assert_eq!(split[at + 1], "  %7 = load i32, ptr %1, align 4");
     }
 
     #[test]

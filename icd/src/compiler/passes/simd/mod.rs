@@ -124,7 +124,8 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
     }
     if analysis.linear && folding_enabled() {
         // Folded before flattening, which merges the loop's step into its body.
-        let raw: Vec<&str> = joined.iter().map(|l| l.as_str()).collect();
+        let split = fold::split_steps(joined.clone());
+        let raw: Vec<&str> = split.iter().map(|l| l.as_str()).collect();
         match Analysis::of(&raw).and_then(|a| fold::fold(&raw, &a)) {
             Ok(folded) => {
                 let folded = flatten::flatten(folded);
