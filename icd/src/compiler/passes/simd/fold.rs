@@ -159,6 +159,16 @@ pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> 
     if !steps_forward(&stored, &var, &defs, &stores) {
         return Err("a loop variable that does not step forward by a size".into());
     }
+    // An unsigned test orders the lanes' values only where none wraps: `(uint)(lid - 2)`
+    // is past any bound in lanes 0 and 1 and below it in the others. Each value the
+    // variable starts from must be a sum of ids, sizes and constants.
+    if pred.starts_with('u') {
+        let starts: Vec<&String> =
+            stores.get(&var).map(|v| v.iter().filter(|x| **x != stored).collect()).unwrap_or_default();
+        if starts.is_empty() || !starts.iter().all(|x| never_negative(x, &defs, &stores, 0)) {
+            return Err("an unsigned loop test of a variable that may start below zero".into());
+        }
+    }
     // The latch only steps: it runs once a step, for the first work-item's value
     // (`split_steps` cuts a `while` loop's step from the end of its body).
     for line in block(latch) {
@@ -597,6 +607,32 @@ fn is_size(v: &str, defs: &HashMap<&str, &str>, stores: &HashMap<String, Vec<Str
     }
 }
 
+/// A value no lane can hold below zero: work-item ids and sizes, non-negative
+/// constants, their sums and products, through widening and variables only ever set so.
+fn never_negative(v: &str, defs: &HashMap<&str, &str>, stores: &HashMap<String, Vec<String>>, depth: u32) -> bool {
+    if let Ok(k) = v.parse::<i64>() {
+        return k >= 0;
+    }
+    let Some(rhs) = defs.get(v) else { return false };
+    let ok = |x: &str| depth < 8 && never_negative(x, defs, stores, depth + 1);
+    let both = |rest: &str| {
+        let parts = split_top(skip_wraps(rest));
+        let value = |i: usize| parts.get(i).map(|p| p.rsplit(' ').next().unwrap_or("").to_string());
+        matches!((value(0), value(1)), (Some(x), Some(y)) if ok(&x) && ok(&y))
+    };
+    match opcode(rhs) {
+        ("zext", _) => true,
+        ("sext" | "trunc", rest) => rest.split(" to ").next().and_then(|r| r.rsplit(' ').next()).is_some_and(ok),
+        ("add" | "mul", rest) => both(rest),
+        ("load", rest) => {
+            let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
+            stores.get(&ptr).is_some_and(|values| !values.is_empty() && values.iter().all(|x| ok(x)))
+        }
+        ("call", _) => matches!(query(rhs), Ok(Some(_))),
+        _ => false,
+    }
+}
+
 /// Calls code outside the loop may make: queries, lifetimes, LLVM's intrinsics that
 /// only compute.
 fn harmless_call(c: &str) -> bool {
@@ -725,6 +761,26 @@ mod tests {
         // A store to global memory after the loop would run for a chunk, not the row.
         let store = "  %p = load ptr addrspace(1), ptr %5, align 8\n  store float 0.0, ptr addrspace(1) %p, align 4\n";
         assert!(!copy_of("", store).unwrap().folded);
+    }
+
+    #[test]
+    fn an_unsigned_test_of_a_variable_that_may_start_below_zero_is_not_folded() {
+        let unsigned = |init: &str| {
+            let text = BLOCK
+                .replace("{BODY}", "")
+                .replace("{AFTER}", "")
+                .replace("{STEP}", "")
+                .replace("icmp slt i32 %17, %18", "icmp ult i32 %17, %18")
+                .replace("  %15 = trunc i64 %14 to i32\n", init);
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let end = lines.iter().rposition(|l| l.starts_with('}')).unwrap();
+            vectorize(&lines[0], &lines[1..end], "k").unwrap().folded
+        };
+        assert!(unsigned("  %15 = trunc i64 %14 to i32\n"));
+        // `(uint)(lid - 2)`: lanes 0 and 1 start past any bound, the others below it.
+        assert!(!unsigned("  %15a = trunc i64 %14 to i32\n  %15 = sub i32 %15a, 2\n"));
+        // Plus a kernel argument, which may be negative.
+        assert!(!unsigned("  %15a = trunc i64 %14 to i32\n  %15 = add i32 %15a, %2\n"));
     }
 
     #[test]
