@@ -84,6 +84,13 @@ pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> 
     if cfg.succs[latch].len() != 1 || latch == h {
         return Err("a loop whose last block tests".into());
     }
+    // The header and the latch get new neighbours: no phi may name them.
+    let named = [&a.blocks[h].label, &a.blocks[latch].label].map(|l| format!("%{l} ]"));
+    if lines.iter().any(|l| {
+        def_of(code(l)).is_some_and(|(_, r)| opcode(r).0 == "phi") && named.iter().any(|x| l.contains(x.as_str()))
+    }) {
+        return Err("a phi of the loop's header or latch".into());
+    }
 
     // Outside the loop: one way through, nothing stored but private variables, no
     // calls but queries and intrinsics.
