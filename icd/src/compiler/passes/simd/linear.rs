@@ -325,42 +325,42 @@ impl Writer<'_> {
             let target = |p: Option<&&str>| p.and_then(|p| p.trim().strip_prefix("label %")).map(str::to_string);
             let (yes, no) = (target(parts.get(1)), target(parts.get(2)));
             let (yes, no) = (yes.ok_or("unreadable branch")?, no.ok_or("unreadable branch")?);
-            if !self.varies(c) {
-                // The same way for every lane: the mask goes one way whole (a splat
-                // bitcast to bits cost five instructions a block on AVX2).
-                let (on, off) = (self.name("%on"), self.name("%off"));
-                let none = format!("<{WIDTH} x i1> zeroinitializer");
-                let _ = writeln!(self.out, "  {on} = select i1 {c}, <{WIDTH} x i1> {m}, {none}");
-                let _ = writeln!(self.out, "  {off} = select i1 {c}, {none}, <{WIDTH} x i1> {m}");
-                let (on_bits, off_bits) = match &m_bits {
-                    Some(mb) => {
-                        let (ob, fb) = (self.name("%on.bits"), self.name("%off.bits"));
-                        let _ = writeln!(self.out, "  {ob} = select i1 {c}, i{WIDTH} {mb}, i{WIDTH} 0");
-                        let _ = writeln!(self.out, "  {fb} = select i1 {c}, i{WIDTH} 0, i{WIDTH} {mb}");
-                        (Some(ob), Some(fb))
-                    }
-                    None => (None, None),
-                };
-                edges.push((yes, on, on_bits));
-                edges.push((no, off, off_bits));
-            } else {
-                let c = self.lanes_of(c, &IrType::Int(1))?;
-                let (on, off) = (self.name("%on"), self.name("%off"));
-                let _ = writeln!(self.out, "  {on} = and <{WIDTH} x i1> {m}, {c}");
-                let _ = writeln!(self.out, "  {off} = xor <{WIDTH} x i1> {on}, {m}");
-                let (on_bits, off_bits) = match &m_bits {
-                    Some(mb) => {
-                        let (cb, ob, fb) = (self.name("%taken"), self.name("%on.bits"), self.name("%off.bits"));
-                        let _ = writeln!(self.out, "  {cb} = bitcast <{WIDTH} x i1> {c} to i{WIDTH}");
-                        let _ = writeln!(self.out, "  {ob} = and i{WIDTH} {mb}, {cb}");
-                        let _ = writeln!(self.out, "  {fb} = xor i{WIDTH} {ob}, {mb}");
-                        (Some(ob), Some(fb))
-                    }
-                    None => (None, None),
-                };
-                edges.push((yes, on, on_bits));
-                edges.push((no, off, off_bits));
-            }
+            // A branch every lane takes alike passes the mask to one side whole (a splat
+            // of its condition bitcast to bits cost five instructions a block on AVX2).
+            let shared = !self.varies(c);
+            let c = match shared {
+                true => c.to_string(),
+                false => self.lanes_of(c, &IrType::Int(1))?,
+            };
+            let (on, off) = (self.name("%on"), self.name("%off"));
+            let v = format!("<{WIDTH} x i1>");
+            let (on_rhs, off_rhs) = match shared {
+                true => (
+                    format!("select i1 {c}, {v} {m}, {v} zeroinitializer"),
+                    format!("select i1 {c}, {v} zeroinitializer, {v} {m}"),
+                ),
+                false => (format!("and {v} {m}, {c}"), format!("xor {v} {on}, {m}")),
+            };
+            let _ = writeln!(self.out, "  {on} = {on_rhs}\n  {off} = {off_rhs}");
+            let (on_bits, off_bits) = match &m_bits {
+                Some(mb) => {
+                    let (ob, fb) = (self.name("%on.bits"), self.name("%off.bits"));
+                    let i = format!("i{WIDTH}");
+                    let (ob_rhs, fb_rhs) = match shared {
+                        true => (format!("select i1 {c}, {i} {mb}, {i} 0"), format!("select i1 {c}, {i} 0, {i} {mb}")),
+                        false => {
+                            let cb = self.name("%taken");
+                            let _ = writeln!(self.out, "  {cb} = bitcast {v} {c} to {i}");
+                            (format!("and {i} {mb}, {cb}"), format!("xor {i} {ob}, {mb}"))
+                        }
+                    };
+                    let _ = writeln!(self.out, "  {ob} = {ob_rhs}\n  {fb} = {fb_rhs}");
+                    (Some(ob), Some(fb))
+                }
+                None => (None, None),
+            };
+            edges.push((yes, on, on_bits));
+            edges.push((no, off, off_bits));
         } else if let Some(rest) = t.strip_prefix("switch ") {
             let (head, cases) = rest.split_once('[').ok_or("unreadable switch")?;
             let parts = split_top(head);
