@@ -333,7 +333,7 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
         let b = a.block_of[i];
         let c = code(line);
         if b == preheader && i == a.blocks[b].end {
-            out.push(format!("  %fold.i0 = load {ty}, ptr {var}, align 8"));
+            out.push(format!("  %fold.i0 = load {ty}, ptr {var}, align 4"));
             out.push(format!("  %fold.b0 = call {ty} @{FIRST_LANE}({ty} %fold.i0)"));
             out.push(format!("  store {ty} %fold.b0, ptr %fold.b, align 8"));
             out.push(line.to_string());
