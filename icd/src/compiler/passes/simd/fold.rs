@@ -9,24 +9,29 @@
 //! each step of the loop, which walks the elements in order:
 //!
 //! ```text
-//! for (i = lid; i < n; i += S)              // lanes 0..WIDTH of the row
-//!     for (c = 0; lid + c < nx && i + c < n; c += WIDTH)
-//!         body(i + c)                       // work-item lid + c's step
+//! for (b = i of work-item 0; b < n; b += S)  // shared: the lanes branch alike
+//!     for (c = 0; c < nx; c += WIDTH)         // the row's chunks, in memory order
+//!         if (lid + c < nx && b + c + lid < n) body(b + c + lid)   // work-item lid + c
 //! ```
 //!
 //! The launcher then runs only the first chunk of each row (`launcher`, `Entry::fold`).
 //! Each work-item still takes its own steps in its own order; only how the work-items'
-//! steps interleave changes, which OpenCL leaves open between barriers.
+//! steps interleave changes, which OpenCL leaves open between barriers. Every other
+//! work-item's value is work-item 0's plus its id, and the test is monotonic, so when
+//! work-item 0's value fails it every other's does.
 //!
 //! Folded only where that is all the kernel does per work-item (anything else would
-//! run for `WIDTH` work-items instead of all of them): one loop, entered and left once,
-//! whose variable starts at the lane plus a shared value, steps by a group or range
-//! size or a positive constant (so a lane's later steps stay ahead of its earlier ones,
-//! and a work-item past the bound stays past it), and is compared with a shared bound;
-//! a body that reads no per-lane id, no private variable it does not set in the same
-//! step (no value carried between steps), and makes no work-group or atomic call or
-//! printf; code before and after the loop that stores nothing but private variables
-//! and calls nothing but queries and LLVM's computing intrinsics.
+//! run for `WIDTH` work-items instead of all of them): one loop the lanes leave apart,
+//! entered and left once, inside any loops the lanes run alike; its variable starts at
+//! the lane plus a shared value (made of ids, sizes and constants where the test is
+//! unsigned, so no lane's start wraps), steps by a group or range size, a product of
+//! them, a variable holding one, or a positive constant, and is compared `<`/`<=` with
+//! a shared bound; a body that reads no per-lane id, no private variable it does not
+//! set in the same step, and makes no work-group or atomic call or printf; code outside
+//! the loop that stores nothing but private variables, calls nothing but queries and
+//! LLVM's computing intrinsics, and branches alike in every lane. A `while` loop whose
+//! body ends by stepping its variable gets that step cut into a latch of its own first
+//! (`split_steps`).
 //!
 //! A whole chunk whose last element passes the loop's test runs a second copy of the
 //! body that no lane skips (no masks); the last chunk of a step runs the masked one.
