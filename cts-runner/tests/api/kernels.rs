@@ -1393,6 +1393,130 @@ kernel void stepped_in_body(global const float *in, global float *out, int n) {
 }
 "#;
 
+/// Stride loops between barriers, which the SIMD copy folds region by region
+/// (`simd::fold`, `launcher::Entry::fold`): tiles copied by hand and double-buffered by
+/// async copies, each read back reversed so a tile is only right after its barrier; a
+/// work-item's own value kept across the barriers around a folded loop; and one read
+/// inside the loop, which must not fold (each element takes its own work-item's).
+const REGION_LOOPS: &str = r#"
+kernel void hand(global const float *in, global float *out, int tile, int tiles) {
+    local float buf[1024];
+    size_t base = get_group_id(0) * (size_t)tile * tiles;
+    for (int t = 0; t < tiles; t++) {
+        for (int i = get_local_id(0); i < tile; i += get_local_size(0)) buf[i] = in[base + t * tile + i];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int i = get_local_id(0); i < tile; i += get_local_size(0))
+            out[base + t * tile + i] = buf[tile - 1 - i] * 2.0f + 1.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+kernel void double_buffered(global const float *in, global float *out, int tile, int tiles) {
+    local float buf[2][1024];
+    size_t base = get_group_id(0) * (size_t)tile * tiles;
+    event_t e = async_work_group_copy(buf[0], in + base, tile, 0);
+    for (int t = 0; t < tiles; t++) {
+        event_t next = 0;
+        if (t + 1 < tiles) next = async_work_group_copy(buf[(t + 1) & 1], in + base + (t + 1) * tile, tile, 0);
+        wait_group_events(1, &e);
+        for (int i = get_local_id(0); i < tile; i += get_local_size(0))
+            out[base + t * tile + i] = buf[t & 1][tile - 1 - i] * 2.0f + 1.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        e = next;
+    }
+}
+kernel void kept(global const float *in, global float *out, global float *own, int tile) {
+    local float buf[1024];
+    size_t base = get_group_id(0) * (size_t)tile;
+    float mine = in[get_global_id(0)] + 1.0f;
+    for (int i = get_local_id(0); i < tile; i += get_local_size(0)) buf[i] = in[base + i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = get_local_id(0); i < tile; i += get_local_size(0)) out[base + i] = buf[tile - 1 - i] * 2.0f + 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    own[get_global_id(0)] = mine;
+}
+kernel void read_in_loop(global const float *in, global float *out, int tile) {
+    local float buf[1024];
+    size_t base = get_group_id(0) * (size_t)tile;
+    float mine = in[get_global_id(0)];
+    for (int i = get_local_id(0); i < tile; i += get_local_size(0)) buf[i] = in[base + i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = get_local_id(0); i < tile; i += get_local_size(0)) out[base + i] = buf[tile - 1 - i] + mine;
+}
+"#;
+
+#[test]
+fn stride_loops_between_barriers_see_whole_tiles_and_keep_each_work_items_values() {
+    let env = Env::new();
+    let p = build(&env, REGION_LOOPS, "");
+    let n = 1 << 14;
+    let data = floats_of(n);
+    let input = buffer_of(&env, &data);
+    let out = env.buffer(0, n * 4, null_mut());
+    let own = env.buffer(0, n * 4, null_mut());
+    let reversed = |tile: usize, i: usize| data[i / tile * tile + tile - 1 - i % tile];
+    let check = |what: &str, got: &[f32], want: &dyn Fn(usize) -> f32| {
+        for (i, &g) in got.iter().enumerate() {
+            let w = want(i);
+            assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "{what}: element {i}: {g} against {w}");
+        }
+    };
+    for (local, tile, tiles) in
+        [(64usize, 1024usize, 4usize), (8, 512, 3), (12, 1000, 2), (3, 7, 5), (100, 333, 1), (1, 16, 2)]
+    {
+        let groups = n / (tile * tiles);
+        let covered = groups * tile * tiles;
+        for name in ["hand", "double_buffered"] {
+            let k = kernel(p, name);
+            ok!(cl!(clEnqueueFillBuffer(
+                env.queue,
+                out,
+                (&-7f32 as *const f32).cast(),
+                4,
+                0,
+                n * 4,
+                0,
+                null(),
+                null_mut()
+            )));
+            set_arg(k, 0, &input);
+            set_arg(k, 1, &out);
+            set_arg(k, 2, &(tile as i32));
+            set_arg(k, 3, &(tiles as i32));
+            run(&env, k, &[groups * local], Some(&[local]));
+            let got: Vec<f32> = read_as(&env, out, n);
+            let what = format!("{name}, groups of {local}, {tiles} tiles of {tile}");
+            check(&what, &got, &|i| if i < covered { reversed(tile, i) * 2.0 + 1.0 } else { -7.0 });
+            ok!(cl!(clReleaseKernel(k)));
+        }
+        let groups = n / tile;
+        let k = kernel(p, "kept");
+        set_arg(k, 0, &input);
+        set_arg(k, 1, &out);
+        set_arg(k, 2, &own);
+        set_arg(k, 3, &(tile as i32));
+        run(&env, k, &[groups * local], Some(&[local]));
+        let got: Vec<f32> = read_as(&env, out, groups * tile);
+        let what = format!("kept, groups of {local}, tiles of {tile}");
+        check(&what, &got, &|i| reversed(tile, i) * 2.0 + 1.0);
+        let got: Vec<f32> = read_as(&env, own, groups * local);
+        check(&format!("{what}, own values"), &got, &|i| data[i] + 1.0);
+        ok!(cl!(clReleaseKernel(k)));
+        let k = kernel(p, "read_in_loop");
+        set_arg(k, 0, &input);
+        set_arg(k, 1, &out);
+        set_arg(k, 2, &(tile as i32));
+        run(&env, k, &[groups * local], Some(&[local]));
+        let got: Vec<f32> = read_as(&env, out, groups * tile);
+        let what = format!("read_in_loop, groups of {local}, tiles of {tile}");
+        check(&what, &got, &|i| reversed(tile, i) + data[i / tile * local + i % tile % local]);
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    for m in [input, out, own] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 fn floats_of(n: usize) -> Vec<f32> {
     (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect()
 }

@@ -92,9 +92,10 @@ pub(crate) struct Entry {
     /// The kernel has a copy for `simd::WIDTH` work-items at once (`{name}.simd`): the
     /// x loop runs it for whole chunks and the kernel for the rest.
     pub(crate) simd: bool,
-    /// The SIMD copy runs the row's stride loop for every work-item of the row
-    /// (`simd::fold`): the x loop runs the first chunk alone where the row has one.
-    pub(crate) fold: bool,
+    /// The regions (0 for a kernel without barriers) where the SIMD copy runs the row's
+    /// stride loop for every work-item of the row (`simd::fold`): their x loop runs the
+    /// first chunk alone where the row has one.
+    pub(crate) fold: Vec<usize>,
 }
 
 pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
@@ -290,25 +291,44 @@ xs:
     };
     // Regions most work-items skip stop their item loop early (`item_caps`); not where
     // the kernel makes async copies, whose work-items each count the copies they pass.
-    let capped = resumable && !e.tracks && e.caps.iter().any(Option::is_some);
-    let nx = match capped {
-        true => {
-            append_caps(out, name, &e.caps);
-            format!(
-                "%nx.all = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
-  %nx.cap = call i32 @__ferrocl_cap_{name}(ptr %uniform, i32 %resume)
+    let folds = if e.simd { e.fold.as_slice() } else { &[] };
+    let caps: Vec<Option<Cap>> =
+        e.caps.iter().enumerate().map(|(n, c)| c.clone().filter(|_| !folds.contains(&n))).collect();
+    let capped = resumable && !e.tracks && caps.iter().any(Option::is_some);
+    let mut nx = "%nx.all = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)".to_string();
+    let mut last = "%nx.all";
+    if capped {
+        append_caps(out, name, &caps);
+        let _ = write!(
+            nx,
+            "\n  %nx.cap = call i32 @__ferrocl_cap_{name}(ptr %uniform, i32 %resume)
   %nx.capped = icmp ult i32 %nx.cap, %nx.all
-  %nx = select i1 %nx.capped, i32 %nx.cap, i32 %nx.all"
-            )
+  %nx.c = select i1 %nx.capped, i32 %nx.cap, i32 %nx.all"
+        );
+        last = "%nx.c";
+    }
+    // Folded regions (region 0 of a kernel that does not resume) run the first chunk
+    // alone where the row has one. A folded region makes no async copy (`simd::fold`),
+    // so the work-items it leaves out pass none.
+    match folds {
+        [] => {
+            let _ = write!(nx, "\n  %nx = add i32 {last}, 0");
         }
-        false if e.simd && e.fold => format!(
-            "%nx.all = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
-  %nx.one = icmp ult i32 %nx.all, {w}
-  %nx = select i1 %nx.one, i32 %nx.all, i32 {w}",
-            w = super::simd::WIDTH
-        ),
-        false => "%nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)".to_string(),
-    };
+        _ => {
+            let mut any = "false".to_string();
+            for r in folds {
+                let _ = write!(nx, "\n  %nx.is{r} = icmp eq i32 %resume, {r}\n  %nx.or{r} = or i1 {any}, %nx.is{r}");
+                any = format!("%nx.or{r}");
+            }
+            let _ = write!(
+                nx,
+                "\n  %nx.one = icmp ult i32 {last}, {w}
+  %nx.w = select i1 %nx.one, i32 {last}, i32 {w}
+  %nx = select i1 {any}, i32 %nx.w, i32 {last}",
+                w = super::simd::WIDTH
+            );
+        }
+    }
     for (function, fix, inline) in &variants {
         let _ = writeln!(
             out,

@@ -350,7 +350,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
             fixed: k.reqd_work_group_size.or(unit.and_then(|u| u.fixed)),
             images,
             simd: simd.is_some(),
-            fold: simd.as_ref().is_some_and(|s| s.folded),
+            fold: simd.as_ref().map(|s| s.folded.clone()).unwrap_or_default(),
         };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);

@@ -46,18 +46,32 @@ use std::collections::{HashMap, HashSet};
 
 use super::super::ir_text::{callee_names, def_of, label_of, labels_in, opencl_name, split_top};
 use super::cfg::Cfg;
-use super::{code, group_function, opcode, operands, query, Analysis, WIDTH};
+use super::{code, copy_operands, group_function, opcode, operands, query, Analysis, WIDTH};
 use crate::compiler::passes::launcher::CTX;
 
-/// `lines` (a kernel body as the copy reads it) with its stride loop folded, or why not.
-pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> {
+/// A region of a resumable kernel (`regions`): its number, and the first block of each
+/// region by number (the targets of the switch on `%__fcl_resume`).
+#[derive(Clone, Copy)]
+pub(super) struct Region<'r> {
+    pub(super) number: usize,
+    pub(super) entries: &'r [String],
+}
+
+/// `lines` (a kernel body as the copy reads it) with its stride loop folded, or why not;
+/// in a resumable kernel, the loop of one `region`, which the launcher then runs for
+/// the first chunk of a row alone (`launcher::Entry::fold`).
+pub(super) fn fold(lines: &[&str], a: &Analysis, region: Option<Region<'_>>) -> Result<Vec<String>, String> {
     let cfg = a.cfg.as_ref().ok_or("irreducible control flow")?;
     let n = a.blocks.len();
     let block = |b: usize| &lines[a.blocks[b].start..=a.blocks[b].end];
     let terminator = |b: usize| code(lines[a.blocks[b].end]).trim_start();
     // A branch the lanes take together (a uniform loop around the stride loop).
     let together = |b: usize| operands(terminator(b)).iter().all(|v| !a.varies(v));
-    let (h, inside) = the_loop(cfg, &|b| !together(b))?;
+    let (scope, prefix) = match region {
+        None => (vec![true; n], "fold".to_string()),
+        Some(r) => (region_blocks(cfg, a, r)?, format!("fold{}", r.number)),
+    };
+    let (h, inside) = the_loop(cfg, &|b| !together(b), &scope)?;
 
     // Entered and left once: from the header, its true way in.
     let header_end = terminator(h);
@@ -99,7 +113,7 @@ pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> 
 
     // Outside the loop: one way through, nothing stored but private variables, no
     // calls but queries and intrinsics.
-    for b in (0..n).filter(|&b| !inside[b]) {
+    for b in (0..n).filter(|&b| scope[b] && !inside[b]) {
         if !together(b) {
             return Err("a branch on a lane's value outside the loop".into());
         }
@@ -110,7 +124,7 @@ pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> 
                     return Err("a store outside the loop".into());
                 }
             }
-            if !callee_names(c).is_empty() && !harmless_call(c) {
+            if !callee_names(c).is_empty() && !harmless_call(c) && !slot_copy(c, lines, a, &scope) {
                 return Err("a call outside the loop".into());
             }
         }
@@ -280,22 +294,80 @@ pub(super) fn fold(lines: &[&str], a: &Analysis) -> Result<Vec<String>, String> 
             }
         }
     }
-    Ok(rewrite(lines, a, &Found { inside, h, latch, into, var: &var, ty: &ty }))
+    Ok(rewrite(lines, a, &Found { inside, h, latch, into, var: &var, ty: &ty, prefix: &prefix }))
 }
 
 /// The loop to fold: the outermost whose test differs between lanes (`varying`, of a
 /// header block); every other loop holds it (and runs alike in every lane, which the
 /// branches outside it say) or lies inside it.
-fn the_loop<'c>(cfg: &'c Cfg, varying: &dyn Fn(usize) -> bool) -> Result<(usize, &'c Vec<bool>), String> {
-    let loops = cfg.loops();
+fn the_loop<'c>(
+    cfg: &'c Cfg,
+    varying: &dyn Fn(usize) -> bool,
+    scope: &[bool],
+) -> Result<(usize, &'c Vec<bool>), String> {
+    let loops: Vec<(usize, &Vec<bool>)> = cfg.loops().iter().filter(|(h, _)| scope[*h]).map(|(h, b)| (*h, b)).collect();
     // Outermost first.
-    let (h, body) = loops.iter().find(|(h, _)| varying(*h)).ok_or("no loop the lanes leave apart")?;
-    for (g, other) in loops {
-        if g != h && !other[*h] && !body[*g] {
+    let &(h, body) = loops.iter().find(|(h, _)| varying(*h)).ok_or("no loop the lanes leave apart")?;
+    for &(g, other) in &loops {
+        if g != h && !other[h] && !body[g] {
             return Err("several loops".into());
         }
     }
-    Ok((*h, body))
+    Ok((h, body))
+}
+
+/// The blocks region `r` runs: those its first block reaches (up to its `ret`s), and the
+/// function's entry block; `Err` where another region reaches one of them (regions
+/// that share code cannot fold it for one of them alone).
+fn region_blocks(cfg: &Cfg, a: &Analysis, r: Region<'_>) -> Result<Vec<bool>, String> {
+    let reach = |label: &str| -> Result<Vec<bool>, String> {
+        let start = a.blocks.iter().position(|b| b.label == label).ok_or("unknown region")?;
+        let mut seen = vec![false; a.blocks.len()];
+        let mut work = vec![start];
+        while let Some(b) = work.pop() {
+            if !seen[b] {
+                seen[b] = true;
+                work.extend(cfg.succs[b].iter().copied());
+            }
+        }
+        Ok(seen)
+    };
+    let mut mine = reach(r.entries.get(r.number).ok_or("unknown region")?)?;
+    for (other, label) in r.entries.iter().enumerate().filter(|&(o, _)| o != r.number) {
+        if reach(label)?.iter().zip(&mine).any(|(x, y)| *x && *y) {
+            return Err(format!("a region sharing code with region {other}"));
+        }
+    }
+    mine[0] = true;
+    Ok(mine)
+}
+
+/// A copy between a private variable and its slot (`regions::slot_addresses`) where a
+/// region resumes or ends, which folding keeps: from the uniform block or the
+/// work-item's frame into the variable (the analysis counts the frame's as varying),
+/// and from the variable into the uniform block (a value every work-item shares) or
+/// back into its frame slot where the region sets it no other way (unchanged, so
+/// work-items the fold leaves out keep theirs).
+fn slot_copy(c: &str, lines: &[&str], a: &Analysis, scope: &[bool]) -> bool {
+    let Some((to, from)) = copy_operands(c) else { return false };
+    let private = |v: &str| a.allocas.contains_key(v);
+    let slot = |v: &str, kinds: &[&str]| kinds.iter().any(|k| v.starts_with(&format!("%__fcl_{k}.")));
+    if private(&to) && slot(&from, &["u", "f"]) {
+        return true;
+    }
+    if private(&from) && slot(&to, &["w"]) {
+        return true;
+    }
+    if !(private(&from) && slot(&to, &["f"])) {
+        return false;
+    }
+    // Set in the region only by the copy from the same slot.
+    (0..lines.len()).filter(|&i| scope[a.block_of[i]]).all(|i| {
+        let l = code(lines[i]).trim_start();
+        let stored = stored_to(l).and_then(|p| a.private.get(&p).cloned());
+        let copied = copy_operands(l).and_then(|(t, f)| a.private.get(&t).map(|root| (root.clone(), f)));
+        stored.as_deref() != Some(from.as_str()) && copied.map_or(true, |(root, f)| root != from || f == to)
+    })
 }
 
 /// The loop `fold` folds: its blocks, header and latch, the header's way into the
@@ -308,6 +380,8 @@ struct Found<'a> {
     into: &'a str,
     var: &'a str,
     ty: &'a str,
+    /// The names the fold adds begin with it: `fold`, or `fold{n}` in region `n`.
+    prefix: &'a str,
 }
 
 /// The folded text. The loop runs on the first work-item's value of the variable
@@ -317,14 +391,17 @@ struct Found<'a> {
 /// the variable, under the header's test of that element and a test that the work-item
 /// is in the row. The body's ways to the latch go through the chunk loop's step.
 fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
-    let Found { inside, h, latch, into, var, ty } = *l;
+    let Found { inside, h, latch, into, var, ty, prefix: p } = *l;
     let latch_label = &a.blocks[latch].label;
     let header = &a.blocks[h];
     let var_ptr = format!("ptr {var},");
     let var_store = format!("ptr {var}, align");
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + 40);
+    // The variables go at the top of the entry block, after its label if it has one.
+    let labelled = lines.first().is_some_and(|l| label_of(l).is_some());
+    out.extend(lines.iter().take(usize::from(labelled)).map(|l| l.to_string()));
     for v in ["b", "c", "j", "l"] {
-        out.push(format!("  %fold.{v} = alloca {ty}, align 8"));
+        out.push(format!("  %{p}.{v} = alloca {ty}, align 8"));
     }
     // The lane's id, the chunk's first and the row's size as `ty`.
     let narrow = |out: &mut Vec<String>, d: &str, v: &str| match ty {
@@ -334,43 +411,43 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
     let preheader = (0..a.blocks.len())
         .find(|&b| !inside[b] && a.cfg.as_ref().is_some_and(|cfg| cfg.succs[b].contains(&h)))
         .unwrap_or(0);
-    for (i, line) in lines.iter().enumerate() {
+    for (i, line) in lines.iter().enumerate().skip(usize::from(labelled)) {
         let b = a.block_of[i];
         let c = code(line);
         if b == preheader && i == a.blocks[b].end {
-            out.push(format!("  %fold.i0 = load {ty}, ptr {var}, align 4"));
-            out.push(format!("  %fold.b0 = call {ty} @{FIRST_LANE}({ty} %fold.i0)"));
-            out.push(format!("  store {ty} %fold.b0, ptr %fold.b, align 8"));
+            out.push(format!("  %{p}.i0 = load {ty}, ptr {var}, align 4"));
+            out.push(format!("  %{p}.b0 = call {ty} @{FIRST_LANE}({ty} %{p}.i0)"));
+            out.push(format!("  store {ty} %{p}.b0, ptr %{p}.b, align 8"));
             out.push(line.to_string());
             continue;
         }
         if b == latch && i == a.blocks[latch].start {
-            out.push("fold.next:".into());
-            out.push(format!("  %fold.was = load {ty}, ptr %fold.c, align 8"));
-            out.push(format!("  %fold.then = add {ty} %fold.was, {WIDTH}"));
-            out.push(format!("  store {ty} %fold.then, ptr %fold.c, align 8"));
-            out.push("  br label %fold.head".into());
+            out.push(format!("{p}.next:"));
+            out.push(format!("  %{p}.was = load {ty}, ptr %{p}.c, align 8"));
+            out.push(format!("  %{p}.then = add {ty} %{p}.was, {WIDTH}"));
+            out.push(format!("  store {ty} %{p}.then, ptr %{p}.c, align 8"));
+            out.push(format!("  br label %{p}.head"));
         }
         if b == h && i < header.end {
-            out.push(c.replace(&var_ptr, "ptr %fold.b,"));
+            out.push(c.replace(&var_ptr, &format!("ptr %{p}.b,")));
             continue;
         }
         if b == latch {
             // The step, of the first work-item's value.
-            out.push(c.replace(&var_ptr, "ptr %fold.b,").replace(&var_store, "ptr %fold.b, align"));
+            out.push(c.replace(&var_ptr, &format!("ptr %{p}.b,")).replace(&var_store, &format!("ptr %{p}.b, align")));
             continue;
         }
         if i == header.end {
-            out.push(c.replacen(&format!("label %{into},"), "label %fold.init,", 1));
-            out.push("fold.init:".into());
-            out.push(format!("  store {ty} 0, ptr %fold.c, align 8"));
-            out.push("  br label %fold.head".into());
-            out.push("fold.head:".into());
-            out.push(format!("  %fold.k = load {ty}, ptr %fold.c, align 8"));
-            out.push(format!("  %fold.nx64 = call i64 @_Z14get_local_sizej(i32 noundef 0, ptr {CTX})"));
-            narrow(&mut out, "%fold.nx", "%fold.nx64");
-            out.push(format!("  %fold.more = icmp ult {ty} %fold.k, %fold.nx"));
-            out.push(format!("  br i1 %fold.more, label %fold.body, label %{latch_label}"));
+            out.push(c.replacen(&format!("label %{into},"), &format!("label %{p}.init,"), 1));
+            out.push(format!("{p}.init:"));
+            out.push(format!("  store {ty} 0, ptr %{p}.c, align 8"));
+            out.push(format!("  br label %{p}.head"));
+            out.push(format!("{p}.head:"));
+            out.push(format!("  %{p}.k = load {ty}, ptr %{p}.c, align 8"));
+            out.push(format!("  %{p}.nx64 = call i64 @_Z14get_local_sizej(i32 noundef 0, ptr {CTX})"));
+            narrow(&mut out, &format!("%{p}.nx"), &format!("%{p}.nx64"));
+            out.push(format!("  %{p}.more = icmp ult {ty} %{p}.k, %{p}.nx"));
+            out.push(format!("  br i1 %{p}.more, label %{p}.body, label %{latch_label}"));
             // The header's test of a value in memory, its values renamed `prefix`.
             let defined: HashSet<&str> =
                 lines[header.start..header.end].iter().filter_map(|l| def_of(code(l)).map(|d| d.0)).collect();
@@ -391,41 +468,41 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
             // A whole chunk in the row whose last element passes the test (so every
             // lane's does, the test being monotonic) runs the body's second copy,
             // which no lane skips: no masks.
-            out.push("fold.body:".into());
-            out.push(format!("  %fold.first = load {ty}, ptr %fold.b, align 8"));
-            out.push(format!("  %fold.chunk = add {ty} %fold.first, %fold.k"));
-            out.push(format!("  %fold.end = add {ty} %fold.k, {WIDTH}"));
-            out.push(format!("  %fold.whole = icmp ule {ty} %fold.end, %fold.nx"));
-            out.push(format!("  %fold.last = add {ty} %fold.chunk, {}", WIDTH - 1));
-            out.push(format!("  store {ty} %fold.last, ptr %fold.l, align 8"));
-            let last = test_of(&mut out, "%fold.l", "fold.u.");
-            out.push(format!("  %fold.fast = and i1 %fold.whole, {last}"));
-            out.push(format!("  %fold.lid64 = call i64 @_Z12get_local_idj(i32 noundef 0, ptr {CTX})"));
-            narrow(&mut out, "%fold.lid", "%fold.lid64");
-            out.push(format!("  %fold.elem = add {ty} %fold.chunk, %fold.lid"));
-            out.push(format!("  store {ty} %fold.elem, ptr %fold.j, align 8"));
+            out.push(format!("{p}.body:"));
+            out.push(format!("  %{p}.first = load {ty}, ptr %{p}.b, align 8"));
+            out.push(format!("  %{p}.chunk = add {ty} %{p}.first, %{p}.k"));
+            out.push(format!("  %{p}.end = add {ty} %{p}.k, {WIDTH}"));
+            out.push(format!("  %{p}.whole = icmp ule {ty} %{p}.end, %{p}.nx"));
+            out.push(format!("  %{p}.last = add {ty} %{p}.chunk, {}", WIDTH - 1));
+            out.push(format!("  store {ty} %{p}.last, ptr %{p}.l, align 8"));
+            let last = test_of(&mut out, &format!("%{p}.l"), &format!("{p}.u."));
+            out.push(format!("  %{p}.fast = and i1 %{p}.whole, {last}"));
+            out.push(format!("  %{p}.lid64 = call i64 @_Z12get_local_idj(i32 noundef 0, ptr {CTX})"));
+            narrow(&mut out, &format!("%{p}.lid"), &format!("%{p}.lid64"));
+            out.push(format!("  %{p}.elem = add {ty} %{p}.chunk, %{p}.lid"));
+            out.push(format!("  store {ty} %{p}.elem, ptr %{p}.j, align 8"));
             let first_body = a.blocks.iter().enumerate().find(|(b, _)| inside[*b] && *b != h && *b != latch);
             match first_body {
-                Some(_) => out.push(format!("  br i1 %fold.fast, label %fold.fast.{into}, label %fold.slow")),
-                None => out.push("  br label %fold.slow".into()),
+                Some(_) => out.push(format!("  br i1 %{p}.fast, label %{p}.fast.{into}, label %{p}.slow")),
+                None => out.push(format!("  br label %{p}.slow")),
             }
-            out.push("fold.slow:".into());
-            out.push(format!("  %fold.item = add {ty} %fold.lid, %fold.k"));
-            out.push(format!("  %fold.in = icmp ult {ty} %fold.item, %fold.nx"));
-            let cond = test_of(&mut out, "%fold.j", "fold.t.");
-            out.push(format!("  %fold.go = and i1 %fold.in, {cond}"));
-            out.push(format!("  br i1 %fold.go, label %{into}, label %fold.next"));
+            out.push(format!("{p}.slow:"));
+            out.push(format!("  %{p}.item = add {ty} %{p}.lid, %{p}.k"));
+            out.push(format!("  %{p}.in = icmp ult {ty} %{p}.item, %{p}.nx"));
+            let cond = test_of(&mut out, &format!("%{p}.j"), &format!("{p}.t."));
+            out.push(format!("  %{p}.go = and i1 %{p}.in, {cond}"));
+            out.push(format!("  br i1 %{p}.go, label %{into}, label %{p}.next"));
             out.extend(fast_copy(lines, a, l));
             continue;
         }
         if inside[b] {
             let t = c.trim_start();
             if loaded_from(t).as_deref() == Some(var) {
-                out.push(c.replace(&var_ptr, "ptr %fold.j,"));
+                out.push(c.replace(&var_ptr, &format!("ptr %{p}.j,")));
                 continue;
             }
             if i == a.blocks[b].end && labels_in(t).contains(&latch_label.as_str()) {
-                out.push(c.replace(&format!("label %{latch_label}"), "label %fold.next"));
+                out.push(c.replace(&format!("label %{latch_label}"), &format!("label %{p}.next")));
                 continue;
             }
         }
@@ -438,7 +515,7 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
 /// `fold.fast.`, the variable read as the chunk's element, the latch reached through the
 /// chunk loop's step.
 fn fast_copy(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
-    let Found { inside, h, latch, var, .. } = *l;
+    let Found { inside, h, latch, var, prefix: p, .. } = *l;
     let body: Vec<usize> = (0..a.blocks.len()).filter(|&b| inside[b] && b != h && b != latch).collect();
     let mut names: HashSet<String> = body.iter().map(|&b| format!("%{}", a.blocks[b].label)).collect();
     for &b in &body {
@@ -454,13 +531,15 @@ fn fast_copy(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
     for &b in &body {
         for l in &lines[a.blocks[b].start..=a.blocks[b].end] {
             if let Some(label) = label_of(l) {
-                out.push(format!("fold.fast.{label}:"));
+                out.push(format!("{p}.fast.{label}:"));
                 continue;
             }
             let renamed = super::linear::map_names(code(l), |n| {
-                names.contains(format!("%{n}").as_str()).then(|| format!("fold.fast.{n}"))
+                names.contains(format!("%{n}").as_str()).then(|| format!("{p}.fast.{n}"))
             });
-            out.push(renamed.replace(&var_ptr, "ptr %fold.j,").replace(&latch_label, "label %fold.next"));
+            out.push(
+                renamed.replace(&var_ptr, &format!("ptr %{p}.j,")).replace(&latch_label, &format!("label %{p}.next")),
+            );
         }
     }
     out
@@ -753,7 +832,7 @@ mod tests {
     #[test]
     fn a_block_stride_loop_runs_the_rows_chunks_in_each_step() {
         let copy = copy_of("", "").unwrap();
-        assert!(copy.folded, "{}", copy.text);
+        assert_eq!(copy.folded, [0], "{}", copy.text);
         // The loop tests the first work-item's element, a shared value; the body reads
         // the lanes' elements of each chunk as one vector.
         assert!(copy.text.contains("extractelement <8 x i32>"), "{}", copy.text);
@@ -766,13 +845,13 @@ mod tests {
     fn a_value_carried_between_steps_or_read_after_the_loop_is_not_folded() {
         // `acc += x` carries a value from one step to the next.
         let carried = "  %a0 = load float, ptr %acc, align 4\n  %a1 = fadd float %a0, %30\n  store float %a1, ptr %acc, align 4\n";
-        assert!(!copy_of(carried, "").unwrap().folded);
+        assert!(copy_of(carried, "").unwrap().folded.is_empty());
         // The variable read after the loop: its last value is each work-item's own.
         let after = "  %v = load i32, ptr %8, align 4\n";
-        assert!(!copy_of("", after).unwrap().folded);
+        assert!(copy_of("", after).unwrap().folded.is_empty());
         // A store to global memory after the loop would run for a chunk, not the row.
         let store = "  %p = load ptr addrspace(1), ptr %5, align 8\n  store float 0.0, ptr addrspace(1) %p, align 4\n";
-        assert!(!copy_of("", store).unwrap().folded);
+        assert!(copy_of("", store).unwrap().folded.is_empty());
     }
 
     #[test]
@@ -786,7 +865,7 @@ mod tests {
                 .replace("  %15 = trunc i64 %14 to i32\n", init);
             let lines: Vec<String> = text.lines().map(str::to_string).collect();
             let end = lines.iter().rposition(|l| l.starts_with('}')).unwrap();
-            vectorize(&lines[0], &lines[1..end], "k").unwrap().folded
+            !vectorize(&lines[0], &lines[1..end], "k").unwrap().folded.is_empty()
         };
         assert!(unsigned("  %15 = trunc i64 %14 to i32\n"));
         // `(uint)(lid - 2)`: lanes 0 and 1 start past any bound, the others below it.
@@ -799,7 +878,7 @@ mod tests {
     fn a_step_that_stores_to_memory_is_not_folded() {
         // Run once a step for the first work-item, it would store once, not per item.
         let store = "  %p = load ptr addrspace(1), ptr %5, align 8\n  store float 0.0, ptr addrspace(1) %p, align 4\n";
-        assert!(!copy_with("", "", store).unwrap().folded);
+        assert!(copy_with("", "", store).unwrap().folded.is_empty());
     }
 
     #[test]
@@ -834,9 +913,9 @@ mod tests {
     #[test]
     fn a_body_that_reads_a_lane_id_is_not_folded() {
         let id = "  %g = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %__ferrocl_ctx) #6\n  %gf = uitofp i64 %g to float\n  %h = fadd float %gf, %30\n";
-        assert!(!copy_of(id, "").unwrap().folded);
+        assert!(copy_of(id, "").unwrap().folded.is_empty());
         // Ids in y are the row's own: folded.
         let y = "  %g = call i64 @_Z12get_local_idj(i32 noundef 1, ptr %__ferrocl_ctx) #6\n  %gf = uitofp i64 %g to float\n  %h = fadd float %gf, %30\n";
-        assert!(copy_of(y, "").unwrap().folded);
+        assert!(!copy_of(y, "").unwrap().folded.is_empty());
     }
 }

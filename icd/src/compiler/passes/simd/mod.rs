@@ -33,7 +33,7 @@ mod inline;
 mod linear;
 
 use super::context::{self, Answer};
-use super::ir_text::{callee_names, def_of, label_of, locals_in, matching_paren, opencl_name, split_top};
+use super::ir_text::{callee_names, def_of, label_of, labels_in, locals_in, matching_paren, opencl_name, split_top};
 use super::ir_type::{self, IrType};
 use cfg::{Block, Cfg};
 use ferrocl_kernel_abi::mangle::{self, Ty};
@@ -90,9 +90,10 @@ pub(crate) struct Simd {
     pub(crate) text: String,
     /// `declare` lines of the intrinsics and builtins the copy calls.
     pub(crate) declarations: Vec<String>,
-    /// The copy runs the whole row's stride loop in the first chunk's lanes (`fold`):
-    /// the launcher runs no other chunk.
-    pub(crate) folded: bool,
+    /// The regions (0 for a kernel without barriers) whose copy runs the whole row's
+    /// stride loop in the first chunk's lanes (`fold`): the launcher runs no other
+    /// chunk there.
+    pub(crate) folded: Vec<usize>,
 }
 
 /// The SIMD copy of kernel `name` (`define` + `body`, its lines between `define` and
@@ -124,25 +125,65 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
     }
     if analysis.linear && folding_enabled() {
         // Folded before flattening, which merges the loop's step into its body.
-        let split = fold::split_steps(joined.clone());
-        let raw: Vec<&str> = split.iter().map(|l| l.as_str()).collect();
-        match Analysis::of(&raw).and_then(|a| fold::fold(&raw, &a)) {
-            Ok(folded) => {
-                let folded = flatten::flatten(folded);
-                let folded: Vec<&str> = folded.iter().map(|l| l.as_str()).collect();
-                match Analysis::of(&folded).and_then(|a| write_copy(define, name, &folded, &a)) {
-                    Ok(mut copy) => {
-                        copy.folded = true;
-                        copy.declarations.extend(FOLD_QUERIES.iter().map(|d| d.to_string()));
-                        return Ok(copy);
-                    }
-                    Err(why) => explain_fold(name, &format!("its folded loop has no copy: {why}")),
+        let (folded, regions) = fold_loops(fold::split_steps(joined.clone()), name);
+        if !regions.is_empty() {
+            let folded = flatten::flatten(folded);
+            let folded: Vec<&str> = folded.iter().map(|l| l.as_str()).collect();
+            match Analysis::of(&folded).and_then(|a| write_copy(define, name, &folded, &a)) {
+                Ok(mut copy) => {
+                    copy.folded = regions;
+                    copy.declarations.extend(FOLD_QUERIES.iter().map(|d| d.to_string()));
+                    return Ok(copy);
                 }
+                Err(why) => explain_fold(name, &format!("its folded loop has no copy: {why}")),
             }
-            Err(why) => explain_fold(name, &why),
         }
     }
     write_copy(define, name, &lines, &analysis)
+}
+
+/// `lines` with the stride loops `fold` folds: the kernel's, or one in each region of a
+/// resumable kernel; and the regions folded (`[0]` for a kernel without regions).
+fn fold_loops(mut lines: Vec<String>, name: &str) -> (Vec<String>, Vec<usize>) {
+    let entries = region_entries(&lines);
+    let mut folded = Vec::new();
+    let regions: Vec<Option<usize>> = match entries.is_empty() {
+        true => vec![None],
+        false => (0..entries.len()).map(Some).collect(),
+    };
+    for number in regions {
+        let region = number.map(|number| fold::Region { number, entries: &entries });
+        let raw: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+        match Analysis::of(&raw).and_then(|a| fold::fold(&raw, &a, region)) {
+            Ok(f) => {
+                lines = f;
+                folded.push(number.unwrap_or(0));
+            }
+            Err(why) => match number {
+                Some(n) => explain_fold(name, &format!("(region {n}) {why}")),
+                None => explain_fold(name, &why),
+            },
+        }
+    }
+    (lines, folded)
+}
+
+/// The first block of each region of a resumable kernel, by number: the targets of its
+/// entry's switch on the region to resume (`regions`); empty for other kernels.
+fn region_entries(lines: &[String]) -> Vec<String> {
+    let Some(switch) = lines.iter().map(|l| code(l).trim_start()).find(|l| l.starts_with("switch i32 %__fcl_resume,"))
+    else {
+        return Vec::new();
+    };
+    let targets = labels_in(switch);
+    let Some((default, cases)) = targets.split_first() else { return Vec::new() };
+    // Cases `i32 1, label %__fcl_r1 ...` in order: region n is the n-th.
+    let numbers: Vec<usize> =
+        switch.split("i32 ").skip(2).filter_map(|c| c.split(',').next().and_then(|n| n.trim().parse().ok())).collect();
+    if numbers.len() != cases.len() || numbers.iter().enumerate().any(|(i, &n)| n != i + 1) {
+        return Vec::new();
+    }
+    std::iter::once(default).chain(cases).map(|l| l.to_string()).collect()
 }
 
 /// The queries a folded loop's chunk test calls (`fold`).
@@ -183,7 +224,7 @@ fn write_copy(define: &str, name: &str, lines: &[&str], analysis: &Analysis) -> 
     let mut declarations = w.declarations;
     declarations.sort();
     declarations.dedup();
-    Ok(Simd { text, declarations, folded: false })
+    Ok(Simd { text, declarations, folded: Vec::new() })
 }
 
 /// The body with each `switch` on one line (clang writes its cases one a line).
@@ -743,8 +784,10 @@ struct Writer<'a> {
     out: String,
     declarations: Vec<String>,
     fresh: u32,
-    /// Varying pointers whose lanes point at consecutive elements: the element type.
-    consecutive_geps: HashMap<String, IrType>,
+    /// Varying pointers whose lanes point at consecutive elements: the element type,
+    /// and the pointer's `getelementptr` less its last index with that index's lanes
+    /// (`Writer::lane0` makes the first lane's pointer from them).
+    consecutive_geps: HashMap<String, (IrType, String, String)>,
     /// Varying pointers' widened types.
     gep_types: HashMap<String, IrType>,
     /// In a block's version for some of the lanes (`linear`), the mask of those lanes.
@@ -1236,7 +1279,7 @@ impl Writer<'_> {
     /// there the first lane still in it gives the address, less its lane number (the
     /// lanes in the loop have all taken the same steps, so theirs stay consecutive).
     fn lane0(&mut self, p: &str, t: &IrType, mask: Option<&str>) -> Result<Option<String>, String> {
-        let Some(elem) = self.consecutive_geps.get(p).cloned() else { return Ok(None) };
+        let Some((elem, head, last)) = self.consecutive_geps.get(p).cloned() else { return Ok(None) };
         // The lanes' elements one after another: the pointer steps by the value's size
         // (a frame slot's `[n x i8]` holds a value of n bytes).
         let size = |t: &IrType| t.layout(&HashMap::new()).map(|(s, _)| s);
@@ -1248,7 +1291,17 @@ impl Writer<'_> {
         let IrType::Vector(_, pointer) = &ptrs else { return Err("unknown pointer".into()) };
         match mask {
             None => {
-                let _ = writeln!(self.out, "  {first} = extractelement {ptrs} {p}, i64 0");
+                // A scalar address of the first lane's index, not lane 0 of the vector
+                // of addresses: LLVM does not take a lane of an array's `getelementptr`
+                // (two indices) apart, and computed the address in vector registers, a
+                // chain of five more instructions before each load of a local array.
+                let (wide, index) = last.rsplit_once(' ').ok_or("unreadable index")?;
+                let IrType::Vector(_, it) = ir_type::parse(wide).ok_or("unreadable index")?.0 else {
+                    return Err("unreadable index".into());
+                };
+                let i = self.name("%first.i");
+                let _ = writeln!(self.out, "  {i} = extractelement {wide} {index}, i64 0");
+                let _ = writeln!(self.out, "  {first} = {head}{it} {i}");
             }
             Some(m) => {
                 // Each lane's pointer less its lane number of elements is the same in
@@ -1330,6 +1383,7 @@ impl Writer<'_> {
             indices.push(self.typed_operand(part)?);
         }
         let _ = writeln!(self.out, "  {d} = {kw} {src}, {base_text}, {}", indices.join(", "));
+        let last = indices.last().cloned().unwrap_or_default();
         let wide_ptr = widened(&bt).ok_or("unsupported pointer")?;
         self.gep_types.insert(d.to_string(), wide_ptr);
         // `gep T, base, i` and `gep [n x T], base, 0, i` (an array in local or global
@@ -1342,7 +1396,9 @@ impl Writer<'_> {
         if let (Some(elem), false) = (elem, self.varies(&base)) {
             if let Some((_, iv)) = parts.last().and_then(|p| typed(p)) {
                 if self.a.consecutive.contains(&iv) {
-                    self.consecutive_geps.insert(d.to_string(), elem);
+                    let uniform: String = parts[2..parts.len() - 1].iter().map(|p| format!("{}, ", p.trim())).collect();
+                    let head = format!("{kw} {src}, {bt} {base}, {uniform}");
+                    self.consecutive_geps.insert(d.to_string(), (elem, head, last));
                 }
             }
         }
