@@ -1394,7 +1394,8 @@ kernel void stepped_in_body(global const float *in, global float *out, int n) {
 "#;
 
 /// Stride loops between barriers, which the SIMD copy folds region by region
-/// (`simd::fold`, `launcher::Entry::fold`): tiles copied by hand and double-buffered by
+/// (`simd::fold`, `launcher::Entry::fold`): tiles copied by hand (a body with variables
+/// of its own, which interleaved chunks each need their own of) and double-buffered by
 /// async copies, each read back reversed so a tile is only right after its barrier; a
 /// work-item's own value kept across the barriers around a folded loop; and one read
 /// inside the loop, which must not fold (each element takes its own work-item's).
@@ -1405,8 +1406,11 @@ kernel void hand(global const float *in, global float *out, int tile, int tiles)
     for (int t = 0; t < tiles; t++) {
         for (int i = get_local_id(0); i < tile; i += get_local_size(0)) buf[i] = in[base + t * tile + i];
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int i = get_local_id(0); i < tile; i += get_local_size(0))
-            out[base + t * tile + i] = buf[tile - 1 - i] * 2.0f + 1.0f;
+        for (int i = get_local_id(0); i < tile; i += get_local_size(0)) {
+            float x = buf[tile - 1 - i];
+            float twice = x * 2.0f, square = x * x;
+            out[base + t * tile + i] = twice + 1.0f + (square - x * x);
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }

@@ -294,7 +294,8 @@ pub(super) fn fold(lines: &[&str], a: &Analysis, region: Option<Region<'_>>) -> 
             }
         }
     }
-    Ok(rewrite(lines, a, &Found { inside, h, latch, into, var: &var, ty: &ty, prefix: &prefix }))
+    let found = Found { inside, h, latch, into, var: &var, ty: &ty, prefix: &prefix, locals: &in_loop_lifetime };
+    Ok(rewrite(lines, a, &found))
 }
 
 /// The loop to fold: the outermost whose test differs between lanes (`varying`, of a
@@ -382,6 +383,8 @@ struct Found<'a> {
     ty: &'a str,
     /// The names the fold adds begin with it: `fold`, or `fold{n}` in region `n`.
     prefix: &'a str,
+    /// The body's own private variables (set and read in one step).
+    locals: &'a HashSet<String>,
 }
 
 /// The folded text. The loop runs on the first work-item's value of the variable
@@ -391,7 +394,7 @@ struct Found<'a> {
 /// the variable, under the header's test of that element and a test that the work-item
 /// is in the row. The body's ways to the latch go through the chunk loop's step.
 fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
-    let Found { inside, h, latch, into, var, ty, prefix: p } = *l;
+    let Found { inside, h, latch, into, var, ty, prefix: p, .. } = *l;
     let latch_label = &a.blocks[latch].label;
     let header = &a.blocks[h];
     let var_ptr = format!("ptr {var},");
@@ -402,6 +405,10 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
     out.extend(lines.iter().take(usize::from(labelled)).map(|l| l.to_string()));
     for v in ["b", "c", "j", "l"] {
         out.push(format!("  %{p}.{v} = alloca {ty}, align 8"));
+    }
+    let many = interleaved(lines, a, l);
+    if let Some(m) = &many {
+        out.extend(m.allocas.iter().cloned());
     }
     // The lane's id, the chunk's first and the row's size as `ty`.
     let narrow = |out: &mut Vec<String>, d: &str, v: &str| match ty {
@@ -471,16 +478,40 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
             out.push(format!("{p}.body:"));
             out.push(format!("  %{p}.first = load {ty}, ptr %{p}.b, align 8"));
             out.push(format!("  %{p}.chunk = add {ty} %{p}.first, %{p}.k"));
+            out.push(format!("  %{p}.lid64 = call i64 @_Z12get_local_idj(i32 noundef 0, ptr {CTX})"));
+            narrow(&mut out, &format!("%{p}.lid"), &format!("%{p}.lid64"));
+            out.push(format!("  %{p}.elem = add {ty} %{p}.chunk, %{p}.lid"));
+            out.push(format!("  store {ty} %{p}.elem, ptr %{p}.j, align 8"));
+            // `CHUNKS` whole chunks that pass the test run interleaved (`interleaved`).
+            if let Some(m) = &many {
+                let span = CHUNKS * WIDTH;
+                out.push(format!("  %{p}.ends = add {ty} %{p}.k, {span}"));
+                out.push(format!("  %{p}.wholes = icmp ule {ty} %{p}.ends, %{p}.nx"));
+                out.push(format!("  %{p}.lasts = add {ty} %{p}.chunk, {}", span - 1));
+                out.push(format!("  store {ty} %{p}.lasts, ptr %{p}.l, align 8"));
+                let last = test_of(&mut out, &format!("%{p}.l"), &format!("{p}.v."));
+                out.push(format!("  %{p}.all = and i1 %{p}.wholes, {last}"));
+                out.push(format!("  br i1 %{p}.all, label %{p}.many, label %{p}.one"));
+                out.push(format!("{p}.many:"));
+                for c in 1..CHUNKS {
+                    out.push(format!("  %{p}.elem{c} = add {ty} %{p}.elem, {}", c * WIDTH));
+                    out.push(format!("  store {ty} %{p}.elem{c}, ptr %{p}.j{c}, align 8"));
+                }
+                out.extend(m.lines.iter().cloned());
+                out.push(format!("  br label %{p}.nexts"));
+                out.push(format!("{p}.nexts:"));
+                out.push(format!("  %{p}.were = load {ty}, ptr %{p}.c, align 8"));
+                out.push(format!("  %{p}.thens = add {ty} %{p}.were, {span}"));
+                out.push(format!("  store {ty} %{p}.thens, ptr %{p}.c, align 8"));
+                out.push(format!("  br label %{p}.head"));
+                out.push(format!("{p}.one:"));
+            }
             out.push(format!("  %{p}.end = add {ty} %{p}.k, {WIDTH}"));
             out.push(format!("  %{p}.whole = icmp ule {ty} %{p}.end, %{p}.nx"));
             out.push(format!("  %{p}.last = add {ty} %{p}.chunk, {}", WIDTH - 1));
             out.push(format!("  store {ty} %{p}.last, ptr %{p}.l, align 8"));
             let last = test_of(&mut out, &format!("%{p}.l"), &format!("{p}.u."));
             out.push(format!("  %{p}.fast = and i1 %{p}.whole, {last}"));
-            out.push(format!("  %{p}.lid64 = call i64 @_Z12get_local_idj(i32 noundef 0, ptr {CTX})"));
-            narrow(&mut out, &format!("%{p}.lid"), &format!("%{p}.lid64"));
-            out.push(format!("  %{p}.elem = add {ty} %{p}.chunk, %{p}.lid"));
-            out.push(format!("  store {ty} %{p}.elem, ptr %{p}.j, align 8"));
             let first_body = a.blocks.iter().enumerate().find(|(b, _)| inside[*b] && *b != h && *b != latch);
             match first_body {
                 Some(_) => out.push(format!("  br i1 %{p}.fast, label %{p}.fast.{into}, label %{p}.slow")),
@@ -543,6 +574,80 @@ fn fast_copy(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whole chunks the folded loop runs at once where its body is one block: their
+/// copies of the body interleaved line by line, so the copy has `CHUNKS` independent
+/// chains of arithmetic where it had one. A tile loop's body is one chain of dependent
+/// multiply-adds (24 in the bench's degree-20 polynomial, about 100 cycles), which the
+/// next chunk's cannot overlap in Zen 1's scheduler: the chunks' copies one after
+/// another ran at the speed of a chunk at a time.
+/// Four chains, not two or eight (one core, `shp`, ms): the tiles from global 2.65 with
+/// one chunk at a time, 2.48 with two, 1.89 with four, 1.90 with eight; double-buffered
+/// 3.1 / 3.0 / 2.40 / 2.80, where eight ran out of registers.
+const CHUNKS: u64 = 4;
+
+/// The longest one-block body (in lines of unoptimised IR) whose `CHUNKS` copies
+/// `interleaved` makes: a longer one costs more to compile than it pays, and keeps
+/// more values live than the registers hold. The bench's tile loop's body is 140.
+const INTERLEAVED_LINES: usize = 512;
+
+/// `CHUNKS` chunks' copies of a one-block body (`rewrite`), and the private variables
+/// the copies after the first need: each copy's values renamed `{prefix}.m{c}.`, its
+/// element the chunk's `%{prefix}.j{c}`, the body's own variables its own. Different
+/// work-items' steps in any order are what the lanes of one chunk already do (no
+/// barrier orders them); each work-item's stay in its order. `None` where the body
+/// has several blocks.
+fn interleaved(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Option<Interleaved> {
+    let Found { inside, h, latch, into, var, ty, prefix: p, locals } = *l;
+    let body: Vec<usize> = (0..a.blocks.len()).filter(|&b| inside[b] && b != h && b != latch).collect();
+    let &[b] = body.as_slice() else { return None };
+    if a.blocks[b].label != into || a.cfg.as_ref()?.succs[b] != [latch] {
+        return None;
+    }
+    let block = &lines[a.blocks[b].start + 1..a.blocks[b].end];
+    if block.len() > INTERLEAVED_LINES {
+        return None;
+    }
+    let defined: HashSet<&str> = block.iter().filter_map(|l| def_of(code(l)).map(|d| d.0)).collect();
+    let used: HashSet<String> = block.iter().flat_map(|l| operands(code(l))).collect();
+    let locals: Vec<&String> = locals.iter().filter(|v| used.contains(*v)).collect();
+    let mut allocas = Vec::new();
+    for c in 1..CHUNKS {
+        allocas.push(format!("  %{p}.j{c} = alloca {ty}, align 8"));
+        for v in &locals {
+            let line = lines.iter().find(|l| def_of(code(l)).is_some_and(|(d, _)| d == v.as_str()))?;
+            allocas.push(code(line).replacen(v.as_str(), &format!("%{p}.m{c}.{}", &v[1..]), 1));
+        }
+    }
+    let var_ptr = format!("ptr {var},");
+    let copies: Vec<Vec<String>> = (0..CHUNKS)
+        .map(|c| {
+            let element = match c {
+                0 => format!("ptr %{p}.j,"),
+                _ => format!("ptr %{p}.j{c},"),
+            };
+            block
+                .iter()
+                .map(|l| {
+                    let renamed = super::linear::map_names(code(l), |n| {
+                        let name = format!("%{n}");
+                        let own = defined.contains(name.as_str()) || (c > 0 && locals.contains(&&name));
+                        own.then(|| format!("{p}.m{c}.{n}"))
+                    });
+                    renamed.replace(&var_ptr, &element)
+                })
+                .collect()
+        })
+        .collect();
+    let lines = (0..block.len()).flat_map(|i| copies.iter().map(move |copy| copy[i].clone())).collect();
+    Some(Interleaved { allocas, lines })
+}
+
+/// `interleaved`'s copies and the variables they add.
+struct Interleaved {
+    allocas: Vec<String>,
+    lines: Vec<String>,
 }
 
 /// The first lane's value of its argument, shared by the lanes: the copy takes lane 0
@@ -839,6 +944,26 @@ mod tests {
         assert!(copy.text.contains("load <8 x float>, ptr addrspace(1)"), "{}", copy.text);
         assert!(!copy.text.contains("@llvm.masked.gather"), "{}", copy.text);
         assert!(copy.declarations.iter().any(|d| d.contains("@_Z12get_local_idj(")));
+    }
+
+    #[test]
+    fn a_one_block_body_runs_several_chunks_interleaved() {
+        let copy = copy_of("", "").unwrap();
+        assert!(copy.text.contains("fold.many:"), "{}", copy.text);
+        // Each chunk's load, then each chunk's multiply: the chains side by side.
+        let many = &copy.text[copy.text.find("simd.fold.many.all:").unwrap()..];
+        let many = &many[..many.find("simd.fold.many.next:").unwrap()];
+        let ops: Vec<&str> = many
+            .lines()
+            .filter_map(|l| l.split(" = ").nth(1))
+            .filter_map(|r| r.split(' ').next())
+            .filter(|op| matches!(*op, "load" | "fmul"))
+            .collect();
+        let loads = ops.iter().position(|op| *op == "fmul").unwrap();
+        assert!(loads >= super::CHUNKS as usize, "{ops:?}\n{many}");
+        assert_eq!(ops.iter().filter(|op| **op == "fmul").count(), super::CHUNKS as usize, "{many}");
+        // The body's own variable (`%9`, `x`) is each chunk's own.
+        assert!(copy.text.contains("%fold.m1.9 = alloca <8 x float>"), "{}", copy.text);
     }
 
     #[test]
