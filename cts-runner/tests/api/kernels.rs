@@ -1521,6 +1521,93 @@ fn stride_loops_between_barriers_see_whole_tiles_and_keep_each_work_items_values
     ok!(cl!(clReleaseProgram(p)));
 }
 
+/// Kernels whose lanes branch alike, which get a copy running several chunks a call
+/// (`simd::wide`): work-item ids in x, y and linear, a private array, a uniform loop
+/// carrying a chain, and one that divides (fewer chunks a call).
+const WIDE: &str = r#"
+kernel void ids(global int *out) {
+    size_t l = get_local_id(0), g = get_global_id(0), lin = get_local_linear_id();
+    size_t at = get_global_linear_id();
+    int own[3];
+    own[0] = (int)l; own[1] = (int)g; own[2] = (int)lin;
+    out[at * 4] = own[0];
+    out[at * 4 + 1] = own[1];
+    out[at * 4 + 2] = own[2] + (int)get_local_id(1) * 1000;
+    out[at * 4 + 3] = (int)get_global_id(1);
+}
+kernel void chain(global const float *in, global float *out, int steps) {
+    size_t i = get_global_id(0);
+    float x = in[i], acc = 0.0f;
+    for (int k = 0; k < steps; k++) acc = acc * x + (float)k * 0.125f;
+    out[i] = acc;
+}
+kernel void divides(global const float *in, global float *out) {
+    size_t i = get_global_id(0);
+    out[i] = in[i] / (1.0f + (float)get_local_id(0));
+}
+"#;
+
+#[test]
+fn kernels_run_several_chunks_a_call_keep_each_work_items_ids_and_values() {
+    let env = Env::new();
+    let p = build(&env, WIDE, "-cl-std=CL3.0");
+    let k = kernel(p, "ids");
+    for (global, local) in [
+        ([256usize, 2usize], [64usize, 2usize]),
+        ([120, 3], [40, 1]),
+        ([96, 2], [48, 2]),
+        ([36, 1], [12, 1]),
+        ([7, 1], [7, 1]),
+    ] {
+        let n = global[0] * global[1];
+        let out = env.buffer(0, n * 16, null_mut());
+        set_arg(k, 0, &out);
+        run(&env, k, &global, Some(&local));
+        let got: Vec<i32> = read_as(&env, out, n * 4);
+        for at in 0..n {
+            let (gx, gy) = (at % global[0], at / global[0]);
+            let (lx, ly) = (gx % local[0], gy % local[1]);
+            let want = [lx as i32, gx as i32, (ly * local[0] + lx) as i32 + ly as i32 * 1000, gy as i32];
+            assert_eq!(got[at * 4..at * 4 + 4], want, "work-item ({gx}, {gy}), groups of {local:?}");
+        }
+        ok!(cl!(clReleaseMemObject(out)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    let n = 4096;
+    let data = floats_of(n);
+    let input = buffer_of(&env, &data);
+    let out = env.buffer(0, n * 4, null_mut());
+    let k = kernel(p, "chain");
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    set_arg(k, 2, &17i32);
+    for local in [64usize, 40, 32, 8, 5] {
+        run(&env, k, &[n / local * local], Some(&[local]));
+        let got: Vec<f32> = read_as(&env, out, n / local * local);
+        for (i, (&g, &x)) in got.iter().zip(&data).enumerate() {
+            let want = (0..17).fold(0.0f32, |acc, k| acc.mul_add(x, k as f32 * 0.125));
+            assert!(
+                (g - want).abs() <= 1e-5 * want.abs().max(1.0),
+                "element {i}: {g} against {want}, groups of {local}"
+            );
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    let k = kernel(p, "divides");
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    run(&env, k, &[n], Some(&[64]));
+    let got: Vec<f32> = read_as(&env, out, n);
+    for (i, (&g, &x)) in got.iter().zip(&data).enumerate() {
+        assert_eq!(g, x / (1.0 + (i % 64) as f32), "element {i}");
+    }
+    for m in [input, out] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 fn floats_of(n: usize) -> Vec<f32> {
     (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect()
 }

@@ -96,6 +96,10 @@ pub(crate) struct Entry {
     /// stride loop for every work-item of the row (`simd::fold`): their x loop runs the
     /// first chunk alone where the row has one.
     pub(crate) fold: Vec<usize>,
+    /// Where not 0, the kernel (one without barriers) also has a copy for that many
+    /// chunks a call (`{name}.simd{wide}`, `simd::wide`): the x loop runs it while
+    /// they fit.
+    pub(crate) wide: u64,
 }
 
 pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
@@ -173,6 +177,12 @@ fn append_body(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Ty
             .replacen(&format!("@__ferrocl_body_{name}("), &format!("@__ferrocl_bodyv_{name}("), 1)
             .replacen(&format!("@{name}({args}"), &format!("@{name}.simd({args}"), 1);
         out.push_str(&copy);
+        if e.wide > 0 && !resumable {
+            let wide = unpack
+                .replacen(&format!("@__ferrocl_body_{name}("), &format!("@__ferrocl_bodyw_{name}("), 1)
+                .replacen(&format!("@{name}({args}"), &format!("@{name}.simd{}({args}", e.wide), 1);
+            out.push_str(&wide);
+        }
     }
 
     Ok(if resumable {
@@ -260,8 +270,44 @@ g:
   %xd = icmp eq i32 %xn, %nx
   br i1 %xd, label %ynext, label %x{jam}"
         ),
-        // Whole chunks of `simd::WIDTH` work-items through the SIMD copy, then the rest
+        // `Entry::wide` chunks a call while they fit (a kernel with a copy for them),
+        // whole chunks of `simd::WIDTH` work-items through the SIMD copy, then the rest
         // one by one.
+        true if e.wide > 0 && !resumable => format!(
+            "x:
+  %xi = phi i32 [ 0, %y ], [ %xw, %xv ], [ %xm, %xmv ]{region}
+  %xm = add nuw i32 %xi, {m}
+  %xmfits = icmp ule i32 %xm, %nx
+  br i1 %xmfits, label %xmv, label %xone
+xmv:
+  %xm64 = zext nneg i32 %xi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %xm64, i64 %y64, i64 %z64)
+  call void @__ferrocl_bodyw_{name}(ptr %args, ptr %c)
+  br label %x
+xone:
+  %xw = add nuw i32 %xi, {w}
+  %xfits = icmp ule i32 %xw, %nx
+  br i1 %xfits, label %xv, label %xrest
+xv:
+  %xv64 = zext nneg i32 %xi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %xv64, i64 %y64, i64 %z64)
+  {vector_call}
+  br label %x
+xrest:
+  %xnone = icmp eq i32 %xi, %nx
+  br i1 %xnone, label %ynext, label %xs
+xs:
+  %xsi = phi i32 [ %xi, %xrest ], [ %xn, %xs ]
+  %x64 = zext nneg i32 %xsi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
+  {rest_call}
+  %xn = add nuw nsw i32 %xsi, 1
+  %xd = icmp eq i32 %xn, %nx
+  br i1 %xd, label %ynext, label %xs",
+            w = super::simd::WIDTH,
+            m = super::simd::WIDTH * e.wide,
+            region = "\n  %r = add i32 0, 0",
+        ),
         true => format!(
             "x:
   %xi = phi i32 [ 0, %y ], [ %xw, %xv ]{region}

@@ -351,6 +351,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
             images,
             simd: simd.is_some(),
             fold: simd.as_ref().map(|s| s.folded.clone()).unwrap_or_default(),
+            wide: simd.as_ref().map_or(0, |s| s.wide),
         };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);

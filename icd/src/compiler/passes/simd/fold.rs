@@ -46,7 +46,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::super::ir_text::{callee_names, def_of, label_of, labels_in, opencl_name, split_top};
 use super::cfg::Cfg;
-use super::{code, copy_operands, group_function, opcode, operands, query, Analysis, WIDTH};
+use super::{code, copy_operands, group_function, opcode, operands, query, Analysis, CHUNKS, WIDTH};
 use crate::compiler::passes::launcher::CTX;
 
 /// A region of a resumable kernel (`regions`): its number, and the first block of each
@@ -576,23 +576,14 @@ fn fast_copy(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
     out
 }
 
-/// Whole chunks the folded loop runs at once where its body is one block: their
-/// copies of the body interleaved line by line, so the copy has `CHUNKS` independent
-/// chains of arithmetic where it had one. A tile loop's body is one chain of dependent
-/// multiply-adds (24 in the bench's degree-20 polynomial, about 100 cycles), which the
-/// next chunk's cannot overlap in Zen 1's scheduler: the chunks' copies one after
-/// another ran at the speed of a chunk at a time.
-/// Four chains, not two or eight (one core, `shp`, ms): the tiles from global 2.65 with
-/// one chunk at a time, 2.48 with two, 1.89 with four, 1.90 with eight; double-buffered
-/// 3.1 / 3.0 / 2.40 / 2.80, where eight ran out of registers.
-const CHUNKS: u64 = 4;
-
 /// The longest one-block body (in lines of unoptimised IR) whose `CHUNKS` copies
 /// `interleaved` makes: a longer one costs more to compile than it pays, and keeps
 /// more values live than the registers hold. The bench's tile loop's body is 140.
 const INTERLEAVED_LINES: usize = 512;
 
-/// `CHUNKS` chunks' copies of a one-block body (`rewrite`), and the private variables
+/// `CHUNKS` whole chunks the folded loop runs at once where its body is one block
+/// (`super::CHUNKS` says why): their copies of the body interleaved line by line
+/// (`rewrite`), and the private variables
 /// the copies after the first need: each copy's values renamed `{prefix}.m{c}.`, its
 /// element the chunk's `%{prefix}.j{c}`, the body's own variables its own. Different
 /// work-items' steps in any order are what the lanes of one chunk already do (no
@@ -840,7 +831,7 @@ fn harmless_call(c: &str) -> bool {
 }
 
 /// Calls whose effect counts work-items or orders them: the loop folds none.
-fn forbidden_in_body(c: &str) -> bool {
+pub(super) fn forbidden_in_body(c: &str) -> bool {
     callee_names(c).iter().any(|(callee, _)| {
         let name = opencl_name(callee).unwrap_or(callee);
         group_function(callee)

@@ -31,6 +31,7 @@ mod flatten;
 mod fold;
 mod inline;
 mod linear;
+mod wide;
 
 use super::context::{self, Answer};
 use super::ir_text::{callee_names, def_of, label_of, labels_in, locals_in, matching_paren, opencl_name, split_top};
@@ -41,6 +42,17 @@ pub(crate) use inline::{inline_calls, Callee};
 
 /// Work-items a call of the copy runs: a 256-bit register of 32-bit lanes.
 pub(crate) const WIDTH: u64 = 8;
+
+/// Chunks run at once where a copy can (the whole chunks of a folded loop's one-block
+/// body, `fold`; every chunk of a kernel whose lanes branch alike, `wide`): their
+/// copies interleaved line by line, `CHUNKS` independent chains of arithmetic where
+/// there was one. A chain of dependent multiply-adds is bound by its latency (5 cycles
+/// each on Zen 1; the tile loop's degree-20 polynomial is 24 of them per chunk), and
+/// Zen 1's scheduler overlaps little of the next chunk's when the chunks' copies run
+/// one after another. Four, not two or eight (one core, `shp`, ms): tiles from global
+/// 2.65 with one chunk at a time, 2.48 with two, 1.89 with four, 1.90 with eight;
+/// double-buffered 3.1 / 3.0 / 2.40 / 2.80, where eight ran out of registers.
+pub(crate) const CHUNKS: u64 = 4;
 
 /// Bytes of the widest vector a builtin of the library takes by value (wider ones go
 /// through memory on this target's calling convention).
@@ -94,6 +106,9 @@ pub(crate) struct Simd {
     /// stride loop in the first chunk's lanes (`fold`): the launcher runs no other
     /// chunk there.
     pub(crate) folded: Vec<usize>,
+    /// Where not 0, `text` also defines `{name}.simd{wide}`, the copy for that many
+    /// chunks a call (`wide`).
+    pub(crate) wide: u64,
 }
 
 /// The SIMD copy of kernel `name` (`define` + `body`, its lines between `define` and
@@ -139,7 +154,35 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
             }
         }
     }
-    write_copy(define, name, &lines, &analysis)
+    let mut copy = write_copy(define, name, &lines, &analysis)?;
+    // Several chunks a call where every branch is the lanes' together (`wide`); not in
+    // kernels run as regions, whose item loops end each chunk at a barrier.
+    if !analysis.linear && !define.contains("%__fcl_resume") {
+        let chunks = wide::chunks(&lines);
+        let wide = wide::interleave(&lines, chunks).and_then(|wide| {
+            let wide: Vec<&str> = wide.iter().map(|l| l.as_str()).collect();
+            let a = Analysis::of(&wide)?;
+            write_copy_named(define, name, &format!("simd{chunks}"), &wide, &a)
+        });
+        match wide {
+            Ok(w) => {
+                copy.text.push_str(&w.text);
+                copy.declarations.extend(w.declarations);
+                copy.declarations.sort();
+                copy.declarations.dedup();
+                copy.wide = chunks;
+            }
+            Err(why) => explain_wide(name, &why),
+        }
+    }
+    Ok(copy)
+}
+
+/// `FERROCL_SIMD=why`: each kernel whose copy runs one chunk a call says why.
+fn explain_wide(kernel: &str, why: &str) {
+    if std::env::var("FERROCL_SIMD").is_ok_and(|v| v == "why") {
+        eprintln!("FerroCL: kernel {kernel} runs one chunk a call: {why}");
+    }
 }
 
 /// `lines` with the stride loops `fold` folds: the kernel's, or one in each region of a
@@ -198,6 +241,17 @@ fn folding_enabled() -> bool {
 
 /// The copy of a body, with its analysis.
 fn write_copy(define: &str, name: &str, lines: &[&str], analysis: &Analysis) -> Result<Simd, String> {
+    write_copy_named(define, name, "simd", lines, analysis)
+}
+
+/// `write_copy`, the copy named `{name}.{suffix}`.
+fn write_copy_named(
+    define: &str,
+    name: &str,
+    suffix: &str,
+    lines: &[&str],
+    analysis: &Analysis,
+) -> Result<Simd, String> {
     let mut w = Writer {
         a: analysis,
         out: String::new(),
@@ -208,7 +262,7 @@ fn write_copy(define: &str, name: &str, lines: &[&str], analysis: &Analysis) -> 
         lanes: None,
         made: HashSet::new(),
     };
-    let head = simd_define(define, name)?;
+    let head = simd_define(define, name, suffix)?;
     let _ = writeln!(w.out, "{head}");
     match analysis.linear {
         false => {
@@ -224,7 +278,7 @@ fn write_copy(define: &str, name: &str, lines: &[&str], analysis: &Analysis) -> 
     let mut declarations = w.declarations;
     declarations.sort();
     declarations.dedup();
-    Ok(Simd { text, declarations, folded: Vec::new() })
+    Ok(Simd { text, declarations, folded: Vec::new(), wide: 0 })
 }
 
 /// The body with each `switch` on one line (clang writes its cases one a line).
@@ -247,9 +301,9 @@ fn join_switches(body: &[String]) -> Vec<String> {
 
 /// `define ... @name(...)` as `define internal spir_func ... @name.simd(...)`, without
 /// debug info (a subprogram belongs to one function).
-fn simd_define(define: &str, name: &str) -> Result<String, String> {
+fn simd_define(define: &str, name: &str, suffix: &str) -> Result<String, String> {
     let at = define.find(&format!("@{name}(")).ok_or("malformed kernel")?;
-    let mut head = format!("{}@{name}.simd{}", &define[..at], &define[at + name.len() + 1..]);
+    let mut head = format!("{}@{name}.{suffix}{}", &define[..at], &define[at + name.len() + 1..]);
     if let Some(dbg) = head.find(" !dbg ") {
         let end = head[dbg + 6..].find([' ', '{']).map_or(head.len(), |e| dbg + 6 + e);
         head.replace_range(dbg..end, "");
@@ -581,7 +635,10 @@ impl Analysis {
                 let parts = split_top(rest.strip_prefix("inbounds ").unwrap_or(rest));
                 let base = parts.get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("");
                 if let Some(root) = self.private.get(base).cloned() {
-                    if any_varying {
+                    // The variable's contents may vary; its address does not.
+                    let index_varies =
+                        parts.iter().skip(2).filter_map(|p| p.rsplit(' ').next()).any(|v| self.varying.contains(v));
+                    if index_varies {
                         return Err("a private array indexed by a varying value".into());
                     }
                     self.private.insert(d.to_string(), root);
