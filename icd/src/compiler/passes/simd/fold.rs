@@ -591,6 +591,9 @@ const INTERLEAVED_LINES: usize = 512;
 /// has several blocks.
 fn interleaved(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Option<Interleaved> {
     let Found { inside, h, latch, into, var, ty, prefix: p, locals } = *l;
+    if super::chunks() == 1 {
+        return None;
+    }
     let body: Vec<usize> = (0..a.blocks.len()).filter(|&b| inside[b] && b != h && b != latch).collect();
     let &[b] = body.as_slice() else { return None };
     if a.blocks[b].label != into || a.cfg.as_ref()?.succs[b] != [latch] {

@@ -72,14 +72,24 @@ fn masked_enabled() -> bool {
     *ON.get_or_init(|| std::env::var("FERROCL_SIMD").map_or(true, |v| v != "unmasked"))
 }
 
-/// What the cache key says of the SIMD copies: code made without them, or without
-/// masked control flow, is other code.
-pub(crate) fn cache_key() -> &'static str {
-    match (enabled(), masked_enabled()) {
+/// What the cache key says of the SIMD copies: code made without them, without masked
+/// control flow, without folded loops or one chunk a call, is other code.
+pub(crate) fn cache_key() -> String {
+    let copies = match (enabled(), masked_enabled()) {
         (false, _) => "|scalar",
         (true, false) => "|unmasked",
         (true, true) => "",
-    }
+    };
+    let fold = if folding_enabled() { "" } else { "|unfolded" };
+    let chunks = if chunks() == CHUNKS { String::new() } else { format!("|chunks{}", chunks()) };
+    format!("{copies}{fold}{chunks}")
+}
+
+/// `FERROCL_CHUNKS=1`: one chunk a call everywhere, no copies interleaving several
+/// (`wide`, the folded loops' whole chunks; for A/B runs).
+fn chunks() -> u64 {
+    static N: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::env::var("FERROCL_CHUNKS").map_or(CHUNKS, |v| if v == "1" { 1 } else { CHUNKS }))
 }
 
 /// `FERROCL_SIMD=why`: each kernel that gets no SIMD copy says why on stderr.
@@ -157,7 +167,7 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
     let mut copy = write_copy(define, name, &lines, &analysis)?;
     // Several chunks a call where every branch is the lanes' together (`wide`); not in
     // kernels run as regions, whose item loops end each chunk at a barrier.
-    if !analysis.linear && !define.contains("%__fcl_resume") {
+    if !analysis.linear && !define.contains("%__fcl_resume") && chunks() > 1 {
         let chunks = wide::chunks(&lines);
         let wide = wide::interleave(&lines, chunks).and_then(|wide| {
             let wide: Vec<&str> = wide.iter().map(|l| l.as_str()).collect();
