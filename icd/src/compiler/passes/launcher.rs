@@ -273,10 +273,14 @@ g:
         // `Entry::wide` chunks a call while they fit (a kernel with a copy for them),
         // whole chunks of `simd::WIDTH` work-items through the SIMD copy, then the rest
         // one by one.
-        true if e.wide > 0 && !resumable => format!(
-            "x:
-  %xi = phi i32 [ 0, %y ], [ %xw, %xv ], [ %xm, %xmv ]{region}
-  %xm = add nuw i32 %xi, {m}
+        true => {
+            let (from_wide, wide) = match e.wide {
+                0 => ("", String::new()),
+                _ if resumable => ("", String::new()),
+                n => (
+                    ", [ %xm, %xmv ]",
+                    format!(
+                        "  %xm = add nuw i32 %xi, {m}
   %xmfits = icmp ule i32 %xm, %nx
   br i1 %xmfits, label %xmv, label %xone
 xmv:
@@ -285,7 +289,15 @@ xmv:
   call void @__ferrocl_bodyw_{name}(ptr %args, ptr %c)
   br label %x
 xone:
-  %xw = add nuw i32 %xi, {w}
+",
+                        m = super::simd::WIDTH * n
+                    ),
+                ),
+            };
+            format!(
+                "x:
+  %xi = phi i32 [ 0, %y ], [ %xw, %xv ]{from_wide}{region}
+{wide}  %xw = add nuw i32 %xi, {w}
   %xfits = icmp ule i32 %xw, %nx
   br i1 %xfits, label %xv, label %xrest
 xv:
@@ -304,36 +316,11 @@ xs:
   %xn = add nuw nsw i32 %xsi, 1
   %xd = icmp eq i32 %xn, %nx
   br i1 %xd, label %ynext, label %xs",
-            w = super::simd::WIDTH,
-            m = super::simd::WIDTH * e.wide,
-            region = "\n  %r = add i32 0, 0",
-        ),
-        true => format!(
-            "x:
-  %xi = phi i32 [ 0, %y ], [ %xw, %xv ]{region}
-  %xw = add nuw i32 %xi, {w}
-  %xfits = icmp ule i32 %xw, %nx
-  br i1 %xfits, label %xv, label %xrest
-xv:
-  %xv64 = zext nneg i32 %xi to i64
-  call void @__ferrocl_ctx_set(ptr %c, i64 %xv64, i64 %y64, i64 %z64)
-  {vector_call}
-  br label %x
-xrest:
-  %xnone = icmp eq i32 %xi, %nx
-  br i1 %xnone, label %ynext, label %xs
-xs:
-  %xsi = phi i32 [ %xi, %xrest ], [ %xn, %xs ]
-  %x64 = zext nneg i32 %xsi to i64
-  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
-  {rest_call}
-  %xn = add nuw nsw i32 %xsi, 1
-  %xd = icmp eq i32 %xn, %nx
-  br i1 %xd, label %ynext, label %xs",
-            w = super::simd::WIDTH,
-            // A kernel that does not resume ends at region 0.
-            region = if resumable { "" } else { "\n  %r = add i32 0, 0" },
-        ),
+                w = super::simd::WIDTH,
+                // A kernel that does not resume ends at region 0.
+                region = if resumable { "" } else { "\n  %r = add i32 0, 0" },
+            )
+        }
     };
     // Regions most work-items skip stop their item loop early (`item_caps`); not where
     // the kernel makes async copies, whose work-items each count the copies they pass.

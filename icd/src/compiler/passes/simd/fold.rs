@@ -415,6 +415,14 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
         "i64" => out.push(format!("  {d} = add i64 {v}, 0")),
         _ => out.push(format!("  {d} = trunc i64 {v} to {ty}")),
     };
+    // The chunk loop's step past `n` work-items, a block of its own named `label`.
+    let step = |out: &mut Vec<String>, label: &str, n: u64| {
+        out.push(format!("{p}.{label}:"));
+        out.push(format!("  %{p}.{label}.was = load {ty}, ptr %{p}.c, align 8"));
+        out.push(format!("  %{p}.{label}.then = add {ty} %{p}.{label}.was, {n}"));
+        out.push(format!("  store {ty} %{p}.{label}.then, ptr %{p}.c, align 8"));
+        out.push(format!("  br label %{p}.head"));
+    };
     let preheader = (0..a.blocks.len())
         .find(|&b| !inside[b] && a.cfg.as_ref().is_some_and(|cfg| cfg.succs[b].contains(&h)))
         .unwrap_or(0);
@@ -429,11 +437,7 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
             continue;
         }
         if b == latch && i == a.blocks[latch].start {
-            out.push(format!("{p}.next:"));
-            out.push(format!("  %{p}.was = load {ty}, ptr %{p}.c, align 8"));
-            out.push(format!("  %{p}.then = add {ty} %{p}.was, {WIDTH}"));
-            out.push(format!("  store {ty} %{p}.then, ptr %{p}.c, align 8"));
-            out.push(format!("  br label %{p}.head"));
+            step(&mut out, "next", WIDTH);
         }
         if b == h && i < header.end {
             out.push(c.replace(&var_ptr, &format!("ptr %{p}.b,")));
@@ -499,11 +503,7 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
                 }
                 out.extend(m.lines.iter().cloned());
                 out.push(format!("  br label %{p}.nexts"));
-                out.push(format!("{p}.nexts:"));
-                out.push(format!("  %{p}.were = load {ty}, ptr %{p}.c, align 8"));
-                out.push(format!("  %{p}.thens = add {ty} %{p}.were, {span}"));
-                out.push(format!("  store {ty} %{p}.thens, ptr %{p}.c, align 8"));
-                out.push(format!("  br label %{p}.head"));
+                step(&mut out, "nexts", span);
                 out.push(format!("{p}.one:"));
             }
             out.push(format!("  %{p}.end = add {ty} %{p}.k, {WIDTH}"));
