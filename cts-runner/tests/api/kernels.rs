@@ -1545,6 +1545,20 @@ kernel void divides(global const float *in, global float *out) {
     size_t i = get_global_id(0);
     out[i] = in[i] / (1.0f + (float)get_local_id(0));
 }
+kernel void sides(global const float *in, global float *out) {
+    size_t i = get_global_id(0);
+    float x = in[i], y = 1.0f, z;
+    if (x > 0.5f) y = x * 3.0f;
+    if (x < 0.25f) { z = x + 1.0f; y += z; } else { z = x * x; if (x > 0.9f) z = -z; }
+    float t = x > 0.7f ? y * z : y - z;
+    out[i] = t + (i & 1 ? 0.5f : 0.0f);
+}
+kernel void guarded(global const float *in, global float *out, uint n) {
+    size_t i = get_global_id(0);
+    float x = 0.0f;
+    if (i + 1 < n) x = in[i + 1];
+    out[i] = x;
+}
 "#;
 
 #[test]
@@ -1600,6 +1614,38 @@ fn kernels_run_several_chunks_a_call_keep_each_work_items_ids_and_values() {
     let got: Vec<f32> = read_as(&env, out, n);
     for (i, (&g, &x)) in got.iter().zip(&data).enumerate() {
         assert_eq!(g, x / (1.0 + (i % 64) as f32), "element {i}");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    // If/else sides that only compute run for every lane in the copy for several chunks.
+    let k = kernel(p, "sides");
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    run(&env, k, &[n], Some(&[64]));
+    let got: Vec<f32> = read_as(&env, out, n);
+    for (i, (&g, &x)) in got.iter().zip(&data).enumerate() {
+        let mut y = if x > 0.5 { x * 3.0 } else { 1.0 };
+        let z = if x < 0.25 {
+            y += x + 1.0;
+            x + 1.0
+        } else if x > 0.9 {
+            -(x * x)
+        } else {
+            x * x
+        };
+        let want = if x > 0.7 { y * z } else { y - z } + if i & 1 == 1 { 0.5 } else { 0.0 };
+        assert!((g - want).abs() <= 1e-5 * want.abs().max(1.0), "element {i}: {g} against {want}");
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    // A side that reads memory only where its guard holds stays a branch: no read past
+    // the buffer's end (the last work-item's `i + 1`).
+    let k = kernel(p, "guarded");
+    set_arg(k, 0, &input);
+    set_arg(k, 1, &out);
+    set_arg(k, 2, &(n as u32));
+    run(&env, k, &[n], Some(&[64]));
+    let got: Vec<f32> = read_as(&env, out, n);
+    for (i, &g) in got.iter().enumerate() {
+        assert_eq!(g, if i + 1 < n { data[i + 1] } else { 0.0 }, "element {i}");
     }
     for m in [input, out] {
         ok!(cl!(clReleaseMemObject(m)));

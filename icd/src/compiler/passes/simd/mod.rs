@@ -165,11 +165,29 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
         }
     }
     let mut copy = write_copy(define, name, &lines, &analysis)?;
-    // Several chunks a call where every branch is the lanes' together (`wide`); not in
-    // kernels run as regions, whose item loops end each chunk at a barrier.
-    if !analysis.linear && !define.contains("%__fcl_resume") && chunks() > 1 {
+    // Several chunks a call where every branch is the lanes' together, or is once its
+    // if/else sides run for every lane (`wide`); not in kernels run as regions, whose
+    // item loops end each chunk at a barrier.
+    if !define.contains("%__fcl_resume") && chunks() > 1 {
+        let straight = match analysis.linear {
+            false => Ok(lines.iter().map(|l| l.to_string()).collect()),
+            true => {
+                let converted = flatten::flatten(wide::if_convert(joined));
+                let refs: Vec<&str> = converted.iter().map(|l| l.as_str()).collect();
+                match Analysis::of(&refs) {
+                    Ok(a) if !a.linear => Ok(converted),
+                    _ => Err("a branch on a varying value".to_string()),
+                }
+            }
+        };
+        let lines: Vec<String> = straight.unwrap_or_default();
+        let lines: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
         let chunks = wide::chunks(&lines);
-        let wide = wide::interleave(&lines, chunks).and_then(|wide| {
+        let wide = match lines.is_empty() {
+            true => Err("a branch on a varying value".to_string()),
+            false => wide::interleave(&lines, chunks),
+        };
+        let wide = wide.and_then(|wide| {
             let wide: Vec<&str> = wide.iter().map(|l| l.as_str()).collect();
             let a = Analysis::of(&wide)?;
             write_copy_named(define, name, &format!("simd{chunks}"), &wide, &a)

@@ -16,9 +16,9 @@
 //! its own order. Not where the kernel calls anything else that reads the work-item's
 //! context (async copies, printf, barriers: work-group functions count work-items).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use super::super::ir_text::{callee_names, def_of, label_of};
+use super::super::ir_text::{callee_names, def_of, label_of, split_top};
 use super::{code, opcode, query, CHUNKS, WIDTH};
 use crate::compiler::passes::launcher::CTX;
 
@@ -90,4 +90,173 @@ pub(super) fn interleave(lines: &[&str], chunks: u64) -> Result<Vec<String>, Str
         }
     }
     Ok(out)
+}
+
+/// The most lines a side of an if/else `if_convert` runs for every lane.
+const SIDE_LINES: usize = 32;
+
+/// `lines` with each if/else (or if without else) whose sides only compute turned into
+/// straight-line code: both sides run, each store of a side to a private variable keeps
+/// the old value where the side was not taken (`select`), and the join's phis become
+/// selects. The lanes then branch alike where they parted, and the kernel gets a copy
+/// for several chunks (the 8-lane copy runs such sides for every lane already, under
+/// masks: `linear`). A side that reads or writes other memory, divides, or calls
+/// anything but LLVM's computing intrinsics stays a branch.
+pub(super) fn if_convert(mut lines: Vec<String>) -> Vec<String> {
+    let allocas: HashSet<String> = lines
+        .iter()
+        .filter_map(|l| def_of(code(l)).filter(|(_, r)| opcode(r).0 == "alloca").map(|(d, _)| d.to_string()))
+        .collect();
+    let mut fresh = 0;
+    // Each conversion leaves a chain of blocks, which `flatten` joins into one, so the
+    // if/else around it can go next.
+    while let Some(next) = convert_one(&lines, &allocas, &mut fresh) {
+        lines = super::flatten::flatten(next);
+    }
+    lines
+}
+
+/// One if/else of `if_convert`, or `None` where none is left.
+fn convert_one(lines: &[String], allocas: &HashSet<String>, fresh: &mut usize) -> Option<Vec<String>> {
+    let refs: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+    let blocks = super::cfg::blocks(&refs);
+    let index: HashMap<&str, usize> = blocks.iter().enumerate().map(|(i, b)| (b.label.as_str(), i)).collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+    for (i, b) in blocks.iter().enumerate() {
+        for s in &b.succs {
+            preds[*index.get(s.as_str())?].push(i);
+        }
+    }
+    let only = |b: usize, from: &[usize]| {
+        let mut p = preds[b].clone();
+        p.sort_unstable();
+        let mut f = from.to_vec();
+        f.sort_unstable();
+        p == f
+    };
+    let speculable = |b: usize| {
+        let body = &refs[blocks[b].start + usize::from(label_of(refs[blocks[b].start]).is_some())..blocks[b].end];
+        body.len() <= SIDE_LINES && body.iter().all(|l| side_line(code(l).trim_start(), allocas))
+    };
+    for (bi, b) in blocks.iter().enumerate() {
+        let t = code(refs[b.end]).trim_start();
+        let Some(rest) = t.strip_prefix("br i1 ") else { continue };
+        let cond = rest.split(',').next()?.trim().to_string();
+        let [tb, fb] = [&b.succs[0], b.succs.get(1)?].map(|l| index.get(l.as_str()).copied());
+        let (tb, fb) = (tb?, fb?);
+        let single = |x: usize| blocks[x].succs.len() == 1 && only(x, &[bi]) && speculable(x);
+        // The sides in order, each branching on to the join; `j`: the join.
+        let (sides, j): (Vec<(usize, bool)>, usize) = match () {
+            _ if tb != fb && single(tb) && single(fb) && blocks[tb].succs == blocks[fb].succs => {
+                let j = index[blocks[tb].succs[0].as_str()];
+                (vec![(tb, true), (fb, false)], j)
+            }
+            _ if single(tb) && index[blocks[tb].succs[0].as_str()] == fb => (vec![(tb, true)], fb),
+            _ if single(fb) && index[blocks[fb].succs[0].as_str()] == tb => (vec![(fb, false)], tb),
+            _ => continue,
+        };
+        let from: Vec<usize> = match sides.as_slice() {
+            [(x, _), (y, _)] => vec![*x, *y],
+            [(x, _)] => vec![*x, bi],
+            _ => continue,
+        };
+        if j == bi || !only(j, &from) {
+            continue;
+        }
+        let label_of_block = |x: usize| blocks[x].label.clone();
+        let mut out: Vec<String> = Vec::with_capacity(lines.len() + 16);
+        for (i, line) in lines.iter().enumerate() {
+            let in_side = sides.iter().find(|(s, _)| blocks[*s].start <= i && i <= blocks[*s].end);
+            if i == b.end {
+                out.push(format!("  br label %{}", label_of_block(sides[0].0)));
+                continue;
+            }
+            if let Some(&(s, when)) = in_side {
+                if i == blocks[s].end {
+                    let next = if s == sides[0].0 && sides.len() == 2 {
+                        label_of_block(sides[1].0)
+                    } else {
+                        label_of_block(j)
+                    };
+                    out.push(format!("  br label %{next}"));
+                    continue;
+                }
+                let c = code(line).trim_start();
+                if let Some(rest) = c.strip_prefix("store ") {
+                    let parts = split_top(rest);
+                    let (Some(value), Some(ptr)) = (parts.first(), parts.get(1)) else { return None };
+                    let (ty, v) = value.trim().rsplit_once(' ')?;
+                    let align = parts.get(2).map(|a| format!(", {}", a.trim())).unwrap_or_default();
+                    *fresh += 1;
+                    let (old, new) = (format!("%spec.{fresh}.old"), format!("%spec.{fresh}.new"));
+                    out.push(format!("  {old} = load {ty}, {}{align}", ptr.trim()));
+                    let (yes, no) = if when { (v.to_string(), old.clone()) } else { (old.clone(), v.to_string()) };
+                    out.push(format!("  {new} = select i1 {cond}, {ty} {yes}, {ty} {no}"));
+                    out.push(format!("  store {ty} {new}, {}{align}", ptr.trim()));
+                    continue;
+                }
+                out.push(line.clone());
+                continue;
+            }
+            if blocks[j].start <= i && i < blocks[j].end {
+                if let Some((d, rhs)) = def_of(code(line)) {
+                    if let ("phi", rest) = opcode(rhs) {
+                        let ty = rest.trim().split(" [").next()?;
+                        let pairs = super::phi_incoming(rest).ok()?;
+                        let from = |x: usize| {
+                            pairs.iter().find(|(_, l)| index.get(l.as_str()) == Some(&x)).map(|(v, _)| v.clone())
+                        };
+                        let (yes, no) = match sides.as_slice() {
+                            [(t, _), (f, _)] => (from(*t)?, from(*f)?),
+                            [(s, true)] => (from(*s)?, from(bi)?),
+                            [(s, _)] => (from(bi)?, from(*s)?),
+                            _ => return None,
+                        };
+                        out.push(format!("  {d} = select i1 {cond}, {ty} {yes}, {ty} {no}"));
+                        continue;
+                    }
+                }
+            }
+            out.push(line.clone());
+        }
+        return Some(out);
+    }
+    None
+}
+
+/// A line a side `if_convert` runs for every lane may hold: loads and stores of the
+/// kernel's private variables, LLVM's computing intrinsics, arithmetic that cannot trap.
+fn side_line(t: &str, allocas: &HashSet<String>) -> bool {
+    let private =
+        |p: Option<&&str>| p.and_then(|p| p.trim().strip_prefix("ptr ")).is_some_and(|p| allocas.contains(p.trim()));
+    if let Some(rest) = t.strip_prefix("store ") {
+        return !t.contains("volatile") && !t.contains("atomic") && private(split_top(rest).get(1));
+    }
+    let pure = |r: &str| {
+        callee_names(r).first().is_some_and(|(c, _)| {
+            c.starts_with("llvm.")
+                && ![
+                    "llvm.memcpy",
+                    "llvm.memmove",
+                    "llvm.memset",
+                    "llvm.masked.",
+                    "llvm.experimental.",
+                    "llvm.lifetime.",
+                ]
+                .iter()
+                .any(|p| c.starts_with(p))
+        })
+    };
+    if t.starts_with("call ") || t.starts_with("tail call ") {
+        return pure(t);
+    }
+    let Some((_, rhs)) = def_of(t) else { return false };
+    match opcode(rhs) {
+        ("load", rest) => !rest.contains("volatile") && !rest.contains("atomic") && private(split_top(rest).get(1)),
+        ("call" | "tail", _) => pure(rhs),
+        (op, _) => !matches!(
+            op,
+            "udiv" | "sdiv" | "urem" | "srem" | "alloca" | "atomicrmw" | "cmpxchg" | "fence" | "phi" | "landingpad"
+        ),
+    }
 }
