@@ -230,7 +230,13 @@ fn side_line(t: &str, allocas: &HashSet<String>) -> bool {
     let private =
         |p: Option<&&str>| p.and_then(|p| p.trim().strip_prefix("ptr ")).is_some_and(|p| allocas.contains(p.trim()));
     if let Some(rest) = t.strip_prefix("store ") {
-        return !t.contains("volatile") && !t.contains("atomic") && private(split_top(rest).get(1));
+        // A value that is one token (a name or a number), which `convert_one` selects.
+        let parts = split_top(rest);
+        let simple = parts.first().and_then(|v| v.trim().rsplit_once(' ')).is_some_and(|(ty, v)| {
+            let whole_type = super::super::ir_type::parse(ty.trim()).is_some_and(|(_, rest)| rest.trim().is_empty());
+            whole_type && !v.is_empty() && !v.contains(['<', '{', '[', '(', ' '])
+        });
+        return simple && !t.contains("volatile") && !t.contains("atomic") && private(parts.get(1));
     }
     let pure = |r: &str| {
         callee_names(r).first().is_some_and(|(c, _)| {
