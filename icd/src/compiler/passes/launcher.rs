@@ -25,7 +25,15 @@ use std::fmt::Write;
 /// follows the containing function's. No reciprocal estimates, even for divisions
 /// -cl-fast-relaxed-math marks approximate: x86's vrcp14ps and one Newton step left
 /// them 3 ulp off, and the relaxed limit is 2.5.
-const ENTRY_ATTRIBUTES: &str = "\"reciprocal-estimates\"=\"none\"";
+const ENTRY_ATTRIBUTES: &str = "\"reciprocal-estimates\"=\"none\" \"min-legal-vector-width\"=\"0\"";
+
+/// Attributes of the generated helpers inlined into the entry points. A function
+/// without `min-legal-vector-width` lets x86 use 512-bit registers whatever the CPU's
+/// tuning prefers, and inlining one drops the attribute from its caller: the SIMD
+/// copies' `<8 x i64>` index vectors then became zmm instructions in the item loop,
+/// and on Intel's server cores a 512-bit instruction in flight halves the vector
+/// ports (a tile loop reading `__local` memory 2.1 ms, with 256-bit code 0.6).
+const HELPER_ATTRIBUTES: &str = "\"min-legal-vector-width\"=\"0\"";
 
 use super::ir_text::{matching_paren, parse_param, replace_value, split_top, type_text, Param};
 use super::ir_type::TypeTable;
@@ -138,7 +146,7 @@ fn append_body(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Ty
     let _ = writeln!(
         out,
         "\ndefine internal {ret} @__ferrocl_body_{name}(ptr nocapture readonly %args, ptr %ctx{extra}) \
-         alwaysinline {{"
+         alwaysinline {HELPER_ATTRIBUTES} {{"
     );
     let mut args = Vec::new();
     for (i, (p, a)) in params.iter().zip(&k.args).enumerate() {
@@ -366,7 +374,7 @@ xs:
         let _ = writeln!(
             out,
             "define internal i32 @{function}(ptr %group, ptr noalias nocapture readonly %args, \
-         ptr noalias %frames, ptr noalias %uniform, i32 %resume) {inline} {{
+         ptr noalias %frames, ptr noalias %uniform, i32 %resume) {inline} {HELPER_ATTRIBUTES} {{
 entry:
   %c = alloca [32 x i64], align 16{rslot}
   call void @__ferrocl_ctx_init(ptr %c, ptr %group){fix}{start}
@@ -406,7 +414,7 @@ none:
         let _ = writeln!(
             out,
             "define internal i32 @__ferrocl_loop_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-             ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{
+             ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {HELPER_ATTRIBUTES} {{
   %sized = call i32 @__ferrocl_group_sized(ptr %group, i64 {x}, i64 {y}, i64 {z})
   %fixed = icmp ne i32 %sized, 0
   br i1 %fixed, label %f, label %a
@@ -427,7 +435,7 @@ a:
 fn append_caps(out: &mut String, name: &str, caps: &[Option<Cap>]) {
     let _ = writeln!(
         out,
-        "define internal i32 @__ferrocl_cap_{name}(ptr %uniform, i32 %resume) alwaysinline {{
+        "define internal i32 @__ferrocl_cap_{name}(ptr %uniform, i32 %resume) alwaysinline {HELPER_ATTRIBUTES} {{
 entry:"
     );
     let cases: String =
@@ -483,7 +491,7 @@ fn append_first(out: &mut String, k: &Kernel, body_call: &str) {
     let _ = writeln!(
         out,
         "define internal i32 @__ferrocl_first_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-         ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{
+         ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {HELPER_ATTRIBUTES} {{
   %c = alloca [32 x i64], align 16
   call void @__ferrocl_ctx_init(ptr %c, ptr %group)
   call void @__ferrocl_ctx_set(ptr %c, i64 0, i64 0, i64 0)
@@ -734,7 +742,7 @@ fn append_items(out: &mut String, k: &Kernel) {
     let name = &k.name;
     let head = format!(
         "define internal i32 @__ferrocl_items_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-         ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{"
+         ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {HELPER_ATTRIBUTES} {{"
     );
     let call = |label: &str, args: &str| {
         format!(
@@ -864,7 +872,7 @@ fn append_items_for(out: &mut String, k: &Kernel, keys: &[u32]) -> Result<(), St
     let _ = writeln!(
         out,
         "define internal i32 @__ferrocl_items_{name}(ptr %group, ptr noalias nocapture readonly %args, \
-         ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {{"
+         ptr noalias %frames, ptr noalias %uniform, i32 %resume) alwaysinline {HELPER_ATTRIBUTES} {{"
     );
     if !images.is_empty() {
         // Static allocas, in the entry block, so that they become registers once inlined.
