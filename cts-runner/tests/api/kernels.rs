@@ -1319,7 +1319,10 @@ fn every_kernel_shape_runs_on_vector_registers() {
         assert!(code.lines().any(|l| vector(&l)), "no 8- or 16-lane float arithmetic in {name}'s launcher:\n{code}");
         if !wide_registers {
             let zmm: Vec<&str> = code.lines().filter(|l| l.contains("zmm")).take(4).collect();
-            assert!(zmm.is_empty(), "{name}'s launcher uses 512-bit registers, which this CPU's tuning avoids: {zmm:?}");
+            assert!(
+                zmm.is_empty(),
+                "{name}'s launcher uses 512-bit registers, which this CPU's tuning avoids: {zmm:?}"
+            );
         }
     }
     ok!(cl!(clReleaseProgram(p)));
@@ -1329,13 +1332,18 @@ fn every_kernel_shape_runs_on_vector_registers() {
 /// on Intel's server cores it does not (a 512-bit instruction in flight halves the
 /// vector ports), and the launchers must not either.
 fn cpu_prefers_512_bit_registers() -> bool {
-    let clang = cts_runner::coverage::find_clang().expect("clang is not installed: the README's setup installs clang-19");
+    let clang =
+        cts_runner::coverage::find_clang().expect("clang is not installed: the README's setup installs clang-19");
     let dir = std::env::temp_dir().join(format!("ferrocl-width-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("w.c");
-    std::fs::write(&src, "void f(float *restrict a, const float *restrict b) { for (int i = 0; i < 4096; i++) a[i] += b[i]; }\n")
-        .unwrap();
-    let out = std::process::Command::new(clang).args(["-O2", "-march=native", "-S", "-o", "-"]).arg(&src).output().unwrap();
+    std::fs::write(
+        &src,
+        "void f(float *restrict a, const float *restrict b) { for (int i = 0; i < 4096; i++) a[i] += b[i]; }\n",
+    )
+    .unwrap();
+    let out =
+        std::process::Command::new(clang).args(["-O2", "-march=native", "-S", "-o", "-"]).arg(&src).output().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success(), "clang: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).contains("zmm")
