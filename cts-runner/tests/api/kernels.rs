@@ -1170,6 +1170,18 @@ fn work_items_that_part_ways_compute_what_each_computes_alone() {
             out[3 * i + 1] = a;
             out[3 * i + 2] = b;
         }
+        kernel void part(global const int *in, global int *out, int n) {
+            int i = get_global_id(0);
+            if (i >= n) return;
+            int x = in[i], it = 0, z = x;
+            while (it < 40 && z * z < 5000) {
+                z = z * 3 / 2 + 1;
+                it++;
+                if (z < -300) break;
+            }
+            out[2 * i] = z;
+            out[2 * i + 1] = it;
+        }
         kernel void strides(global const int *in, global int *out, int tile, int m) {
             size_t base = get_group_id(0) * tile;
             for (int j = get_local_id(0); j < tile; j += get_local_size(0)) out[base + j] = in[base + j] * 3 + j;
@@ -1184,7 +1196,7 @@ fn work_items_that_part_ways_compute_what_each_computes_alone() {
     let k = kernel(p, "paths");
     set_arg(k, 0, &bin);
     set_arg(k, 1, &out);
-    for (global, local, n) in [(64, 16, 64), (61, 61, 55), (200, 40, 190), (67, 67, 67)] {
+    for (global, local, n) in [(64, 16, 64), (61, 61, 55), (200, 40, 190), (67, 67, 67), (256, 128, 234)] {
         set_arg(k, 2, &(n as i32));
         run(&env, k, &[global], Some(&[local]));
         let got: Vec<i32> = read_as(&env, out, n * 4);
@@ -1226,6 +1238,28 @@ fn work_items_that_part_ways_compute_what_each_computes_alone() {
             let want = [z, acc, s, (f * 1000.0) as i32];
             assert_eq!(got[4 * i..4 * i + 3], want[..3], "item {i} of {n} ({global} in groups of {local})");
             assert!((got[4 * i + 3] - want[3]).abs() <= 1, "item {i}: {} != {}", got[4 * i + 3], want[3]);
+        }
+    }
+    // The same loop and early return in a kernel short enough to run four chunks a
+    // call (`wide::interleave_masked`), in groups where the return leaves a whole chunk
+    // and part of another without lanes.
+    let k = kernel(p, "part");
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &out);
+    for (global, local, n) in [(256, 128, 234), (64, 64, 64), (96, 32, 90), (61, 61, 50)] {
+        set_arg(k, 2, &(n as i32));
+        run(&env, k, &[global], Some(&[local]));
+        let got: Vec<i32> = read_as(&env, out, 2 * n);
+        for i in 0..n {
+            let (mut it, mut z) = (0, input[i]);
+            while it < 40 && z * z < 5000 {
+                z = z * 3 / 2 + 1;
+                it += 1;
+                if z < -300 {
+                    break;
+                }
+            }
+            assert_eq!(got[2 * i..2 * i + 2], [z, it], "item {i} of {n} ({global} in groups of {local})");
         }
     }
     // Functions of the program, with loops, branches and pointers to the caller's

@@ -180,20 +180,27 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
                 }
             }
         };
-        let lines: Vec<String> = straight.unwrap_or_default();
-        let lines: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
-        let chunks = wide::chunks(&lines);
-        let wide = match lines.is_empty() {
-            true => Err("a branch on a varying value".to_string()),
-            false => wide::interleave(&lines, chunks),
+        let wide = match straight {
+            Ok(straight) => {
+                let lines: Vec<&str> = straight.iter().map(|l| l.as_str()).collect();
+                let chunks = wide::chunks(&lines);
+                wide::interleave(&lines, chunks)
+                    .and_then(|wide| {
+                        let wide: Vec<&str> = wide.iter().map(|l| l.as_str()).collect();
+                        let a = Analysis::of(&wide)?;
+                        write_copy_named(define, name, &format!("simd{chunks}"), &wide, &a)
+                    })
+                    .map(|w| (w, chunks))
+            }
+            // Lanes that part run masked: the masked copy's chunks side by side.
+            Err(_) => {
+                let chunks = wide::chunks(&lines);
+                wide::interleave_masked(&copy.text, name, chunks)
+                    .map(|text| (Simd { text, declarations: Vec::new(), folded: Vec::new(), wide: 0 }, chunks))
+            }
         };
-        let wide = wide.and_then(|wide| {
-            let wide: Vec<&str> = wide.iter().map(|l| l.as_str()).collect();
-            let a = Analysis::of(&wide)?;
-            write_copy_named(define, name, &format!("simd{chunks}"), &wide, &a)
-        });
         match wide {
-            Ok(w) => {
+            Ok((w, chunks)) => {
                 copy.text.push_str(&w.text);
                 copy.declarations.extend(w.declarations);
                 copy.declarations.sort();

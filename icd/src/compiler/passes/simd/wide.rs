@@ -33,17 +33,29 @@ const LINES: usize = 400;
 /// 32-step loop: 4.9, 3.5, 2.3).
 const DIVIDING: u64 = 2;
 
-/// How many chunks a call `interleave` runs for `lines`.
+/// How many chunks a call `interleave` runs for `lines`: `DIVIDING` where the kernel
+/// divides or takes a square root in a loop (or anywhere, in a kernel without loops).
+/// Escape-time divides once before its loop: one core, ms, 3.1 one chunk, 2.1 two,
+/// 1.9 four (Xeon; Intel's runtime 1.7).
 pub(super) fn chunks(lines: &[&str]) -> u64 {
-    let divides = lines.iter().any(|l| {
+    let divides = |l: &&str| {
         let c = code(l);
         def_of(c).is_some_and(|(_, r)| matches!(opcode(r).0, "fdiv" | "frem"))
             || callee_names(c).iter().any(|(f, _)| ["sqrt", "divide", "recip"].iter().any(|k| f.contains(k)))
-    });
-    if divides {
-        DIVIDING
-    } else {
-        CHUNKS
+    };
+    let blocks = super::cfg::blocks(lines);
+    let looped: Vec<&str> = match super::cfg::Cfg::of(&blocks) {
+        Ok(cfg) if !cfg.loops().is_empty() => blocks
+            .iter()
+            .enumerate()
+            .filter(|&(b, _)| cfg.in_a_loop(b))
+            .flat_map(|(_, block)| lines[block.start..=block.end].iter().copied())
+            .collect(),
+        _ => lines.to_vec(),
+    };
+    match looped.iter().any(divides) {
+        true => DIVIDING,
+        false => CHUNKS,
     }
 }
 
@@ -53,7 +65,23 @@ pub(super) fn interleave(lines: &[&str], chunks: u64) -> Result<Vec<String>, Str
     if lines.len() > LINES {
         return Err("a long kernel".into());
     }
+    copyable(lines)?;
     let defined: HashSet<&str> = lines.iter().filter_map(|l| def_of(code(l)).map(|d| d.0)).collect();
+    let mut out = Vec::with_capacity(lines.len() * chunks as usize);
+    for line in lines {
+        let c = code(line).trim_start();
+        let terminator = ["br ", "switch ", "ret", "unreachable"].iter().any(|k| c.starts_with(k));
+        if label_of(line).is_some() || terminator || c.is_empty() {
+            out.push(line.to_string());
+            continue;
+        }
+        copies(line, chunks, &defined, &mut out);
+    }
+    Ok(out)
+}
+
+/// Checks that `lines` may run as several chunks' copies in one call.
+fn copyable(lines: &[&str]) -> Result<(), String> {
     for l in lines {
         let c = code(l);
         if c.contains(&format!("ptr {CTX})")) && !matches!(query(c), Ok(Some(_))) {
@@ -63,33 +91,80 @@ pub(super) fn interleave(lines: &[&str], chunks: u64) -> Result<Vec<String>, Str
             return Err("a work-group, atomic or printf call".into());
         }
     }
-    let mut out = Vec::with_capacity(lines.len() * chunks as usize);
-    for line in lines {
+    Ok(())
+}
+
+/// `line`'s copy for each chunk onto `out`: the values `defined` in the function are
+/// each copy's own, and a lane's own id in x is the first copy's plus the chunks before.
+fn copies(line: &str, chunks: u64, defined: &HashSet<&str>, out: &mut Vec<String>) {
+    for copy in 0..chunks {
+        let renamed = match copy {
+            0 => code(line).to_string(),
+            _ => super::linear::map_names(code(line), |n| {
+                defined.contains(format!("%{n}").as_str()).then(|| format!("wide{copy}.{n}"))
+            }),
+        };
+        match (copy, def_of(&renamed), matches!(query(&renamed), Ok(Some(true)))) {
+            (1.., Some((d, rhs)), true) if opcode(rhs).0 == "call" => {
+                let ty = rhs.trim_start().strip_prefix("call ").and_then(|r| r.split(' ').next()).unwrap_or("i64");
+                out.push(renamed.replacen(&format!("{d} ="), &format!("{d}.q ="), 1));
+                out.push(format!("  {d} = add {ty} {d}.q, {}", copy * WIDTH));
+            }
+            _ => out.push(renamed),
+        }
+    }
+}
+
+/// The most lines of a masked copy (`linear`) `interleave_masked` copies.
+const MASKED_LINES: usize = 600;
+
+/// A kernel whose lanes part (`linear`'s masked copy, the function `text` named
+/// `{name}.simd`) as `{name}.simd{chunks}`: each chunk runs the copy's code under its
+/// own masks, and the blocks' tests combine: a block runs where any chunk has a lane
+/// in it (`.any`, a loop's `.again`), the version without masks only where every
+/// chunk's lanes all are (`.full`). A chunk with no lane in a block runs its masked
+/// version, which changes nothing; a block every lane of a chunk reaches together is
+/// reached by every chunk at once, since the chunks step through the blocks in
+/// lockstep. The escape-time loop, bound by the latency of each step's chain, runs
+/// `chunks` chains side by side.
+pub(super) fn interleave_masked(text: &str, name: &str, chunks: u64) -> Result<String, String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some((head, body)) = lines.split_first() else { return Err("an empty copy".into()) };
+    if body.len() > MASKED_LINES {
+        return Err("a long kernel".into());
+    }
+    copyable(body)?;
+    let defined: HashSet<&str> = body.iter().filter_map(|l| def_of(code(l)).map(|d| d.0)).collect();
+    let mut out = vec![head.replacen(&format!("@{name}.simd("), &format!("@{name}.simd{chunks}("), 1)];
+    for line in body {
         let c = code(line).trim_start();
-        let terminator = ["br ", "switch ", "ret", "unreachable"].iter().any(|k| c.starts_with(k));
-        if label_of(line).is_some() || terminator || c.is_empty() {
+        if label_of(line).is_some() || c.is_empty() || c == "}" || c.starts_with("br label ") || c == "ret void" {
             out.push(line.to_string());
             continue;
         }
-        for copy in 0..chunks {
-            let renamed = match copy {
-                0 => code(line).to_string(),
-                _ => super::linear::map_names(code(line), |n| {
-                    defined.contains(format!("%{n}").as_str()).then(|| format!("wide{copy}.{n}"))
-                }),
+        if let Some(rest) = c.strip_prefix("br i1 ") {
+            let (cond, targets) = rest.split_once(", ").ok_or("unreadable branch")?;
+            let join = match cond.rsplit('.').next() {
+                Some("any") => "or",
+                Some("full") => "and",
+                Some(k) if k.starts_with("again") => "or",
+                _ => return Err(format!("a branch on {cond}")),
             };
-            // A lane's own id in x: the first copy's plus the chunks before it.
-            match (copy, def_of(&renamed), matches!(query(&renamed), Ok(Some(true)))) {
-                (1.., Some((d, rhs)), true) if opcode(rhs).0 == "call" => {
-                    let ty = rhs.trim_start().strip_prefix("call ").and_then(|r| r.split(' ').next()).unwrap_or("i64");
-                    out.push(renamed.replacen(&format!("{d} ="), &format!("{d}.q ="), 1));
-                    out.push(format!("  {d} = add {ty} {d}.q, {}", copy * WIDTH));
-                }
-                _ => out.push(renamed),
+            let mut all = cond.to_string();
+            for copy in 1..chunks {
+                let next = format!("{cond}.w{copy}");
+                out.push(format!("  {next} = {join} i1 {all}, %wide{copy}.{}", &cond[1..]));
+                all = next;
             }
+            out.push(format!("  br i1 {all}, {targets}"));
+            continue;
         }
+        if ["br ", "switch ", "ret", "unreachable"].iter().any(|k| c.starts_with(k)) {
+            return Err(format!("terminator {c}"));
+        }
+        copies(line, chunks, &defined, &mut out);
     }
-    Ok(out)
+    Ok(out.join("\n") + "\n")
 }
 
 /// The most lines a side of an if/else `if_convert` runs for every lane.
@@ -264,5 +339,63 @@ fn side_line(t: &str, allocas: &HashSet<String>) -> bool {
             op,
             "udiv" | "sdiv" | "urem" | "srem" | "alloca" | "atomicrmw" | "cmpxchg" | "fence" | "phi" | "landingpad"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A masked copy's shape: a loop header run where any lane is, its version without
+    /// masks where all are, the loop's way back while any lane is headed for it.
+    const MASKED: &str = "define internal void @k.simd(i32 %n, ptr %__ferrocl_ctx) {
+  %simd.m.h = alloca i8, align 1
+  %id = call i64 @_Z13get_global_idj(i32 0, ptr %__ferrocl_ctx)
+  br label %h
+h:
+  %simd.m.h.in.bits = load i8, ptr %simd.m.h, align 1
+  %simd.h.any = icmp ne i8 %simd.m.h.in.bits, 0
+  br i1 %simd.h.any, label %simd.h.go, label %simd.h.next
+simd.h.go:
+  %simd.h.full = icmp eq i8 %simd.m.h.in.bits, -1
+  br i1 %simd.h.full, label %simd.h.all, label %simd.h.next
+simd.h.all:
+  br label %simd.h.next
+simd.h.next:
+  %simd.h.loop0 = load i8, ptr %simd.m.h, align 1
+  %simd.h.again0 = icmp ne i8 %simd.h.loop0, 0
+  br i1 %simd.h.again0, label %h, label %simd.exit
+simd.exit:
+  ret void
+}";
+
+    #[test]
+    fn masked_chunks_run_a_block_where_any_chunk_has_lanes() {
+        let out = interleave_masked(MASKED, "k", 2).unwrap();
+        assert!(out.starts_with("define internal void @k.simd2(i32 %n, ptr %__ferrocl_ctx) {"), "{out}");
+        // Each chunk its own masks and ids, the second's 8 lanes on.
+        assert!(out.contains("  %wide1.simd.m.h = alloca i8, align 1"), "{out}");
+        assert!(out.contains("  %wide1.id = add i64 %wide1.id.q, 8"), "{out}");
+        // The tests combine: any chunk's lanes run a block, all chunks' the unmasked one.
+        assert!(
+            out.contains("  %simd.h.any.w1 = or i1 %simd.h.any, %wide1.simd.h.any\n  br i1 %simd.h.any.w1,"),
+            "{out}"
+        );
+        assert!(out.contains("  %simd.h.full.w1 = and i1 %simd.h.full, %wide1.simd.h.full\n"), "{out}");
+        assert!(out.contains("  %simd.h.again0.w1 = or i1 %simd.h.again0, %wide1.simd.h.again0\n"), "{out}");
+        assert!(!out.contains("%wide1.n") && !out.contains("%wide1.__ferrocl_ctx"), "parameters are shared: {out}");
+    }
+
+    #[test]
+    fn masked_chunks_refuse_branches_they_cannot_combine() {
+        let other = MASKED
+            .replace("br i1 %simd.h.full,", "br i1 %cond,")
+            .replace("  %simd.h.full = icmp eq i8 %simd.m.h.in.bits, -1", "  %cond = icmp eq i8 %simd.m.h.in.bits, 3");
+        assert!(interleave_masked(&other, "k", 2).unwrap_err().contains("a branch on %cond"));
+        let atomic = MASKED.replace(
+            "simd.h.all:\n",
+            "simd.h.all:\n  %x = call i32 @_Z10atomic_addPU3AS1Vii(ptr addrspace(1) null, i32 1)\n",
+        );
+        assert!(interleave_masked(&atomic, "k", 2).is_err());
     }
 }
