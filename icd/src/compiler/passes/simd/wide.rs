@@ -115,7 +115,8 @@ fn copies(line: &str, chunks: u64, defined: &HashSet<&str>, out: &mut Vec<String
     }
 }
 
-/// The most lines of a masked copy (`linear`) `interleave_masked` copies.
+/// The most lines of a masked copy (`linear`) `interleave_masked` copies `chunks` times:
+/// as `LINES` for a kernel's body, a longer one costs more to compile than it pays.
 const MASKED_LINES: usize = 600;
 
 /// A kernel whose lanes part (`linear`'s masked copy, the function `text` named
@@ -144,7 +145,7 @@ pub(super) fn interleave_masked(text: &str, name: &str, chunks: u64) -> Result<S
         }
         if let Some(rest) = c.strip_prefix("br i1 ") {
             let (cond, targets) = rest.split_once(", ").ok_or("unreadable branch")?;
-            let join = match cond.rsplit('.').next() {
+            let join = match cond.strip_prefix("%simd.").and_then(|c| c.rsplit('.').next()) {
                 Some("any") => "or",
                 Some("full") => "and",
                 Some(k) if k.starts_with("again") => "or",
