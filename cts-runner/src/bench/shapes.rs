@@ -5,8 +5,9 @@
 //! loop, an escape-time loop (a different length per work-item), a loop over broadcast
 //! data (n-body), barriers in a loop (a stencil in local memory), a local-memory
 //! reduction, and a polynomial over 16 KiB tiles read straight from global memory,
-//! imported double-buffered with `async_work_group_copy`, or copied by hand. Figures are
-//! G elements (or interactions) per second; the geometric mean compares platforms.
+//! imported double-buffered with `async_work_group_copy`, or copied by hand; then the last
+//! two over 64 MiB the caches do not hold (outside the mean). Figures are G elements (or
+//! interactions) per second; the geometric mean compares platforms.
 
 use crate::cl;
 use crate::cl::*;
@@ -26,7 +27,12 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("shape_tiles_async", "  the same, tiles double-buffered by async copies, G elements/s", true),
     ("shape_tiles_hand", "  the same, tiles copied by hand, G elements/s", true),
     ("shape_geomean", "shape: geometric mean of the 12 figures above", true),
+    ("shape_tiles_async_mem", "tiles from 64 MiB in memory, double-buffered by async copies, G elements/s", true),
+    ("shape_tiles_hand_mem", "  the same, tiles copied by hand, G elements/s", true),
 ];
+
+/// The shapes the geometric mean covers: the rows above it.
+const MEAN_OF: usize = 12;
 
 /// Elements of the streaming shapes: 4 MiB in, 4 MiB out.
 const N: usize = 1 << 20;
@@ -41,6 +47,9 @@ const BODIES: usize = 4096;
 const STENCIL_GROUP: usize = 256;
 const STENCIL_STEPS: i32 = 16;
 const TILE_GROUPS: usize = 64;
+/// Groups of the tile kernels over data the caches do not hold (64 MiB in, 64 out), where
+/// an import can overlap the memory's latency and a copy by hand waits for it.
+const MEMORY_TILE_GROUPS: usize = 1024;
 const TILES_PER_GROUP: usize = 4;
 
 pub const SOURCE: &str = r#"
@@ -346,9 +355,17 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
                 })
             },
         },
-        tiles_shape("shape_tiles_direct", "tiles_direct", inp, out, &data),
-        tiles_shape("shape_tiles_async", "tiles_async", inp, out, &data),
-        tiles_shape("shape_tiles_hand", "tiles_hand", inp, out, &data),
+        tiles_shape("shape_tiles_direct", "tiles_direct", TILE_GROUPS, inp, out, &data),
+        tiles_shape("shape_tiles_async", "tiles_async", TILE_GROUPS, inp, out, &data),
+        tiles_shape("shape_tiles_hand", "tiles_hand", TILE_GROUPS, inp, out, &data),
+    ];
+    let big = MEMORY_TILE_GROUPS * TILES_PER_GROUP * TILE;
+    let big_data = input(big);
+    let big_in = s.buffer(big * 4, Some(&big_data))?;
+    let big_out = s.buffer(big * 4, None)?;
+    let from_memory = [
+        tiles_shape("shape_tiles_async_mem", "tiles_async", MEMORY_TILE_GROUPS, big_in, big_out, &big_data),
+        tiles_shape("shape_tiles_hand_mem", "tiles_hand", MEMORY_TILE_GROUPS, big_in, big_out, &big_data),
     ];
 
     let mut figures = Vec::new();
@@ -358,11 +375,17 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
             Err(e) => eprintln!("{} not measured: {e}", shape.kernel),
         }
     }
-    if figures.len() == METRICS.len() - 1 {
+    if figures.len() == MEAN_OF {
         let mean = (figures.iter().map(|(_, v)| v.ln()).sum::<f64>() / figures.len() as f64).exp();
         figures.push(("shape_geomean".into(), mean));
     }
-    for m in [inp, out, coefs, pos, acc, partial] {
+    for shape in &from_memory {
+        match run(s, prog, shape) {
+            Ok(rate) => figures.push((shape.key.to_string(), rate)),
+            Err(e) => eprintln!("{} over 64 MiB not measured: {e}", shape.kernel),
+        }
+    }
+    for m in [inp, out, coefs, pos, acc, partial, big_in, big_out] {
         cl!(clReleaseMemObject(m));
     }
     cl!(clReleaseProgram(prog));
@@ -459,14 +482,14 @@ fn stencil(data: &[f32]) -> Vec<f32> {
     out
 }
 
-fn tiles_shape<'a>(key: &'a str, kernel: &'a str, inp: cl_mem, out: cl_mem, data: &[f32]) -> Shape<'a> {
-    let n = TILE_GROUPS * TILES_PER_GROUP * TILE;
+fn tiles_shape<'a>(key: &'a str, kernel: &'a str, groups: usize, inp: cl_mem, out: cl_mem, data: &[f32]) -> Shape<'a> {
+    let n = groups * TILES_PER_GROUP * TILE;
     let want: Vec<f32> = data[..n].iter().map(|&x| p20(x)).collect();
     Shape {
         key,
         kernel,
         args: vec![Arg::Mem(inp), Arg::Mem(out), Arg::Int(TILES_PER_GROUP as i32)],
-        global: TILE_GROUPS * GROUP,
+        global: groups * GROUP,
         local: GROUP,
         elements: n as f64,
         check: Box::new(move |s: &Session| close(kernel, &floats(&s.read(out, n * 4)?), want.iter().copied(), 1e-4)),
