@@ -222,3 +222,33 @@ pub fn buffer_of<T: Copy>(env: &Env, data: &[T]) -> cl_mem {
         data.as_ptr() as *mut c_void,
     )
 }
+
+/// The machine code of kernel `name`'s launcher in program `p`'s binary (objdump).
+pub fn launcher_code(p: cl_program, name: &str) -> String {
+    let code = program_code(p);
+    code.split("\n\n").filter(|f| f.contains(&format!("<__ferrocl_launch_{name}>:"))).collect::<Vec<_>>().join("\n")
+}
+
+/// Whether kernel `name` of program `p` runs its work-items as fibers: only those have
+/// a per-work-item entry point (`__ferrocl_item_<name>`) in the program's code.
+/// Kernels get code at their first launch: launch `name` before asking.
+pub fn runs_as_fibers(p: cl_program, name: &str) -> bool {
+    let code = program_code(p);
+    assert!(code.contains(&format!("<__ferrocl_launch_{name}>:")), "no code for {name}: launch it first");
+    code.contains(&format!("<__ferrocl_item_{name}>:"))
+}
+
+/// The disassembly (objdump) of program `p`'s code, from its binary.
+fn program_code(p: cl_program) -> String {
+    let size: usize = info(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, s, v, r)));
+    let mut bin = vec![0u8; size];
+    let mut ptrs = [bin.as_mut_ptr()];
+    ok!(cl!(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 8, ptrs.as_mut_ptr().cast(), null_mut())));
+    let end = bin.windows(4).position(|w| w == b"\n--\n").expect("no payload");
+    let so = std::env::temp_dir().join(format!("ferrocl-code-{}-{:p}.so", std::process::id(), p));
+    std::fs::write(&so, &bin[end + 4..]).unwrap();
+    let out =
+        std::process::Command::new("objdump").arg("-d").arg(&so).output().expect("objdump (binutils) is not installed");
+    let _ = std::fs::remove_file(&so);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -1122,6 +1122,52 @@ fn work_items_in_simd_lanes_compute_what_each_computes_alone() {
     }
 }
 
+/// Indices counted down from the work-item's id (`n - 1 - gid`, `63 - lid` in local
+/// memory, a subtraction whose lane value comes second) are no consecutive run of
+/// addresses: the SIMD copy loaded the first lane's element and the 7 after it.
+#[test]
+fn indices_counted_down_read_each_work_items_own_element() {
+    let env = Env::new();
+    let p = build(
+        &env,
+        r#"
+        kernel void down(global const float *in, global float *out, int n) {
+            size_t g = get_global_id(0);
+            out[g] = in[n - 1 - g] * 2.0f;
+        }
+        kernel void mirror(global const float *in, global float *out, local float *buf) {
+            size_t l = get_local_id(0), g = get_global_id(0), n = get_local_size(0);
+            buf[l] = in[g];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            out[g] = buf[n - 1 - l] + buf[63 - l];
+        }"#,
+        "",
+    );
+    let n = 1024usize;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 + 1.0).collect();
+    let bin = buffer_of(&env, &input);
+    let out = env.buffer(0, n * 4, null_mut());
+    let k = kernel(p, "down");
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &out);
+    set_arg(k, 2, &(n as i32));
+    run(&env, k, &[n], Some(&[64]));
+    let got: Vec<f32> = read_as(&env, out, n);
+    for i in 0..n {
+        assert_eq!(got[i], input[n - 1 - i] * 2.0, "down {i}");
+    }
+    let k = kernel(p, "mirror");
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &out);
+    ok!(cl!(clSetKernelArg(k, 2, 64 * 4, null())));
+    run(&env, k, &[n], Some(&[64]));
+    let got: Vec<f32> = read_as(&env, out, n);
+    for i in 0..n {
+        let mirrored = input[i / 64 * 64 + 63 - i % 64];
+        assert_eq!(got[i], mirrored * 2.0, "mirror {i}");
+    }
+}
+
 /// Work-items that part ways: an early return, a loop whose lanes leave at different
 /// iterations by its test, a `break` and a `continue`, nested loops of varying length, a
 /// `switch`, `&&`, `||`, `?:` and an if/else chain on each item's data, then block- and
@@ -1300,22 +1346,6 @@ fn work_items_that_part_ways_compute_what_each_computes_alone() {
             assert_eq!(got[2 * m + j], input[j] - j as i32, "grid stride: {j} of {m}");
         }
     }
-}
-
-/// The machine code of kernel `name`'s launcher in program `p`'s binary (objdump).
-fn launcher_code(p: cl_program, name: &str) -> String {
-    let size: usize = info(|s, v, r| cl!(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, s, v, r)));
-    let mut bin = vec![0u8; size];
-    let mut ptrs = [bin.as_mut_ptr()];
-    ok!(cl!(clGetProgramInfo(p, CL_PROGRAM_BINARIES, 8, ptrs.as_mut_ptr().cast(), null_mut())));
-    let end = bin.windows(4).position(|w| w == b"\n--\n").expect("no payload");
-    let so = std::env::temp_dir().join(format!("ferrocl-simd-{}-{name}.so", std::process::id()));
-    std::fs::write(&so, &bin[end + 4..]).unwrap();
-    let out =
-        std::process::Command::new("objdump").arg("-d").arg(&so).output().expect("objdump (binutils) is not installed");
-    let _ = std::fs::remove_file(&so);
-    let code = String::from_utf8_lossy(&out.stdout);
-    code.split("\n\n").filter(|f| f.contains(&format!("<__ferrocl_launch_{name}>:"))).collect::<Vec<_>>().join("\n")
 }
 
 /// Every kernel shape of `cts-runner bench --only shapes` (loops of varying length,

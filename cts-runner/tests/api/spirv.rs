@@ -162,6 +162,17 @@ kernel void reduce_called(global const float *in, global float *out, local float
     if (l == 0) out[get_group_id(0)] = scratch[0];
 }
 
+// A loop whose counter crosses its barriers in a register in the optimised module.
+kernel void staged(global const float *in, global float *out, local float *buf, int tiles) {
+    size_t base = get_group_id(0) * tiles * 64, l = get_local_id(0);
+    for (int t = 0; t < tiles; t++) {
+        buf[l] = in[base + t * 64 + l];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[base + t * 64 + l] = buf[63 - l] * 2.0f + t;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 // Async copies (plain and strided) into __local tiles.
 kernel void tiles(global const float *in, global float *out, global float *strided, local float *tile) {
     size_t n = get_local_size(0), g = get_group_id(0), l = get_local_id(0);
@@ -237,6 +248,26 @@ fn kernels_give_the_same_results_as_from_source() {
             assert!((s - host).abs() <= 1e-3 * host.abs().max(1.0), "{name} group {g}: {s} vs {host}");
         }
     }
+    // The optimised module keeps the loop's counter in a register across the barriers,
+    // and the block ending in one is a phi's way in: demoted to a stack variable (the
+    // block split after the barrier, the phi naming its last piece), the kernel runs as
+    // barrier regions, not fibers.
+    let tiles = 4usize;
+    let args = [
+        Arg::In(bytes_of(&f[..4 * tiles * 64])),
+        Arg::Out(4 * tiles * 64 * 4),
+        Arg::Local(64 * 4),
+        Arg::Value((tiles as i32).to_ne_bytes().to_vec()),
+    ];
+    for p in [from_source, from_il] {
+        let out = floats(&launch(&env, p, "staged", &args, 4 * 64, 64)[1]);
+        for (i, v) in out.iter().enumerate() {
+            let (g, t, l) = (i / (tiles * 64), i / 64 % tiles, i % 64);
+            let want = f[g * tiles * 64 + t * 64 + 63 - l] * 2.0 + t as f32;
+            assert_eq!(*v, want, "staged {i} ({})", if p == from_il { "SPIR-V" } else { "source" });
+        }
+    }
+    assert!(!runs_as_fibers(from_il, "staged"), "staged from SPIR-V runs as fibers");
 
     let args = [Arg::In(bytes_of(&f[..n])), Arg::Out(n * 4), Arg::Out(n * 4), Arg::Local(64 * 4)];
     let got = launch(&env, from_il, "tiles", &args, n, 64);

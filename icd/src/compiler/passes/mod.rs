@@ -263,10 +263,17 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
             Some(name) => *name == f.name,
             None => !k.args.iter().any(|a| a.kind == ArgKind::Image),
         });
+        if k.fibers && (called || unnamed_types) {
+            simd::explain_fibers(&f.name, if called { "called by another kernel" } else { "unnamed struct types" });
+        }
         if k.fibers && !called && !unnamed_types && given {
             let sync = |c: &str| sync_kind(c, &defined, &callees);
             // A refusal is not an error: the kernel then runs as fibers.
-            if let Ok(r) = regions::make_resumable(&define, &lines[f.define + 1..f.end], &types, CTX, &sync) {
+            let made = regions::make_resumable(&define, &lines[f.define + 1..f.end], &types, CTX, &sync);
+            if let Err(why) = &made {
+                simd::explain_fibers(&f.name, why);
+            }
+            if let Ok(r) = made {
                 lines[f.define] = r.text;
                 lines[f.define + 1..=f.end].iter_mut().for_each(String::clear);
                 k.fibers = false;

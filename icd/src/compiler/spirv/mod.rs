@@ -135,14 +135,7 @@ fn demote_across_barriers(clang: &clang::Clang, text: String, dir: &Path) -> Str
     use super::passes::ir_text::callee_names;
     let syncs = |l: &str| l.contains("call ") && callee_names(l).iter().any(|(c, _)| super::passes::synchronises(c));
     let Some(opt) = clang::sibling(clang, "opt").filter(|_| text.lines().any(syncs)) else { return text };
-    let mut split = String::with_capacity(text.len());
-    for (n, line) in text.lines().enumerate() {
-        split.push_str(line);
-        split.push('\n');
-        if line.starts_with("  ") && syncs(line) {
-            split.push_str(&format!("  br label %__fcl_split.{n}\n__fcl_split.{n}:\n"));
-        }
-    }
+    let split = split_after(&text, &syncs);
     let (input, output) = (dir.join("program.split.ll"), dir.join("program.demoted.ll"));
     let demoted = std::fs::write(&input, &split).ok().and_then(|_| {
         let mut cmd = Command::new(&opt);
@@ -154,6 +147,48 @@ fn demote_across_barriers(clang: &clang::Clang, text: String, dir: &Path) -> Str
     demoted
         .map(|d| d.lines().filter(|l| !l.contains("%\"reg2mem alloca point\"")).map(|l| format!("{l}\n")).collect())
         .unwrap_or(text)
+}
+
+/// `text` with each block split after every line `at` picks: a branch to a new block
+/// follows it. A phi naming a split block as the way it came names the block's last
+/// piece, which now holds the terminator (`opt` refused the module otherwise, and the
+/// kernel ran as fibers). A function's first block has no label: it is the number after
+/// its numbered parameters.
+fn split_after(text: &str, at: &dyn Fn(&str) -> bool) -> String {
+    use super::passes::ir_text::{label_of, matching_paren, split_top};
+    let mut split: Vec<String> = Vec::with_capacity(text.lines().count());
+    // Per function: each split block's last piece, and where its lines start.
+    let (mut last, mut start) = (std::collections::HashMap::<String, String>::new(), 0);
+    let mut block = String::new();
+    let fix = |lines: &mut [String], last: &std::collections::HashMap<String, String>| {
+        for l in lines.iter_mut().filter(|l| l.contains(" = phi ")) {
+            for (from, to) in last {
+                *l = l.replace(&format!(", {from} ]"), &format!(", {to} ]"));
+            }
+        }
+    };
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with("define ") {
+            fix(&mut split[start..], &last);
+            (last, start) = (Default::default(), split.len());
+            let params = line.find('(').and_then(|o| matching_paren(line, o).map(|c| &line[o + 1..c])).unwrap_or("");
+            let number =
+                |v: &str| v.strip_prefix('%').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+            let numbered = split_top(params).iter().filter(|p| p.trim().rsplit(' ').next().is_some_and(number)).count();
+            block = format!("%{numbered}");
+        } else if let Some(l) = label_of(line) {
+            block = format!("%{l}");
+        }
+        split.push(line.to_string());
+        if line.starts_with("  ") && at(line) {
+            let piece = format!("__fcl_split.{n}");
+            split.push(format!("  br label %{piece}\n{piece}:"));
+            // A second split in the same block moves its end again.
+            last.insert(block.clone(), format!("%{piece}"));
+        }
+    }
+    fix(&mut split[start..], &last);
+    split.iter().map(|l| format!("{l}\n")).collect()
 }
 
 /// The translated module made ready for this target's pipeline:
@@ -293,6 +328,19 @@ fn compile_wrappers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_split_block_is_named_by_its_last_piece_in_phis() {
+        let ir = "define void @k(ptr %0, i32 %1) {\n  call void @b()\n  br label %5\n5:\n  \
+                  %6 = phi i32 [ 0, %2 ], [ %8, %7 ]\n  br label %7\n7:\n  call void @b()\n  \
+                  %8 = add i32 %6, 1\n  call void @b()\n  br label %5\n}\n";
+        let out = split_after(ir, &|l: &str| l.contains("@b()"));
+        // The entry block (%2, after two numbered parameters) and block 7 end in their last
+        // pieces; each split adds a branch and a label.
+        assert!(out.contains("%6 = phi i32 [ 0, %__fcl_split.1 ], [ %8, %__fcl_split.9 ]"), "{out}");
+        assert!(out.contains("  call void @b()\n  br label %__fcl_split.7\n__fcl_split.7:\n  %8 = add"), "{out}");
+        assert_eq!(out.matches("\n__fcl_split.").count(), 3, "{out}");
+    }
 
     #[test]
     fn vector_reads_of_queries_become_queries() {

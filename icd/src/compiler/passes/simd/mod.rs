@@ -92,6 +92,14 @@ fn chunks() -> u64 {
     *N.get_or_init(|| std::env::var("FERROCL_CHUNKS").map_or(CHUNKS, |v| if v == "1" { 1 } else { CHUNKS }))
 }
 
+/// `FERROCL_SIMD=why`: each kernel with barriers that runs its work-items as fibers
+/// (no barrier regions, so no SIMD copy) says why on stderr.
+pub(crate) fn explain_fibers(kernel: &str, why: &str) {
+    if std::env::var("FERROCL_SIMD").is_ok_and(|v| v == "why") {
+        eprintln!("FerroCL: kernel {kernel} runs as fibers: {why}");
+    }
+}
+
 /// `FERROCL_SIMD=why`: each kernel that gets no SIMD copy says why on stderr.
 pub(crate) fn explain(kernel: &str, why: &str) {
     if std::env::var("FERROCL_SIMD").is_ok_and(|v| v == "why") {
@@ -795,7 +803,13 @@ impl Analysis {
                 // An add of a shared value (or constant) and one lane value; the lane
                 // value first where a constant or shared value is subtracted.
                 ("add", _) => ops.iter().filter(|v| lane(v)).count() == 1 && ops.iter().all(|v| lane(v) || shared(v)),
-                ("sub", _) => ops.first().is_some_and(lane) && ops.iter().skip(1).all(shared),
+                // `operands` names values only: `sub 1023, %lid` reads as `sub %lid`,
+                // and a lane counted down is no consecutive run (every lane past the
+                // first loaded the wrong elements), so the text's first operand decides.
+                ("sub", _) => {
+                    let first = rhs.split_once(',').and_then(|(a, _)| a.trim().rsplit(' ').next());
+                    first.is_some_and(|f| values.contains(f)) && ops.iter().skip(1).all(shared)
+                }
                 _ => false,
             };
             if is {
