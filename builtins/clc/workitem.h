@@ -61,8 +61,16 @@ typedef struct {
     unsigned long waited;
     unsigned defer, slow;
     size_t settle;
+    /* Imports moved while the group computes (kernel-abi's `Deferred`), oldest first. */
+    size_t pending;
+    struct {
+        char *dst;
+        const char *src;
+        size_t bytes, at;
+    } deferred[4];
 } ferrocl_copy_log;
-_Static_assert(sizeof(ferrocl_copy_log) == 64, "CopyLog layout");
+_Static_assert(sizeof(ferrocl_copy_log) == 200, "CopyLog layout");
+_Static_assert(__builtin_offsetof(ferrocl_copy_log, pending) == 64, "CopyLog layout");
 
 _Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");

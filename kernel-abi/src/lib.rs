@@ -160,6 +160,35 @@ pub struct CopyLog {
     /// in it (events past 64 pending, operations to forget); kernel code skips the call
     /// otherwise.
     pub settle: usize,
+    /// Imports into local memory moved while the group computes (`Deferred`): how many
+    /// of `deferred` are in use, oldest first. Kernel code alone reads and writes them;
+    /// the driver empties the list when a group begins.
+    pub pending: usize,
+    pub deferred: [Deferred; DEFERRED],
+}
+
+/// Most imports `CopyLog::deferred` holds at once: a double-buffered kernel has two in
+/// flight; a fifth moves the oldest at once.
+pub const DEFERRED: usize = 4;
+
+/// A contiguous import into local memory that kernel code moves a step at a time, in
+/// the group's compute loops, while it computes on the previous tile (the copy's loads
+/// overlap the computation's, as a kernel reading global memory directly does); the wait
+/// for its event moves what is left (builtins/clc/workitem.c, `__ferrocl_copy_step`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Deferred {
+    pub dst: *mut u8,
+    pub src: *const u8,
+    pub bytes: usize,
+    /// Bytes moved so far.
+    pub at: usize,
+}
+
+impl Default for Deferred {
+    fn default() -> Deferred {
+        Deferred { dst: core::ptr::null_mut(), src: core::ptr::null(), bytes: 0, at: 0 }
+    }
 }
 
 /// One work-item's view, as the launcher keeps it (`ferrocl_ctx` in
@@ -198,7 +227,8 @@ pub struct WorkItem {
 // The same offsets are asserted in builtins/clc/workitem.c.
 const _: () = assert!(core::mem::offset_of!(WorkItem, group) == 176);
 const _: () = assert!(core::mem::offset_of!(WorkItem, item) == 192);
-const _: () = assert!(core::mem::size_of::<CopyLog>() == 64);
+const _: () = assert!(core::mem::size_of::<CopyLog>() == 200);
+const _: () = assert!(core::mem::offset_of!(CopyLog, pending) == 64);
 const _: () = assert!(core::mem::offset_of!(WorkItem, stack_top) == 200);
 const _: () = assert!(core::mem::offset_of!(WorkItem, in_place) == 208);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);

@@ -399,3 +399,99 @@ fn half_copies_and_arithmetic() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// Imports the group's compute loops move a step at a time while the group computes on
+/// the tile before (builtins/clc/workitem.c, "Deferred imports"): several in flight,
+/// more than the list holds, waited for newest first, joined to a copy the driver makes.
+const PIPELINE: &str = r#"
+kernel void pipelined(global const int *in, global int *out, local int *buf, int tiles, int t) {
+    size_t g = get_group_id(0);
+    global const int *src = in + g * tiles * t;
+    event_t ev[3];
+    ev[0] = async_work_group_copy(buf, src, t, 0);
+    if (tiles > 1) ev[1] = async_work_group_copy(buf + t, src + t, t, 0);
+    for (int k = 0; k < tiles; k++) {
+        if (k + 2 < tiles) ev[(k + 2) % 3] = async_work_group_copy(buf + (k + 2) % 3 * t, src + (k + 2) * t, t, 0);
+        wait_group_events(1, &ev[k % 3]);
+        for (int i = get_local_id(0); i < t; i += get_local_size(0))
+            out[g * tiles * t + k * t + i] = buf[k % 3 * t + i] * 3 + k;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+kernel void newest_first(global const int *in, global int *out, local int *buf, int t) {
+    size_t g = get_group_id(0);
+    event_t ev[6];
+    for (int k = 0; k < 6; k++) ev[k] = async_work_group_copy(buf + k * t, in + (g * 6 + k) * t, t, 0);
+    for (int k = 5; k >= 0; k--) {
+        wait_group_events(1, &ev[k]);
+        for (int i = get_local_id(0); i < t; i += get_local_size(0)) out[(g * 6 + k) * t + i] = buf[k * t + i] + 1;
+    }
+}
+
+kernel void chained(global const int *in, global int *out, local int *a, local int *b, int t) {
+    size_t g = get_group_id(0);
+    event_t e = async_work_group_copy(a, in + g * 2 * t, t, 0);
+    e = async_work_group_strided_copy(b, in + g * 2 * t + t, t, 1, e);
+    wait_group_events(1, &e);
+    for (int i = get_local_id(0); i < t; i += get_local_size(0)) {
+        out[g * 2 * t + i] = a[i] - 1;
+        out[g * 2 * t + t + i] = b[i] - 1;
+    }
+}
+"#;
+
+#[test]
+fn imports_moved_while_the_group_computes_arrive_whole() {
+    let env = Env::new();
+    let p = build(&env, PIPELINE, "-cl-std=CL3.0");
+    let (pipelined, newest_first, chained) = (kernel(p, "pipelined"), kernel(p, "newest_first"), kernel(p, "chained"));
+    let groups = 5usize;
+    // Tiles below the size deferred, of sizes no step divides, of 5 KiB (six fit in 32 KiB of local memory).
+    for (group, t) in [(64usize, 200usize), (64, 1000), (256, 1300), (16, 333), (1, 700)] {
+        let tiles = 7usize;
+        let n = groups * tiles.max(6) * t;
+        let input: Vec<i32> = (0..n as i32).map(|i| i * 5 - 7).collect();
+        let (bi, bo) = (buffer_of(&env, &input), env.buffer(0, n * 4, null_mut()));
+
+        set_arg(pipelined, 0, &bi);
+        set_arg(pipelined, 1, &bo);
+        ok!(cl!(clSetKernelArg(pipelined, 2, 3 * t * 4, null())));
+        set_arg(pipelined, 3, &(tiles as i32));
+        set_arg(pipelined, 4, &(t as i32));
+        run(&env, pipelined, &[groups * group], Some(&[group]));
+        let out: Vec<i32> = read_as(&env, bo, groups * tiles * t);
+        for (i, &o) in out.iter().enumerate() {
+            let k = (i / t % tiles) as i32;
+            assert_eq!(o, input[i] * 3 + k, "pipelined: group size {group}, tile {t}, element {i}");
+        }
+
+        set_arg(newest_first, 0, &bi);
+        set_arg(newest_first, 1, &bo);
+        ok!(cl!(clSetKernelArg(newest_first, 2, 6 * t * 4, null())));
+        set_arg(newest_first, 3, &(t as i32));
+        run(&env, newest_first, &[groups * group], Some(&[group]));
+        let out: Vec<i32> = read_as(&env, bo, groups * 6 * t);
+        for (i, &o) in out.iter().enumerate() {
+            assert_eq!(o, input[i] + 1, "newest first: group size {group}, tile {t}, element {i}");
+        }
+
+        set_arg(chained, 0, &bi);
+        set_arg(chained, 1, &bo);
+        ok!(cl!(clSetKernelArg(chained, 2, t * 4, null())));
+        ok!(cl!(clSetKernelArg(chained, 3, t * 4, null())));
+        set_arg(chained, 4, &(t as i32));
+        run(&env, chained, &[groups * group], Some(&[group]));
+        let out: Vec<i32> = read_as(&env, bo, groups * 2 * t);
+        for (i, &o) in out.iter().enumerate() {
+            assert_eq!(o, input[i] - 1, "chained: group size {group}, tile {t}, element {i}");
+        }
+        for m in [bi, bo] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+    }
+    for k in [pipelined, newest_first, chained] {
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}

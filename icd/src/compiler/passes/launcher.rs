@@ -61,6 +61,7 @@ declare void @__ferrocl_group_settle(ptr)
 declare i1 @__ferrocl_group_may_share(ptr)
 declare void @__ferrocl_group_share(ptr, ptr, i64, i64)
 declare void @__ferrocl_group_catch_up(ptr)
+declare void @__ferrocl_copy_share(ptr, i1, i64)
 ";
 
 /// Intrinsics the entry points of kernels using images call, declared by the caller of
@@ -85,6 +86,10 @@ pub(crate) struct Entry {
     /// For kernels made resumable, per region: where its item loop may stop in x
     /// (`Resumable::caps`).
     pub(crate) caps: Vec<Option<Cap>>,
+    /// For kernels made resumable, per region: whether it computes
+    /// (`Resumable::computes`), so that its item loop moves the group's deferred imports
+    /// a share at a time.
+    pub(crate) computes: Vec<bool>,
     /// For kernels made resumable: the bytes of each half of the group's block of
     /// uniform variables (`Resumable::uniform`).
     pub(crate) uniform: u64,
@@ -267,13 +272,26 @@ g:
         ),
         (false, end) => ("", end),
     };
+    // Regions that compute move a share of the group's deferred imports after each
+    // chunk of work-items (`Resumable::computes`, builtins/clc/workitem.c); folded
+    // regions move them in their own steps.
+    let folded = if e.simd { e.fold.as_slice() } else { &[] };
+    let steps: Vec<usize> = match resumable && e.tracks {
+        true => (0..e.computes.len()).filter(|&n| e.computes[n] && !folded.contains(&n)).collect(),
+        false => Vec::new(),
+    };
+    let share = |items: u64| match steps.is_empty() {
+        true => String::new(),
+        false => format!("\n  call void @__ferrocl_copy_share(ptr %c, i1 %steps, i64 {items})"),
+    };
+    let share_one = share(1);
     let x_loop = match e.simd {
         false => format!(
             "x:
   %xi = phi i32 [ 0, %y ], [ %xn, %x ]
   %x64 = zext nneg i32 %xi to i64
   call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
-  {body_call}
+  {body_call}{share_one}
   %xn = add nuw nsw i32 %xi, 1
   %xd = icmp eq i32 %xn, %nx
   br i1 %xd, label %ynext, label %x{jam}"
@@ -311,7 +329,7 @@ xone:
 xv:
   %xv64 = zext nneg i32 %xi to i64
   call void @__ferrocl_ctx_set(ptr %c, i64 %xv64, i64 %y64, i64 %z64)
-  {vector_call}
+  {vector_call}{share_chunk}
   br label %x
 xrest:
   %xnone = icmp eq i32 %xi, %nx
@@ -320,11 +338,12 @@ xs:
   %xsi = phi i32 [ %xi, %xrest ], [ %xn, %xs ]
   %x64 = zext nneg i32 %xsi to i64
   call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
-  {rest_call}
+  {rest_call}{share_one}
   %xn = add nuw nsw i32 %xsi, 1
   %xd = icmp eq i32 %xn, %nx
   br i1 %xd, label %ynext, label %xs",
                 w = super::simd::WIDTH,
+                share_chunk = share(super::simd::WIDTH),
                 // A kernel that does not resume ends at region 0.
                 region = if resumable { "" } else { "\n  %r = add i32 0, 0" },
             )
@@ -332,7 +351,7 @@ xs:
     };
     // Regions most work-items skip stop their item loop early (`item_caps`); not where
     // the kernel makes async copies, whose work-items each count the copies they pass.
-    let folds = if e.simd { e.fold.as_slice() } else { &[] };
+    let folds = folded;
     let caps: Vec<Option<Cap>> =
         e.caps.iter().enumerate().map(|(n, c)| c.clone().filter(|_| !folds.contains(&n))).collect();
     let capped = resumable && !e.tracks && caps.iter().any(Option::is_some);
@@ -369,6 +388,15 @@ xs:
                 w = super::simd::WIDTH
             );
         }
+    }
+    if !steps.is_empty() {
+        let mut any = "false".to_string();
+        for r in &steps {
+            let _ =
+                write!(nx, "\n  %steps.is{r} = icmp eq i32 %resume, {r}\n  %steps.or{r} = or i1 {any}, %steps.is{r}");
+            any = format!("%steps.or{r}");
+        }
+        let _ = write!(nx, "\n  %steps = or i1 {any}, false");
     }
     for (function, fix, inline) in &variants {
         let _ = writeln!(

@@ -258,6 +258,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
         let mut barriers = None;
         let mut invariant = Vec::new();
         let mut caps = Vec::new();
+        let mut computes = Vec::new();
         let mut uniform = 0;
         let given = unit.map_or(true, |u| match &u.kernel {
             Some(name) => *name == f.name,
@@ -282,6 +283,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
                 barriers = Some(r.barriers);
                 invariant = r.invariant;
                 caps = r.caps;
+                computes = r.computes;
                 uniform = r.uniform;
             }
         }
@@ -352,6 +354,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
             barriers,
             invariant,
             caps,
+            computes,
             uniform,
             tracks: reaches_async(&f.name, &callees),
             fixed: k.reqd_work_group_size.or(unit.and_then(|u| u.fixed)),

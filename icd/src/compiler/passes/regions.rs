@@ -53,6 +53,9 @@ pub(crate) struct Resumable {
     pub(crate) invariant: Vec<Option<Vec<(u64, u64)>>>,
     /// For each region, where its item loop may stop in x (see `item_caps`).
     pub(crate) caps: Vec<Option<Cap>>,
+    /// For each region, whether it computes (`computing_regions`): its item loop moves
+    /// a share of the group's deferred imports after each chunk of work-items.
+    pub(crate) computes: Vec<bool>,
 }
 
 /// What a call does to a work-group.
@@ -213,6 +216,7 @@ fn build(
         layout.iter().map(|(n, offset, slot)| (n.as_str(), (*offset, *slot))).collect();
     let joins = uniform_joins(&pieces, &succs, &starts, &uniformity);
     let in_loop = regions_in_loops(&pieces, &uniformity.reach);
+    let computes = computing_regions(&pieces, &succs, &uniformity.reach);
     let every_item = (0..starts.len())
         .filter(|&n| uniformity.regions[n].is_none())
         .map(|n| {
@@ -335,7 +339,7 @@ fn build(
     }
     out.push_str("}\n");
     Ok(Built {
-        resumable: Resumable { text: out, frame_size, uniform: uniform_size, barriers, invariant, caps },
+        resumable: Resumable { text: out, frame_size, uniform: uniform_size, barriers, invariant, caps, computes },
         joins,
         every_item,
     })
@@ -482,6 +486,60 @@ fn regions_in_loops(pieces: &[Piece], reach: &[Vec<bool>]) -> Vec<bool> {
             false
         })
         .collect()
+}
+
+/// Regions whose work-items loop, or run at least `COMPUTING_LINES` lines: where an
+/// import the group deferred (builtins/clc/workitem.c, "Deferred imports") can move a
+/// step at a time beside the computation. A region that only issues copies and waits
+/// (the head of a double-buffered tile loop) would move the import before the tile's
+/// computation instead of beside it.
+fn computing_regions(pieces: &[Piece], succs: &[Vec<usize>], reach: &[Vec<bool>]) -> Vec<bool> {
+    reach
+        .iter()
+        .map(|inside| {
+            let lines: usize = (0..pieces.len())
+                .filter(|&p| inside[p])
+                .map(|p| pieces[p].lines.iter().filter(|l| def_of(l).is_some()).count())
+                .sum();
+            lines >= COMPUTING_LINES || has_cycle(succs, inside)
+        })
+        .collect()
+}
+
+/// A region of at least this many defined values computes, loop or not.
+const COMPUTING_LINES: usize = 64;
+
+/// Whether the pieces marked `inside` hold a cycle (a depth-first search that meets a
+/// piece still on its path).
+fn has_cycle(succs: &[Vec<usize>], inside: &[bool]) -> bool {
+    // 0: not seen, 1: on the path, 2: done.
+    let mut state = vec![0u8; inside.len()];
+    for root in (0..inside.len()).filter(|&p| inside[p]) {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut stack = vec![(root, 0usize)];
+        state[root] = 1;
+        while let Some((p, i)) = stack.pop() {
+            match succs[p].get(i) {
+                Some(&q) => {
+                    stack.push((p, i + 1));
+                    if q < inside.len() && inside[q] {
+                        match state[q] {
+                            0 => {
+                                state[q] = 1;
+                                stack.push((q, 0));
+                            }
+                            1 => return true,
+                            _ => {}
+                        }
+                    }
+                }
+                None => state[p] = 2,
+            }
+        }
+    }
+    false
 }
 
 /// Blocks where paths from several regions meet, each reached from every such region's
@@ -1248,5 +1306,29 @@ pub(super) mod tests {
         );
         let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
         assert!(r.text.contains("phi i1 [ false, %__fcl_r1 ]"), "{}", r.text);
+    }
+
+    #[test]
+    fn a_region_computes_where_its_work_items_loop() {
+        // Region 0 loops (3 -> 4 -> 3) before the barrier; region 1 only returns.
+        let body = lines(
+            "  br label %3
+3:
+  %i = phi i32 [ 0, %2 ], [ %n, %4 ]
+  br label %4
+4:
+  %n = add i32 %i, 1
+  %d = icmp eq i32 %n, 8
+  br i1 %d, label %5, label %3
+5:
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert_eq!(r.computes, vec![true, false]);
+        // A cycle only through pieces outside the set is none.
+        let succs = vec![vec![1], vec![2], vec![0]];
+        assert!(has_cycle(&succs, &[true, true, true]));
+        assert!(!has_cycle(&succs, &[true, true, false]));
     }
 }

@@ -71,6 +71,8 @@ impl Default for GroupCopies {
                 defer: 0,
                 slow: 0,
                 settle: 0,
+                pending: 0,
+                deferred: Default::default(),
             },
             reached: Vec::new(),
             ops: Vec::new(),
@@ -93,6 +95,8 @@ impl GroupCopies {
     /// regions (waits settle at the region's end); `stream`: the launch's buffers exceed
     /// the cache.
     pub(crate) fn begin(&mut self, items: usize, regions: bool, stream: bool) {
+        // Imports the last group deferred and never waited for: nothing can read them.
+        self.log.pending = 0;
         // Only the driver's copies and fences (`arrive`) and the kernel-side fast
         // paths after them (which need an operation in the log) count in `reached`:
         // after a group that made none, the state is as this group needs it.

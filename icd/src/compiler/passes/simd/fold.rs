@@ -399,6 +399,11 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
     let header = &a.blocks[h];
     let var_ptr = format!("ptr {var},");
     let var_store = format!("ptr {var}, align");
+    // Each step moves a part of the imports the kernel's async copies left to move while
+    // it computes (`COPY_STEP`).
+    let imports = lines.iter().any(|l| {
+        callee_names(code(l)).iter().any(|(c, _)| opencl_name(c).is_some_and(|n| n.starts_with("async_work_group")))
+    });
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + 40);
     // The variables go at the top of the entry block, after its label if it has one.
     let labelled = lines.first().is_some_and(|l| label_of(l).is_some());
@@ -452,6 +457,9 @@ fn rewrite(lines: &[&str], a: &Analysis, l: &Found<'_>) -> Vec<String> {
             out.push(c.replacen(&format!("label %{into},"), &format!("label %{p}.init,"), 1));
             out.push(format!("{p}.init:"));
             out.push(format!("  store {ty} 0, ptr %{p}.c, align 8"));
+            if imports {
+                out.push(format!("  call void @{COPY_STEP}(ptr {CTX})"));
+            }
             out.push(format!("  br label %{p}.head"));
             out.push(format!("{p}.head:"));
             out.push(format!("  %{p}.k = load {ty}, ptr %{p}.c, align 8"));
@@ -647,6 +655,11 @@ struct Interleaved {
 /// The first lane's value of its argument, shared by the lanes: the copy takes lane 0
 /// of the vector (`Writer::call`).
 pub(super) const FIRST_LANE: &str = "__ferrocl_fold_first";
+
+/// Moves a step of the group's deferred imports (builtins/clc/workitem.c): called once
+/// per step of a folded loop of a kernel that makes async copies, so that an import of
+/// the next tile overlaps the computation on this one. Once for all lanes (`Writer::call`).
+pub(super) const COPY_STEP: &str = "__ferrocl_copy_step";
 
 /// A line a loop's step may hold: loads, casts, integer adds and multiplies, calls of
 /// queries, stores, the branch back.

@@ -273,8 +273,11 @@ fn region_entries(lines: &[String]) -> Vec<String> {
 }
 
 /// The queries a folded loop's chunk test calls (`fold`).
-const FOLD_QUERIES: &[&str] =
-    &["declare i64 @_Z12get_local_idj(i32 noundef, ptr)", "declare i64 @_Z14get_local_sizej(i32 noundef, ptr)"];
+const FOLD_QUERIES: &[&str] = &[
+    "declare i64 @_Z12get_local_idj(i32 noundef, ptr)",
+    "declare i64 @_Z14get_local_sizej(i32 noundef, ptr)",
+    "declare void @__ferrocl_copy_step(ptr)",
+];
 
 /// `FERROCL_FOLD=0`: no stride loop folded into the first chunk's lanes (for A/B runs).
 fn folding_enabled() -> bool {
@@ -1538,6 +1541,10 @@ impl Writer<'_> {
                 }
                 false => writeln!(self.out, "  {d} = add {t} {v}, 0"),
             };
+            return Ok(());
+        }
+        if callee == fold::COPY_STEP {
+            let _ = writeln!(self.out, "{c}");
             return Ok(());
         }
         if group_function(&callee) {
