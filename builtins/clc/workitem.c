@@ -207,13 +207,14 @@ INLINE int issued(const ferrocl_ctx *c, void **event) {
 
 /* Deferred imports (kernel-abi's `Deferred`). A contiguous import into local memory of
  * a kernel run as regions is noted by work-item 0 and moved a step at a time by the
- * group's compute loops (`__ferrocl_copy_step`, called once per step of a folded loop),
+ * group's compute loops (`__ferrocl_copy_step`, called once per step of a folded loop;
+ * `__ferrocl_copy_share`, after each chunk of a region that computes),
  * so its loads overlap the computation on the tile before, as a kernel reading global
  * memory directly overlaps them; the wait moves what is left. Its event is the
  * destination with the top bit set, which every work-item computes alike and no driver
  * event has. Moved at once instead, on the 2-core Xeon, the bench's double-buffered tile
- * kernel spent 0.94 ms where reading global memory directly took 0.70 (DESIGN.md
- * "Imports moved while the group computes"). */
+ * kernel spent 0.94 ms where reading global memory directly took 0.70, and 0.84-0.87
+ * deferred (DESIGN.md "Async copies"). */
 #define DEFERRED_TAG (1ul << 63)
 #define DEFERRED_MAX 4
 /* Smaller imports move at once: they cost less than their bookkeeping. */
@@ -267,6 +268,13 @@ INLINE void *joined(const ferrocl_ctx *c, void *e) {
     return 0;
 }
 
+/* Each step prefetches the source of the step this many steps ahead: a step's loads
+ * then hit the cache where the source is in memory, as they do for a kernel streaming
+ * through global memory, whose loads the hardware prefetcher runs ahead of. 16-core
+ * host, one core, 64 MiB in 16 KiB tiles, the bench's double-buffered `tiles` kernel,
+ * 8 steps of work per element, ms: 13.2-17.5 without, 11.9-12.7 with 3 steps ahead,
+ * 11.8-12.1 with 6; the kernel copying its tiles by hand 12.3-12.8. */
+#define PREFETCH_STEPS 6
 /* Moves `step` more bytes of the oldest deferred import. */
 INLINE void copy_steps(ferrocl_copy_log *log, size_t step) {
     size_t at = log->deferred[0].at;
@@ -276,6 +284,8 @@ INLINE void copy_steps(ferrocl_copy_log *log, size_t step) {
     }
     move_bytes(log->deferred[0].dst + at, log->deferred[0].src + at, step);
     log->deferred[0].at = at + step;
+    size_t ahead = at + PREFETCH_STEPS * step, end = log->deferred[0].bytes;
+    for (size_t i = 0; i < step && ahead + i < end; i += 64) __builtin_prefetch(log->deferred[0].src + ahead + i, 0, 3);
 }
 
 /* Called by the compiler once per step of a folded loop (a group's stride loop) in a
@@ -322,13 +332,13 @@ INLINE int noted(const ferrocl_ctx *c, int count, const size_t *ev) {
 }
 
 /* Kernels run as regions, outside validation mode: a contiguous copy into local memory
- * moves as the work-items pass it, each its own 64-byte-aligned part, or the first
+ * that is not deferred (smaller, or given an event) moves as the work-items pass it, each its own 64-byte-aligned part, or the first
  * work-item all of it where it runs the region for the whole group (`alone`). The copy
  * needs no event: the wait for it ends the region, by which every part has moved. This
  * is a copy by hand with no bookkeeping per work-item (PoCL's copies are such loops
  * too). The group reads what it imports, so its own core moves it in any case; exports
  * go to the driver, which moves each at once with stores that stream past the cache
- * (DESIGN.md "Imports moved where they are called" has the figures). `elem` 0: the
+ * (docs/measurements/16-core-host.md, "Imports moved where they are called"). `elem` 0: the
  * kernel orders copies with fences, which the driver keeps (a work-item's parts of two
  * copies would move before another work-item's parts of the first). */
 INLINE int moved(const ferrocl_ctx *c, size_t elem, char *dst, const char *src, size_t n) {
