@@ -495,3 +495,63 @@ fn imports_moved_while_the_group_computes_arrive_whole() {
     }
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// A gather from an address that is not mapped fails the command, whoever moves it (the
+/// group itself, or copy workers: the tests run again with `FERROCL_COPY_WORKERS` set),
+/// and every other group's copy arrives.
+#[test]
+fn a_copy_from_a_wild_address_fails_its_command_alone() {
+    let env = Env::new();
+    let p = build(
+        &env,
+        r#"
+        kernel void wild_gather(global const int *in, global int *out, local int *tile, uint bad) {
+            size_t g = get_group_id(0), n = get_local_size(0) * 16;
+            global const int *src = g == bad ? (global const int *)(ulong)16 : in + g * n * 4;
+            event_t e = async_work_group_strided_copy(tile, src, n, 4, 0);
+            wait_group_events(1, &e);
+            for (size_t i = get_local_id(0); i < n; i += get_local_size(0)) out[g * n + i] = tile[i] + 1;
+        }"#,
+        "",
+    );
+    let (groups, local) = (6usize, 64usize);
+    let n = local * 16;
+    let input: Vec<i32> = (0..(groups * n * 4) as i32).collect();
+    let bi = buffer_of(&env, &input);
+    for bad in [0u32, 3, u32::MAX] {
+        let k = kernel(p, "wild_gather");
+        let out = buffer_of(&env, &vec![0i32; groups * n]);
+        set_arg(k, 0, &bi);
+        set_arg(k, 1, &out);
+        ok!(cl!(clSetKernelArg(k, 2, n * 4, null())));
+        set_arg(k, 3, &bad);
+        let mut ev = null_mut();
+        ok!(cl!(clEnqueueNDRangeKernel(
+            env.queue,
+            k,
+            1,
+            null(),
+            [groups * local].as_ptr(),
+            [local].as_ptr(),
+            0,
+            null(),
+            &mut ev
+        )));
+        ok!(cl!(clFinish(env.queue)));
+        let status: cl_int = event_info(ev, CL_EVENT_COMMAND_EXECUTION_STATUS);
+        let want = if bad == u32::MAX { CL_COMPLETE } else { CL_OUT_OF_RESOURCES };
+        assert_eq!(status, want, "group {bad} gathers from a wild address");
+        let got = read_as::<i32>(&env, out, groups * n);
+        for (i, &v) in got.iter().enumerate() {
+            let (g, e) = (i / n, i % n);
+            if g != bad as usize {
+                assert_eq!(v, input[g * n * 4 + e * 4] + 1, "element {i} (group {bad} faulted)");
+            }
+        }
+        ok!(cl!(clReleaseEvent(ev)));
+        ok!(cl!(clReleaseMemObject(out)));
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    ok!(cl!(clReleaseMemObject(bi)));
+    ok!(cl!(clReleaseProgram(p)));
+}

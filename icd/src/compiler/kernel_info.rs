@@ -57,6 +57,10 @@ pub(crate) struct Kernel {
     /// The kernel calls `printf`, which writes to standard output's descriptor past the
     /// host's stdio buffer: the driver flushes that before the kernel runs.
     pub(crate) prints: bool,
+    /// The kernel makes async copies the driver moves (strided, 2D and 3D copies, and
+    /// exports: every copy but a contiguous import, which kernel code moves itself):
+    /// its launches may give them to copy workers on idle cores (`exec::copies::helpers`).
+    pub(crate) driver_copies: bool,
     /// `CL_KERNEL_ATTRIBUTES`: the attributes the source gives the kernel, as written
     /// (`vec_type_hint(uint4) reqd_work_group_size(64,1,1)`), space-separated.
     pub(crate) attributes: String,

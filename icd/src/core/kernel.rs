@@ -193,6 +193,8 @@ impl Kernel {
         // Validation mode checks each group apart.
         let group_use = if validation.is_some() { kernel_info::GroupUse::Whole } else { self.info.group_use };
         let merge = crate::exec::ndrange::merge_for(group_use != kernel_info::GroupUse::Whole, local);
+        let copy_queue = (self.info.driver_copies && validation.is_none() && crate::exec::copies::helpers::enabled())
+            .then(Default::default);
         Ok(Arc::new(Launch {
             kernel: self.info.name.as_str().into(),
             faulted: Default::default(),
@@ -206,6 +208,7 @@ impl Kernel {
             static_locals: self.info.static_local_size > 0,
             flush_denormals: build_option(&self.program, "-cl-denorms-are-zero"),
             prints: self.info.prints,
+            copy_queue,
             args: block,
             local_args,
             local_arg_total,

@@ -39,6 +39,10 @@ pub(crate) struct Launch {
     /// The kernel calls `printf`, which writes past the host's stdio buffer
     /// (builtins/clc/printf.c).
     pub(crate) prints: bool,
+    /// The launch's copy workers, for a kernel whose copies the driver moves
+    /// (`copies::helpers`): its groups run on pool workers, and workers without a group
+    /// stay with the launch to move copies.
+    pub(crate) copy_queue: Option<Arc<super::copies::helpers::CopyQueue>>,
     /// The packed argument block.
     pub(crate) args: Vec<super::Aligned>,
     /// `(offset in the block, bytes)` of each `__local` argument.
@@ -301,7 +305,7 @@ impl Launch {
             // Setting the group up is the driver's code, not the kernel's.
             let _driver = sections.enter();
             group.frames_end = group.frames.wrapping_byte_add(self.frame_size * items);
-            w.copies.begin(items, self.regions, self.stream);
+            w.copies.begin(items, self.regions, self.stream, self.copy_queue.as_ref());
             if let Some((l, v)) = self.validation.as_ref().and_then(|l| Some((l, w.copies.validator()?))) {
                 let arena = w.arena.as_ptr() as usize;
                 // Without the library's answer for its own variables, copies into them
@@ -353,6 +357,7 @@ impl Launch {
             n.iter().product(),
             merged,
             &self.group_ns,
+            self.copy_queue.clone(),
             Box::new(move |w, groups| me.run_groups(w, groups, n)),
         )
     }

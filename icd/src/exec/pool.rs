@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::copies::helpers::CopyQueue;
 use super::fibers::Fibers;
 use super::occupancy;
 use super::spin::Spinner;
@@ -86,8 +87,19 @@ pub(crate) struct Job {
     /// workers, whose estimate cannot come from the issuing thread).
     ran_ns: Option<AtomicU64>,
     run: Box<GroupFn>,
+    /// The launch's copy workers: workers that find no group left stay with the job to
+    /// move its groups' copies until its last group ends.
+    copies: Option<Arc<CopyQueue>>,
     finished: Mutex<bool>,
     wake: Condvar,
+}
+
+impl Job {
+    /// Groups are left to hand out, or the job wants copy workers until its groups end.
+    fn open(&self) -> bool {
+        self.next.load(Ordering::Relaxed) < self.total
+            || (self.copies.is_some() && self.done.load(Ordering::Acquire) < self.total)
+    }
 }
 
 struct Shared {
@@ -149,12 +161,21 @@ impl Pool {
     /// Runs `run(worker, group)` for every group in `0..total` and returns when all
     /// have finished; `false` if any failed or panicked (a driver bug, reported as an
     /// error). `merged` groups at a time run as one (`Launch::merge`).
-    pub(crate) fn run(&self, total: usize, merged: usize, group_ns: &AtomicU64, run: Box<GroupFn>) -> bool {
+    pub(crate) fn run(
+        &self,
+        total: usize,
+        merged: usize,
+        group_ns: &AtomicU64,
+        copies: Option<Arc<CopyQueue>>,
+        run: Box<GroupFn>,
+    ) -> bool {
         if total == 0 {
             return true;
         }
-        // One group: waking a worker and waiting for it costs more than the group.
-        if total == 1 {
+        // One group: waking a worker and waiting for it costs more than the group. Not
+        // with copy workers: the group runs on a pinned worker and the others move its
+        // copies (`copies::helpers`).
+        if total == 1 && copies.is_none() {
             return CALLER.with(|w| {
                 let mut w = w.borrow_mut();
                 let w = w.get_or_insert_with(Worker::new);
@@ -181,7 +202,9 @@ impl Pool {
         // next, and a chain of 16 such waits outlasted the launch (saxpy beside 16 busy
         // processes on the 16-core host: 25 GB/s, PoCL 55). Against such a launch the
         // wake-ups' system calls are nothing.
-        let all = estimate >= WAKE_ALL_NS;
+        // A launch with copy workers wakes every worker: those without a group move
+        // copies.
+        let all = estimate >= WAKE_ALL_NS || copies.is_some();
         // Such a launch with few groups (up to two per worker), each a large part of the
         // launch, runs on the workers alone. The issuing thread is not pinned: a group it
         // took shared a core with a pinned worker's group until the scheduler moved it,
@@ -196,10 +219,13 @@ impl Pool {
         // 199-221 GB/s). With two workers the issuing thread is a third of the launch's
         // threads while they wake up: left out, the 2-core machine's region kernels lost
         // 10-17% (session 23).
+        // So does a launch with copy workers: the issuing thread would take a core one
+        // of them could use (and is not one of them).
         let to_workers = all
             && self.workers > 0
             && (total <= 2 * self.workers
-                || (self.workers >= ALONE_MIN_WORKERS && estimate / self.workers as u64 >= ALONE_NS));
+                || (self.workers >= ALONE_MIN_WORKERS && estimate / self.workers as u64 >= ALONE_NS)
+                || copies.is_some());
         let job = Arc::new(Job {
             next: AtomicUsize::new(0),
             total,
@@ -208,6 +234,7 @@ impl Pool {
             failed: AtomicBool::new(false),
             ran_ns: to_workers.then(|| AtomicU64::new(0)),
             run,
+            copies,
             finished: Mutex::new(false),
             wake: Condvar::new(),
         });
@@ -388,13 +415,21 @@ fn worker_loop(shared: &Shared, w: &mut Worker) {
             shared.work.notify_one();
         }
         work_on(&job, w, None);
+        if let Some(q) = &job.copies {
+            let elsewhere = || {
+                shared.jobs.try_lock().is_some_and(|jobs| {
+                    jobs.iter().any(|j| !Arc::ptr_eq(j, &job) && j.next.load(Ordering::Relaxed) < j.total)
+                })
+            };
+            q.help(&|| job.done.load(Ordering::Acquire) >= job.total, &elsewhere);
+        }
     }
 }
 
 /// The oldest job with groups left to hand out (exhausted ones are dropped).
 fn open_job(jobs: &mut VecDeque<Arc<Job>>) -> Option<Arc<Job>> {
     while let Some(j) = jobs.front() {
-        if j.next.load(Ordering::Relaxed) < j.total {
+        if j.open() {
             return Some(j.clone());
         }
         jobs.pop_front();
@@ -473,6 +508,7 @@ mod tests {
             failed: AtomicBool::new(false),
             ran_ns: None,
             run: Box::new(|_, _| 0),
+            copies: None,
             finished: Mutex::new(false),
             wake: Condvar::new(),
         };

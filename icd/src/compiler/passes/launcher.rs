@@ -951,6 +951,7 @@ mod tests {
             reqd_work_group_size: None,
             sub_groups: false,
             prints: false,
+            driver_copies: false,
             group_use: Default::default(),
             attributes: String::new(),
         }

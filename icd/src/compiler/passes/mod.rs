@@ -765,6 +765,10 @@ fn kernel_info(
             opencl_name(g).is_some_and(is_sub_group_function) || g.starts_with(collectives::SUB_GROUP_HELPERS)
         }),
         prints: reaches(&name, callees, &|g| g == "printf"),
+        driver_copies: reaches(&name, callees, &|g| {
+            opencl_name(g).is_some_and(|n| n.starts_with("async_work_group_"))
+                && !g.starts_with("_Z21async_work_group_copyPU7CLlocal")
+        }),
         group_use,
         attributes,
     })

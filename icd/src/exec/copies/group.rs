@@ -7,18 +7,23 @@
 //! passes (the Khronos CTS fence tests pass an uninitialised `event_t`) is an event the
 //! group never created, treated as complete and never dereferenced.
 
+use std::sync::Arc;
+
 use ferrocl_kernel_abi::{AsyncCopy, CopyLog, Group, HINT_STREAM};
 
+use super::helpers::{self, CopyQueue, Flight};
 use super::shape;
 use super::validate::{Mode, Validator, MODE};
 use crate::exec::fault::{self, DriverSection};
 
 enum Op {
     /// `held`: validation's delay mode keeps the copy (simplified) until something
-    /// waits for it; every other copy has run when it was issued.
+    /// waits for it; `flight`: copy workers move its parts (`helpers`); every other
+    /// copy has run when it was issued.
     Copy {
         event: usize,
         held: Option<AsyncCopy>,
+        flight: Option<Arc<Flight>>,
         copy: AsyncCopy,
     },
     Fence,
@@ -52,6 +57,8 @@ pub(crate) struct GroupCopies {
     check: Option<Box<Validator>>,
     /// A held copy faulted (an address the kernel passed is not mapped).
     failed: bool,
+    /// The launch's copy workers, for a kernel whose copies the driver moves.
+    queue: Option<Arc<CopyQueue>>,
     /// A copy or fence reached the driver in this group: `begin` and `finish` have
     /// state to reset (most kernels make none, and a group of 64 work-items of a
     /// streaming kernel is over in ~100 ns, as long as resetting everything took).
@@ -85,6 +92,7 @@ impl Default for GroupCopies {
             stream: false,
             check: None,
             failed: false,
+            queue: None,
             dirty: false,
         }
     }
@@ -93,10 +101,13 @@ impl Default for GroupCopies {
 impl GroupCopies {
     /// Prepares for a group of `items` work-items; `regions`: the kernel runs as barrier
     /// regions (waits settle at the region's end); `stream`: the launch's buffers exceed
-    /// the cache.
-    pub(crate) fn begin(&mut self, items: usize, regions: bool, stream: bool) {
+    /// the cache; `queue`: the launch's copy workers.
+    pub(crate) fn begin(&mut self, items: usize, regions: bool, stream: bool, queue: Option<&Arc<CopyQueue>>) {
         // Imports the last group deferred and never waited for: nothing can read them.
         self.log.pending = 0;
+        if self.queue.as_ref().map(Arc::as_ptr) != queue.map(Arc::as_ptr) {
+            self.queue = queue.cloned();
+        }
         // Only the driver's copies and fences (`arrive`) and the kernel-side fast
         // paths after them (which need an operation in the log) count in `reached`:
         // after a group that made none, the state is as this group needs it.
@@ -152,7 +163,7 @@ impl GroupCopies {
             v.finish(&self.reached, self.ops.len(), &(1..=self.events).collect::<Vec<_>>());
         }
         for op in &mut self.ops {
-            Self::release(op, &mut self.failed);
+            Self::release(op, &mut self.failed, self.queue.as_deref());
         }
         ok &= !std::mem::take(&mut self.failed);
         self.ops.clear();
@@ -210,20 +221,24 @@ impl GroupCopies {
         self.event_ops[event].push(self.ops.len());
         let issued = shape::simplified(&AsyncCopy { hints: if self.stream { HINT_STREAM } else { 0 }, ..*c });
         // In validation mode an invalid copy is reported and skipped: its event completes
-        // at once. Every other copy moves now, on the group's own core (DESIGN.md "Async
-        // copies": handed to copy workers on idle cores, copies were never faster).
+        // at once. Every other copy moves now: on copy workers where the cost model
+        // sends it (`helpers::parts_for`), else on the group's own core.
+        let mut flight = None;
         let held = match self.check.as_mut().map(|v| v.issued(item, c)) {
             Some(false) => None,
             Some(true) if *MODE == Mode::Delay => Some(issued),
             _ => {
-                // The kernel's addresses: a fault here is the kernel's, even though the
-                // copy service (a driver section) runs it.
-                // SAFETY: the kernel's copy; its group is running, so its memory is live.
-                DriverSection::kernel(|| unsafe { shape::run(&issued) });
+                flight = self.queue.as_ref().and_then(|q| q.issue(&issued, helpers::parts_for(&issued, q.workers())));
+                if flight.is_none() {
+                    // The kernel's addresses: a fault here is the kernel's, even though
+                    // the copy service (a driver section) runs it.
+                    // SAFETY: the kernel's copy; its group is running, so its memory is live.
+                    DriverSection::kernel(|| unsafe { shape::run(&issued) });
+                }
                 None
             }
         };
-        self.ops.push(Op::Copy { event, held, copy: *c });
+        self.ops.push(Op::Copy { event, held, flight, copy: *c });
         self.op_events.push(event);
         self.sync_log();
         event
@@ -232,17 +247,21 @@ impl GroupCopies {
     fn complete_event(&mut self, event: usize) {
         for i in 0..self.event_ops.get(event).map_or(0, Vec::len) {
             let k = self.event_ops[event][i];
-            Self::release(&mut self.ops[k], &mut self.failed);
+            Self::release(&mut self.ops[k], &mut self.failed, self.queue.as_deref());
         }
     }
 
-    /// Runs a copy validation's delay mode held back, if `op` is one. A fault (a wild
-    /// address from the kernel) fails the group's command instead of the process.
-    fn release(op: &mut Op, failed: &mut bool) {
-        if let Op::Copy { held, .. } = op {
+    /// Runs a copy validation's delay mode held back, or waits for the parts copy
+    /// workers move, if `op` is one. A fault (a wild address from the kernel) fails the
+    /// group's command instead of the process.
+    fn release(op: &mut Op, failed: &mut bool, queue: Option<&CopyQueue>) {
+        if let Op::Copy { held, flight, .. } = op {
             if let Some(c) = held.take() {
                 // SAFETY: the kernel's copy, checked by the validator; its group is running.
                 *failed |= fault::guarded(|| unsafe { shape::run(&c) }).is_err();
+            }
+            if let (Some(f), Some(q)) = (flight.take(), queue) {
+                *failed |= !f.wait(q);
             }
         }
     }
@@ -277,7 +296,7 @@ impl GroupCopies {
         if first {
             // Copies before the fence complete before any after it starts.
             for op in &mut self.ops {
-                Self::release(op, &mut self.failed);
+                Self::release(op, &mut self.failed, self.queue.as_deref());
             }
             self.ops.push(Op::Fence);
             self.op_events.push(0);
@@ -327,7 +346,7 @@ impl GroupCopies {
         let done = self.ops[..passed.min(self.ops.len())]
             .iter()
             .take_while(|op| match op {
-                Op::Copy { held, .. } => held.is_none(),
+                Op::Copy { held, flight, .. } => held.is_none() && flight.is_none(),
                 Op::Fence => true,
             })
             .count();

@@ -1,0 +1,293 @@
+//! Copy workers: pool workers a launch leaves idle move parts of its groups' copies.
+//!
+//! A launch of a kernel whose copies the driver moves (`Kernel::driver_copies`) gets a
+//! `CopyQueue`. Its groups run on pool workers; a worker that finds no group left to
+//! run stays with the launch as a copy worker until its last group ends (`help`),
+//! taking parts from the queue. A group's copy that the cost model (`parts_for`) gives
+//! them is split into parts by lines or planes, queued, and left in flight: the group
+//! computes on while idle cores move it. Its wait takes parts from the queue too, so a
+//! copy never waits for a worker that is not there, and then waits for the parts others
+//! took (`Flight::wait`). A part that faults (an address the kernel passed is not
+//! mapped) marks its copy failed, which fails the group's command as a fault in the
+//! group would.
+//!
+//! Where it pays (`../shared/DESIGN.md`, the copy-worker physics; issue #49): copies
+//! bound by latency rather than by the group's own ingest (gathers of short rows,
+//! strided elements) while other cores are idle. Contiguous imports never come here:
+//! kernel code moves them beside its computation (`builtins/clc/workitem.c`).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+
+use ferrocl_kernel_abi::AsyncCopy;
+use parking_lot::Mutex;
+
+use super::shape;
+use crate::exec::fault;
+
+/// One copy's parts in flight.
+#[derive(Default)]
+pub(crate) struct Flight {
+    /// Parts not yet moved.
+    left: AtomicUsize,
+    /// A part faulted.
+    failed: AtomicBool,
+}
+
+impl Flight {
+    /// Waits until every part has moved, moving queued parts meanwhile; `false` if one
+    /// faulted. The group's own parts (and others') it takes run guarded, as its own
+    /// copies do.
+    pub(crate) fn wait(&self, queue: &CopyQueue) -> bool {
+        let mut idle = Idle::default();
+        while self.left.load(Ordering::Acquire) > 0 {
+            if queue.run_one() {
+                idle = Idle::default();
+            } else {
+                idle.pause();
+            }
+        }
+        !self.failed.load(Ordering::Acquire)
+    }
+}
+
+/// Spinning with nothing to do: a pause, and now and then the core to the scheduler, so
+/// that on a machine busier than the launch thinks (other processes, more threads than
+/// cores) a spinning worker does not hold up the thread it waits for.
+#[derive(Default)]
+struct Idle(u32);
+
+impl Idle {
+    /// Pauses; `true` where it yielded.
+    fn pause(&mut self) -> bool {
+        self.0 += 1;
+        if self.0 % YIELD_EVERY == 0 {
+            std::thread::yield_now();
+            return true;
+        }
+        std::hint::spin_loop();
+        false
+    }
+}
+
+struct Part {
+    copy: AsyncCopy,
+    flight: Arc<Flight>,
+}
+
+/// A launch's parts of copies to move, and the copy workers with it.
+#[derive(Default)]
+pub(crate) struct CopyQueue {
+    parts: Mutex<VecDeque<Part>>,
+    /// Parts queued and not taken (read without the lock).
+    queued: AtomicUsize,
+    /// Copy workers with the launch now.
+    workers: AtomicUsize,
+}
+
+impl CopyQueue {
+    /// Gives `copy` to the copy workers in `parts` parts (`parts_for`), or `None` where
+    /// it does not split; the caller then moves it itself.
+    pub(crate) fn issue(&self, copy: &AsyncCopy, parts: usize) -> Option<Arc<Flight>> {
+        let pieces = split(copy, parts);
+        if pieces.len() < 2 {
+            return None;
+        }
+        let flight = Arc::new(Flight { left: AtomicUsize::new(pieces.len()), failed: AtomicBool::new(false) });
+        let mut q = self.parts.lock();
+        q.extend(pieces.into_iter().map(|copy| Part { copy, flight: flight.clone() }));
+        self.queued.store(q.len(), Ordering::Release);
+        Some(flight)
+    }
+
+    /// How many copy workers are with the launch now.
+    pub(crate) fn workers(&self) -> usize {
+        self.workers.load(Ordering::Relaxed)
+    }
+
+    /// Moves one queued part, if there is one.
+    fn run_one(&self) -> bool {
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        // Never waits for the lock: a dozen idle workers parked on it, and each unlock
+        // then woke one with a system call (16-core host, a one-group launch gathering
+        // 16 KiB tiles: 50 us a tile, against 6 for the group alone).
+        let part = {
+            let Some(mut q) = self.parts.try_lock() else { return false };
+            let p = q.pop_front();
+            self.queued.store(q.len(), Ordering::Release);
+            p
+        };
+        let Some(Part { copy, flight }) = part else { return false };
+        // SAFETY: a part of a copy a running group issued (its memory stays live: the
+        // group waits for every part before it ends); a wild address faults into the
+        // guard.
+        if fault::guarded(|| unsafe { shape::run(&copy) }).is_err() {
+            flight.failed.store(true, Ordering::Release);
+        }
+        flight.left.fetch_sub(1, Ordering::AcqRel);
+        true
+    }
+
+    /// Runs as a copy worker until `done` says the launch's groups have all ended, or,
+    /// asked now and then while there is nothing to move, `elsewhere` says the worker is
+    /// wanted for another launch's groups.
+    pub(crate) fn help(&self, done: &dyn Fn() -> bool, elsewhere: &dyn Fn() -> bool) {
+        self.workers.fetch_add(1, Ordering::AcqRel);
+        let mut idle = Idle::default();
+        while !done() {
+            if self.run_one() {
+                idle = Idle::default();
+            } else if idle.pause() && elsewhere() {
+                break;
+            }
+        }
+        self.workers.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// `FERROCL_COPY_WORKERS`: unset or `0`, no copy workers (every copy moves where it is
+/// issued); `N`, every copy the driver moves goes to up to `N` workers, for A/B runs and
+/// the tests. Off by default until the cost model (`parts_for`) keeps every point of
+/// the under-subscribed sweep at or above the inline engine: launched this way, a
+/// kernel's groups run on the workers alone, all of them woken, which cost launches of
+/// many small groups up to half their speed (DESIGN.md "Async copies").
+pub(crate) static FORCED: LazyLock<Option<usize>> =
+    LazyLock::new(|| std::env::var("FERROCL_COPY_WORKERS").ok().and_then(|v| v.trim().parse().ok()));
+
+/// Whether a launch of a kernel making driver copies gets a queue.
+pub(crate) fn enabled() -> bool {
+    matches!(*FORCED, Some(n) if n > 0)
+}
+
+/// Empty spins between yields (`Idle`).
+const YIELD_EVERY: u32 = 256;
+
+/// Rows at least this long move best on the group's own core: it streams them at its
+/// full bandwidth, and another core's copy would cost it as much to read.
+const SHORT_ROW: usize = 256;
+/// Smaller copies cost less than queueing them.
+const LEAST_BYTES: usize = 4096;
+/// The least a part moves.
+const PART_BYTES: usize = 1024;
+
+/// How many parts `copy` goes to the copy workers in (0: the group moves it), with
+/// `workers` of them with the launch now.
+pub(crate) fn parts_for(copy: &AsyncCopy, workers: usize) -> usize {
+    let bytes = shape::bytes(copy);
+    if let Some(n) = *FORCED {
+        return match n {
+            0 => 0,
+            n => (n + 1).min(bytes / PART_BYTES.min(bytes.max(1))).max(2),
+        };
+    }
+    let row = copy.per_line.saturating_mul(copy.elem);
+    if workers == 0 || bytes < LEAST_BYTES || row >= SHORT_ROW {
+        return 0;
+    }
+    (workers + 1).min(bytes / PART_BYTES)
+}
+
+/// `copy` cut into at most `parts` copies of whole planes, or of whole lines of a
+/// single plane, or of elements of a single line (empty where it cannot be cut).
+pub(crate) fn split(copy: &AsyncCopy, parts: usize) -> Vec<AsyncCopy> {
+    let (count, stride_src, stride_dst, unit) = if copy.planes > 1 {
+        (copy.planes, copy.src_plane, copy.dst_plane, copy.elem)
+    } else if copy.lines > 1 {
+        (copy.lines, copy.src_line, copy.dst_line, copy.elem)
+    } else {
+        (copy.per_line, 1, 1, copy.elem)
+    };
+    let parts = parts.min(count);
+    if parts < 2 {
+        return Vec::new();
+    }
+    let each = count.div_ceil(parts);
+    (0..count)
+        .step_by(each)
+        .map(|start| {
+            let n = each.min(count - start);
+            let mut c = *copy;
+            c.src = copy.src.wrapping_add(start.wrapping_mul(stride_src).wrapping_mul(unit));
+            c.dst = copy.dst.wrapping_add(start.wrapping_mul(stride_dst).wrapping_mul(unit));
+            if copy.planes > 1 {
+                c.planes = n;
+            } else if copy.lines > 1 {
+                c.lines = n;
+            } else {
+                // Elements of one line.
+                c.per_line = n;
+                (c.src_line, c.dst_line) = (n, n);
+            }
+            c
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(per_line: usize, lines: usize, planes: usize) -> AsyncCopy {
+        AsyncCopy {
+            dst: 1 << 20,
+            src: 1 << 24,
+            elem: 4,
+            per_line,
+            lines,
+            planes,
+            src_line: per_line * 3,
+            src_plane: per_line * 3 * lines * 2,
+            dst_line: per_line,
+            dst_plane: per_line * lines,
+            to_local: 1,
+            hints: 0,
+        }
+    }
+
+    /// Every (source, destination) byte pair of a shape, for comparing splits.
+    fn pairs(c: &AsyncCopy) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for p in 0..c.planes {
+            for l in 0..c.lines {
+                for e in 0..c.per_line * c.elem {
+                    let s = c.src + (p * c.src_plane + l * c.src_line) * c.elem + e;
+                    let d = c.dst + (p * c.dst_plane + l * c.dst_line) * c.elem + e;
+                    out.push((s, d));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn parts_cover_the_copy_once() {
+        for c in [copy(1, 1000, 1), copy(16, 7, 1), copy(8, 4, 5), copy(3000, 1, 1)] {
+            for parts in [2, 3, 7, 16] {
+                let pieces = split(&c, parts);
+                assert!(pieces.len() >= 2 && pieces.len() <= parts, "{parts} parts: {}", pieces.len());
+                let mut all: Vec<_> = pieces.iter().flat_map(pairs).collect();
+                all.sort();
+                let mut want = pairs(&c);
+                want.sort();
+                assert_eq!(all, want, "{c:?} in {parts}");
+            }
+        }
+        assert!(split(&copy(1, 1, 1), 4).is_empty());
+    }
+
+    #[test]
+    fn the_model_leaves_long_rows_and_small_copies_to_the_group() {
+        if FORCED.is_some() {
+            return;
+        }
+        // Strided gather of 4 KiB, 3 workers: four parts.
+        assert_eq!(parts_for(&copy(1, 1024, 1), 3), 4);
+        // No worker, small copy, long rows.
+        assert_eq!(parts_for(&copy(1, 1024, 1), 0), 0);
+        assert_eq!(parts_for(&copy(1, 512, 1), 3), 0);
+        assert_eq!(parts_for(&copy(64, 64, 1), 3), 0);
+    }
+}
