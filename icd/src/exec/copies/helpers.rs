@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use ferrocl_kernel_abi::AsyncCopy;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use super::shape;
 use crate::exec::fault;
@@ -84,6 +84,10 @@ pub(crate) struct CopyQueue {
     queued: AtomicUsize,
     /// Copy workers with the launch now.
     workers: AtomicUsize,
+    /// Copy workers asleep (`help`), and where they sleep.
+    sleepers: AtomicUsize,
+    sleep: Mutex<()>,
+    wake: Condvar,
 }
 
 impl CopyQueue {
@@ -97,8 +101,19 @@ impl CopyQueue {
         let flight = Arc::new(Flight { left: AtomicUsize::new(pieces.len()), failed: AtomicBool::new(false) });
         let mut q = self.parts.lock();
         q.extend(pieces.into_iter().map(|copy| Part { copy, flight: flight.clone() }));
-        self.queued.store(q.len(), Ordering::Release);
+        self.queued.store(q.len(), Ordering::SeqCst);
+        drop(q);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = self.sleep.lock();
+            self.wake.notify_all();
+        }
         Some(flight)
+    }
+
+    /// Wakes the workers asleep in `help` (the launch's groups have ended).
+    pub(crate) fn wake_all(&self) {
+        let _g = self.sleep.lock();
+        self.wake.notify_all();
     }
 
     /// How many copy workers are with the launch now.
@@ -140,30 +155,49 @@ impl CopyQueue {
         while !done() {
             if self.run_one() {
                 idle = Idle::default();
-            } else if idle.pause() && elsewhere() {
-                break;
+            } else if idle.pause() {
+                if elsewhere() {
+                    break;
+                }
+                if idle.0 >= SLEEP_AFTER {
+                    // Nothing for a while: asleep until a copy is queued or the launch
+                    // ends. Spinning cores cost the working ones their clock (16-core
+                    // host, a one-group launch whose copies the model left inline took
+                    // 1.5x as long beside 15 spinning workers).
+                    let mut g = self.sleep.lock();
+                    self.sleepers.fetch_add(1, Ordering::SeqCst);
+                    if self.queued.load(Ordering::SeqCst) == 0 && !done() {
+                        self.wake.wait_for(&mut g, std::time::Duration::from_millis(1));
+                    }
+                    self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                    idle = Idle::default();
+                }
             }
         }
         self.workers.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// `FERROCL_COPY_WORKERS`: unset or `0`, no copy workers (every copy moves where it is
-/// issued); `N`, every copy the driver moves goes to up to `N` workers, for A/B runs and
-/// the tests. Off by default until the cost model (`parts_for`) keeps every point of
-/// the under-subscribed sweep at or above the inline engine: launched this way, a
-/// kernel's groups run on the workers alone, all of them woken, which cost launches of
-/// many small groups up to half their speed (DESIGN.md "Async copies").
-pub(crate) static FORCED: LazyLock<Option<usize>> =
-    LazyLock::new(|| std::env::var("FERROCL_COPY_WORKERS").ok().and_then(|v| v.trim().parse().ok()));
+/// `FERROCL_COPY_WORKERS`: `0`, no copy workers (every copy moves where it is issued);
+/// `N`, every copy the driver moves goes to up to `N` workers, for A/B runs and the
+/// tests; `model`, the cost model (`model`) decides. Unset: none, until the bench's
+/// under-subscribed sweep shows the model at or above the inline engine everywhere
+/// (DESIGN.md "Async copies" has its figures so far).
+pub(crate) static FORCED: LazyLock<Option<usize>> = LazyLock::new(|| match std::env::var("FERROCL_COPY_WORKERS") {
+    Ok(v) if v.trim() == "model" => None,
+    Ok(v) => Some(v.trim().parse().unwrap_or(0)),
+    Err(_) => Some(0),
+});
 
 /// Whether a launch of a kernel making driver copies gets a queue.
 pub(crate) fn enabled() -> bool {
-    matches!(*FORCED, Some(n) if n > 0)
+    *FORCED != Some(0)
 }
 
-/// Empty spins between yields (`Idle`).
+/// Empty spins between yields (`Idle`), and before a copy worker sleeps (about 20 us of
+/// pauses).
 const YIELD_EVERY: u32 = 256;
+const SLEEP_AFTER: u32 = 4 * YIELD_EVERY;
 
 /// Rows at least this long move best on the group's own core: it streams them at its
 /// full bandwidth, and another core's copy would cost it as much to read.
@@ -177,18 +211,37 @@ const PART_BYTES: usize = 1024;
 /// `workers` of them with the launch now.
 pub(crate) fn parts_for(copy: &AsyncCopy, workers: usize) -> usize {
     let bytes = shape::bytes(copy);
-    if let Some(n) = *FORCED {
-        return match n {
-            0 => 0,
-            n => (n + 1).min(bytes / PART_BYTES.min(bytes.max(1))).max(2),
-        };
+    match *FORCED {
+        Some(0) => 0,
+        Some(n) => (n + 1).min(bytes / PART_BYTES.min(bytes.max(1))).max(2),
+        None => model(copy, workers),
     }
+}
+
+/// The cost model: gathers and scatters of short rows each in lines of their own on the
+/// global side (latency-bound: a line fetched for each row), of 4 KiB or more, shared
+/// with the workers with the launch now, up to `MOST_WORKERS`. Rows closer together
+/// share lines, and the group moves them at its own bandwidth: 16-core host, a gather
+/// of floats 4 apart, one to eight groups, no work, 0.41-0.63x with workers (16 apart:
+/// 1.13-1.55x, double-buffered 1.52-2.39x).
+fn model(copy: &AsyncCopy, workers: usize) -> usize {
+    let bytes = shape::bytes(copy);
     let row = copy.per_line.saturating_mul(copy.elem);
-    if workers == 0 || bytes < LEAST_BYTES || row >= SHORT_ROW {
+    let pitch = match copy.to_local {
+        0 => copy.dst_line,
+        _ => copy.src_line,
+    }
+    .saturating_mul(copy.elem);
+    if workers == 0 || bytes < LEAST_BYTES || row >= SHORT_ROW || pitch < 64 {
         return 0;
     }
-    (workers + 1).min(bytes / PART_BYTES)
+    (workers.min(MOST_WORKERS) + 1).min(bytes / PART_BYTES)
 }
+
+/// The most workers one copy is shared with: more parts cost more handing over than
+/// they save (16-core host, a double-buffered gather of 16 KiB, 1-4 groups: 1.3-2.3x
+/// the inline engine with 1 or 3 workers, 0.8-2.1x with 7, 0.4-1.1x with 15).
+const MOST_WORKERS: usize = 3;
 
 /// `copy` cut into at most `parts` copies of whole planes, or of whole lines of a
 /// single plane, or of elements of a single line (empty where it cannot be cut).
@@ -280,14 +333,17 @@ mod tests {
 
     #[test]
     fn the_model_leaves_long_rows_and_small_copies_to_the_group() {
-        if FORCED.is_some() {
-            return;
-        }
-        // Strided gather of 4 KiB, 3 workers: four parts.
-        assert_eq!(parts_for(&copy(1, 1024, 1), 3), 4);
+        // Gather of 4 KiB, rows 12 bytes apart: the group's. 16 floats apart, 3 workers:
+        // four parts; 15 workers: still four.
+        assert_eq!(model(&copy(1, 1024, 1), 3), 0);
+        let mut far = copy(1, 1024, 1);
+        far.src_line = 16;
+        assert_eq!(model(&far, 3), 4);
+        far.lines = 4096;
+        assert_eq!(model(&far, 15), MOST_WORKERS + 1);
         // No worker, small copy, long rows.
-        assert_eq!(parts_for(&copy(1, 1024, 1), 0), 0);
-        assert_eq!(parts_for(&copy(1, 512, 1), 3), 0);
-        assert_eq!(parts_for(&copy(64, 64, 1), 3), 0);
+        assert_eq!(model(&far, 0), 0);
+        assert_eq!(model(&copy(1, 512, 1), 3), 0);
+        assert_eq!(model(&copy(64, 64, 1), 3), 0);
     }
 }
