@@ -181,6 +181,17 @@ pub fn set_arg<T>(k: cl_kernel, i: cl_uint, v: &T) {
 }
 
 /// Runs `k` over `global` (with `local`, or NULL) and waits.
+/// Runs a 1D launch to its end and returns the command's execution status (negative
+/// where the kernel faulted).
+pub fn run_status(env: &Env, k: cl_kernel, global: usize, local: usize) -> cl_int {
+    let mut ev = null_mut();
+    ok!(cl!(clEnqueueNDRangeKernel(env.queue, k, 1, null(), [global].as_ptr(), [local].as_ptr(), 0, null(), &mut ev)));
+    ok!(cl!(clFinish(env.queue)));
+    let status: cl_int = event_info(ev, CL_EVENT_COMMAND_EXECUTION_STATUS);
+    ok!(cl!(clReleaseEvent(ev)));
+    status
+}
+
 pub fn run(env: &Env, k: cl_kernel, global: &[usize], local: Option<&[usize]>) {
     let l = local.map_or(null(), |l| l.as_ptr());
     ok!(cl!(clEnqueueNDRangeKernel(

@@ -953,20 +953,7 @@ fn a_fault_in_one_group_fails_the_command_and_every_other_group_runs() {
             let out = buffer_of(&env, &vec![0u32; groups * local]);
             set_arg(k, 0, &out);
             set_arg(k, 1, &bad);
-            let mut ev = null_mut();
-            ok!(cl!(clEnqueueNDRangeKernel(
-                env.queue,
-                k,
-                1,
-                null(),
-                [groups * local].as_ptr(),
-                [local].as_ptr(),
-                0,
-                null(),
-                &mut ev
-            )));
-            ok!(cl!(clFinish(env.queue)));
-            let status: cl_int = event_info(ev, CL_EVENT_COMMAND_EXECUTION_STATUS);
+            let status = run_status(&env, k, groups * local, local);
             assert_eq!(status, CL_OUT_OF_RESOURCES, "{name}, group {bad} faults");
             let got = read_as::<u32>(&env, out, groups * local);
             for (i, &v) in got.iter().enumerate() {
@@ -974,7 +961,6 @@ fn a_fault_in_one_group_fails_the_command_and_every_other_group_runs() {
                     assert_eq!(v, i as u32 + 1, "{name}: work-item {i} (group {bad} faulted)");
                 }
             }
-            ok!(cl!(clReleaseEvent(ev)));
             ok!(cl!(clReleaseMemObject(out)));
             ok!(cl!(clReleaseKernel(k)));
         }
