@@ -271,6 +271,24 @@ impl Session {
         best((0..reps).map(|_| self.run(k, global, local)))
     }
 
+    /// `timed`, then more launches while `budget` lasts, the best kept (see
+    /// `bench::shapes::SHAPE_BUDGET`).
+    pub(crate) fn timed_for(
+        &self,
+        reps: usize,
+        budget: Duration,
+        k: cl_kernel,
+        global: &[usize],
+        local: Option<&[usize]>,
+    ) -> Result<f64, String> {
+        let mut best = self.timed(reps, k, global, local)?;
+        let start = Instant::now();
+        while start.elapsed() < budget {
+            best = best.min(self.run(k, global, local)?);
+        }
+        Ok(best)
+    }
+
     /// Runs a kernel and waits; returns the wall time in seconds.
     pub(crate) fn run(&self, k: cl_kernel, global: &[usize], local: Option<&[usize]>) -> Result<f64, String> {
         let t = Instant::now();

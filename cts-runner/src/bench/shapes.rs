@@ -393,6 +393,10 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
 }
 
 /// Runs one shape once, checks its output, then times it; G elements per second.
+/// Launches of each shape, at least: the best of 5 launches of a millisecond moved by a
+/// fifth from run to run on the lent VMs, more than the tile kernels' differences.
+const SHAPE_BUDGET: std::time::Duration = std::time::Duration::from_millis(200);
+
 fn run(s: &Session, prog: cl_program, shape: &Shape) -> Result<f64, String> {
     let k = s.kernel(prog, shape.kernel)?;
     for (i, a) in shape.args.iter().enumerate() {
@@ -404,7 +408,7 @@ fn run(s: &Session, prog: cl_program, shape: &Shape) -> Result<f64, String> {
     let (global, local) = ([shape.global], [shape.local]);
     s.run(k, &global, Some(&local))?;
     (shape.check)(s)?;
-    let t = s.timed(5, k, &global, Some(&local))?;
+    let t = s.timed_for(5, SHAPE_BUDGET, k, &global, Some(&local))?;
     cl!(clReleaseKernel(k));
     Ok(shape.elements / t / 1e9)
 }
