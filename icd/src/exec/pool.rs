@@ -173,10 +173,9 @@ impl Pool {
             return true;
         }
         // Fewer groups than workers, with copy workers: the groups run on pinned workers
-        // and the others move their copies (`copies::helpers`). With more, workers join
-        // as copy workers when no group is left for them (the launch's last wave).
-        // Only then: a copy worker in the last wave of a full launch gained nothing there
-        // (16-core host, 16 and 64 groups gathering: 0.79-1.14x).
+        // and the others move their copies (`copies::helpers`). Not with more: copy
+        // workers joining in the last wave of a full launch gained nothing (16-core
+        // host, 16 and 64 groups gathering: 0.79-1.14x), and the model then gives none.
         let copies = copies.filter(|_| total < self.workers);
         let idle_cores = copies.is_some();
         // One group: waking a worker and waiting for it costs more than the group.

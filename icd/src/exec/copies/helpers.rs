@@ -1,19 +1,20 @@
 //! Copy workers: pool workers a launch leaves idle move parts of its groups' copies.
 //!
-//! A launch of a kernel whose copies the driver moves (`Kernel::driver_copies`) gets a
-//! `CopyQueue`. Its groups run on pool workers; a worker that finds no group left to
-//! run stays with the launch as a copy worker until its last group ends (`help`),
-//! taking parts from the queue. A group's copy that the cost model (`parts_for`) gives
-//! them is split into parts by lines or planes, queued, and left in flight: the group
-//! computes on while idle cores move it. Its wait takes parts from the queue too, so a
+//! With `FERROCL_COPY_WORKERS` set (off by default: `FORCED`), a launch of a kernel
+//! whose copies the driver moves (`Kernel::driver_copies`) gets a `CopyQueue`; with
+//! fewer groups than workers, its groups run on pool workers and a worker that finds no
+//! group left stays with the launch as a copy worker until its last group ends (`help`),
+//! taking parts from the queue. A copy that `parts_for` gives them is split by planes,
+//! lines or elements, queued, and left in flight: the group computes on while idle
+//! cores move it. Its wait takes parts from the queue too, so a
 //! copy never waits for a worker that is not there, and then waits for the parts others
 //! took (`Flight::wait`). A part that faults (an address the kernel passed is not
 //! mapped) marks its copy failed, which fails the group's command as a fault in the
 //! group would.
 //!
-//! Where it pays (`../shared/DESIGN.md`, the copy-worker physics; issue #49): copies
-//! bound by latency rather than by the group's own ingest (gathers of short rows,
-//! strided elements) while other cores are idle. Contiguous imports never come here:
+//! Where it pays (DESIGN.md "Async copies"): copies bound by latency rather than by the
+//! group's own ingest (gathers of short rows, strided elements) while other cores are
+//! idle. Contiguous imports never come here:
 //! kernel code moves them beside its computation (`builtins/clc/workitem.c`).
 
 use std::collections::VecDeque;
