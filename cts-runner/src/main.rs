@@ -1,6 +1,6 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--only async|builds|vector|shapes] [--json FILE] [--svg FILE]` compares platforms
+//! `bench [--platform NAME ...] [--only async|builds|vector|shapes|workers] [--json FILE] [--svg FILE]` compares platforms
 //! side by side;
 //! `khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME]
 //! [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS suites
@@ -70,7 +70,7 @@ unsupported, or skips every configuration, counts as skipped.",
     ),
     (
         "bench",
-        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector|shapes] [--json FILE] [--svg FILE]
+        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector|shapes|workers] [--json FILE] [--svg FILE]
                         [--save-binaries DIR | --binaries DIR]
 
 Runs the kernel and async-copy benchmarks on each platform (default: FerroCL, PoCL and
@@ -82,8 +82,9 @@ without a compiler (the build figures are then left out); a platform with no sav
 binaries (another vendor there) builds its programs itself. --only runs one section:
 the async copies, or the builds of programs shaped like applications' (1, 16 and 56
 kernels through images, and a kernel of ~10 MB of IR; cold build plus first launches),
-the vector arithmetic chains (float16, int16 and half16), or the kernel shapes (loops,
-divergence, barriers and tiles as real kernels write them, each checked against the host).
+the vector arithmetic chains (float16, int16 and half16), the kernel shapes (loops,
+divergence, barriers and tiles as real kernels write them, each checked against the host),
+or FerroCL's copy workers against none (FERROCL_COPY_WORKERS=model and 0; `workers`).
 --async-only is --only async.",
     ),
     (
@@ -654,6 +655,74 @@ fn peers_offered(exe: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// `bench --only workers`: FerroCL's copy-worker sweep (`bench::workers`) in three
+/// processes, `FERROCL_COPY_WORKERS=0`, `=model` and `=0` again; prints each point's
+/// speed with workers over without, and the band the two runs without span.
+fn bench_workers(exe: &std::path::Path, warm: &std::path::Path) -> i32 {
+    use cts_runner::bench::workers::{group_counts, key, COPIES, WORK};
+    let mut runs = Vec::new();
+    for mode in ["0", "model", "0"] {
+        let out = std::process::Command::new(exe)
+            .args(["bench-one", "--platform", "FerroCL", "--warm"])
+            .arg(warm)
+            .args(["--only", "workers"])
+            .env("FERROCL_COPY_WORKERS", mode)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => runs.push(
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .filter_map(|l| l.split_once('='))
+                    .filter_map(|(k, v)| Some((k.to_string(), v.parse::<f64>().ok()?)))
+                    .collect::<std::collections::HashMap<_, _>>(),
+            ),
+            Ok(o) => {
+                eprintln!("cts-runner: FerroCL's sweep failed: {}", String::from_utf8_lossy(&o.stderr).trim());
+                return 1;
+            }
+            Err(e) => {
+                eprintln!("cts-runner: cannot run {}: {e}", exe.display());
+                return 1;
+            }
+        }
+    }
+    let cores = runs[0].get("sweep_cores").copied().unwrap_or(1.0) as usize;
+    let groups = group_counts(cores);
+    print!("{:<40}", format!("copy workers / none ({cores} cores), groups:"));
+    for g in &groups {
+        print!("{g:>8}");
+    }
+    println!();
+    let (mut ratios, mut noise) = (Vec::new(), Vec::new());
+    for (c, (copy, ..)) in COPIES.iter().enumerate() {
+        for (w, (work, _)) in WORK.iter().enumerate() {
+            print!("{:<40}", format!("  {copy}, compute {work}"));
+            for &g in &groups {
+                let k = key(c, w, g);
+                match (runs[0].get(&k), runs[1].get(&k), runs[2].get(&k)) {
+                    (Some(&off), Some(&on), Some(&again)) if on > 0.0 && again > 0.0 => {
+                        ratios.push(off / on);
+                        noise.push(off / again);
+                        print!("{:>8.2}", off / on);
+                    }
+                    _ => print!("{:>8}", "-"),
+                }
+            }
+            println!();
+        }
+    }
+    if noise.is_empty() {
+        return 1;
+    }
+    let low = noise.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = noise.iter().copied().fold(0.0, f64::max);
+    let geomean = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+    println!("{:<40}{:>8.3}", "workers / none, geo. mean", geomean(&ratios));
+    println!("{:<40}{:>8.3}{:>8.3}", "none / none (noise), lowest, highest", low, high);
+    println!("{:<40}{:>8}", "points below that lowest", ratios.iter().filter(|&&r| r < low).count());
+    0
+}
+
 /// `bench`: every platform in its own processes; a first process builds the warm
 /// source so the measuring one finds it in the platform's cache.
 fn bench(args: &[String]) -> i32 {
@@ -687,6 +756,9 @@ fn bench(args: &[String]) -> i32 {
         }
     }
     let warm = std::env::temp_dir().join(format!("ferrocl-bench-warm-{}.cl", std::process::id()));
+    if bench_section(args).as_deref() == Some("workers") {
+        return bench_workers(&exe, &warm);
+    }
     // The references are measured before and after the platforms, and the better kept:
     // the machine's noise only ever lowers a bandwidth, and a reference caught in a
     // slow moment would flatter every ratio against it.

@@ -11,6 +11,7 @@ pub mod image;
 pub mod reduce;
 pub mod shapes;
 pub mod vector;
+pub mod workers;
 
 use crate::cl;
 use crate::cl::*;
@@ -199,7 +200,7 @@ fn first_launches(s: &Session, prog: cl_program, scratch: cl_mem) -> Result<(), 
 
 /// Measures one platform; returns `key=value` lines. `warm` is a source file some
 /// earlier process has built already; `only` names one section to run alone (`async`,
-/// `builds`, `vector`, `shapes`), or `warm`: only build `warm`.
+/// `builds`, `vector`, `shapes`, `workers`), or `warm`: only build `warm`.
 pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(String, f64)>, String> {
     let (p, _) = platform_named(platform)?;
     let s = Session::new(p)?;
@@ -209,6 +210,7 @@ pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(St
         Some("builds") => return builds::measure(&s, unique_number()),
         Some("vector") => return vector_chains(&s),
         Some("shapes") => return shapes::measure(&s),
+        Some("workers") => return workers::measure(&s),
         // The warm source built and each kernel launched once (some platforms make a
         // kernel's code at its first launch), for the measuring process to find in the
         // cache.

@@ -1,0 +1,116 @@
+//! `cts-runner bench --only workers`: FerroCL's copy workers against its inline engine.
+//!
+//! A double-buffered kernel imports tiles with one copy shape (contiguous, strided
+//! gathers of floats 4 and 16 apart, 2D tiles of 64-byte rows 1 KiB apart) and computes
+//! on each (none, balanced, heavy), with groups from one to four per core. The parent
+//! (`main.rs`) runs this section in three processes: `FERROCL_COPY_WORKERS=0`, `=model`
+//! and `=0` again, and prints each point's time with workers over its time without, and
+//! the band the two runs without them span (the machine's noise).
+
+use crate::cl;
+use crate::cl::*;
+use crate::session::{arg, Session};
+
+pub const SOURCE: &str = r#"
+/* One tile of `n` floats into `dst`: kind 0 contiguous, 1 every `stride`-th float,
+   2 rows of 16 floats `stride` floats apart. */
+event_t import(local float *dst, global const float *src, int n, int kind, int stride) {
+    if (kind == 0) return async_work_group_copy(dst, src, n, 0);
+    if (kind == 1) return async_work_group_strided_copy(dst, src, n, stride, 0);
+    return async_work_group_copy_2D2D(dst, 0, src, 0, sizeof(float), 16, n / 16, stride, 16, 0);
+}
+
+kernel void sweep(global const float *in, global float *out, local float *t0, local float *t1, int n,
+                  int kind, int stride, int work, int tiles) {
+    size_t g = get_group_id(0);
+    size_t span = kind == 0 ? (size_t)n : kind == 1 ? (size_t)n * stride : (size_t)n / 16 * stride;
+    global const float *src = in + g * tiles * span;
+    event_t e = import(t0, src, n, kind, stride);
+    float acc = 0.0f;
+    for (int t = 0; t < tiles; t++) {
+        local float *cur = (t & 1) ? t1 : t0;
+        local float *nxt = (t & 1) ? t0 : t1;
+        wait_group_events(1, &e);
+        if (t + 1 < tiles) e = import(nxt, src + (t + 1) * span, n, kind, stride);
+        for (int i = get_local_id(0); i < n; i += get_local_size(0)) {
+            float v = cur[i];
+            for (int k = 0; k < work; k++) v = v * 0.999f + 0.5f;
+            acc += v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = acc;
+}
+"#;
+
+/// The copy shapes: (name, kind, stride in floats).
+pub const COPIES: &[(&str, i32, i32)] =
+    &[("contiguous", 0, 1), ("stride 4", 1, 4), ("stride 16", 1, 16), ("2D, 64-byte rows", 2, 256)];
+/// Dependent steps per element: none, balanced, heavy.
+pub const WORK: &[(&str, i32)] = &[("none", 0), ("balanced", 8), ("heavy", 32)];
+/// Floats per tile: 16 KiB, two tiles filling the 32 KiB of local memory.
+const TILE: usize = 4096;
+/// Tiles the launch imports in all, shared among its groups.
+const TILES: usize = 256;
+/// Launches of each point, at least: with the best of 3, two runs of the same code
+/// differed by up to 0.70-1.57x on the 2-core machine.
+const BUDGET: std::time::Duration = std::time::Duration::from_millis(150);
+
+/// The group counts of the sweep for a device of `cores` compute units: 1, 2, a
+/// quarter, half, all of them and four times as many, each once.
+pub fn group_counts(cores: usize) -> Vec<usize> {
+    let mut g = vec![1, 2, cores / 4, cores / 2, cores, 4 * cores];
+    g.retain(|&n| n > 0);
+    g.sort_unstable();
+    g.dedup();
+    g
+}
+
+/// The key of one point.
+pub fn key(copy: usize, work: usize, groups: usize) -> String {
+    format!("sweep_{copy}_{work}_g{groups}")
+}
+
+/// Each point's best time in ms, and the device's compute units (`sweep_cores`).
+pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
+    let prog = s.build(SOURCE)?;
+    let k = s.kernel(prog, "sweep")?;
+    let cores = s.device_info(CL_DEVICE_MAX_COMPUTE_UNITS as cl_device_info).max(1);
+    // The largest span: a tile of floats 16 apart.
+    let bytes = TILES * TILE * 16 * 4;
+    let (a, b) = (s.buffer(bytes, Some(&vec![0.5f32; bytes / 4]))?, s.buffer(4 * cores * 64 * 4, None)?);
+    arg(k, 0, &a)?;
+    arg(k, 1, &b)?;
+    for i in [2, 3] {
+        crate::session::check(cl!(clSetKernelArg(k, i, TILE * 4, std::ptr::null())), "clSetKernelArg")?;
+    }
+    arg(k, 4, &(TILE as i32))?;
+    let mut out = vec![("sweep_cores".to_string(), cores as f64)];
+    for (c, &(_, kind, stride)) in COPIES.iter().enumerate() {
+        arg(k, 5, &kind)?;
+        arg(k, 6, &stride)?;
+        for (w, &(_, work)) in WORK.iter().enumerate() {
+            arg(k, 7, &work)?;
+            for groups in group_counts(cores) {
+                let tiles = (TILES / groups).max(2);
+                arg(k, 8, &(tiles as i32))?;
+                let t = s.timed_for(3, BUDGET, k, &[groups * 64], Some(&[64]))?;
+                out.push((key(c, w, groups), t * 1e3));
+            }
+        }
+    }
+    cl!(clReleaseKernel(k));
+    cl!(clReleaseProgram(prog));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_counts_cover_one_to_four_per_core_once() {
+        assert_eq!(group_counts(16), vec![1, 2, 4, 8, 16, 64]);
+        assert_eq!(group_counts(2), vec![1, 2, 8]);
+    }
+}
