@@ -172,11 +172,13 @@ impl Pool {
         if total == 0 {
             return true;
         }
-        // Fewer groups than workers, with copy workers: the groups run on pinned workers
-        // and the others move their copies (`copies::helpers`). Not with more: copy
-        // workers joining in the last wave of a full launch gained nothing (16-core
-        // host, 16 and 64 groups gathering: 0.79-1.14x), and the model then gives none.
-        let copies = copies.filter(|_| total < self.workers);
+        // One group, or at most a quarter as many as workers, with copy workers: the
+        // groups run on pinned workers and the others move their copies
+        // (`copies::helpers`). Not with more: copy workers joining in the last wave of a
+        // full launch gained nothing (16-core host, 16 and 64 groups gathering:
+        // 0.79-1.14x), and with half as many groups as workers a gather of floats 16
+        // apart ran 0.56-0.77x (`bench --only workers`).
+        let copies = copies.filter(|_| total < self.workers && (total == 1 || 4 * total <= self.workers));
         let idle_cores = copies.is_some();
         // One group: waking a worker and waiting for it costs more than the group.
         if total == 1 && !idle_cores {
