@@ -164,8 +164,13 @@ kernel void joined(global const int *in, global int *out, local int *a, local in
     size_t n = get_local_size(0), g = get_group_id(0), l = get_local_id(0);
     event_t e = async_work_group_copy(a, in + g * 2 * n, n, 0);
     event_t e2 = async_work_group_copy(b, in + g * 2 * n + n, n, e);
-    event_t junk;
-    wait_group_events(1, &junk);
+    event_t junk[3];
+    wait_group_events(1, junk);
+    /* Garbage with the top bit set, as deferred imports' events have: one naming no
+       import, one naming local memory far from any (waits for nothing). */
+    ((private ulong *)junk)[1] = 0x8000000000000001ul;
+    ((private ulong *)junk)[2] = 0xfffffffffffffff0ul;
+    wait_group_events(2, junk + 1);
     wait_group_events(1, &e2);
     out[g * 2 * n + l] = a[l] + 1;
     out[g * 2 * n + n + l] = b[l] + 1;
