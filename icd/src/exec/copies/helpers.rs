@@ -212,10 +212,10 @@ const PART_BYTES: usize = 1024;
 /// How many parts `copy` goes to the copy workers in (0: the group moves it), with
 /// `workers` of them with the launch now.
 pub(crate) fn parts_for(copy: &AsyncCopy, workers: usize) -> usize {
-    let bytes = shape::bytes(copy);
     match *FORCED {
         Some(0) => 0,
-        Some(n) => (n + 1).min(bytes / PART_BYTES.min(bytes.max(1))).max(2),
+        // Forced: two parts at least, so that even a small copy takes the workers' path.
+        Some(n) => (n + 1).min(shape::bytes(copy) / PART_BYTES).max(2),
         None => model(copy, workers),
     }
 }
