@@ -48,6 +48,8 @@ pub(crate) struct Kernel {
     /// What a work-group of this kernel has cost lately (ns, 0: unknown): the pool runs
     /// launches too small to pay for waking a worker on the issuing thread alone.
     pub(crate) group_ns: Arc<std::sync::atomic::AtomicU64>,
+    /// Its last launch with copy workers gave them copies (`helpers::CopyQueue::settle`).
+    copies_given: Arc<std::sync::atomic::AtomicBool>,
 }
 
 // SAFETY: the entry points' function pointers point into the libraries `entries` holds,
@@ -69,8 +71,8 @@ impl Kernel {
         let info = code.info.kernels.iter().find(|k| k.name == name)?.clone();
         let args = Mutex::new(vec![None; info.args.len()]);
         program.kernel_attached();
-        let (group_ns, entries) = Default::default();
-        Some(Arc::new(Kernel { base: Base::new(), program, code, info, entries, args, group_ns }))
+        let (group_ns, entries, copies_given) = Default::default();
+        Some(Arc::new(Kernel { base: Base::new(), program, code, info, entries, args, group_ns, copies_given }))
     }
 
     /// `clCloneKernel`: same kernel, a copy of the argument values.
@@ -84,6 +86,7 @@ impl Kernel {
             entries: Mutex::new(self.entries.lock().clone()),
             args: Mutex::new(self.args.lock().clone()),
             group_ns: Default::default(),
+            copies_given: Default::default(),
         })
     }
 }
@@ -194,7 +197,7 @@ impl Kernel {
         let group_use = if validation.is_some() { kernel_info::GroupUse::Whole } else { self.info.group_use };
         let merge = crate::exec::ndrange::merge_for(group_use != kernel_info::GroupUse::Whole, local);
         let copy_queue = (self.info.driver_copies && validation.is_none() && crate::exec::copies::helpers::enabled())
-            .then(Default::default);
+            .then(|| Arc::new(crate::exec::copies::helpers::CopyQueue::new(self.copies_given.clone())));
         Ok(Arc::new(Launch {
             kernel: self.info.name.as_str().into(),
             faulted: Default::default(),

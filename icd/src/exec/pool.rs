@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::copies::helpers::CopyQueue;
+use super::copies::helpers::{self, CopyQueue};
 use super::fibers::Fibers;
 use super::occupancy;
 use super::spin::Spinner;
@@ -98,7 +98,7 @@ impl Job {
     /// Groups are left to hand out, or the job wants copy workers until its groups end.
     fn open(&self) -> bool {
         self.next.load(Ordering::Relaxed) < self.total
-            || (self.copies.is_some() && self.done.load(Ordering::Acquire) < self.total)
+            || self.copies.as_ref().is_some_and(|q| self.done.load(Ordering::Acquire) < self.total && q.wants_workers())
     }
 }
 
@@ -172,22 +172,61 @@ impl Pool {
         if total == 0 {
             return true;
         }
+        let estimate = group_ns.load(Ordering::Relaxed).saturating_mul(total as u64);
+        let offered = copies.is_some();
         // One group, or at most a quarter as many as workers, with copy workers: the
-        // groups run on pinned workers and the others move their copies
-        // (`copies::helpers`). Not with more: copy workers joining in the last wave of a
-        // full launch gained nothing (16-core host, 16 and 64 groups gathering:
-        // 0.79-1.14x), and with half as many groups as workers a gather of floats 16
-        // apart ran 0.56-0.77x (`bench --only workers`).
-        let copies = copies.filter(|_| total < self.workers && (total == 1 || 4 * total <= self.workers));
-        let idle_cores = copies.is_some();
-        // One group: waking a worker and waiting for it costs more than the group.
-        if total == 1 && !idle_cores {
+        // groups run on pinned workers, and idle workers are called to move their
+        // copies when the first is queued (`copies::helpers`). Not with more: copy
+        // workers joining in the last wave of a full launch gained nothing (16-core
+        // host, 16 and 64 groups gathering: 0.79-1.14x), and with half as many groups
+        // as workers a gather of floats 16 apart ran 0.56-0.77x (`bench --only
+        // workers`). Nor in a launch its kernel's recent groups say is short (or that
+        // has not run yet): leaving the issuing thread and waking a worker would cost
+        // more than helpers could save (unless the workers are forced, for the tests).
+        let copies = copies.filter(|_| {
+            total < self.workers
+                && (total == 1 || 4 * total <= self.workers)
+                && (estimate >= COPY_WORKERS_NS || helpers::forced())
+        });
+        // One group runs on the issuing thread: waking a worker and waiting for it costs
+        // more than the group. So does one with copy workers whose kernel's last such
+        // launch gave them nothing: on a pinned worker its group ran slower than on the
+        // issuing thread (2-core machine, a gather of floats 4 apart, which the model
+        // keeps on the group's core, 1 group: best of six 2.64 ms against 2.56). Its
+        // copies go to a queue no worker joins (the group moves what it queues), so that
+        // the next launch knows whether to go to the workers. The issuing thread does
+        // not call workers: one pinned to its core took it from the group (the same
+        // machine, floats 16 apart: 6.2-6.5 ms against 3.9-4.3 on the workers).
+        if total == 1 && !copies.as_ref().is_some_and(|q| q.gave_lately()) {
+            if let Some(q) = &copies {
+                q.offer(self.workers - 1, None);
+            }
             return CALLER.with(|w| {
                 let mut w = w.borrow_mut();
                 let w = w.get_or_insert_with(Worker::new);
-                catch_unwind(AssertUnwindSafe(|| run(w, 0..1))).is_ok_and(|failed| failed == 0)
+                // A kernel that could have copy workers learns how long its groups take.
+                let start = offered.then(Instant::now);
+                let ok = catch_unwind(AssertUnwindSafe(|| run(w, 0..1))).is_ok_and(|failed| failed == 0);
+                if let Some(start) = start {
+                    note_group_ns(group_ns, (start.elapsed().as_nanos() as u64).max(1));
+                }
+                if let Some(q) = &copies {
+                    q.settle();
+                }
+                ok
             });
         }
+        if let Some(q) = &copies {
+            let shared = self.shared.clone();
+            let recruit: helpers::Recruit = Box::new(move || {
+                // Under the lock, so that a worker between finding no job and sleeping
+                // cannot miss the call.
+                drop(shared.jobs.lock());
+                call_helpers(&shared, false);
+            });
+            q.offer(self.workers - total, Some(recruit));
+        }
+        let idle_cores = copies.is_some();
         // Enough chunks per worker to balance uneven groups, few enough that the
         // counter is not contended: at most 64 calls of the launcher, whose groups may
         // be merged ones (saxpy over 64 MiB in groups of 64, merged by 64, on the 2-core
@@ -201,15 +240,14 @@ impl Pool {
         // next, so no thread pays for waking every worker (with 16 workers that was most
         // of a small launch). A launch the kernel's recent groups say will take less than
         // a wake-up wakes nobody, unless it runs past that.
-        let estimate = group_ns.load(Ordering::Relaxed).saturating_mul(total as u64);
         let solo = estimate != 0 && estimate < SOLO_NS;
         // A long launch wakes every helper at once: on cores shared with other
         // processes each woken helper waits for the scheduler before it can wake the
         // next, and a chain of 16 such waits outlasted the launch (saxpy beside 16 busy
         // processes on the 16-core host: 25 GB/s, PoCL 55). Against such a launch the
         // wake-ups' system calls are nothing.
-        // A launch leaving cores to copy workers wakes every worker: those without a
-        // group move copies.
+        // A launch leaving cores to copy workers goes to the workers (below), its few
+        // groups woken one by one, and its copies call more when they are queued.
         let all = estimate >= WAKE_ALL_NS || idle_cores;
         // Such a launch with few groups (up to two per worker), each a large part of the
         // launch, runs on the workers alone. The issuing thread is not pinned: a group it
@@ -248,7 +286,7 @@ impl Pool {
         let start = Instant::now();
         let at = solo.then(|| start + Duration::from_nanos(SOLO_NS));
         let (ran, waking) = if to_workers {
-            call_helpers(&self.shared, true);
+            call_helpers(&self.shared, !idle_cores);
             (0, start.elapsed())
         } else {
             CALLER.with(|w| {
@@ -285,6 +323,9 @@ impl Pool {
             // busy processes: 1,000-8,000 launches/s back to back).
             note_group_ns(group_ns, (ran_ns.load(Ordering::Acquire) / total as u64).max(1));
         }
+        if let Some(q) = &job.copies {
+            q.settle();
+        }
         // Workers drop exhausted jobs only when they look for the next one; remove it
         // now so the launch (and the buffers it keeps alive) goes away with this call.
         self.shared.jobs.lock().retain(|j| !Arc::ptr_eq(j, &job));
@@ -315,6 +356,11 @@ fn next_estimate(old: u64, per_group: u64) -> u64 {
 const SOLO_NS: u64 = 8_000;
 /// A launch its kernel's recent groups say will take this long wakes all helpers at once.
 const WAKE_ALL_NS: u64 = 100_000;
+/// Launches shorter than this (by the same estimate) move their copies on the groups'
+/// cores: a launch with copy workers goes to the pool's workers, and waking one and
+/// waiting for it takes 10-60 us on the 2-core machine, whose workers sleep between
+/// launches.
+const COPY_WORKERS_NS: u64 = 500_000;
 /// A launch that keeps every worker busy this long runs on the workers alone, when the
 /// pool has at least `ALONE_MIN_WORKERS` of them (`Pool::run` says why).
 const ALONE_NS: u64 = 300_000;
@@ -423,8 +469,10 @@ fn worker_loop(shared: &Shared, w: &mut Worker) {
         if job.next.load(Ordering::Relaxed) + job.chunk < job.total {
             shared.work.notify_one();
         }
-        work_on(&job, w, None);
-        if let Some(q) = &job.copies {
+        let (ran, _) = work_on(&job, w, None);
+        // A worker that ran groups stays to move copies until the launch ends; one
+        // called to them stays while they want it.
+        if let Some(q) = job.copies.as_ref().filter(|q| ran > 0 || q.wants_workers()) {
             let elsewhere = || {
                 shared.jobs.try_lock().is_some_and(|jobs| {
                     jobs.iter().any(|j| !Arc::ptr_eq(j, &job) && j.next.load(Ordering::Relaxed) < j.total)

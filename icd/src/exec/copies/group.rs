@@ -228,7 +228,7 @@ impl GroupCopies {
             Some(false) => None,
             Some(true) if *MODE == Mode::Delay => Some(issued),
             _ => {
-                flight = self.queue.as_ref().and_then(|q| q.issue(&issued, helpers::parts_for(&issued, q.workers())));
+                flight = self.queue.as_ref().and_then(|q| q.issue(&issued, helpers::parts_for(&issued, q.spare())));
                 if flight.is_none() {
                     // The kernel's addresses: a fault here is the kernel's, even though
                     // the copy service (a driver section) runs it.

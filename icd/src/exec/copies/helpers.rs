@@ -1,10 +1,11 @@
 //! Copy workers: pool workers a launch leaves idle move parts of its groups' copies.
 //!
-//! With `FERROCL_COPY_WORKERS` set (off by default: `FORCED`), a launch of a kernel
-//! whose copies the driver moves (`Kernel::driver_copies`) gets a `CopyQueue`; with
-//! fewer groups than workers, its groups run on pool workers and a worker that finds no
-//! group left stays with the launch as a copy worker until its last group ends (`help`),
-//! taking parts from the queue. A copy that `parts_for` gives them is split by planes,
+//! A launch of a kernel whose copies the driver moves (`Kernel::driver_copies`) gets a
+//! `CopyQueue` (unless `FERROCL_COPY_WORKERS=0`: `FORCED`). With one group, or at most
+//! a quarter as many groups as workers, and long enough to pay for waking workers, its
+//! groups run on pool workers; the first copy queued calls idle workers (`offer`), who
+//! stay with the launch as copy workers until its last group ends (`help`), taking parts
+//! from the queue, as does a worker whose group has ended. A copy that `parts_for` gives them is split by planes,
 //! lines or elements, queued, and left in flight: the group computes on while idle
 //! cores move it. Its wait takes parts from the queue too, so a
 //! copy never waits for a worker that is not there, and then waits for the parts others
@@ -19,7 +20,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use ferrocl_kernel_abi::AsyncCopy;
 use parking_lot::{Condvar, Mutex};
@@ -77,6 +78,9 @@ struct Part {
     flight: Arc<Flight>,
 }
 
+/// Calls one pool worker to a launch's copies (`CopyQueue::offer`).
+pub(crate) type Recruit = Box<dyn Fn() + Send + Sync>;
+
 /// A launch's parts of copies to move, and the copy workers with it.
 #[derive(Default)]
 pub(crate) struct CopyQueue {
@@ -85,6 +89,17 @@ pub(crate) struct CopyQueue {
     queued: AtomicUsize,
     /// Copy workers with the launch now.
     workers: AtomicUsize,
+    /// Cores the launch leaves idle (`offer`): the most copy workers it may have.
+    spare: AtomicUsize,
+    /// Copy workers the queued copies want (the most parts of one, less the group's).
+    want: AtomicUsize,
+    /// Pool workers called so far, and how (`offer`).
+    recruited: AtomicUsize,
+    recruit: OnceLock<Recruit>,
+    /// A copy was queued in this launch.
+    gave: AtomicBool,
+    /// The kernel's: its last launch with a queue gave the workers copies (`settle`).
+    lately: Arc<AtomicBool>,
     /// Copy workers asleep (`help`), and where they sleep.
     sleepers: AtomicUsize,
     sleep: Mutex<()>,
@@ -92,6 +107,45 @@ pub(crate) struct CopyQueue {
 }
 
 impl CopyQueue {
+    /// A queue for one launch of a kernel, whose last launches `lately` describes.
+    pub(crate) fn new(lately: Arc<AtomicBool>) -> CopyQueue {
+        CopyQueue { lately, ..Default::default() }
+    }
+
+    /// The pool runs the launch with `spare` cores idle, and `recruit` calls a worker.
+    /// Workers are called only when a copy is queued: a launch whose copies the model
+    /// keeps on the groups' cores costs nothing more than one without a queue.
+    pub(crate) fn offer(&self, spare: usize, recruit: Option<Recruit>) {
+        self.spare.store(spare, Ordering::Relaxed);
+        if let Some(r) = recruit {
+            let _ = self.recruit.set(r);
+        }
+    }
+
+    /// The kernel's last launch with a queue gave the workers copies.
+    pub(crate) fn gave_lately(&self) -> bool {
+        self.lately.load(Ordering::Relaxed)
+    }
+
+    /// The launch has ended: the kernel's next launch knows whether this one gave the
+    /// workers copies.
+    pub(crate) fn settle(&self) {
+        self.lately.store(self.gave.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// Idle cores the launch's copies may have.
+    pub(crate) fn spare(&self) -> usize {
+        self.spare.load(Ordering::Relaxed)
+    }
+
+    /// Fewer workers are with the launch than its queued copies wanted: a pool worker
+    /// looking for work should join. (Whether parts are left does not count: a worker
+    /// called for one copy that came after the group had moved it itself stays for
+    /// the next, as it is not called again.)
+    pub(crate) fn wants_workers(&self) -> bool {
+        self.workers() < self.want.load(Ordering::Acquire)
+    }
+
     /// Gives `copy` to the copy workers in `parts` parts (`parts_for`), or `None` where
     /// it does not split; the caller then moves it itself.
     pub(crate) fn issue(&self, copy: &AsyncCopy, parts: usize) -> Option<Arc<Flight>> {
@@ -99,7 +153,8 @@ impl CopyQueue {
         if pieces.len() < 2 {
             return None;
         }
-        let flight = Arc::new(Flight { left: AtomicUsize::new(pieces.len()), failed: AtomicBool::new(false) });
+        let pieces_len = pieces.len();
+        let flight = Arc::new(Flight { left: AtomicUsize::new(pieces_len), failed: AtomicBool::new(false) });
         let mut q = self.parts.lock();
         q.extend(pieces.into_iter().map(|copy| Part { copy, flight: flight.clone() }));
         self.queued.store(q.len(), Ordering::SeqCst);
@@ -107,6 +162,20 @@ impl CopyQueue {
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _g = self.sleep.lock();
             self.wake.notify_all();
+        }
+        // Each pool worker is called once at most: one that came stays until the
+        // launch ends (`help`), asleep on this queue when there is nothing to move.
+        self.gave.store(true, Ordering::Relaxed);
+        let want = (pieces_len - 1).min(self.spare());
+        self.want.fetch_max(want, Ordering::AcqRel);
+        if let Some(recruit) = self.recruit.get() {
+            while self
+                .recruited
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| (r < want).then_some(r + 1))
+                .is_ok()
+            {
+                recruit();
+            }
         }
         Some(flight)
     }
@@ -118,7 +187,7 @@ impl CopyQueue {
     }
 
     /// How many copy workers are with the launch now.
-    pub(crate) fn workers(&self) -> usize {
+    fn workers(&self) -> usize {
         self.workers.load(Ordering::Relaxed)
     }
 
@@ -181,18 +250,20 @@ impl CopyQueue {
 
 /// `FERROCL_COPY_WORKERS`: `0`, no copy workers (every copy moves where it is issued);
 /// `N`, every copy the driver moves goes to up to `N` workers, for A/B runs and the
-/// tests; `model`, the cost model (`model`) decides. Unset: none, until the bench's
-/// under-subscribed sweep shows the model at or above the inline engine everywhere
-/// (DESIGN.md "Async copies" has its figures so far).
-pub(crate) static FORCED: LazyLock<Option<usize>> = LazyLock::new(|| match std::env::var("FERROCL_COPY_WORKERS") {
-    Ok(v) if v.trim() == "model" => None,
-    Ok(v) => Some(v.trim().parse().unwrap_or(0)),
-    Err(_) => Some(0),
-});
+/// tests. Unset (or `model`): the cost model (`model`) decides, which the bench's
+/// under-subscribed sweep (`bench --only workers`) found at or above the inline engine
+/// at every point (DESIGN.md "Async copies").
+pub(crate) static FORCED: LazyLock<Option<usize>> =
+    LazyLock::new(|| std::env::var("FERROCL_COPY_WORKERS").ok().and_then(|v| v.trim().parse().ok()));
 
 /// Whether a launch of a kernel making driver copies gets a queue.
 pub(crate) fn enabled() -> bool {
     *FORCED != Some(0)
+}
+
+/// Whether every copy goes to workers (`FERROCL_COPY_WORKERS=N`, N > 0).
+pub(crate) fn forced() -> bool {
+    FORCED.is_some_and(|n| n > 0)
 }
 
 /// Empty spins between yields (`Idle`), and before a copy worker sleeps (about 20 us of
@@ -210,7 +281,7 @@ const LEAST_BYTES: usize = 4096;
 const PART_BYTES: usize = 1024;
 
 /// How many parts `copy` goes to the copy workers in (0: the group moves it), with
-/// `workers` of them with the launch now.
+/// `workers` cores the launch leaves idle.
 pub(crate) fn parts_for(copy: &AsyncCopy, workers: usize) -> usize {
     match *FORCED {
         Some(0) => 0,
