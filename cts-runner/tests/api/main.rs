@@ -22,4 +22,5 @@ mod queues;
 mod spirv;
 mod svm;
 mod transfers;
+mod usm;
 mod validation;

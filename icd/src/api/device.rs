@@ -184,6 +184,11 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => Info::of(&image::LIMITS.max_buffer),
         CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => Info::of(&image::LIMITS.max_array),
         CL_DEVICE_SVM_CAPABILITIES => Info::of(&crate::core::svm::CAPABILITIES),
+        CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL
+        | CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL
+        | CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL
+        | CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL
+        | CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL => Info::of(&crate::core::usm::CAPABILITIES),
         // Optional features we do not support: pipes, device enqueue.
         CL_DEVICE_MAX_PIPE_ARGS
         | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS

@@ -331,7 +331,7 @@ fn extension_function(name: &[u8]) -> *mut c_void {
         b"clCreateProgramWithILKHR" if crate::compiler::spirv::find().is_some() => {
             entry_point(b"clCreateProgramWithIL")
         }
-        _ => null_mut(),
+        _ => super::usm::function(name).unwrap_or(null_mut()),
     }
 }
 

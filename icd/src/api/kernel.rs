@@ -324,11 +324,16 @@ fn clGetKernelSubGroupInfo(
 
 #[cl_entry_point]
 fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> CLResult<()> {
+    set_pointer_arg(kernel, arg_index, arg_value)
+}
+
+/// An SVM or USM pointer as a kernel argument. "CL_INVALID_ARG_INDEX if arg_index is
+/// not a valid argument index", "CL_INVALID_ARG_VALUE if arg_value specified is not a
+/// valid value": the argument must be a pointer to global or constant memory. Any
+/// address is one with fine-grain system SVM, NULL and pointers into the middle of
+/// allocations included.
+pub(super) fn set_pointer_arg(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> CLResult<()> {
     let k = from_handle::<Kernel>(kernel)?;
-    // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index", "CL_INVALID_
-    // ARG_VALUE if arg_value specified is not a valid value": the argument must be a
-    // pointer to global or constant memory. Any address is one with fine-grain
-    // system SVM, NULL and pointers into the middle of allocations included.
     let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
     if a.kind != ArgKind::Buffer {
         return Err(CL_INVALID_ARG_VALUE);
@@ -347,14 +352,17 @@ fn clSetKernelExecInfo(
     from_handle::<Kernel>(kernel)?;
     // "CL_INVALID_VALUE if param_name is not valid, if param_value is NULL or if the
     // size specified by param_value_size is not valid" (an empty SVM pointer list,
-    // size 0 and NULL, unsets the previous one). Kernels reach every address the
-    // process has, so neither setting changes what a launch does.
+    // size 0 and NULL, unsets the previous one), and the USM ones alike. Kernels reach
+    // every address the process has, so no setting changes what a launch does.
     let valid = match param_name {
-        CL_KERNEL_EXEC_INFO_SVM_PTRS => {
+        CL_KERNEL_EXEC_INFO_SVM_PTRS | CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL => {
             param_value_size % std::mem::size_of::<*const c_void>() == 0
                 && (param_value_size == 0) == param_value.is_null()
         }
-        CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
+        CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM
+        | CL_KERNEL_EXEC_INFO_INDIRECT_HOST_ACCESS_INTEL
+        | CL_KERNEL_EXEC_INFO_INDIRECT_DEVICE_ACCESS_INTEL
+        | CL_KERNEL_EXEC_INFO_INDIRECT_SHARED_ACCESS_INTEL => {
             param_value_size == std::mem::size_of::<cl_bool>() && !param_value.is_null()
         }
         _ => false,

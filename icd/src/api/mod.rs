@@ -18,4 +18,5 @@ pub(crate) mod sampler;
 pub(crate) mod svm;
 pub(crate) mod transfer;
 pub(crate) mod unsupported;
+pub(crate) mod usm;
 pub(crate) mod util;

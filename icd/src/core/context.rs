@@ -1,7 +1,7 @@
 //! Contexts: a set of devices plus the callbacks the application attached.
 
 use std::ffi::{c_char, c_void};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -22,7 +22,17 @@ pub(crate) struct Context {
     pub(crate) notify: Option<(ContextNotify, usize)>,
     /// `clSVMAlloc`'s allocations.
     pub(crate) svm: super::svm::Allocations,
+    /// `cl_intel_unified_shared_memory`'s allocations.
+    pub(crate) usm: super::svm::Allocations<super::usm::Usm>,
+    /// The context's command queues, for `clMemBlockingFreeINTEL`.
+    queues: Mutex<Vec<Weak<dyn Drain>>>,
     destructors: Mutex<Vec<(ContextDestructor, usize)>>,
+}
+
+/// A command queue of the context, as the context sees it.
+pub(crate) trait Drain: Send + Sync {
+    /// Returns once every command enqueued so far has finished.
+    fn drain(&self);
 }
 
 cl_object!(Context, CL_INVALID_CONTEXT);
@@ -33,8 +43,8 @@ impl Context {
         properties: Vec<cl_context_properties>,
         notify: Option<(ContextNotify, usize)>,
     ) -> Arc<Context> {
-        let (base, svm, destructors) = (Base::new(), Default::default(), Mutex::new(Vec::new()));
-        Arc::new(Context { base, devices, properties, notify, svm, destructors })
+        let (base, svm, usm, destructors) = (Base::new(), Default::default(), Default::default(), Default::default());
+        Arc::new(Context { base, devices, properties, notify, svm, usm, queues: Default::default(), destructors })
     }
 
     /// Tells the application's error callback, if any, why a call failed ("information
@@ -50,6 +60,27 @@ impl Context {
 
     pub(crate) fn has_device(&self, device: &Arc<Device>) -> bool {
         self.devices.iter().any(|d| Arc::ptr_eq(d, device))
+    }
+
+    /// Records a command queue made in the context (dropped ones are forgotten).
+    pub(crate) fn add_queue(&self, queue: Weak<dyn Drain>) {
+        let mut queues = self.queues.lock();
+        queues.retain(|q| q.strong_count() > 0);
+        queues.push(queue);
+    }
+
+    /// Waits until every command enqueued in the context so far has finished.
+    pub(crate) fn drain(&self) {
+        let queues: Vec<_> = self.queues.lock().iter().filter_map(Weak::upgrade).collect();
+        for q in queues {
+            q.drain();
+        }
+    }
+
+    /// The SVM or USM allocation of the context containing `ptr`: its start and size.
+    pub(crate) fn allocation(&self, ptr: usize) -> Option<(usize, usize)> {
+        let svm = self.svm.find(ptr).map(|(start, size, _)| (start, size));
+        svm.or_else(|| self.usm.find(ptr).map(|(start, size, _)| (start, size)))
     }
 
     pub(crate) fn add_destructor(&self, f: ContextDestructor, user_data: usize) {

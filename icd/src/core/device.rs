@@ -144,11 +144,14 @@ pub(crate) const IL_EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_expect_assume", cl_version(1, 0, 0)),
 ];
 
-/// The extensions the device reports: `EXTENSIONS`, and `IL_EXTENSIONS` where the
-/// SPIR-V translator is installed.
+/// Extensions of the API alone (so not in the list clang is told about).
+pub(crate) const API_EXTENSIONS: &[(&str, u32)] = &[("cl_intel_unified_shared_memory", cl_version(1, 1, 0))];
+
+/// The extensions the device reports: `EXTENSIONS`, `API_EXTENSIONS`, and
+/// `IL_EXTENSIONS` where the SPIR-V translator is installed.
 pub(crate) fn extensions() -> Vec<(&'static str, u32)> {
     let il = crate::compiler::spirv::find().map(|_| IL_EXTENSIONS).unwrap_or_default();
-    EXTENSIONS.iter().chain(il).copied().collect()
+    EXTENSIONS.iter().chain(API_EXTENSIONS).chain(il).copied().collect()
 }
 
 /// The intermediate languages the device reads: SPIR-V, in the versions the translator

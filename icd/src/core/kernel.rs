@@ -306,7 +306,7 @@ impl Kernel {
                     bytes[a.offset..a.offset + 8].copy_from_slice(&ptr.to_ne_bytes());
                     // An allocation of the context counts like a buffer (async-copy
                     // validation, streaming stores); other addresses are the application's.
-                    if let Some((start, size, _)) = self.program.context.svm.find(ptr) {
+                    if let Some((start, size)) = self.program.context.allocation(ptr) {
                         buffers.push((start, start + size));
                     }
                 }

@@ -16,6 +16,7 @@ pub(crate) mod queue;
 pub(crate) mod region;
 pub(crate) mod sampler;
 pub(crate) mod svm;
+pub(crate) mod usm;
 
 /// `CL_MAKE_VERSION`.
 pub(crate) const fn cl_version(major: u32, minor: u32, patch: u32) -> u32 {

@@ -166,6 +166,12 @@ impl Commands {
     }
 }
 
+impl super::context::Drain for Commands {
+    fn drain(&self) {
+        self.finish();
+    }
+}
+
 /// The dispatchers every queue shares, and the queues ready for one.
 struct Dispatch {
     ready: Mutex<VecDeque<Arc<Commands>>>,
@@ -274,6 +280,7 @@ impl Queue {
         properties_array: Vec<cl_queue_properties>,
     ) -> CLResult<Arc<Queue>> {
         let commands = Arc::new(Commands::default());
+        context.add_queue(Arc::downgrade(&commands) as std::sync::Weak<dyn super::context::Drain>);
         Ok(Arc::new(Queue { base: Base::new(), context, device, properties, properties_array, commands }))
     }
 

@@ -14,28 +14,35 @@ pub(crate) const MAX_ALIGNMENT: usize = 2 << 20;
 /// What `clSVMAlloc` aligns to when asked for 0: the largest OpenCL type (long16).
 pub(crate) const DEFAULT_ALIGNMENT: usize = 128;
 
-struct Allocation {
+struct Allocation<M> {
     layout: Layout,
-    flags: cl_svm_mem_flags,
+    /// What the API that made it records: SVM flags, or a USM allocation's kind.
+    meta: M,
 }
 
-/// The SVM allocations of one context, by start address.
-#[derive(Default)]
-pub(crate) struct Allocations {
-    map: Mutex<BTreeMap<usize, Allocation>>,
+/// The host allocations of one context made through one API (SVM, USM), by start
+/// address.
+pub(crate) struct Allocations<M = cl_svm_mem_flags> {
+    map: Mutex<BTreeMap<usize, Allocation<M>>>,
 }
 
-impl Allocations {
+impl<M> Default for Allocations<M> {
+    fn default() -> Self {
+        Allocations { map: Mutex::new(BTreeMap::new()) }
+    }
+}
+
+impl<M: Copy> Allocations<M> {
     /// `size` zeroed bytes aligned to `align` (a power of two, checked by the caller),
     /// or `None` when the heap refuses.
-    pub(crate) fn alloc(&self, flags: cl_svm_mem_flags, size: usize, align: usize) -> Option<*mut u8> {
+    pub(crate) fn alloc(&self, meta: M, size: usize, align: usize) -> Option<*mut u8> {
         let layout = Layout::from_size_align(size, align).ok()?;
         // SAFETY: size is non-zero (checked by the caller).
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
             return None;
         }
-        self.map.lock().insert(ptr as usize, Allocation { layout, flags });
+        self.map.lock().insert(ptr as usize, Allocation { layout, meta });
         Some(ptr)
     }
 
@@ -51,15 +58,15 @@ impl Allocations {
         }
     }
 
-    /// The allocation containing `ptr`: its start, size and flags.
-    pub(crate) fn find(&self, ptr: usize) -> Option<(usize, usize, cl_svm_mem_flags)> {
+    /// The allocation containing `ptr`: its start, size and what its API recorded.
+    pub(crate) fn find(&self, ptr: usize) -> Option<(usize, usize, M)> {
         let map = self.map.lock();
         let (&start, a) = map.range(..=ptr).next_back()?;
-        (ptr < start + a.layout.size()).then_some((start, a.layout.size(), a.flags))
+        (ptr < start + a.layout.size()).then_some((start, a.layout.size(), a.meta))
     }
 }
 
-impl Drop for Allocations {
+impl<M> Drop for Allocations<M> {
     /// Allocations the application never freed go with their context.
     fn drop(&mut self) {
         for (start, a) in std::mem::take(self.map.get_mut()) {
@@ -81,7 +88,7 @@ mod tests {
 
     #[test]
     fn allocations_are_found_by_any_inner_pointer() {
-        let a = Allocations::default();
+        let a = Allocations::<cl_svm_mem_flags>::default();
         let p = a.alloc(CL_MEM_READ_WRITE, 100, 64).unwrap();
         assert_eq!(p as usize % 64, 0);
         assert_eq!(a.find(p as usize + 99), Some((p as usize, 100, CL_MEM_READ_WRITE)));
