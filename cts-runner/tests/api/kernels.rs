@@ -1879,3 +1879,74 @@ fn stride_loops_in_rows_and_with_carried_values_keep_each_work_items_results() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// `clGetKernelSuggestedLocalWorkSizeKHR` through the loader's extension lookup.
+type Suggest =
+    unsafe extern "C" fn(cl_command_queue, cl_kernel, cl_uint, *const usize, *const usize, *mut usize) -> cl_int;
+
+#[test]
+fn suggested_local_sizes_are_the_ones_launches_get() {
+    let env = Env::new();
+    let (platform, _) = platform_device();
+    let f = cl!(clGetExtensionFunctionAddressForPlatform(platform, c"clGetKernelSuggestedLocalWorkSizeKHR".as_ptr()));
+    assert!(!f.is_null());
+    // SAFETY: the driver's entry point of that name, whose C signature `Suggest` spells.
+    let suggest: Suggest = unsafe { std::mem::transmute::<*mut c_void, Suggest>(f) };
+    let p = build(
+        &env,
+        "kernel void sizes(global uint *out) {
+             if (get_global_id(0) == 0 && get_global_id(1) == 0)
+                 for (uint d = 0; d < 3; d++) out[d] = get_local_size(d);
+         }
+         kernel void other(global uint *out, local float *tmp) {
+             tmp[get_local_id(0)] = 1.0f;
+             barrier(CLK_LOCAL_MEM_FENCE);
+             if (get_global_id(0) == 0) out[0] = get_local_size(0);
+         }",
+        "",
+    );
+    let out = env.buffer(CL_MEM_READ_WRITE, 12, null_mut());
+    let mut local = [0usize; 3];
+    let k = kernel(p, "sizes");
+    let call = |q, k, dims, global: *const usize, local: *mut usize| {
+        // SAFETY: the driver's entry point; the arrays hold `dims` sizes or are null.
+        unsafe { suggest(q, k, dims, null(), global, local) }
+    };
+    let g = [96usize, 1, 1];
+    // Arguments unset, bad handles, another context's queue, bad sizes.
+    err!(CL_INVALID_KERNEL_ARGS, call(env.queue, k, 1, g.as_ptr(), local.as_mut_ptr()));
+    set_arg(k, 0, &out);
+    err!(CL_INVALID_COMMAND_QUEUE, call(env.context.cast(), k, 1, g.as_ptr(), local.as_mut_ptr()));
+    err!(CL_INVALID_KERNEL, call(env.queue, env.context.cast(), 1, g.as_ptr(), local.as_mut_ptr()));
+    let other = Env::new();
+    err!(CL_INVALID_CONTEXT, call(other.queue, k, 1, g.as_ptr(), local.as_mut_ptr()));
+    err!(CL_INVALID_WORK_DIMENSION, call(env.queue, k, 0, g.as_ptr(), local.as_mut_ptr()));
+    err!(CL_INVALID_WORK_DIMENSION, call(env.queue, k, 4, g.as_ptr(), local.as_mut_ptr()));
+    err!(CL_INVALID_GLOBAL_WORK_SIZE, call(env.queue, k, 1, null(), local.as_mut_ptr()));
+    err!(CL_INVALID_GLOBAL_WORK_SIZE, call(env.queue, k, 1, [0usize].as_ptr(), local.as_mut_ptr()));
+    err!(CL_INVALID_VALUE, call(env.queue, k, 1, g.as_ptr(), null_mut()));
+    let huge = [usize::MAX];
+    // SAFETY: as `call`, with an offset that overflows.
+    err!(CL_INVALID_GLOBAL_OFFSET, unsafe { suggest(env.queue, k, 1, huge.as_ptr(), g.as_ptr(), local.as_mut_ptr()) });
+    // Every suggestion is what a launch without a local size gets, in 1 and 2 dimensions
+    // and for a kernel with barriers.
+    let k2 = kernel(p, "other");
+    set_arg(k2, 0, &out);
+    ok!(cl!(clSetKernelArg(k2, 1, 4096 * 4, null())));
+    for (kern, dims) in [(k, 1), (k, 2), (k2, 1)] {
+        for n in (1..4096).step_by(97).chain([4096, 1 << 20]) {
+            let global = [n, if dims == 2 { 3 + n % 5 } else { 1 }, 1];
+            local = [0; 3];
+            ok!(call(env.queue, kern, dims, global.as_ptr(), local.as_mut_ptr()));
+            run(&env, kern, &global[..dims as usize], None);
+            let got: Vec<u32> = read_as(&env, out, if kern == k { 3 } else { 1 });
+            for d in 0..got.len().min(dims as usize) {
+                assert_eq!(got[d] as usize, local[d], "global {global:?}, dimension {d}");
+            }
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseKernel(k2)));
+    ok!(cl!(clReleaseProgram(p)));
+    ok!(cl!(clReleaseMemObject(out)));
+}

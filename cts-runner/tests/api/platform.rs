@@ -300,3 +300,34 @@ fn unknown_extension_functions_are_null() {
     let none = cl!(clGetExtensionFunctionAddressForPlatform(p, c"clNoSuchFunctionFCL".as_ptr()));
     assert!(none.is_null());
 }
+
+#[test]
+fn the_device_and_driver_have_stable_uuids() {
+    let (_, d) = platform_device();
+    let extensions = info_string(|n, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, v, r)));
+    assert!(extensions.split(' ').any(|e| e == "cl_khr_device_uuid"), "{extensions}");
+    let device: [u8; 16] = device_info(d, CL_DEVICE_UUID_KHR);
+    let driver: [u8; 16] = device_info(d, CL_DRIVER_UUID_KHR);
+    assert_eq!(device, device_info::<[u8; 16]>(d, CL_DEVICE_UUID_KHR), "the same on every query");
+    assert_ne!(device, driver);
+    for u in [device, driver] {
+        assert_eq!((u[6] >> 4, u[8] >> 6), (8, 2), "RFC 9562 version 8: {u:x?}");
+    }
+    assert_eq!(device_info::<cl_bool>(d, CL_DEVICE_LUID_VALID_KHR), CL_FALSE);
+    assert_eq!(device_info::<[u8; 8]>(d, CL_DEVICE_LUID_KHR), [0; 8]);
+    assert_eq!(device_info::<cl_uint>(d, CL_DEVICE_NODE_MASK_KHR), 0);
+    // Another process (the loader started afresh) sees the same UUIDs.
+    let dump = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "platform::print_uuid_for_another_process", "--nocapture", "--ignored"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&dump.stdout);
+    assert!(text.contains(&format!("uuid={device:02x?}")), "{text}");
+}
+
+#[test]
+#[ignore = "run by the_device_and_driver_have_stable_uuids in a child process"]
+fn print_uuid_for_another_process() {
+    let (_, d) = platform_device();
+    println!("uuid={:02x?}", device_info::<[u8; 16]>(d, CL_DEVICE_UUID_KHR));
+}

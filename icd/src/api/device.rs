@@ -117,6 +117,12 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         }
         CL_DEVICE_PLATFORM => Info::of(&icd::handle_of(Platform::get())),
         CL_DEVICE_NAME => Info::of(&h.cpu_name),
+        // cl_khr_device_uuid: no LUID (a Windows notion) and no node mask.
+        CL_DEVICE_UUID_KHR => Info::of(&d.uuid()),
+        CL_DRIVER_UUID_KHR => Info::of(&device::uuid(&format!("FerroCL driver {DRIVER_VERSION}"))),
+        CL_DEVICE_LUID_VALID_KHR => Info::of(&CL_FALSE),
+        CL_DEVICE_LUID_KHR => Info::of(&[0u8; CL_LUID_SIZE_KHR]),
+        CL_DEVICE_NODE_MASK_KHR => Info::of(&0u32),
         CL_DEVICE_VENDOR => Info::of(&h.cpu_vendor),
         CL_DRIVER_VERSION => Info::of(DRIVER_VERSION),
         CL_DEVICE_PROFILE => Info::of(platform::PROFILE),

@@ -331,6 +331,9 @@ fn extension_function(name: &[u8]) -> *mut c_void {
         b"clCreateProgramWithILKHR" if crate::compiler::spirv::find().is_some() => {
             entry_point(b"clCreateProgramWithIL")
         }
+        b"clGetKernelSuggestedLocalWorkSizeKHR" => {
+            super::kernel::clGetKernelSuggestedLocalWorkSizeKHR as *const () as *mut c_void
+        }
         _ => super::usm::function(name).unwrap_or(null_mut()),
     }
 }

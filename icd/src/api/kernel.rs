@@ -15,6 +15,7 @@ use crate::core::device::Device;
 use crate::core::kernel::{ArgValue, Kernel, NdRange};
 use crate::core::memory::Mem;
 use crate::core::program::Program;
+use crate::core::queue::Queue;
 use crate::core::sampler::Sampler;
 
 #[cl_entry_point]
@@ -432,6 +433,55 @@ unsafe fn enqueue_ndrange(
         false,
         Box::new(move || if launch.run() { Ok(()) } else { Err(CL_OUT_OF_RESOURCES) }),
     )
+}
+
+/// `cl_khr_suggested_local_work_size`: the work-group size `clEnqueueNDRangeKernel`
+/// would choose, with its errors.
+#[cl_entry_point]
+fn clGetKernelSuggestedLocalWorkSizeKHR(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    suggested_local_work_size: *mut usize,
+) -> CLResult<()> {
+    let q = from_handle::<Queue>(queue)?;
+    let k = from_handle::<Kernel>(kernel)?;
+    if !Arc::ptr_eq(&q.context, &k.program.context) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    if !(1..=3).contains(&work_dim) {
+        return Err(CL_INVALID_WORK_DIMENSION);
+    }
+    let dims = work_dim as usize;
+    // "CL_INVALID_GLOBAL_WORK_SIZE if global_work_size is NULL or if any of the values
+    // specified in global_work_size are 0", or their product overflows a size_t.
+    if global_work_size.is_null() {
+        return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+    }
+    let mut global = [1usize; 3];
+    global[..dims].copy_from_slice(slice(global_work_size, dims));
+    if global.contains(&0) || global.iter().try_fold(1usize, |n, &g| n.checked_mul(g)).is_none() {
+        return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+    }
+    // "CL_INVALID_GLOBAL_OFFSET if the value specified in global_work_size + the
+    // corresponding values in global_work_offset for any dimensions is greater than the
+    // maximum value representable by size t on the device."
+    if !global_work_offset.is_null() {
+        let offset = slice(global_work_offset, dims);
+        if (0..dims).any(|d| global[d].checked_add(offset[d]).is_none()) {
+            return Err(CL_INVALID_GLOBAL_OFFSET);
+        }
+    }
+    // "CL_INVALID_VALUE if suggested_local_work_size is NULL."
+    if suggested_local_work_size.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let local = k.suggested_group_size(&q.device, dims, global)?;
+    // SAFETY: the caller's array holds `work_dim` sizes.
+    unsafe { std::ptr::copy_nonoverlapping(local.as_ptr(), suggested_local_work_size, dims) };
+    Ok(())
 }
 
 #[cl_entry_point]

@@ -145,7 +145,35 @@ pub(crate) const IL_EXTENSIONS: &[(&str, u32)] = &[
 ];
 
 /// Extensions of the API alone (so not in the list clang is told about).
-pub(crate) const API_EXTENSIONS: &[(&str, u32)] = &[("cl_intel_unified_shared_memory", cl_version(1, 1, 0))];
+pub(crate) const API_EXTENSIONS: &[(&str, u32)] = &[
+    ("cl_intel_unified_shared_memory", cl_version(1, 1, 0)),
+    ("cl_khr_device_uuid", cl_version(1, 0, 0)),
+    ("cl_khr_suggested_local_work_size", cl_version(1, 0, 0)),
+];
+
+/// A UUID (RFC 9562 version 8, made from a hash) naming `what`: the same text gives
+/// the same UUID in every process, as `cl_khr_device_uuid` wants of the device's and
+/// the driver's.
+pub(crate) fn uuid(what: &str) -> [u8; 16] {
+    // Two FNV-1a hashes with different bases: no crate for sixteen bytes.
+    let fnv = |basis: u64| what.bytes().fold(basis, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&fnv(0xcbf2_9ce4_8422_2325).to_be_bytes());
+    out[8..].copy_from_slice(&fnv(0x6c62_272e_07bb_0142).to_be_bytes());
+    out[6] = (out[6] & 0x0f) | 0x80;
+    out[8] = (out[8] & 0x3f) | 0x80;
+    out
+}
+
+impl Device {
+    /// `CL_DEVICE_UUID_KHR`: the host's processor, cores and machine id (where the
+    /// system has one), so that two machines with the same processor differ.
+    pub(crate) fn uuid(&self) -> [u8; 16] {
+        let machine = std::fs::read_to_string("/etc/machine-id").unwrap_or_default();
+        let h = &self.host;
+        uuid(&format!("FerroCL device|{}|{}|{}|{}", h.cpu_vendor, h.cpu_name, h.cores, machine.trim()))
+    }
+}
 
 /// The extensions the device reports: `EXTENSIONS`, `API_EXTENSIONS`, and
 /// `IL_EXTENSIONS` where the SPIR-V translator is installed.

@@ -226,6 +226,21 @@ impl Kernel {
         }))
     }
 
+    /// `clGetKernelSuggestedLocalWorkSizeKHR`: the work-group size a launch over
+    /// `global` given no local size gets, once every argument is set.
+    pub(crate) fn suggested_group_size(
+        &self,
+        device: &Device,
+        dims: usize,
+        global: [usize; 3],
+    ) -> CLResult<[usize; 3]> {
+        // "CL_INVALID_KERNEL_ARGS if all argument values for kernel have not been set."
+        if self.args.lock().iter().any(Option::is_none) {
+            return Err(CL_INVALID_KERNEL_ARGS);
+        }
+        self.group_size(device, dims, global, None)
+    }
+
     /// The work-group size of a launch: the application's, checked, or one the driver
     /// picks; the spec's errors for a size that does not fit the kernel or the range.
     fn group_size(
