@@ -336,6 +336,11 @@ fn a_sub_group_is_the_work_group() {
     assert_eq!(query(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[], 1).0, CL_INVALID_VALUE);
     assert_eq!(query(0x1234, &[1], 1).0, CL_INVALID_VALUE);
     assert_eq!(query(CL_KERNEL_MAX_NUM_SUB_GROUPS, &[], 1), (CL_SUCCESS, vec![1]));
+    // cl_intel_required_subgroup_size's queries, which SYCL runtimes make of any device.
+    assert_eq!(query(CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, &[], 1), (CL_SUCCESS, vec![0]));
+    let spill: cl_ulong =
+        info(|n, v, r| cl!(clGetKernelWorkGroupInfo(k, env.device, CL_KERNEL_SPILL_MEM_SIZE_INTEL, n, v, r)));
+    assert_eq!(spill, 0);
     assert_eq!(device_info::<cl_uint>(env.device, CL_DEVICE_MAX_NUM_SUB_GROUPS), 1);
     assert_eq!(device_info::<cl_bool>(env.device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS), CL_TRUE);
     ok!(cl!(clReleaseKernel(k)));

@@ -214,6 +214,9 @@ fn clGetKernelWorkGroupInfo(
         CL_KERNEL_LOCAL_MEM_SIZE => Info::of(&k.local_mem_size()),
         CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(d.vector_widths()[4] as usize)),
         CL_KERNEL_PRIVATE_MEM_SIZE => Info::of(&0u64),
+        // cl_intel_required_subgroup_size's, asked by SYCL runtimes: a CPU kernel's
+        // spills are on its stack, never in memory the driver sets aside.
+        CL_KERNEL_SPILL_MEM_SIZE_INTEL => Info::of(&0u64),
         // "CL_INVALID_VALUE if param_name is CL_KERNEL_GLOBAL_WORK_SIZE and device is
         // not a custom device and kernel is not a built-in kernel."
         _ => Err(CL_INVALID_VALUE),
@@ -318,6 +321,10 @@ fn clGetKernelSubGroupInfo(
         CL_KERNEL_MAX_NUM_SUB_GROUPS => Info::of(&1usize),
         // No kernel attribute sets a sub-group count.
         CL_KERNEL_COMPILE_NUM_SUB_GROUPS => Info::of(&0usize),
+        // cl_intel_required_subgroup_size's query, which SYCL runtimes ask whether or not
+        // the device names the extension (dpctl aborted without it): no kernel requires a
+        // sub-group size, since the device honours none yet.
+        CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL => Info::of(&0usize),
         _ => Err(CL_INVALID_VALUE),
     }?;
     info.write(param_value_size, param_value, param_value_size_ret)
