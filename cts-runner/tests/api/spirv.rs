@@ -399,6 +399,16 @@ fn specialization_constants() {
 }
 
 #[test]
+fn sycl_modules_with_alias_scopes_build_and_run() {
+    let env = Env::new();
+    let p = build_il(&env, &assemble(include_str!("memory_aliasing.spvasm")));
+    let input: Vec<f32> = (0..64).map(|i| i as f32 - 7.5).collect();
+    let out = launch(&env, p, "scale", &[Arg::In(bytes_of(&input)), Arg::Out(64 * 4)], 64, 16);
+    assert_eq!(floats(&out[1]), input.iter().map(|x| 2.0 * x).collect::<Vec<_>>());
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
 fn il_programs_and_their_errors() {
     let env = Env::new();
     let il = spirv_of("kernel void k(global int *a) { a[get_global_id(0)] += 5; }", "CL1.2");

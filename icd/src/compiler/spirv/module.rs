@@ -51,6 +51,10 @@ fn section(opcode: u32) -> Option<u8> {
         71..=75 | 332 | 5632 | 5633 => 7, // annotations
         OP_FUNCTION => 9,                 //
         OP_NOP | OP_LINE | OP_NO_LINE | OP_EXT_INST => return None,
+        // SPV_INTEL_memory_access_aliasing's declarations: the translator writes them
+        // before the decorations that name them (SYCL's dpnp kernels), the extension
+        // among the types; either is read.
+        5911..=5913 => return None,
         _ => 8, // types, constants, global variables, undefs
     })
 }
@@ -302,6 +306,13 @@ mod tests {
         );
         let swapped: Vec<u8> = module(&body).chunks(4).flat_map(|c| [c[3], c[2], c[1], c[0]]).collect();
         assert_eq!(parse(&swapped).unwrap().spec_constants.len(), 2, "big-endian modules read the same");
+    }
+
+    #[test]
+    fn alias_declarations_may_precede_decorations() {
+        // OpAliasDomainDeclINTEL %1, OpAliasScopeDeclINTEL %2 %1, then a decoration.
+        let body = [op(5911, &[1]), op(5912, &[2, 1]), op(OP_DECORATE, &[2, 0])].concat();
+        assert!(parse(&module(&body)).is_ok());
     }
 
     #[test]
