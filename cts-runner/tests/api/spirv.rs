@@ -207,6 +207,37 @@ fn device_reports_spirv() {
     assert!(ext.split(' ').any(|e| e == "cl_khr_il_program"), "{ext}");
     let name = std::ffi::CString::new("clCreateProgramWithILKHR").unwrap();
     assert!(!cl!(clGetExtensionFunctionAddressForPlatform(platform, name.as_ptr())).is_null());
+    // cl_khr_spirv_queries: what the Khronos CTS requires of this device's features.
+    assert!(ext.split(' ').any(|e| e == "cl_khr_spirv_queries"), "{ext}");
+    let names = |param| -> Vec<String> {
+        let bytes = info_bytes(|s, v, r| cl!(clGetDeviceInfo(device, param, s, v, r)));
+        bytes
+            .chunks(8)
+            .map(|p| {
+                let ptr = usize::from_ne_bytes(p.try_into().unwrap()) as *const std::ffi::c_char;
+                // SAFETY: the driver returns pointers to NUL-terminated static strings.
+                unsafe { std::ffi::CStr::from_ptr(ptr) }.to_str().unwrap().to_string()
+            })
+            .collect()
+    };
+    assert_eq!(names(CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR), ["OpenCL.std"]);
+    let spv = names(CL_DEVICE_SPIRV_EXTENSIONS_KHR);
+    for (cl, spv_name) in [
+        ("cl_khr_spirv_linkonce_odr", "SPV_KHR_linkonce_odr"),
+        ("cl_khr_spirv_no_integer_wrap_decoration", "SPV_KHR_no_integer_wrap_decoration"),
+        ("cl_khr_expect_assume", "SPV_KHR_expect_assume"),
+        ("cl_khr_integer_dot_product", "SPV_KHR_integer_dot_product"),
+        ("cl_khr_subgroup_rotate", "SPV_KHR_subgroup_rotate"),
+    ] {
+        assert_eq!(ext.split(' ').any(|e| e == cl), spv.iter().any(|s| s == spv_name), "{cl} / {spv_name}: {spv:?}");
+    }
+    let caps = info_bytes(|s, v, r| cl!(clGetDeviceInfo(device, CL_DEVICE_SPIRV_CAPABILITIES_KHR, s, v, r)));
+    let caps: Vec<u32> = caps.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    // Addresses, Linkage, Kernel, Vector16, Float16Buffer, Int64, Int16, Int8, the image
+    // set, Groups, GenericPointer, SubgroupDispatch, Float16, Float64, Int64Atomics.
+    for c in [4, 5, 6, 7, 8, 11, 22, 39, 13, 14, 20, 43, 44, 46, 47, 18, 38, 58, 9, 10, 12] {
+        assert!(caps.contains(&c), "capability {c} missing: {caps:?}");
+    }
 }
 
 #[test]

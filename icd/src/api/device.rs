@@ -66,6 +66,11 @@ fn clGetDeviceIDs(
     Ok(())
 }
 
+/// Pointers to static C strings, as `const char*[]` queries return them.
+fn c_strings(names: &[&'static std::ffi::CStr]) -> Vec<*mut c_void> {
+    names.iter().map(|n| n.as_ptr().cast_mut().cast()).collect()
+}
+
 fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
     let l = &d.limits;
     let h = &d.host;
@@ -134,6 +139,10 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_OPENCL_C_FEATURES => Info::of(&platform::name_versions(device::OPENCL_C_FEATURES)),
         CL_DEVICE_EXTENSIONS => Info::of(&platform::extension_string(&device::extensions())),
         CL_DEVICE_EXTENSIONS_WITH_VERSION => Info::of(&platform::name_versions(&device::extensions())),
+        // cl_khr_spirv_queries: the names as arrays of pointers to static C strings.
+        CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR => Info::of(&c_strings(device::spirv_queries().instruction_sets)),
+        CL_DEVICE_SPIRV_EXTENSIONS_KHR => Info::of(&c_strings(&device::spirv_queries().extensions)),
+        CL_DEVICE_SPIRV_CAPABILITIES_KHR => Info::of(&device::spirv_queries().capabilities),
         CL_DEVICE_ILS_WITH_VERSION => Info::of(&platform::name_versions(&device::intermediate_languages())),
         // "SPIR-V_1.0 SPIR-V_1.1 ...", empty without the translator.
         CL_DEVICE_IL_VERSION => Info::of(

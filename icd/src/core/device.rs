@@ -139,6 +139,7 @@ pub(crate) const EXTENSIONS: &[(&str, u32)] = &[
 /// are not in the list clang is told about).
 pub(crate) const IL_EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_il_program", cl_version(1, 0, 0)),
+    ("cl_khr_spirv_queries", cl_version(1, 0, 0)),
     ("cl_khr_spirv_no_integer_wrap_decoration", cl_version(1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", cl_version(1, 0, 0)),
     ("cl_khr_expect_assume", cl_version(1, 0, 0)),
@@ -180,6 +181,76 @@ impl Device {
 pub(crate) fn extensions() -> Vec<(&'static str, u32)> {
     let il = crate::compiler::spirv::find().map(|_| IL_EXTENSIONS).unwrap_or_default();
     EXTENSIONS.iter().chain(API_EXTENSIONS).chain(il).copied().collect()
+}
+
+/// What `cl_khr_spirv_queries` reports the device reads in SPIR-V modules: extended
+/// instruction sets, extensions and capabilities. The lists are the ones the Khronos
+/// CTS (test_api's spirv_queries) requires of an OpenCL 3.0 full-profile device with
+/// this device's features and OpenCL C extensions (images and read-write images,
+/// sub-groups and work-group collectives, the generic address space, no pipes or
+/// device-side enqueue), plus `SPV_INTEL_memory_access_aliasing`, which SYCL modules
+/// use and the driver reads. Empty without the translator.
+pub(crate) struct SpirvQueries {
+    pub(crate) instruction_sets: &'static [&'static std::ffi::CStr],
+    pub(crate) extensions: Vec<&'static std::ffi::CStr>,
+    pub(crate) capabilities: Vec<u32>,
+}
+
+pub(crate) fn spirv_queries() -> SpirvQueries {
+    if crate::compiler::spirv::find().is_none() {
+        return SpirvQueries { instruction_sets: &[], extensions: Vec::new(), capabilities: Vec::new() };
+    }
+    // SPIR-V capability numbers (SPIR-V specification, section 3.31).
+    let mut capabilities = vec![
+        4,    // Addresses
+        5,    // Linkage
+        6,    // Kernel
+        7,    // Vector16
+        8,    // Float16Buffer
+        11,   // Int64
+        22,   // Int16
+        39,   // Int8
+        13,   // ImageBasic
+        14,   // ImageReadWrite
+        20,   // LiteralSampler
+        43,   // Sampled1D
+        44,   // Image1D
+        46,   // SampledBuffer
+        47,   // ImageBuffer
+        18,   // Groups (sub-groups, work-group collectives)
+        38,   // GenericPointer
+        58,   // SubgroupDispatch (SPIR-V 1.1 with sub-groups)
+        5910, // MemoryAccessAliasingINTEL
+    ];
+    let mut extensions = vec![c"SPV_INTEL_memory_access_aliasing"];
+    let has = |name: &str| extensions_named(name);
+    let by_extension: &[(&str, &[&std::ffi::CStr], &[u32])] = &[
+        ("cl_khr_fp16", &[], &[9]),
+        ("cl_khr_fp64", &[], &[10]),
+        ("cl_khr_int64_base_atomics", &[], &[12]),
+        ("cl_khr_expect_assume", &[c"SPV_KHR_expect_assume"], &[5629]),
+        ("cl_khr_extended_bit_ops", &[c"SPV_KHR_bit_instructions"], &[6025]),
+        // Both input forms (CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR).
+        ("cl_khr_integer_dot_product", &[c"SPV_KHR_integer_dot_product"], &[6019, 6018, 6017]),
+        ("cl_khr_spirv_linkonce_odr", &[c"SPV_KHR_linkonce_odr"], &[]),
+        ("cl_khr_spirv_no_integer_wrap_decoration", &[c"SPV_KHR_no_integer_wrap_decoration"], &[]),
+        ("cl_khr_subgroup_clustered_reduce", &[], &[67]),
+        ("cl_khr_subgroup_rotate", &[c"SPV_KHR_subgroup_rotate"], &[6026]),
+        ("cl_khr_subgroup_shuffle", &[], &[65]),
+        ("cl_khr_subgroup_shuffle_relative", &[], &[66]),
+    ];
+    for &(name, exts, caps) in by_extension {
+        if has(name) {
+            extensions.extend_from_slice(exts);
+            capabilities.extend_from_slice(caps);
+        }
+    }
+    SpirvQueries { instruction_sets: &[c"OpenCL.std"], extensions, capabilities }
+}
+
+/// The device reports extension `name`.
+fn extensions_named(name: &str) -> bool {
+    extensions().iter().any(|&(n, _)| n == name)
 }
 
 /// The intermediate languages the device reads: SPIR-V, in the versions the translator
