@@ -1950,3 +1950,69 @@ fn suggested_local_sizes_are_the_ones_launches_get() {
     ok!(cl!(clReleaseProgram(p)));
     ok!(cl!(clReleaseMemObject(out)));
 }
+
+#[test]
+fn byte_builtins_vectorized_give_each_lane_its_value() {
+    // The work-item vectorizer calls a builtin's vector overload for 8 lanes: for bytes
+    // that is 8 bytes, which the library does not take as a vector; called so, the
+    // launch hung or dropped its stores (dpnp's `abs` of int8).
+    let env = Env::new();
+    let ops = [
+        "abs(x)",
+        "abs_diff(x, y)",
+        "add_sat(x, y)",
+        "max(x, y)",
+        "popcount(x)",
+        "clz(x)",
+        "hadd(x, y)",
+        "mul_hi(x, y)",
+    ];
+    let source: String = ops
+        .iter()
+        .enumerate()
+        .map(|(k, op)| {
+            format!(
+                "kernel void k{k}(global const char *a, global const char *b, global uchar *out) {{
+                     size_t i = get_global_id(0);
+                     char x = a[i], y = b[i];
+                     out[i] = {op};
+                 }}\n"
+            )
+        })
+        .collect();
+    let p = build(&env, &source, "");
+    let n = 4096;
+    let a: Vec<i8> = (0..n).map(|i| (i * 37 % 256) as u8 as i8).collect();
+    let b: Vec<i8> = (0..n).map(|i| (i * 91 % 256 + 3) as u8 as i8).collect();
+    let (ma, mb) = (buffer_of(&env, &a), buffer_of(&env, &b));
+    let out = env.buffer(CL_MEM_READ_WRITE, n, null_mut());
+    let reference = |k: usize, x: i8, y: i8| -> u8 {
+        match k {
+            0 => x.unsigned_abs(),
+            1 => (x as i16 - y as i16).unsigned_abs() as u8,
+            2 => x.saturating_add(y) as u8,
+            3 => x.max(y) as u8,
+            4 => x.count_ones() as u8,
+            5 => x.leading_zeros() as u8,
+            6 => ((x as i16 + y as i16) >> 1) as u8,
+            _ => ((x as i16 * y as i16) >> 8) as u8,
+        }
+    };
+    for (k, op) in ops.iter().enumerate() {
+        let kern = kernel(p, &format!("k{k}"));
+        set_arg(kern, 0, &ma);
+        set_arg(kern, 1, &mb);
+        set_arg(kern, 2, &out);
+        // No local size: the driver's groups are as wide as the vectorizer likes.
+        run(&env, kern, &[n], None);
+        let got = env.read(out, n);
+        for i in 0..n {
+            assert_eq!(got[i], reference(k, a[i], b[i]), "{op}, work-item {i}: a {}, b {}", a[i], b[i]);
+        }
+        ok!(cl!(clReleaseKernel(kern)));
+    }
+    for m in [ma, mb, out] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -430,6 +430,58 @@ fn specialization_constants() {
 }
 
 #[test]
+fn structs_passed_by_value_reach_the_kernel() {
+    // SYCL passes functors' captures this way: a struct argument (`ByVal`) holding
+    // counts, offsets and a pointer to more data.
+    let env = Env::new();
+    let il = spirv_of(
+        "typedef struct { uint nd; ulong off_a; ulong off_b; ulong shape; } indexer;
+         kernel void k(global const char *a, global char *b, indexer ix) {
+             size_t i = get_global_id(0);
+             long extent = 1;
+             for (uint d = 0; d < ix.nd; d++) extent *= ((global const long *)ix.shape)[d];
+             b[ix.off_b + i] = a[ix.off_a + i] + (char)extent;
+         }",
+        "CL1.2",
+    );
+    let p = build_il(&env, &il);
+    let shape: [i64; 3] = [2, 3, 4];
+    let shape_buf = env.buffer_with(&bytes_of(&shape));
+    let a: Vec<u8> = (0..64).collect();
+    let k = kernel(p, "k");
+    let (ma, mb) = (env.buffer_with(&a), env.buffer_with(&[0u8; 64]));
+    set_arg(k, 0, &ma);
+    set_arg(k, 1, &mb);
+    // The struct as the host lays it out: uint, padding, two ulongs, a pointer.
+    let mut bytes = vec![0u8; 32];
+    bytes[0..4].copy_from_slice(&3u32.to_ne_bytes());
+    bytes[8..16].copy_from_slice(&8u64.to_ne_bytes());
+    bytes[16..24].copy_from_slice(&4u64.to_ne_bytes());
+    let mut shape_ptr: u64 = 0;
+    // SAFETY: the buffer's host-visible address through a blocking map.
+    unsafe {
+        let mut e = 0;
+        let ptr =
+            cl!(clEnqueueMapBuffer(env.queue, shape_buf, CL_TRUE, CL_MAP_READ, 0, 24, 0, null(), null_mut(), &mut e));
+        ok!(e);
+        shape_ptr = ptr as u64;
+        ok!(cl!(clEnqueueUnmapMemObject(env.queue, shape_buf, ptr, 0, null(), null_mut())));
+    }
+    bytes[24..32].copy_from_slice(&shape_ptr.to_ne_bytes());
+    ok!(cl!(clSetKernelArg(k, 2, 32, bytes.as_ptr().cast())));
+    run(&env, k, &[32], None);
+    let b = env.read(mb, 64);
+    for i in 0..32 {
+        assert_eq!(b[4 + i], a[8 + i].wrapping_add(24), "element {i}");
+    }
+    for m in [ma, mb, shape_buf] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
 fn sycl_modules_with_alias_scopes_build_and_run() {
     let env = Env::new();
     let p = build_il(&env, &assemble(include_str!("memory_aliasing.spvasm")));

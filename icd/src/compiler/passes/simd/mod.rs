@@ -57,6 +57,9 @@ pub(crate) const CHUNKS: u64 = 4;
 /// Bytes of the widest vector a builtin of the library takes by value (wider ones go
 /// through memory on this target's calling convention).
 const CALL_BYTES: u64 = 32;
+/// Bytes of the narrowest vector a builtin of the library takes as itself: clang passes
+/// narrower ones as integers or doubles on this target.
+const MIN_CALL_BYTES: u64 = 16;
 
 /// Whether kernels get SIMD copies: `FERROCL_SIMD=0` turns them off, for A/B runs.
 pub(crate) fn enabled() -> bool {
@@ -1687,10 +1690,16 @@ impl Writer<'_> {
             .unwrap_or(4);
         let lanes = (CALL_BYTES / bytes).clamp(1, WIDTH);
         let chunks = WIDTH / lanes;
+        // The overload called: at least 16 bytes wide. Narrower vectors are not passed as
+        // themselves on this target (clang coerces a `char8` to a double), and a call
+        // with the vector type was undefined behaviour, which LLVM turned into an
+        // endless loop (dpnp's `abs` of int8 hung) or dropped stores.
+        let call_lanes = lanes.max(MIN_CALL_BYTES.div_ceil(bytes));
         let wide: Vec<String> = params.iter().map(|(t, v)| self.operand(t, v)).collect::<Result<_, _>>()?;
         let chunk_ty = |t: &IrType| IrType::Vector(lanes, Box::new(t.clone()));
+        let call_ty = |t: &IrType| IrType::Vector(call_lanes, Box::new(t.clone()));
         let elements: Vec<Ty> = codes.iter().map(|c| Ty::Builtin(c.as_str())).collect();
-        let vectors: Vec<Ty> = elements.iter().map(|e| Ty::Vector(lanes as u32, e)).collect();
+        let vectors: Vec<Ty> = elements.iter().map(|e| Ty::Vector(call_lanes as u32, e)).collect();
         let mangled = mangle::function(name, &vectors);
         let mut parts = Vec::new();
         for ch in 0..chunks {
@@ -1698,7 +1707,7 @@ impl Writer<'_> {
             for ((t, _), w) in params.iter().zip(&wide) {
                 let wt = widened(t).ok_or("unsupported argument")?;
                 let ct = chunk_ty(t);
-                let piece = if chunks == 1 {
+                let mut piece = if chunks == 1 {
                     w.clone()
                 } else {
                     let p = self.name(d);
@@ -1710,14 +1719,37 @@ impl Writer<'_> {
                     );
                     p
                 };
-                call_args.push(format!("{ct} noundef {piece}"));
+                if call_lanes > lanes {
+                    // Padded with zeros (defined values: the parameters are noundef).
+                    let p = self.name(d);
+                    let mask: Vec<String> = (0..call_lanes).map(|k| format!("i32 {}", k.min(lanes))).collect();
+                    let _ = writeln!(
+                        self.out,
+                        "  {p} = shufflevector {ct} {piece}, {ct} zeroinitializer, <{call_lanes} x i32> <{}>",
+                        mask.join(", ")
+                    );
+                    piece = p;
+                }
+                call_args.push(format!("{} noundef {piece}", call_ty(t)));
             }
-            let r = if chunks == 1 { d.to_string() } else { self.name(d) };
-            let rt = chunk_ty(ret);
+            let r = if chunks == 1 && call_lanes == lanes { d.to_string() } else { self.name(d) };
+            let rt = call_ty(ret);
             let _ = writeln!(self.out, "  {r} = call spir_func {rt} @{mangled}({})", call_args.join(", "));
-            let param_tys: Vec<String> = params.iter().map(|(t, _)| chunk_ty(t).to_string()).collect();
+            let param_tys: Vec<String> = params.iter().map(|(t, _)| call_ty(t).to_string()).collect();
             self.declarations.push(format!("declare spir_func {rt} @{mangled}({})", param_tys.join(", ")));
-            parts.push(r);
+            if call_lanes > lanes {
+                // The lanes asked for, out of the padded result.
+                let j = if chunks == 1 { d.to_string() } else { self.name(d) };
+                let mask: Vec<String> = (0..lanes).map(|k| format!("i32 {k}")).collect();
+                let _ = writeln!(
+                    self.out,
+                    "  {j} = shufflevector {rt} {r}, {rt} poison, <{lanes} x i32> <{}>",
+                    mask.join(", ")
+                );
+                parts.push(j);
+            } else {
+                parts.push(r);
+            }
         }
         // Halves, then quarters, joined pairwise.
         while parts.len() > 1 {
