@@ -453,7 +453,7 @@ fn structs_passed_by_value_reach_the_kernel() {
     set_arg(k, 0, &ma);
     set_arg(k, 1, &mb);
     // The struct as the host lays it out: uint, padding, two ulongs, a pointer.
-    let mut bytes = vec![0u8; 32];
+    let mut bytes = [0u8; 32];
     bytes[0..4].copy_from_slice(&3u32.to_ne_bytes());
     bytes[8..16].copy_from_slice(&8u64.to_ne_bytes());
     bytes[16..24].copy_from_slice(&4u64.to_ne_bytes());
