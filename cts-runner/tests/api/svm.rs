@@ -272,3 +272,27 @@ fn kernels_use_svm_and_system_pointers() {
     }
     ok!(cl!(clReleaseProgram(p)));
 }
+
+#[test]
+fn svm_commands_on_wild_pointers_fail_alone() {
+    // Fine-grain system SVM takes any address, so a copy or fill may be given one that
+    // is not mapped: the command fails, the process goes on.
+    let env = Env::new();
+    let p = alloc(&env, 0, 64);
+    let wild = 0x10 as *mut c_void;
+    let pattern = [1u8; 4];
+    let (mut copy, mut fill) = (null_mut(), null_mut());
+    ok!(cl!(clEnqueueSVMMemcpy(env.queue, CL_FALSE, p.cast(), wild, 64, 0, null(), &mut copy)));
+    ok!(cl!(clEnqueueSVMMemFill(env.queue, wild, pattern.as_ptr().cast(), 4, 64, 0, null(), &mut fill)));
+    for ev in [copy, fill] {
+        err!(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, cl!(clWaitForEvents(1, &ev)));
+        assert!(event_info::<cl_int>(ev, CL_EVENT_COMMAND_EXECUTION_STATUS) < 0);
+        ok!(cl!(clReleaseEvent(ev)));
+    }
+    // The queue goes on.
+    ok!(cl!(clEnqueueSVMMemFill(env.queue, p.cast(), pattern.as_ptr().cast(), 4, 64, 0, null(), null_mut())));
+    ok!(cl!(clFinish(env.queue)));
+    // SAFETY: 64 bytes of SVM, the fill done.
+    assert!(unsafe { std::slice::from_raw_parts(p, 64) }.iter().all(|&b| b == 1));
+    cl!(clSVMFree(env.context, p.cast()));
+}

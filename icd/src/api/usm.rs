@@ -11,11 +11,9 @@ use opencl_sys::*;
 
 use super::icd::{from_handle, handle_of};
 use super::queue::{begin, submit};
-use super::transfer::Ptr;
-use super::util::{properties, slice, CLResult, Info};
+use super::util::{properties, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
-use crate::core::region;
 use crate::core::usm::{alloc_flags, Kind, Usm, MAX_ALIGNMENT};
 
 /// The checks every allocation makes, in the order the extension lists its errors
@@ -167,23 +165,8 @@ fn clEnqueueMemFillINTEL(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    // "CL_INVALID_VALUE if dst_ptr is NULL, or if dst_ptr is not aligned to pattern_size
-    // bytes", "if pattern is NULL", "if pattern_size is not a power of two or is greater
-    // than the size of the largest integer or floating-point vector data type" (128),
-    // "if size is not a multiple of pattern_size".
-    let valid_pattern = pattern_size.is_power_of_two() && pattern_size <= 128 && !pattern.is_null();
-    if dst_ptr.is_null() || !valid_pattern || dst_ptr as usize % pattern_size != 0 || size % pattern_size != 0 {
-        return Err(CL_INVALID_VALUE);
-    }
-    let bytes = slice(pattern.cast::<u8>(), pattern_size).to_vec();
-    let at = Ptr(dst_ptr.cast());
-    let work = Box::new(move || {
-        // SAFETY: `size` bytes at dst_ptr are the application's memory, valid until the
-        // command completes (the extension's contract); a wild address faults into the
-        // guard and fails the command.
-        guarded(|| unsafe { region::fill(at.get(), size, &bytes) })
-    });
-    submit(&q, CL_COMMAND_MEMFILL_INTEL, wait, event, false, work)
+    // The same errors as clEnqueueSVMMemFill's: the largest vector type is 128 bytes.
+    super::svm::fill(&q, wait, event, CL_COMMAND_MEMFILL_INTEL, dst_ptr, pattern, pattern_size, size)
 }
 
 #[cl_entry_point]
@@ -198,21 +181,7 @@ fn clEnqueueMemcpyINTEL(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    // "CL_INVALID_VALUE if either dst_ptr or src_ptr are NULL", "CL_MEM_COPY_OVERLAP if
-    // the values specified for dst_ptr, src_ptr and size result in an overlapping copy".
-    if dst_ptr.is_null() || src_ptr.is_null() {
-        return Err(CL_INVALID_VALUE);
-    }
-    if region::overlaps(dst_ptr as usize, size, src_ptr as usize, size) {
-        return Err(CL_MEM_COPY_OVERLAP);
-    }
-    let (to, from) = (Ptr(dst_ptr.cast()), Ptr(src_ptr.cast_mut().cast()));
-    let work = Box::new(move || {
-        // SAFETY: both ranges are the application's memory, valid for `size` bytes until
-        // the command completes; a wild address faults into the guard.
-        guarded(|| unsafe { std::ptr::copy_nonoverlapping(from.get(), to.get(), size) })
-    });
-    submit(&q, CL_COMMAND_MEMCPY_INTEL, wait, event, blocking != CL_FALSE, work)
+    super::svm::memcpy(&q, wait, event, CL_COMMAND_MEMCPY_INTEL, blocking != CL_FALSE, dst_ptr, src_ptr, size)
 }
 
 #[cl_entry_point]
@@ -249,13 +218,6 @@ fn clEnqueueMemAdviseINTEL(
     // The extension defines no advice; "if a memory advice hint is not supported by the
     // device it will be ignored".
     submit(&q, CL_COMMAND_MEMADVISE_INTEL, wait, event, false, Box::new(|| Ok(())))
-}
-
-/// Runs a command's access to the application's memory guarded: any pointer may be
-/// given (fine-grain system SVM), and one that is not mapped fails the command as a
-/// faulting kernel does, instead of the process.
-fn guarded(f: impl FnOnce()) -> CLResult<()> {
-    crate::exec::fault::guarded(f).map_err(|_| CL_OUT_OF_RESOURCES)
 }
 
 /// The extension's entry points by name, for `clGetExtensionFunctionAddress*`.
