@@ -332,9 +332,9 @@ fn extension_function(name: &[u8]) -> *mut c_void {
             entry_point(b"clCreateProgramWithIL")
         }
         b"clGetKernelSuggestedLocalWorkSizeKHR" => {
-            super::kernel::clGetKernelSuggestedLocalWorkSizeKHR as *const () as *mut c_void
+            kernel::clGetKernelSuggestedLocalWorkSizeKHR as *const () as *mut c_void
         }
-        _ => super::usm::function(name).unwrap_or(null_mut()),
+        _ => usm::function(name).unwrap_or(null_mut()),
     }
 }
 
