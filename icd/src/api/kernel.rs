@@ -401,36 +401,8 @@ unsafe fn enqueue_ndrange(
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events, wait_list)?;
     let k = from_handle::<Kernel>(kernel)?;
-    // "CL_INVALID_CONTEXT if context associated with command_queue and kernel are not
-    // the same."
-    if !Arc::ptr_eq(&q.context, &k.program.context) {
-        return Err(CL_INVALID_CONTEXT);
-    }
-    // "CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (i.e. a value between 1
-    // and CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)."
-    if !(1..=3).contains(&work_dim) {
-        return Err(CL_INVALID_WORK_DIMENSION);
-    }
-    let dims = work_dim as usize;
-    let fill = |p: *const usize, default: usize| {
-        let mut v = [default; 3];
-        if !p.is_null() {
-            v[..dims].copy_from_slice(slice(p, dims));
-        }
-        v
-    };
-    // Since OpenCL 2.1: "If global_work_size is NULL, or the value in any passed
-    // dimension is 0 then the kernel command will trivially succeed after its event
-    // dependencies are satisfied" (CL_INVALID_GLOBAL_WORK_SIZE for those is deprecated).
-    let global = if global_work_size.is_null() { [0; 3] } else { fill(global_work_size, 1) };
-    let offset = fill(global_work_offset, 0);
-    // "CL_INVALID_GLOBAL_OFFSET if the value specified in global_work_size + the
-    // corresponding values in global_work_offset for any dimensions is greater than the
-    // maximum value representable by size t on the device."
-    if (0..3).any(|d| global[d].checked_add(offset[d]).is_none()) {
-        return Err(CL_INVALID_GLOBAL_OFFSET);
-    }
-    let local = (!local_work_size.is_null()).then(|| fill(local_work_size, 1));
+    let (dims, global, offset) = geometry(&q, &k, work_dim, global_work_offset, global_work_size)?;
+    let local = (!local_work_size.is_null()).then(|| sizes(local_work_size, dims, 1));
     let launch = k.launch(&q.device, NdRange { dims, global, offset, local })?;
     submit(
         &q,
@@ -440,6 +412,52 @@ unsafe fn enqueue_ndrange(
         false,
         Box::new(move || if launch.run() { Ok(()) } else { Err(CL_OUT_OF_RESOURCES) }),
     )
+}
+
+/// `dims` sizes from `p`, the rest `default` (all `default` where `p` is null).
+///
+/// # Safety
+/// `p` is null or points at `dims` sizes.
+unsafe fn sizes(p: *const usize, dims: usize, default: usize) -> [usize; 3] {
+    let mut v = [default; 3];
+    if !p.is_null() {
+        v[..dims].copy_from_slice(slice(p, dims));
+    }
+    v
+}
+
+/// The checks `clEnqueueNDRangeKernel` and `clGetKernelSuggestedLocalWorkSizeKHR`
+/// share: "CL_INVALID_CONTEXT if context associated with command_queue and kernel are
+/// not the same", "CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (i.e. a
+/// value between 1 and CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)", "CL_INVALID_GLOBAL_OFFSET
+/// if the value specified in global_work_size + the corresponding values in
+/// global_work_offset for any dimensions is greater than the maximum value
+/// representable by size t on the device". Returns the dimensions, the global size (all
+/// zero for a NULL one: since OpenCL 2.1 such a launch "will trivially succeed") and the
+/// offset.
+///
+/// # Safety
+/// The sizes are null or `work_dim` long.
+unsafe fn geometry(
+    q: &Queue,
+    k: &Kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+) -> CLResult<(usize, [usize; 3], [usize; 3])> {
+    if !Arc::ptr_eq(&q.context, &k.program.context) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    if !(1..=3).contains(&work_dim) {
+        return Err(CL_INVALID_WORK_DIMENSION);
+    }
+    let dims = work_dim as usize;
+    let global = if global_work_size.is_null() { [0; 3] } else { sizes(global_work_size, dims, 1) };
+    let offset = sizes(global_work_offset, dims, 0);
+    if (0..3).any(|d| global[d].checked_add(offset[d]).is_none()) {
+        return Err(CL_INVALID_GLOBAL_OFFSET);
+    }
+    Ok((dims, global, offset))
 }
 
 /// `cl_khr_suggested_local_work_size`: the work-group size `clEnqueueNDRangeKernel`
@@ -455,31 +473,11 @@ fn clGetKernelSuggestedLocalWorkSizeKHR(
 ) -> CLResult<()> {
     let q = from_handle::<Queue>(queue)?;
     let k = from_handle::<Kernel>(kernel)?;
-    if !Arc::ptr_eq(&q.context, &k.program.context) {
-        return Err(CL_INVALID_CONTEXT);
-    }
-    if !(1..=3).contains(&work_dim) {
-        return Err(CL_INVALID_WORK_DIMENSION);
-    }
-    let dims = work_dim as usize;
+    let (dims, global, _) = geometry(&q, &k, work_dim, global_work_offset, global_work_size)?;
     // "CL_INVALID_GLOBAL_WORK_SIZE if global_work_size is NULL or if any of the values
     // specified in global_work_size are 0", or their product overflows a size_t.
-    if global_work_size.is_null() {
-        return Err(CL_INVALID_GLOBAL_WORK_SIZE);
-    }
-    let mut global = [1usize; 3];
-    global[..dims].copy_from_slice(slice(global_work_size, dims));
     if global.contains(&0) || global.iter().try_fold(1usize, |n, &g| n.checked_mul(g)).is_none() {
         return Err(CL_INVALID_GLOBAL_WORK_SIZE);
-    }
-    // "CL_INVALID_GLOBAL_OFFSET if the value specified in global_work_size + the
-    // corresponding values in global_work_offset for any dimensions is greater than the
-    // maximum value representable by size t on the device."
-    if !global_work_offset.is_null() {
-        let offset = slice(global_work_offset, dims);
-        if (0..dims).any(|d| global[d].checked_add(offset[d]).is_none()) {
-            return Err(CL_INVALID_GLOBAL_OFFSET);
-        }
     }
     // "CL_INVALID_VALUE if suggested_local_work_size is NULL."
     if suggested_local_work_size.is_null() {

@@ -218,7 +218,7 @@ fn guarded(f: impl FnOnce()) -> CLResult<()> {
 ///
 /// # Safety
 /// The wait list is null or `num` handles long; `event` is null or writable.
-unsafe fn ordering_point(
+pub(super) unsafe fn ordering_point(
     queue: cl_command_queue,
     command: cl_command_type,
     blocking: bool,

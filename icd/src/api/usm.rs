@@ -10,7 +10,8 @@ use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{from_handle, handle_of};
-use super::queue::{begin, submit};
+use super::queue::begin;
+use super::svm::ordering_point;
 use super::util::{properties, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
@@ -194,14 +195,16 @@ fn clEnqueueMigrateMemINTEL(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> CLResult<()> {
-    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    // "CL_INVALID_VALUE if flags is not a supported combination of memory migration
-    // flags" (0, to the queue's device, is valid from version 1.2.0 on; runtimes pass
-    // it). A hint: host memory has nowhere to go.
-    if flags & !(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0 {
-        return Err(CL_INVALID_VALUE);
-    }
-    submit(&q, CL_COMMAND_MIGRATEMEM_INTEL, wait, event, false, Box::new(|| Ok(())))
+    let (n, list, migrate) = (num_events_in_wait_list, event_wait_list, CL_COMMAND_MIGRATEMEM_INTEL);
+    ordering_point(queue, migrate, false, n, list, event, || {
+        // "CL_INVALID_VALUE if flags is not a supported combination of memory migration
+        // flags" (0, to the queue's device, is valid from version 1.2.0 on; runtimes pass
+        // it). A hint: host memory has nowhere to go.
+        if flags & !(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        Ok(())
+    })
 }
 
 #[cl_entry_point]
@@ -214,10 +217,10 @@ fn clEnqueueMemAdviseINTEL(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> CLResult<()> {
-    let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
     // The extension defines no advice; "if a memory advice hint is not supported by the
     // device it will be ignored".
-    submit(&q, CL_COMMAND_MEMADVISE_INTEL, wait, event, false, Box::new(|| Ok(())))
+    let (n, list) = (num_events_in_wait_list, event_wait_list);
+    ordering_point(queue, CL_COMMAND_MEMADVISE_INTEL, false, n, list, event, || Ok(()))
 }
 
 /// The extension's entry points by name, for `clGetExtensionFunctionAddress*`.
