@@ -71,7 +71,7 @@ unsupported, or skips every configuration, counts as skipped.",
     (
         "bench",
         "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector|shapes|workers] [--json FILE] [--svg FILE]
-                        [--save-binaries DIR | --binaries DIR]
+                        [--save-binaries DIR | --binaries DIR] [--workers N] [--copy NAME]...
 
 Runs the kernel and async-copy benchmarks on each platform (default: FerroCL, PoCL and
 Intel's CPU runtime, those the loader offers) with host saxpy, memcpy and SGEMM as
@@ -84,8 +84,9 @@ the async copies, or the builds of programs shaped like applications' (1, 16 and
 kernels through images, and a kernel of ~10 MB of IR; cold build plus first launches),
 the vector arithmetic chains (float16, int16 and half16), the kernel shapes (loops,
 divergence, barriers and tiles as real kernels write them, each checked against the host),
-or FerroCL's copy workers against none (FERROCL_COPY_WORKERS=model and 0; `workers`).
---async-only is --only async.",
+or FerroCL's copy workers against none (FERROCL_COPY_WORKERS=model and 0; `workers`;
+there --workers N forces N workers instead of the model, and --copy NAME sweeps only the
+copies whose names contain NAME). --async-only is --only async.",
     ),
     (
         "stress",
@@ -659,19 +660,24 @@ fn peers_offered(exe: &std::path::Path) -> Vec<String> {
 /// three processes, `FERROCL_COPY_WORKERS=0`, `=model` and `=0` again; prints each
 /// point's speed with workers over without (bests of the rounds), the band the two runs
 /// without span, and the double-buffered kernel against its synchronous twin.
-fn bench_workers(exe: &std::path::Path, warm: &std::path::Path) -> i32 {
-    use cts_runner::bench::workers::{group_counts, key, COPIES, SYNC_WORK, WORK};
+fn bench_workers(exe: &std::path::Path, warm: &std::path::Path, args: &[String]) -> i32 {
+    use cts_runner::bench::workers::{chosen, group_counts, key, COPIES, COPY_ENV, SYNC_WORK, WORK};
     use std::collections::HashMap;
+    // `--workers N` against none instead of the model (forced parts, for A/B runs);
+    // `--copy NAME` sweeps only the copies whose names contain one of them.
+    let with = flag_values(args, "--workers").pop().unwrap_or_else(|| "model".into());
+    let copies = flag_values(args, "--copy").join("\n");
     // Best of the rounds for each of the three processes: on the 2-core machine one
     // round's band of the inline engine against itself spanned 0.66-1.70.
     let mut runs: Vec<HashMap<String, f64>> = vec![HashMap::new(); 3];
     for round in 0..WORKER_ROUNDS {
-        for (i, mode) in ["0", "model", "0"].into_iter().enumerate() {
+        for (i, mode) in ["0", with.as_str(), "0"].into_iter().enumerate() {
             let out = std::process::Command::new(exe)
                 .args(["bench-one", "--platform", "FerroCL", "--warm"])
                 .arg(warm)
                 .args(["--only", "workers"])
                 .env("FERROCL_COPY_WORKERS", mode)
+                .env(COPY_ENV, &copies)
                 .output();
             match out {
                 Ok(o) if o.status.success() => {
@@ -718,9 +724,9 @@ fn bench_workers(exe: &std::path::Path, warm: &std::path::Path) -> i32 {
         println!();
     };
     let at = |run: usize, k: &str| runs[run].get(k).copied().filter(|&t| t > 0.0);
-    header(format!("copy workers / none ({cores} cores, best of {WORKER_ROUNDS}), groups:"));
+    header(format!("copy workers ({with}) / none ({cores} cores, best of {WORKER_ROUNDS}), groups:"));
     let (mut ratios, mut noise, mut twins) = (Vec::new(), Vec::new(), Vec::new());
-    for (c, (copy, ..)) in COPIES.iter().enumerate() {
+    for (c, (copy, ..)) in COPIES.iter().enumerate().filter(|(_, c)| chosen(&copies, c.0)) {
         for (w, (work, _)) in WORK.iter().enumerate() {
             row(format!("  {copy}, compute {work}"), &mut ratios, &|g| {
                 let k = key(c, w, g, false);
@@ -738,7 +744,7 @@ fn bench_workers(exe: &std::path::Path, warm: &std::path::Path) -> i32 {
     // The twin waits for each copy as soon as it is made; without workers, it is what a
     // kernel copying by itself would run.
     header(format!("synchronous twin / double-buffered, compute {}:", WORK[SYNC_WORK].0));
-    for (c, (copy, ..)) in COPIES.iter().enumerate() {
+    for (c, (copy, ..)) in COPIES.iter().enumerate().filter(|(_, c)| chosen(&copies, c.0)) {
         for (twin, run, label) in [(0, 0, "both without workers"), (0, 1, "twin without, double-buffered with")] {
             row(format!("  {copy}, {label}"), &mut twins, &|g| {
                 Some(at(twin, &key(c, SYNC_WORK, g, true))? / at(run, &key(c, SYNC_WORK, g, false))?)
@@ -794,7 +800,7 @@ fn bench(args: &[String]) -> i32 {
     }
     let warm = std::env::temp_dir().join(format!("ferrocl-bench-warm-{}.cl", std::process::id()));
     if bench_section(args).as_deref() == Some("workers") {
-        return bench_workers(&exe, &warm);
+        return bench_workers(&exe, &warm, args);
     }
     // The references are measured before and after the platforms, and the better kept:
     // the machine's noise only ever lowers a bandwidth, and a reference caught in a

@@ -102,6 +102,15 @@ pub fn group_counts(cores: usize) -> Vec<usize> {
     g
 }
 
+/// The environment variable naming the copies a sweep runs (`bench --copy`): names
+/// or parts of them, one a line; empty or unset runs all.
+pub const COPY_ENV: &str = "FERROCL_BENCH_COPY";
+
+/// Whether the copy `name` is among `copies` (`COPY_ENV`'s form).
+pub fn chosen(copies: &str, name: &str) -> bool {
+    copies.trim().is_empty() || copies.lines().any(|c| !c.is_empty() && name.contains(c))
+}
+
 /// The key of one point; `sync` for the synchronous twin.
 pub fn key(copy: usize, work: usize, groups: usize, sync: bool) -> String {
     format!("{}_{copy}_{work}_g{groups}", if sync { "twin" } else { "sweep" })
@@ -122,7 +131,8 @@ pub(crate) fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
     }
     arg(k, 4, &(TILE as i32))?;
     let mut out = vec![("sweep_cores".to_string(), cores as f64)];
-    for (c, &(_, kind, stride)) in COPIES.iter().enumerate() {
+    let copies = std::env::var(COPY_ENV).unwrap_or_default();
+    for (c, &(_, kind, stride)) in COPIES.iter().enumerate().filter(|(_, c)| chosen(&copies, c.0)) {
         arg(k, 5, &kind)?;
         arg(k, 6, &stride)?;
         for (w, &(_, work)) in WORK.iter().enumerate() {
