@@ -273,7 +273,10 @@ const SLEEP_AFTER: u32 = 4 * YIELD_EVERY;
 
 /// Rows at least this long (a cache line) move best on the group's own core, which
 /// prefetches rows ahead (`shape::run`): 2D tiles of 64-byte rows 1 KiB apart ran
-/// 0.38-0.65x with workers (16-core host, 1-8 groups, `bench --only workers`).
+/// 0.63-1.20x with 1-4 groups and workers forced (16-core host, `bench --only workers
+/// --copy 2D --workers 3`); plain threads gain such rows 1.0-1.7x at most
+/// (`docs/measurements/dma-rows.c`): the rows cost the same however many cores fetch
+/// them.
 const SHORT_ROW: usize = 64;
 /// Smaller copies cost less than queueing them.
 const LEAST_BYTES: usize = 4096;
