@@ -1,7 +1,7 @@
 /* The work-group collective functions (OpenCL C 6.15.16): work_group_all/any,
  * broadcast, reduce and inclusive/exclusive scans with add, min and max, on int, uint,
- * long, ulong, float, double and half, and the same sub_group_ functions (a sub-group
- * is the whole work-group). The driver's IR rewrite turns each call into
+ * long, ulong, float, double and half, and the same sub_group_ functions. The driver's
+ * IR rewrite turns each work-group call into
  *
  *     __ferrocl_wg_put_T(x); barrier; __ferrocl_wg_OP_T(); barrier; r = __ferrocl_wg_get_T(mine)
  *
@@ -13,7 +13,14 @@
  * spec defines it); after the second each reads its own. The next collective's operands
  * never overwrite what a slower work-item still reads: results live apart from
  * operands, and work-item 0 writes results only after the next first barrier, which
- * every work-item reaches after reading. T is clang's mangled type code. */
+ * every work-item reaches after reading. T is clang's mangled type code.
+ *
+ * Sub-group calls become `put; barrier; r = __ferrocl_sg_OP_T(...); barrier`: between
+ * the barriers each work-item folds or reads the operands of its own sub-group
+ * (workitem.h's `sg_first`, `sg_size`), in local-id order, so every work-item of a
+ * sub-group computes the same result the same way. The barriers are the work-group's:
+ * every work-item of the group must reach the call, which the sub-groups of the CTS and
+ * of SYCL's group algorithms do. */
 
 #include "workitem.h"
 
@@ -68,10 +75,6 @@ QUERY void __ferrocl_wg_source(size_t x, size_t y, size_t z, const ferrocl_ctx *
     *SOURCE(c) = x < c->lsz[0] && y < c->lsz[1] && z < c->lsz[2] ? i : 0;
 }
 
-/* sub_group_broadcast(x, sub-group local id): a sub-group is the work-group, and its
- * local id the linear one. */
-QUERY void __ferrocl_wg_source_linear(unsigned id, const ferrocl_ctx *c) { *SOURCE(c) = id < items(c) ? id : 0; }
-
 /* Every collective of one type (COLLECTIVE_TYPES). */
 #define TYPE(T, M, MIN, MAX) \
     QUERY void __ferrocl_wg_put_##M(T x, const ferrocl_ctx *c) { OPERANDS(T, c)[c->item] = x; } \
@@ -81,7 +84,27 @@ QUERY void __ferrocl_wg_source_linear(unsigned id, const ferrocl_ctx *c) { *SOUR
     COMPUTE(__ferrocl_wg_broadcast_##M, T, out[0] = in[*SOURCE(c)];) \
     REDUCE(add, T, M) REDUCE(min, T, M) REDUCE(max, T, M) \
     SCAN_INCLUSIVE(add, T, M) SCAN_INCLUSIVE(min, T, M) SCAN_INCLUSIVE(max, T, M) \
-    SCAN_EXCLUSIVE(add, T, M, MIN, MAX) SCAN_EXCLUSIVE(min, T, M, MIN, MAX) SCAN_EXCLUSIVE(max, T, M, MIN, MAX)
+    SCAN_EXCLUSIVE(add, T, M, MIN, MAX) SCAN_EXCLUSIVE(min, T, M, MIN, MAX) SCAN_EXCLUSIVE(max, T, M, MIN, MAX) \
+    SG_FOLDS(add, T, M, MIN, MAX) SG_FOLDS(min, T, M, MIN, MAX) SG_FOLDS(max, T, M, MIN, MAX) \
+    QUERY T __ferrocl_sg_broadcast_##M(unsigned id, const ferrocl_ctx *c) { \
+        /* An id outside the sub-group (undefined) reads its first work-item's. */ \
+        return OPERANDS(T, c)[sg_first(c) + (id < sg_size(c) ? id : 0)]; \
+    }
+
+/* A sub-group's reduction and scans: folds of the operands of the work-item's
+ * sub-group, from its first work-item to its last (reduce), to the work-item itself
+ * (inclusive) or to the one before it (exclusive, from the identity). */
+#define SG_FOLD(NAME, T, INIT, START, END, OP) \
+    QUERY T NAME(const ferrocl_ctx *c) { \
+        const T *in = OPERANDS(T, c); \
+        T r = INIT; \
+        for (size_t i = START, end = END; i < end; i++) r = OP(r, in[i]); \
+        return r; \
+    }
+#define SG_FOLDS(OP, T, M, MIN, MAX) \
+    SG_FOLD(__ferrocl_sg_reduce_##OP##_##M, T, in[sg_first(c)], sg_first(c) + 1, sg_first(c) + sg_size(c), OP_##OP) \
+    SG_FOLD(__ferrocl_sg_scan_inclusive_##OP##_##M, T, in[sg_first(c)], sg_first(c) + 1, c->item + 1, OP_##OP) \
+    SG_FOLD(__ferrocl_sg_scan_exclusive_##OP##_##M, T, ID_##OP(T, MIN, MAX), sg_first(c), c->item, OP_##OP)
 
 /* The operand types: T, its mangled code M, its least and greatest values. */
 #define INTEGER_OPERANDS(F) \
@@ -104,54 +127,62 @@ COLLECTIVE_TYPES(TYPE)
  * the predicate holds for all / any. */
 COMPUTE(__ferrocl_wg_all_i, int, int r = 1; for (size_t i = 0; i < n; i++) r &= in[i] != 0; out[0] = r;)
 COMPUTE(__ferrocl_wg_any_i, int, int r = 0; for (size_t i = 0; i < n; i++) r |= in[i] != 0; out[0] = r;)
+#define OP_all(a, b) ((a) && (b))
+#define OP_any(a, b) ((a) || (b))
+SG_FOLD(__ferrocl_sg_all_i, int, 1, sg_first(c), sg_first(c) + sg_size(c), OP_all)
+SG_FOLD(__ferrocl_sg_any_i, int, 0, sg_first(c), sg_first(c) + sg_size(c), OP_any)
 
 /* Sub-group exchanges (cl_khr_subgroup_shuffle, _shuffle_relative, _rotate): after the
- * first barrier each work-item reads the operand of the work-item it names, before the
- * second (no later operand is put until every work-item has passed it). A sub-group is
- * the work-group, and its local id the linear one. An index outside the sub-group
- * (undefined in the spec) reads the work-item's own operand, never memory past the
- * group. Rotations count in 32-bit unsigned arithmetic, as SPIR-V's rotate does: a
- * delta of -1 rotates by one the other way in sub-groups of a power-of-two size. */
-INLINE size_t exchanged(size_t from, const ferrocl_ctx *c) { return from < items(c) ? from : c->item; }
+ * first barrier each work-item reads the operand of the work-item of its sub-group it
+ * names, before the second (no later operand is put until every work-item has passed
+ * it). An index outside the sub-group (undefined in the spec) reads the work-item's own
+ * operand, never another sub-group's or memory past the group. Rotations count in
+ * 32-bit unsigned arithmetic, as SPIR-V's rotate does: a delta of -1 rotates by one the
+ * other way in sub-groups of a power-of-two size. */
+INLINE size_t exchanged(size_t local, const ferrocl_ctx *c) {
+    return local < sg_size(c) ? sg_first(c) + local : c->item;
+}
 #define EXCHANGES(T, M, MIN, MAX) \
     QUERY T __ferrocl_sg_shuffle_##M(unsigned id, const ferrocl_ctx *c) { return OPERANDS(T, c)[exchanged(id, c)]; } \
     QUERY T __ferrocl_sg_shuffle_xor_##M(unsigned mask, const ferrocl_ctx *c) { \
-        return OPERANDS(T, c)[exchanged(c->item ^ mask, c)]; \
+        return OPERANDS(T, c)[exchanged(sg_local(c) ^ mask, c)]; \
     } \
     QUERY T __ferrocl_sg_shuffle_up_##M(unsigned delta, const ferrocl_ctx *c) { \
-        return OPERANDS(T, c)[delta <= c->item ? c->item - delta : c->item]; \
+        return OPERANDS(T, c)[delta <= sg_local(c) ? c->item - delta : c->item]; \
     } \
     QUERY T __ferrocl_sg_shuffle_down_##M(unsigned delta, const ferrocl_ctx *c) { \
-        return OPERANDS(T, c)[exchanged(c->item + delta, c)]; \
+        return OPERANDS(T, c)[exchanged(sg_local(c) + delta, c)]; \
     } \
     QUERY T __ferrocl_sg_rotate_##M(int delta, const ferrocl_ctx *c) { \
-        return OPERANDS(T, c)[((unsigned)c->item + (unsigned)delta) % items(c)]; \
+        return OPERANDS(T, c)[sg_first(c) + ((unsigned)sg_local(c) + (unsigned)delta) % sg_size(c)]; \
     } \
     QUERY T __ferrocl_sg_clustered_rotate_##M(int delta, unsigned cluster, const ferrocl_ctx *c) { \
         /* A cluster size of 0 (undefined) must not divide by zero in the host process. */ \
         if (!cluster) return OPERANDS(T, c)[c->item]; \
-        size_t base = c->item & ~(size_t)(cluster - 1); \
-        return OPERANDS(T, c)[exchanged(base + ((unsigned)c->item + (unsigned)delta) % cluster, c)]; \
+        size_t base = sg_local(c) & ~(size_t)(cluster - 1); \
+        return OPERANDS(T, c)[exchanged(base + ((unsigned)sg_local(c) + (unsigned)delta) % cluster, c)]; \
     }
 COLLECTIVE_TYPES(EXCHANGES)
 
 /* sub_group_broadcast of vectors (cl_khr_subgroup_extended_types), lane by lane: lane L
- * of every work-item in plane L of the operands (up to 16 lanes of 8 bytes for each of
- * at most MAX_SUB_GROUP_SIZE work-items fit them); the source is set as for scalars. */
+ * of every work-item in plane L of the lane memory (16 lanes of 8 bytes for each
+ * work-item of the largest group); each reads its sub-group's source work-item's. */
+#define LANE_PLANES(c) ((char *)(c)->group->scratch + 16 * COLLECTIVE_SLOTS + 64)
 #define LANES(T, M, MIN, MAX) \
     QUERY void __ferrocl_sg_put_lane_##M(T x, unsigned lane, const ferrocl_ctx *c) { \
         size_t at = lane * items(c) + c->item; \
-        if (at < COLLECTIVE_SLOTS * 8 / sizeof(T)) OPERANDS(T, c)[at] = x; \
+        if (at < COLLECTIVE_SLOTS * 16 * 8 / sizeof(T)) ((T *)LANE_PLANES(c))[at] = x; \
     } \
-    QUERY T __ferrocl_sg_get_lane_##M(unsigned lane, const ferrocl_ctx *c) { \
-        size_t at = lane * items(c) + *SOURCE(c); \
-        return at < COLLECTIVE_SLOTS * 8 / sizeof(T) ? OPERANDS(T, c)[at] : (T)0; \
+    QUERY T __ferrocl_sg_get_lane_##M(unsigned lane, unsigned id, const ferrocl_ctx *c) { \
+        size_t at = lane * items(c) + sg_first(c) + (id < sg_size(c) ? id : 0); \
+        return at < COLLECTIVE_SLOTS * 16 * 8 / sizeof(T) ? ((T *)LANE_PLANES(c))[at] : (T)0; \
     }
 COLLECTIVE_TYPES(LANES)
 
 /* sub_group_clustered_reduce_<op>(x, cluster) (cl_khr_subgroup_clustered_reduce):
- * between the barriers each work-item folds the operands of its cluster (the cluster
- * sizes are powers of two up to the sub-group's) in local-id order, as the CTS's
+ * between the barriers each work-item folds the operands of its cluster of its
+ * sub-group (the cluster sizes are powers of two up to the sub-group's) in local-id
+ * order, as the CTS's
  * reference does, which matters for floating point. */
 #define OP_mul(a, b) ((a) * (b))
 #define OP_and(a, b) ((a) & (b))
@@ -162,9 +193,9 @@ COLLECTIVE_TYPES(LANES)
 #define OP_logical_xor(a, b) (!(a) != !(b))
 #define CLUSTERED(OP, T, M) \
     QUERY T __ferrocl_sg_clustered_reduce_##OP##_##M(unsigned cluster, const ferrocl_ctx *c) { \
-        size_t n = items(c), base = cluster ? c->item / cluster * cluster : 0; \
+        size_t n = sg_size(c), base = cluster ? sg_local(c) / cluster * cluster : 0; \
         size_t end = base + cluster < n ? base + cluster : n; \
-        const T *in = OPERANDS(T, c); \
+        const T *in = OPERANDS(T, c) + sg_first(c); \
         T r = in[base]; \
         for (size_t i = base + 1; i < end; i++) r = OP_##OP(r, in[i]); \
         return r; \

@@ -49,29 +49,29 @@ CONTEXT_FN(size_t, get_global_linear_id, const ferrocl_ctx *c) {
 CONTEXT_FN(size_t, get_local_linear_id, const ferrocl_ctx *c) {
     return (c->lid[2] * c->lsz[1] + c->lid[1]) * c->lsz[0] + c->lid[0];
 }
-/* Sub-groups: a sub-group is the whole work-group, one per group. Work-items run one
- * after another in a loop the compiler vectorises (or as fibers), with no lanes that
- * could form smaller sub-groups; a sub-group of the whole group keeps the sub-group
- * functions exactly the work-group ones, and its sub-groups trivially make independent
- * forward progress (cl_khr_subgroups requires it; one work-item per sub-group could not
- * let a work-item spin-wait on a later one). */
-CONTEXT_FN(unsigned, get_sub_group_size, const ferrocl_ctx *c) { return (unsigned)(c->lsz[0] * c->lsz[1] * c->lsz[2]); }
+/* Sub-groups: runs of the kernel's sub-group size S (`ferrocl_group::sub_group_size`)
+ * in x, the last of a row shorter where the row's width is no multiple of S, numbered
+ * row after row: the work-items one SIMD step of the item loop runs together, and the
+ * layout of Intel's CPU runtime, which SYCL code is written against. The sub-groups of
+ * a group run one after another on its thread, so they make no independent forward
+ * progress (the device says so). The functions are barriers around helpers
+ * (collectives.c) that fold the operands of the work-item's own sub-group. */
+INLINE size_t sg_per_row(size_t width, const ferrocl_ctx *c) { return (width + sg_width(c) - 1) / sg_width(c); }
+CONTEXT_FN(unsigned, get_sub_group_size, const ferrocl_ctx *c) { return (unsigned)sg_size(c); }
 CONTEXT_FN(unsigned, get_max_sub_group_size, const ferrocl_ctx *c) {
-    return (unsigned)(c->elsz[0] * c->elsz[1] * c->elsz[2]);
+    return (unsigned)(c->elsz[0] < sg_width(c) ? c->elsz[0] : sg_width(c));
 }
 CONTEXT_FN(unsigned, get_num_sub_groups, const ferrocl_ctx *c) {
-    (void)c;
-    return 1;
+    return (unsigned)(sg_per_row(c->lsz[0], c) * c->lsz[1] * c->lsz[2]);
 }
 CONTEXT_FN(unsigned, get_enqueued_num_sub_groups, const ferrocl_ctx *c) {
-    (void)c;
-    return 1;
+    return (unsigned)(sg_per_row(c->elsz[0], c) * c->elsz[1] * c->elsz[2]);
 }
 CONTEXT_FN(unsigned, get_sub_group_id, const ferrocl_ctx *c) {
-    (void)c;
-    return 0;
+    size_t row = c->lid[2] * c->lsz[1] + c->lid[1];
+    return (unsigned)(row * sg_per_row(c->lsz[0], c) + c->lid[0] / sg_width(c));
 }
-CONTEXT_FN(unsigned, get_sub_group_local_id, const ferrocl_ctx *c) { return (unsigned)ferrocl_get_local_linear_id(c); }
+CONTEXT_FN(unsigned, get_sub_group_local_id, const ferrocl_ctx *c) { return (unsigned)(c->lid[0] % sg_width(c)); }
 
 /* For the item loops the driver generates per kernel (icd/src/compiler/passes/launcher.rs):
  * the context of a group, the loop bounds, the running work-item's id, and the frame

@@ -45,10 +45,13 @@ struct ferrocl_group {
     void *scratch;
     /* Which group of the row the launcher runs (kernel-abi's `Group::row_at`). */
     size_t row_at;
+    /* The kernel's sub-group size (kernel-abi's `Group::sub_group_size`). */
+    size_t sub_group_size;
 };
 _Static_assert(__builtin_offsetof(struct ferrocl_group, copies) == 176, "Group layout");
 _Static_assert(__builtin_offsetof(struct ferrocl_group, scratch) == 216, "Group layout");
 _Static_assert(__builtin_offsetof(struct ferrocl_group, row_at) == 224, "Group layout");
+_Static_assert(__builtin_offsetof(struct ferrocl_group, sub_group_size) == 232, "Group layout");
 #define COLLECTIVE_SLOTS 4096
 
 /* Mirrors kernel-abi's `CopyLog`: what the async-copy fast paths below read and write. */
@@ -111,6 +114,20 @@ _Static_assert(__builtin_offsetof(ferrocl_ctx, in_place) == 208, "WorkItem layou
 #define QUERY __attribute__((always_inline))
 
 #define AS(n) __attribute__((address_space(n)))
+
+/* The work-item's sub-group (workitem.c says how groups are cut): the sub-group size,
+ * the work-item's place in its sub-group, the sub-group's work-item count, and its
+ * first work-item's linear local id. */
+INLINE size_t sg_width(const ferrocl_ctx *c) {
+    size_t s = c->group->sub_group_size;
+    return s ? s : 1;
+}
+INLINE size_t sg_local(const ferrocl_ctx *c) { return c->lid[0] % sg_width(c); }
+INLINE size_t sg_size(const ferrocl_ctx *c) {
+    size_t left = c->lsz[0] - (c->lid[0] - sg_local(c));
+    return left < sg_width(c) ? left : sg_width(c);
+}
+INLINE size_t sg_first(const ferrocl_ctx *c) { return c->item - sg_local(c); }
 
 /* A builtin that reads the work-item context: defined as `ferrocl_<NAME>` under the symbol
  * clang calls it by, which the driver's table generates into context.h

@@ -57,11 +57,15 @@ pub struct Group {
     /// them, from `group_id`, is running. After a fault the driver knows the groups
     /// before it are done and runs those after it anew.
     pub row_at: usize,
+    /// The kernel's sub-group size: sub-groups are runs of this many work-items in x
+    /// (fewer at the end of a row), one row after another (builtins/clc/workitem.c).
+    pub sub_group_size: usize,
 }
 
 /// Bytes of `Group::scratch`: two slots of 8 bytes per work-item of the largest group
-/// (operands, then results), then a broadcast's source (builtins/clc/collectives.c).
-pub const COLLECTIVE_SCRATCH: usize = 2 * 8 * 4096 + 64;
+/// (operands, then results), a broadcast's source, then 16 lanes of 8 bytes per
+/// work-item for sub-group broadcasts of vectors (builtins/clc/collectives.c).
+pub const COLLECTIVE_SCRATCH: usize = 2 * 8 * 4096 + 64 + 16 * 8 * 4096;
 
 impl Default for Group {
     fn default() -> Group {
@@ -84,6 +88,7 @@ impl Default for Group {
             stack_top: core::ptr::null_mut(),
             scratch: core::ptr::null_mut(),
             row_at: 0,
+            sub_group_size: 1,
         }
     }
 }
@@ -234,6 +239,7 @@ const _: () = assert!(core::mem::offset_of!(WorkItem, in_place) == 208);
 const _: () = assert!(core::mem::offset_of!(Group, copies) == 176);
 const _: () = assert!(core::mem::offset_of!(Group, scratch) == 216);
 const _: () = assert!(core::mem::offset_of!(Group, row_at) == 224);
+const _: () = assert!(core::mem::offset_of!(Group, sub_group_size) == 232);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
 
@@ -289,9 +295,9 @@ pub const SPECIALISED_IMAGE_FORMATS: [(u32, u32); 5] =
 /// The version of the contract between the driver and kernel code (these types, the
 /// builtins archive, the helpers compiled into every kernel): program binaries record
 /// it, and the driver refuses those of another version.
-pub const KERNEL_ABI: u32 = 7;
+pub const KERNEL_ABI: u32 = 8;
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
-pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_7";
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_8";
 const _: () = assert!(suffix_number(BUILTINS_ABI_SYMBOL) == KERNEL_ABI);
 
 /// The decimal number a name ends with (for the check that the archive's symbol and

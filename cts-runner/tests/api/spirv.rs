@@ -488,6 +488,37 @@ fn sycl_modules_with_alias_scopes_build_and_run() {
 }
 
 #[test]
+fn sycl_sub_group_sizes_reach_the_kernel() {
+    let env = Env::new();
+    let p = build_il(&env, &assemble(include_str!("sub_group_size.spvasm")));
+    // Groups of 40: sub-groups of 16, 16 and 8.
+    let out = launch(&env, p, "sg16", &[Arg::Out(80 * 4)], 80, 40);
+    let got: Vec<u32> = out[0].chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    for (i, &v) in got.iter().enumerate() {
+        let l = i % 40;
+        let first = i - l % 16;
+        let size = 16.min(40 - l / 16 * 16);
+        let sum: usize = (first..first + size).sum();
+        assert_eq!(v as usize, l % 16 + 100 * size + 10000 * sum, "work-item {i}");
+    }
+    let k = kernel(p, "sg16");
+    let mut asked = 0usize;
+    ok!(cl!(clGetKernelSubGroupInfo(
+        k,
+        env.device,
+        CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL,
+        0,
+        null(),
+        8,
+        (&mut asked as *mut usize).cast(),
+        null_mut()
+    )));
+    assert_eq!(asked, 16);
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
 fn il_programs_and_their_errors() {
     let env = Env::new();
     let il = spirv_of("kernel void k(global int *a) { a[get_global_id(0)] += 5; }", "CL1.2");

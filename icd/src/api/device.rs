@@ -174,10 +174,14 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
             Info::of(&cl_bool::from(device::has_feature("__opencl_c_generic_address_space")))
         }
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => Info::of(&(w[4] as usize)),
-        // A sub-group is the whole work-group (builtins/clc/workitem.c): one per group,
-        // independent of any other sub-group of its group, as there is none.
-        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => Info::of(&true),
-        CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&1u32),
+        // The sub-groups of a work-group run one after another on its thread
+        // (builtins/clc/workitem.c), as Intel's CPU runtime's do: one spinning on
+        // another never lets it run.
+        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => Info::of(&CL_FALSE),
+        // Sub-groups are runs of work-items in x within a row: a group one work-item
+        // wide has as many sub-groups as work-items.
+        CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&(l.max_work_group_size as u32)),
+        CL_DEVICE_SUB_GROUP_SIZES_INTEL => Info::of(&crate::compiler::kernel_info::SUB_GROUP_SIZES[..]),
         // Every order and scope (x86 atomics are sequentially consistent across the
         // host), as the OpenCL C features claim.
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => Info::of(&device::atomic_capabilities()),

@@ -267,8 +267,8 @@ fn clGetKernelArgInfo(
     info.write(param_value_size, param_value, param_value_size_ret)
 }
 
-/// A sub-group is the whole work-group (builtins/clc/workitem.c): one per group, of the
-/// group's size.
+/// Sub-groups are runs of the kernel's sub-group size in x, fewer work-items at the end
+/// of a row, one row after another (builtins/clc/workitem.c).
 #[cl_entry_point]
 fn clGetKernelSubGroupInfo(
     kernel: cl_kernel,
@@ -293,14 +293,16 @@ fn clGetKernelSubGroupInfo(
         // SAFETY: the caller passes input_value_size readable bytes (checked non-null).
         Ok(unsafe { std::slice::from_raw_parts(input_value.cast::<usize>(), n) }.to_vec())
     };
+    let (sub_group_size, max_items) = (k.info.sub_group_size(), k.max_work_group_size(&d));
     let info = match param_name {
         CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
-            let items = local_size()?.iter().try_fold(1usize, |p, &n| p.checked_mul(n)).ok_or(CL_INVALID_VALUE)?;
-            Info::of(&items)
+            let local = local_size()?;
+            Info::of(&sub_group_size.min(local[0]))
         }
         CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
-            local_size()?;
-            Info::of(&1usize)
+            let local = local_size()?;
+            let rows = local[1..].iter().try_fold(1usize, |p, &n| p.checked_mul(n)).ok_or(CL_INVALID_VALUE)?;
+            Info::of(&local[0].div_ceil(sub_group_size).checked_mul(rows).ok_or(CL_INVALID_VALUE)?)
         }
         CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
             if input_value.is_null() || input_value_size != size_of::<usize>() {
@@ -308,23 +310,22 @@ fn clGetKernelSubGroupInfo(
             }
             // SAFETY: checked non-null and the size of one size_t.
             let count = unsafe { input_value.cast::<usize>().read_unaligned() };
-            // The local size in as many dimensions as the caller's array holds: the
-            // largest group for one sub-group, all zero for more (none has more).
+            // The local size in as many dimensions as the caller's array holds: `count`
+            // whole sub-groups in x, or all zero where no group has that many.
             let dims = (param_value_size / size_of::<usize>()).clamp(1, 3);
             let mut size = vec![0usize; dims];
-            if count == 1 {
+            if let Some(x) = count.checked_mul(sub_group_size).filter(|&x| count > 0 && x <= max_items) {
                 size.iter_mut().for_each(|s| *s = 1);
-                size[0] = k.max_work_group_size(&d);
+                size[0] = x;
             }
             Info::of(&size[..])
         }
-        CL_KERNEL_MAX_NUM_SUB_GROUPS => Info::of(&1usize),
+        // A group one work-item wide has as many sub-groups as work-items.
+        CL_KERNEL_MAX_NUM_SUB_GROUPS => Info::of(&max_items),
         // No kernel attribute sets a sub-group count.
         CL_KERNEL_COMPILE_NUM_SUB_GROUPS => Info::of(&0usize),
-        // cl_intel_required_subgroup_size's query, which SYCL runtimes ask whether or not
-        // the device names the extension (dpctl aborted without it): no kernel requires a
-        // sub-group size, since the device honours none yet.
-        CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL => Info::of(&0usize),
+        // cl_intel_required_subgroup_size's: the size the kernel asks for, 0 for none.
+        CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL => Info::of(&k.info.reqd_sub_group_size.unwrap_or(0)),
         _ => Err(CL_INVALID_VALUE),
     }?;
     info.write(param_value_size, param_value, param_value_size_ret)

@@ -48,9 +48,11 @@ pub(crate) struct Kernel {
     /// The kernel was made resumable: it runs as barrier regions.
     pub(crate) regions: bool,
     pub(crate) reqd_work_group_size: Option<[usize; 3]>,
-    /// The kernel uses sub-group functions: its work-groups (each one sub-group) are
-    /// limited to `MAX_SUB_GROUP_SIZE` work-items.
+    /// The kernel uses sub-group functions or queries.
     pub(crate) sub_groups: bool,
+    /// `intel_reqd_sub_group_size(N)` (cl_intel_required_subgroup_size; SPIR-V's
+    /// `SubgroupSize` execution mode).
+    pub(crate) reqd_sub_group_size: Option<usize>,
     /// How much of its work-group the kernel sees, which decides how many groups one
     /// call of its launcher may run (`exec::ndrange::merge_for`).
     pub(crate) group_use: GroupUse,
@@ -64,6 +66,21 @@ pub(crate) struct Kernel {
     /// `CL_KERNEL_ATTRIBUTES`: the attributes the source gives the kernel, as written
     /// (`vec_type_hint(uint4) reqd_work_group_size(64,1,1)`), space-separated.
     pub(crate) attributes: String,
+}
+
+/// The sub-group sizes kernels may ask for (`intel_reqd_sub_group_size`): the
+/// collectives run in any, barriers around library helpers (builtins/clc/collectives.c);
+/// the same list as Intel's CPU runtime, which SYCL code is written against.
+pub(crate) const SUB_GROUP_SIZES: [usize; 5] = [4, 8, 16, 32, 64];
+/// A kernel's sub-group size where it asks for none: the work-item vectorizer's width
+/// (`passes::simd`), so that a sub-group is the lanes one SIMD step runs.
+pub(crate) const SUB_GROUP_SIZE: usize = 8;
+
+impl Kernel {
+    /// The sub-group size of this kernel's launches.
+    pub(crate) fn sub_group_size(&self) -> usize {
+        self.reqd_sub_group_size.unwrap_or(SUB_GROUP_SIZE)
+    }
 }
 
 /// How much of its work-group a kernel sees.

@@ -8,7 +8,7 @@ pub(crate) fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
     for k in kernels {
         let reqd = k.reqd_work_group_size.map_or("-".to_string(), |r| format!("{},{},{}", r[0], r[1], r[2]));
         s += &format!(
-            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
             k.name,
             k.args_size,
             k.static_local_size,
@@ -24,7 +24,8 @@ pub(crate) fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
                 GroupUse::Ids => 2,
             },
             k.prints as u8,
-            k.driver_copies as u8
+            k.driver_copies as u8,
+            k.reqd_sub_group_size.unwrap_or(0)
         );
         for a in &k.args {
             let kind = match a.kind {
@@ -59,8 +60,8 @@ pub(crate) fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
             "globals" if f.len() == 2 => globals = f[1].parse().ok()?,
             // Descriptions from before `group_use` (10 fields) read as `Whole`, from
             // before `prints` (11) as printing, from before `driver_copies` (12) as making
-            // none.
-            "kernel" if (10..=13).contains(&f.len()) => out.push(Kernel {
+            // none, from before `reqd_sub_group_size` (13) as asking for no size.
+            "kernel" if (10..=14).contains(&f.len()) => out.push(Kernel {
                 name: f[1].into(),
                 args: Vec::new(),
                 args_size: f[2].parse().ok()?,
@@ -84,6 +85,7 @@ pub(crate) fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
                 },
                 prints: f.get(11) != Some(&"0"),
                 driver_copies: f.get(12) == Some(&"1"),
+                reqd_sub_group_size: f.get(13).and_then(|n| n.parse().ok()).filter(|&n| n > 0),
             }),
             "arg" if f.len() == 9 => out.last_mut()?.args.push(Arg {
                 kind: match f[1] {
@@ -132,6 +134,7 @@ mod tests {
             regions: false,
             reqd_work_group_size: Some([8, 4, 1]),
             sub_groups: true,
+            reqd_sub_group_size: Some(16),
             prints: false,
             driver_copies: true,
             group_use: GroupUse::Ids,

@@ -38,11 +38,6 @@ pub(crate) struct Limits {
 /// group times the fiber stack size is the per-worker reservation (4096 x 128 KiB,
 /// committed only as stacks are touched), so the two are chosen together.
 pub(crate) const MAX_WORK_GROUP_SIZE: usize = 4096;
-/// Largest sub-group. A sub-group is the whole work-group (builtins/clc/workitem.c), and
-/// 128 is what cl_khr_subgroup_ballot's 128-bit masks can describe (the CTS's sub-group
-/// harness assumes it too), so kernels using sub-group functions have groups of at most
-/// this many work-items.
-pub(crate) const MAX_SUB_GROUP_SIZE: usize = 128;
 
 /// See the global memory comment in `DEVICE`.
 const MAX_GLOBAL_MEM: u64 = 6 << 30;
@@ -85,7 +80,7 @@ static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
     };
     let compile_target = compiler::Target {
         // The OpenCL C extensions; the IL ones concern the SPIR-V reader, not clang.
-        extensions: EXTENSIONS.iter().map(|(n, _)| *n).collect(),
+        extensions: EXTENSIONS.iter().map(|(n, _)| *n).chain(COMPILED_EXTENSIONS.iter().copied()).collect(),
         features: OPENCL_C_FEATURES.iter().map(|(n, _)| *n).collect(),
         cpu: match compiler::cross_cpu() {
             Some(cpu) => format!("-march={cpu}"),
@@ -122,7 +117,6 @@ pub(crate) const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_int64_extended_atomics", cl_version(1, 0, 0)),
     ("cl_khr_extended_async_copies", cl_version(1, 0, 0)),
     ("cl_khr_async_work_group_copy_fence", cl_version(1, 0, 0)),
-    ("cl_khr_subgroups", cl_version(1, 0, 0)),
     ("cl_khr_3d_image_writes", cl_version(1, 0, 0)),
     ("cl_khr_depth_images", cl_version(1, 0, 0)),
     ("cl_khr_image2d_from_buffer", cl_version(1, 0, 0)),
@@ -133,7 +127,16 @@ pub(crate) const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_subgroup_rotate", cl_version(1, 0, 0)),
     ("cl_khr_subgroup_extended_types", cl_version(1, 0, 0)),
     ("cl_khr_subgroup_clustered_reduce", cl_version(1, 0, 0)),
+    ("cl_intel_required_subgroup_size", cl_version(1, 0, 0)),
 ];
+
+/// Extensions the compiler enables without the device claiming them: the sub-group
+/// functions in OpenCL C before 3.0 (which has `__opencl_c_subgroups`).
+/// `cl_khr_subgroups` requires sub-groups to make independent forward progress, and
+/// the sub-groups of one work-group run one after another on one thread (as Intel's
+/// CPU runtime's do; it does not claim the extension either), but programs written
+/// for OpenCL C 2.0 that call sub-group functions still build.
+const COMPILED_EXTENSIONS: &[&str] = &["cl_khr_subgroups"];
 
 /// Extensions of SPIR-V programs, claimed where the translator is installed (so they
 /// are not in the list clang is told about).

@@ -122,15 +122,9 @@ impl Kernel {
         self.info.static_local_size.saturating_add(local.map_or(u64::MAX, |l| l as u64))
     }
 
-    /// `CL_KERNEL_WORK_GROUP_SIZE`: the device's maximum, or for a kernel using sub-group
-    /// functions the largest sub-group (a sub-group is the work-group).
+    /// `CL_KERNEL_WORK_GROUP_SIZE`: the device's maximum.
     pub(crate) fn max_work_group_size(&self, device: &Device) -> usize {
-        let max = device.limits.max_work_group_size;
-        if self.info.sub_groups {
-            max.min(crate::core::device::MAX_SUB_GROUP_SIZE)
-        } else {
-            max
-        }
+        device.limits.max_work_group_size
     }
 
     /// Prepares a launch over `range` on `device` with the arguments as they are now
@@ -223,6 +217,7 @@ impl Kernel {
             group_ns: self.group_ns.clone(),
             merge,
             rows: group_use == kernel_info::GroupUse::Ids,
+            sub_group_size: self.info.sub_group_size(),
         }))
     }
 

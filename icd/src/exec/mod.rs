@@ -30,7 +30,20 @@ pub(crate) static SERVICES: Services = Services {
 #[derive(Clone, Copy)]
 pub(crate) struct Aligned(pub(crate) [u8; 128]);
 
-/// `bytes` of zeroed, 128-byte aligned storage.
+/// `bytes` of zeroed, 128-byte aligned storage, from the allocator's zeroed memory: large
+/// blocks (the collectives' scratch of every worker, 576 KiB) are fresh pages the
+/// kernel zeroes when first touched, not written here.
 pub(crate) fn aligned_zeroed(bytes: usize) -> Vec<Aligned> {
-    vec![Aligned([0; 128]); bytes.div_ceil(128).max(1)]
+    let n = bytes.div_ceil(128).max(1);
+    let Ok(layout) = std::alloc::Layout::array::<Aligned>(n) else {
+        panic!("aligned_zeroed: {bytes} bytes overflow a layout")
+    };
+    // SAFETY: a non-zero-sized layout.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Aligned>();
+    if p.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    // SAFETY: `p` comes from the global allocator with the layout of `n` `Aligned`s, as
+    // a Vec of capacity `n` would hold them, and all-zero bytes are a valid `Aligned`.
+    unsafe { Vec::from_raw_parts(p, n, n) }
 }

@@ -65,6 +65,8 @@ pub(crate) struct Launch {
     /// kernel that reads group ids; otherwise they run as one group as many times as
     /// wide, for a kernel that cannot tell groups apart.
     pub(crate) rows: bool,
+    /// The kernel's sub-group size (`Group::sub_group_size`).
+    pub(crate) sub_group_size: usize,
 }
 
 /// The most work-items in x one call of the launcher may run: the item loop's bound
@@ -113,6 +115,7 @@ impl Launch {
             num_groups: n,
             work_dim: self.work_dim,
             row: 1,
+            sub_group_size: self.sub_group_size,
             services: &SERVICES,
             runtime: std::ptr::null_mut(),
             ..Default::default()

@@ -13,8 +13,15 @@
 //! so a kernel calling collectives in its own body runs as barrier regions (a loop per
 //! region, like any kernel with barriers) instead of fibers: a work-group sum over 16M
 //! floats took 3.4 s as fibers. The helpers and the barriers then take the work-item
-//! context like the queries do. A sub-group is the whole work-group, so sub-group
-//! collectives are the same (their broadcast takes a linear id).
+//! context like the queries do. Sub-group calls put their operand, and between the
+//! barriers each work-item folds or reads its own sub-group's operands:
+//!
+//! ```text
+//! call void @__ferrocl_sg_put_i(i32 %x)
+//! call void @_Z7barrierj(i32 1)
+//! %r = call i32 @__ferrocl_sg_reduce_add_i()
+//! call void @_Z7barrierj(i32 1)
+//! ```
 
 use std::collections::BTreeSet;
 
@@ -35,11 +42,16 @@ fn ir_type(code: &str) -> Option<&'static str> {
 }
 
 /// The helper that puts a work-item's operand: the sub-group one is the same under a
-/// name of its own, so the kernel is still seen to use sub-group functions (their
-/// groups are limited to `MAX_SUB_GROUP_SIZE`) once its calls are expanded.
+/// name of its own, so the kernel is still seen to use sub-group functions once its
+/// calls are expanded.
 pub(crate) fn put(code: &str, sub_group: bool) -> String {
     format!("@__ferrocl_{}_put_{code}", if sub_group { "sg" } else { "wg" })
 }
+
+/// `sub_group_barrier(uint)`, around sub-group functions: where only some sub-groups
+/// call one, the kernel runs as fibers (`regions`), which need only the sub-group's
+/// work-items to reach it.
+const SUB_GROUP_BARRIER: &str = "@_Z17sub_group_barrierj";
 
 /// The prefix of the sub-group helpers' names.
 pub(crate) const SUB_GROUP_HELPERS: &str = "__ferrocl_sg_";
@@ -49,9 +61,9 @@ pub(crate) const SUB_GROUP_HELPERS: &str = "__ferrocl_sg_";
 pub(crate) const HELPERS: [&str; 2] = ["__ferrocl_wg_", SUB_GROUP_HELPERS];
 
 /// The helpers' declarations a module needs (the context parameter is appended later).
-fn declarations(code: &str, op: &str, ty: &str, sub_group: bool) -> [String; 3] {
+fn declarations(code: &str, op: &str, ty: &str) -> [String; 3] {
     [
-        format!("declare void {}({ty})", put(code, sub_group)),
+        format!("declare void {}({ty})", put(code, false)),
         format!("declare void @__ferrocl_wg_{op}_{code}()"),
         format!("declare {ty} @__ferrocl_wg_get_{code}(i32)"),
     ]
@@ -99,8 +111,16 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
         split_top(&line[open + 1..close]).into_iter().map(|a| a.rsplit(' ').next().unwrap_or("")).collect();
     let Some((lhs, _)) = line.split_once(" = ") else { return Some(fail()) };
     let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
-    if sub_group && (EXCHANGES.contains(&op) || is_clustered(op)) {
-        let expected = if op == "clustered_rotate" { 3 } else { 2 };
+    if sub_group {
+        // Integer arguments after the operand: an index, a mask, a delta, a cluster
+        // size; none for the folds.
+        let expected = match op {
+            "clustered_rotate" => 3,
+            o if EXCHANGES.contains(&o) || is_clustered(o) || o == "broadcast" => 2,
+            "all" | "any" => 1,
+            o if o.starts_with("reduce_") || o.starts_with("scan_") => 1,
+            _ => return Some(fail()),
+        };
         if args.len() != expected {
             return Some(fail());
         }
@@ -110,9 +130,9 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
         declared.insert(format!("declare {ty} {helper}({})", vec!["i32"; ints.len()].join(", ")));
         return Some(Ok(vec![
             format!("  call void {}({ty} {}){dbg}", put(code, true), args[0]),
-            format!("  call void @_Z7barrierj(i32 1){dbg}"),
+            format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"),
             format!("{lhs} = call {ty} {helper}({}){dbg}", ints.join(", ")),
-            format!("  call void @_Z7barrierj(i32 1){dbg}"),
+            format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"),
         ]));
     }
     // all/any take and give an int (code i) whatever it is called with.
@@ -125,12 +145,8 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     if args.is_empty() || (op == "broadcast" && !(2..=4).contains(&args.len())) {
         return Some(fail());
     }
-    let mut out = vec![format!("  call void {}({ty} {}){dbg}", put(code, sub_group), args[0])];
-    if op == "broadcast" && sub_group {
-        // sub_group_broadcast(x, uint sub_group_local_id).
-        out.push(format!("  call void @__ferrocl_wg_source_linear(i32 {}){dbg}", args[1]));
-        declared.insert("declare void @__ferrocl_wg_source_linear(i32)".into());
-    } else if op == "broadcast" {
+    let mut out = vec![format!("  call void {}({ty} {}){dbg}", put(code, false), args[0])];
+    if op == "broadcast" {
         let id = |i: usize| args.get(i).copied().unwrap_or("0");
         out.push(format!("  call void @__ferrocl_wg_source(i64 {}, i64 {}, i64 {}){dbg}", id(1), id(2), id(3)));
         declared.insert("declare void @__ferrocl_wg_source(i64, i64, i64)".into());
@@ -139,7 +155,7 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     out.push(format!("  call void @__ferrocl_wg_{op}_{code}(){dbg}"));
     out.push(format!("  call void @_Z7barrierj(i32 1){dbg}"));
     out.push(format!("{lhs} = call {ty} @__ferrocl_wg_get_{code}(i32 {mine}){dbg}"));
-    declared.extend(declarations(code, op, ty, sub_group));
+    declared.extend(declarations(code, op, ty));
     Some(Ok(out))
 }
 
@@ -203,20 +219,21 @@ fn broadcast_vector(
         out.push(format!("{} = extractelement {whole} {vector}, i32 {i}{dbg}", tmp(&format!("e{i}"))));
         out.push(format!("  call void @__ferrocl_sg_put_lane_{code}({ty} {}, i32 {i}){dbg}", tmp(&format!("e{i}"))));
     }
-    out.push(format!("  call void @__ferrocl_wg_source_linear(i32 {index}){dbg}"));
-    out.push(format!("  call void @_Z7barrierj(i32 1){dbg}"));
+    out.push(format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"));
     let mut built = "poison".to_string();
     for i in 0..lanes {
-        out.push(format!("{} = call {ty} @__ferrocl_sg_get_lane_{code}(i32 {i}){dbg}", tmp(&format!("g{i}"))));
+        out.push(format!(
+            "{} = call {ty} @__ferrocl_sg_get_lane_{code}(i32 {i}, i32 {index}){dbg}",
+            tmp(&format!("g{i}"))
+        ));
         let next = tmp(&format!("r{i}"));
         out.push(format!("{next} = insertelement {whole} {built}, {ty} {}, i32 {i}{dbg}", tmp(&format!("g{i}"))));
         built = next;
     }
     out.push(format!("{lhs} = bitcast {whole} {built} to {ret}{dbg}"));
-    out.push(format!("  call void @_Z7barrierj(i32 1){dbg}"));
+    out.push(format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"));
     declared.insert(format!("declare void @__ferrocl_sg_put_lane_{code}({ty}, i32)"));
-    declared.insert(format!("declare {ty} @__ferrocl_sg_get_lane_{code}(i32)"));
-    declared.insert("declare void @__ferrocl_wg_source_linear(i32)".into());
+    declared.insert(format!("declare {ty} @__ferrocl_sg_get_lane_{code}(i32, i32)"));
     Some(out)
 }
 
@@ -241,6 +258,11 @@ pub(crate) fn expand_all(text: &str) -> Result<String, String> {
     }
     if !declared.is_empty() && !out.contains("declare void @_Z7barrierj(") {
         declared.insert("declare void @_Z7barrierj(i32)".into());
+    }
+    if out.contains(&format!("call void {SUB_GROUP_BARRIER}("))
+        && !out.contains(&format!("declare void {SUB_GROUP_BARRIER}("))
+    {
+        declared.insert(format!("declare void {SUB_GROUP_BARRIER}(i32)"));
     }
     for d in declared {
         out.push_str(&d);
@@ -280,15 +302,25 @@ mod tests {
         assert!(out.contains("declare i32 @_Z21work_group_reduce_addi(i32 noundef)"));
         let sub = "  %4 = call i32 @_Z19sub_group_broadcastij(i32 %x, i32 3)\n";
         let out = expand_all(sub).unwrap();
-        assert!(out.contains("call void @__ferrocl_wg_source_linear(i32 3)\n"), "{out}");
+        assert!(out.contains("%4 = call i32 @__ferrocl_sg_broadcast_i(i32 3)\n"), "{out}");
         assert!(out.contains("call void @__ferrocl_sg_put_i(i32 %x)\n"), "sub-group use stays visible: {out}");
+        let scan = "  %9 = call float @_Z28sub_group_scan_inclusive_addf(float %f)\n";
+        let out = expand_all(scan).unwrap();
+        assert!(
+            out.contains(
+                "  call void @__ferrocl_sg_put_f(float %f)\n  call void @_Z17sub_group_barrierj(i32 1)\n  \
+                 %9 = call float @__ferrocl_sg_scan_inclusive_add_f()\n  call void @_Z17sub_group_barrierj(i32 1)\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("declare float @__ferrocl_sg_scan_inclusive_add_f()"), "{out}");
         let rotate =
             "  %5 = call signext i8 @_Z26sub_group_clustered_rotatecij(i8 noundef signext %c, i32 %d, i32 8)\n";
         let out = expand_all(rotate).unwrap();
         assert!(
             out.contains(
-                "  call void @__ferrocl_sg_put_c(i8 %c)\n  call void @_Z7barrierj(i32 1)\n  \
-                 %5 = call i8 @__ferrocl_sg_clustered_rotate_c(i32 %d, i32 8)\n  call void @_Z7barrierj(i32 1)\n"
+                "  call void @__ferrocl_sg_put_c(i8 %c)\n  call void @_Z17sub_group_barrierj(i32 1)\n  \
+                 %5 = call i8 @__ferrocl_sg_clustered_rotate_c(i32 %d, i32 8)\n  call void @_Z17sub_group_barrierj(i32 1)\n"
             ),
             "{out}"
         );
@@ -300,13 +332,13 @@ mod tests {
         let out = expand_all(direct).unwrap();
         assert!(out.contains("%__fcl.bc.6.e2 = extractelement <3 x i32> %v, i32 2\n"), "{out}");
         assert!(out.contains("%6 = bitcast <3 x i32> %__fcl.bc.6.r2 to <3 x i32>\n"), "{out}");
-        assert!(out.contains("call void @__ferrocl_wg_source_linear(i32 5)\n"), "{out}");
+        assert!(out.contains("call i32 @__ferrocl_sg_get_lane_i(i32 2, i32 5)\n"), "{out}");
         let byval =
             "  %7 = call <16 x i64> @_Z19sub_group_broadcastDv16_lj(ptr noundef byval(<16 x i64>) align 128 %p, \
                      i32 noundef %i)\n";
         let out = expand_all(byval).unwrap();
         assert!(out.contains("%__fcl.bc.7.v = load <16 x i64>, ptr %p\n"), "{out}");
-        assert!(out.contains("%__fcl.bc.7.g15 = call i64 @__ferrocl_sg_get_lane_l(i32 15)\n"), "{out}");
+        assert!(out.contains("%__fcl.bc.7.g15 = call i64 @__ferrocl_sg_get_lane_l(i32 15, i32 %i)\n"), "{out}");
         let coerced = "  %8 = call i32 @_Z19sub_group_broadcastDv3_cj(i32 %w, i32 noundef 0)\n";
         let out = expand_all(coerced).unwrap();
         assert!(out.contains("%__fcl.bc.8.v = bitcast i32 %w to <4 x i8>\n"), "{out}");

@@ -252,6 +252,9 @@ pub(crate) struct Piece {
     pub(crate) lines: Vec<String>,
     /// The barrier number this piece ends at (it then ends with `ret i32 n`).
     pub(crate) barrier: Option<u32>,
+    /// That barrier is a sub-group's (`sub_group_barrier`, or one of the pair a
+    /// sub-group function becomes): only the work-items of one sub-group need reach it.
+    pub(crate) sub_group: bool,
 }
 
 /// Instructions without side effects or traps, whose result depends only on operands.

@@ -950,6 +950,7 @@ mod tests {
             regions,
             reqd_work_group_size: None,
             sub_groups: false,
+            reqd_sub_group_size: None,
             prints: false,
             driver_copies: false,
             group_use: Default::default(),

@@ -739,6 +739,15 @@ fn kernel_info(
         let d: Vec<usize> = v.iter().filter_map(|i| md_int(i).map(|n| n as usize)).collect();
         (d.len() == 3).then(|| [d[0], d[1], d[2]])
     });
+    let reqd_sub_group_size = attached(define, "intel_reqd_sub_group_size", md)
+        .and_then(|v| v.first().and_then(|i| md_int(i)))
+        .map(|n| n as usize);
+    if let Some(n) = reqd_sub_group_size.filter(|n| !super::kernel_info::SUB_GROUP_SIZES.contains(n)) {
+        return Err(format!(
+            "kernel '{name}': intel_reqd_sub_group_size({n}) is not a sub-group size of this device (it has {:?})",
+            super::kernel_info::SUB_GROUP_SIZES
+        ));
+    }
     let attributes = kernel_attributes(define, md);
     let prefix = format!("{name}.");
     let static_local_size = locals.iter().filter(|(n, _)| n.starts_with(&prefix)).map(|(_, s)| s).sum();
@@ -761,6 +770,7 @@ fn kernel_info(
         frame_size: 0,
         regions: false,
         reqd_work_group_size: reqd,
+        reqd_sub_group_size,
         sub_groups: reaches(&name, callees, &|g| {
             opencl_name(g).is_some_and(is_sub_group_function) || g.starts_with(collectives::SUB_GROUP_HELPERS)
         }),
@@ -809,7 +819,10 @@ fn kernel_attributes(define: &str, md: &HashMap<String, Vec<String>>) -> String 
         };
         Some(format!("vec_type_hint({name}{width})"))
     });
-    [hint, sizes("work_group_size_hint"), sizes("reqd_work_group_size")]
+    let sub_group = attached(define, "intel_reqd_sub_group_size", md)
+        .and_then(|v| md_int(v.first()?))
+        .map(|n| format!("intel_reqd_sub_group_size({n})"));
+    [hint, sizes("work_group_size_hint"), sizes("reqd_work_group_size"), sub_group]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()

@@ -24,7 +24,7 @@ use std::fmt::Write;
 
 use super::context;
 use super::ir_text::{
-    callees_in, def_of, label_of, labels_in, locals_in, replace_value, split_top, Alloca, Piece, PURE,
+    callees_in, def_of, label_of, labels_in, locals_in, opencl_name, replace_value, split_top, Alloca, Piece, PURE,
 };
 use super::ir_type::{self, TypeTable};
 use super::item_caps::{self, Cap};
@@ -205,6 +205,25 @@ fn build(
 
     let starts: Vec<usize> = std::iter::once(0).chain((1..=barriers).map(resume_of)).collect();
     let uniformity = super::uniform::invariant_regions(&pieces, &succs, &allocas, &derived, &framed, &starts);
+    // Each pass over a region takes every work-item to the same barrier, which a
+    // sub-group barrier under a branch that differs between work-items breaks: the
+    // sub-groups taking the other way never reach it (the CTS's `if (get_sub_group_id()
+    // == 0) { ...; sub_group_barrier(...); ... }`). Fibers, which resume each work-item
+    // from wherever it stopped, run such kernels.
+    if pieces.iter().any(|p| p.sub_group) {
+        let ipdom = super::flow::post_dominators(&succs);
+        let divergent = (0..pieces.len())
+            .filter(|&i| uniformity.varying_branch[i])
+            .map(|i| super::flow::divergent_region(&succs, &ipdom, i));
+        for inside in divergent {
+            if let Some(p) = pieces.iter().enumerate().find(|&(b, p)| p.sub_group && inside[b]).map(|(_, p)| p) {
+                return Err(format!(
+                    "a sub-group barrier under a branch that differs between work-items ({})",
+                    p.label
+                ));
+            }
+        }
+    }
     // A framed variable that every work-item holds alike (a loop counter, a tile's
     // offset) is kept once per group rather than once per work-item (see `Resumable::
     // uniform`). Only one whose address stays in the region: it is read where a region
@@ -644,7 +663,7 @@ fn rename_numbered(line: &str) -> String {
 
 /// Splits the body into basic blocks, and blocks at synchronising calls.
 fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Result<Vec<Piece>, String> {
-    let mut pieces = vec![Piece { label: entry_label.to_string(), lines: Vec::new(), barrier: None }];
+    let mut pieces = vec![Piece { label: entry_label.to_string(), lines: Vec::new(), barrier: None, sub_group: false }];
     // Original block label -> the piece holding its terminator.
     let mut moved: Vec<(String, String)> = Vec::new();
     let mut block = entry_label.to_string();
@@ -659,7 +678,7 @@ fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Res
                 moved.push((block.clone(), last.clone()));
             }
             block = l.to_string();
-            pieces.push(Piece { label: block.clone(), lines: Vec::new(), barrier: None });
+            pieces.push(Piece { label: block.clone(), lines: Vec::new(), barrier: None, sub_group: false });
             continue;
         }
         if line.contains("@llvm.lifetime.") {
@@ -679,7 +698,13 @@ fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Res
                 }
                 barriers += 1;
                 p.barrier = Some(barriers);
-                pieces.push(Piece { label: resume_label(barriers), lines: Vec::new(), barrier: None });
+                p.sub_group = callees_in(line).iter().any(|c| opencl_name(c) == Some("sub_group_barrier"));
+                pieces.push(Piece {
+                    label: resume_label(barriers),
+                    lines: Vec::new(),
+                    barrier: None,
+                    sub_group: false,
+                });
             }
         }
     }
@@ -1062,7 +1087,7 @@ pub(super) mod tests {
     /// How the compiler classifies calls, for the tests' kernels.
     pub(in super::super) fn sync(name: &str) -> Sync {
         match name {
-            "_Z7barrierj" => Sync::Barrier,
+            "_Z7barrierj" | "_Z17sub_group_barrierj" => Sync::Barrier,
             n if n.starts_with("_Z17wait_group_events") => Sync::ThenBarrier,
             n if n.starts_with("_Z21work_group_") => Sync::Unsupported,
             _ => Sync::None,
@@ -1235,6 +1260,29 @@ pub(super) mod tests {
         );
         let e = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap_err();
         assert!(e.contains("%__v3 lives across a barrier"), "{e}");
+    }
+
+    #[test]
+    fn sub_group_barriers_only_some_sub_groups_reach_are_refused() {
+        // `if (get_sub_group_id() == 0) sub_group_barrier(...)`: fibers run it.
+        let kernel = |condition: &str| {
+            lines(&format!(
+                "  {condition}
+  %4 = icmp eq i32 %3, 0
+  br i1 %4, label %5, label %6
+5:
+  call void @_Z17sub_group_barrierj(i32 1, ptr %__ferrocl_ctx)
+  br label %6
+6:
+  ret void"
+            ))
+        };
+        let varying = kernel("%3 = call i32 @_Z16get_sub_group_idv(ptr %__ferrocl_ctx)");
+        let e = make_resumable(DEFINE, &varying, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap_err();
+        assert!(e.contains("sub-group barrier under a branch"), "{e}");
+        // A branch every work-item takes alike keeps the regions.
+        let uniform = kernel("%3 = add i32 %1, 0");
+        assert!(make_resumable(DEFINE, &uniform, &TypeTable::new(), "%__ferrocl_ctx", &sync).is_ok());
     }
 
     #[test]
