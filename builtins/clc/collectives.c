@@ -31,7 +31,9 @@ INLINE size_t items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->ls
 #define SOURCE(c) ((size_t *)((char *)(c)->group->scratch + 16 * COLLECTIVE_SLOTS))
 
 /* The operations, with OpenCL's min/max for floating point (fmin/fmax: a NaN operand
- * yields the other). */
+ * yields the other); mul, the bitwise and the logical ones are
+ * cl_khr_work_group_uniform_arithmetic's (and SPIR-V's GroupIMulKHR and kin, which the
+ * translator makes `work_group_reduce_mul` and `sub_group_reduce_mul`). */
 #define OP_add(a, b) ((a) + (b))
 #define OP_min(a, b) \
     _Generic((a), float: __builtin_fminf(a, b), double: __builtin_fmin(a, b), \
@@ -39,11 +41,38 @@ INLINE size_t items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->ls
 #define OP_max(a, b) \
     _Generic((a), float: __builtin_fmaxf(a, b), double: __builtin_fmax(a, b), \
              _Float16: (_Float16)__builtin_fmaxf(a, b), default: (b) > (a) ? (b) : (a))
+#define OP_mul(a, b) ((a) * (b))
+#define OP_and(a, b) ((a) & (b))
+#define OP_or(a, b) ((a) | (b))
+#define OP_xor(a, b) ((a) ^ (b))
+#define OP_logical_and(a, b) ((a) && (b))
+#define OP_logical_or(a, b) ((a) || (b))
+#define OP_logical_xor(a, b) (!(a) != !(b))
 
 /* Identities of the exclusive scans: the first work-item's result. */
 #define ID_add(T, MIN, MAX) ((T)0)
 #define ID_min(T, MIN, MAX) (MAX)
 #define ID_max(T, MIN, MAX) (MIN)
+#define ID_mul(T, MIN, MAX) ((T)1)
+#define ID_and(T, MIN, MAX) ((T) ~(T)0)
+#define ID_or(T, MIN, MAX) ((T)0)
+#define ID_xor(T, MIN, MAX) ((T)0)
+#define ID_logical_and(T, MIN, MAX) 1
+#define ID_logical_or(T, MIN, MAX) 0
+#define ID_logical_xor(T, MIN, MAX) 0
+
+/* A fold's first value from the first operand: the operand itself, or for the logical
+ * operations its truth (a reduction of one work-item's 5 is 1). */
+#define FIRST_add(x) (x)
+#define FIRST_min(x) (x)
+#define FIRST_max(x) (x)
+#define FIRST_mul(x) (x)
+#define FIRST_and(x) (x)
+#define FIRST_or(x) (x)
+#define FIRST_xor(x) (x)
+#define FIRST_logical_and(x) ((x) != 0)
+#define FIRST_logical_or(x) ((x) != 0)
+#define FIRST_logical_xor(x) ((x) != 0)
 
 /* Work-item 0 computes the results from `in` into `out`, of n work-items. */
 #define COMPUTE(NAME, T, BODY) \
@@ -56,16 +85,37 @@ INLINE size_t items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->ls
     }
 
 #define REDUCE(OP, T, M) \
-    COMPUTE(__ferrocl_wg_reduce_##OP##_##M, T, T r = in[0]; for (size_t i = 1; i < n; i++) r = OP_##OP(r, in[i]); \
-            out[0] = r;)
+    COMPUTE(__ferrocl_wg_reduce_##OP##_##M, T, T r = FIRST_##OP(in[0]); \
+            for (size_t i = 1; i < n; i++) r = OP_##OP(r, in[i]); out[0] = r;)
 #define SCAN_INCLUSIVE(OP, T, M) \
-    COMPUTE(__ferrocl_wg_scan_inclusive_##OP##_##M, T, T r = in[0]; out[0] = r; \
+    COMPUTE(__ferrocl_wg_scan_inclusive_##OP##_##M, T, T r = FIRST_##OP(in[0]); out[0] = r; \
             for (size_t i = 1; i < n; i++) out[i] = r = OP_##OP(r, in[i]);)
 #define SCAN_EXCLUSIVE(OP, T, M, MIN, MAX) \
     COMPUTE(__ferrocl_wg_scan_exclusive_##OP##_##M, T, T r = ID_##OP(T, MIN, MAX); for (size_t i = 0; i < n; i++) { \
         out[i] = r; \
         r = OP_##OP(r, in[i]); \
     })
+
+/* A sub-group's reduction and scans: folds of the operands of the work-item's
+ * sub-group, from its first work-item to its last (reduce), to the work-item itself
+ * (inclusive) or to the one before it (exclusive, from the identity). */
+#define SG_FOLD(NAME, T, INIT, START, END, OP) \
+    QUERY T NAME(const ferrocl_ctx *c) { \
+        const T *in = OPERANDS(T, c); \
+        T r = INIT; \
+        for (size_t i = START, end = END; i < end; i++) r = OP(r, in[i]); \
+        return r; \
+    }
+#define SG_FOLDS(OP, T, M, MIN, MAX) \
+    SG_FOLD(__ferrocl_sg_reduce_##OP##_##M, T, FIRST_##OP(in[sg_first(c)]), sg_first(c) + 1, \
+            sg_first(c) + sg_size(c), OP_##OP) \
+    SG_FOLD(__ferrocl_sg_scan_inclusive_##OP##_##M, T, FIRST_##OP(in[sg_first(c)]), sg_first(c) + 1, c->item + 1, \
+            OP_##OP) \
+    SG_FOLD(__ferrocl_sg_scan_exclusive_##OP##_##M, T, ID_##OP(T, MIN, MAX), sg_first(c), c->item, OP_##OP)
+
+/* One operation's work-group and sub-group reduction and scans. */
+#define FOLDS(OP, T, M, MIN, MAX) \
+    REDUCE(OP, T, M) SCAN_INCLUSIVE(OP, T, M) SCAN_EXCLUSIVE(OP, T, M, MIN, MAX) SG_FOLDS(OP, T, M, MIN, MAX)
 
 /* broadcast(x, local id) in one to three dimensions (unused ids are 0); an id outside
  * the group (undefined behaviour) reads work-item 0's value rather than memory past
@@ -82,29 +132,11 @@ QUERY void __ferrocl_wg_source(size_t x, size_t y, size_t z, const ferrocl_ctx *
     QUERY void __ferrocl_sg_put_##M(T x, const ferrocl_ctx *c) { OPERANDS(T, c)[c->item] = x; } \
     QUERY T __ferrocl_wg_get_##M(int mine, const ferrocl_ctx *c) { return RESULTS(T, c)[mine ? c->item : 0]; } \
     COMPUTE(__ferrocl_wg_broadcast_##M, T, out[0] = in[*SOURCE(c)];) \
-    REDUCE(add, T, M) REDUCE(min, T, M) REDUCE(max, T, M) \
-    SCAN_INCLUSIVE(add, T, M) SCAN_INCLUSIVE(min, T, M) SCAN_INCLUSIVE(max, T, M) \
-    SCAN_EXCLUSIVE(add, T, M, MIN, MAX) SCAN_EXCLUSIVE(min, T, M, MIN, MAX) SCAN_EXCLUSIVE(max, T, M, MIN, MAX) \
-    SG_FOLDS(add, T, M, MIN, MAX) SG_FOLDS(min, T, M, MIN, MAX) SG_FOLDS(max, T, M, MIN, MAX) \
+    FOLDS(add, T, M, MIN, MAX) FOLDS(min, T, M, MIN, MAX) FOLDS(max, T, M, MIN, MAX) FOLDS(mul, T, M, MIN, MAX) \
     QUERY T __ferrocl_sg_broadcast_##M(unsigned id, const ferrocl_ctx *c) { \
         /* An id outside the sub-group (undefined) reads its first work-item's. */ \
         return OPERANDS(T, c)[sg_first(c) + (id < sg_size(c) ? id : 0)]; \
     }
-
-/* A sub-group's reduction and scans: folds of the operands of the work-item's
- * sub-group, from its first work-item to its last (reduce), to the work-item itself
- * (inclusive) or to the one before it (exclusive, from the identity). */
-#define SG_FOLD(NAME, T, INIT, START, END, OP) \
-    QUERY T NAME(const ferrocl_ctx *c) { \
-        const T *in = OPERANDS(T, c); \
-        T r = INIT; \
-        for (size_t i = START, end = END; i < end; i++) r = OP(r, in[i]); \
-        return r; \
-    }
-#define SG_FOLDS(OP, T, M, MIN, MAX) \
-    SG_FOLD(__ferrocl_sg_reduce_##OP##_##M, T, in[sg_first(c)], sg_first(c) + 1, sg_first(c) + sg_size(c), OP_##OP) \
-    SG_FOLD(__ferrocl_sg_scan_inclusive_##OP##_##M, T, in[sg_first(c)], sg_first(c) + 1, c->item + 1, OP_##OP) \
-    SG_FOLD(__ferrocl_sg_scan_exclusive_##OP##_##M, T, ID_##OP(T, MIN, MAX), sg_first(c), c->item, OP_##OP)
 
 /* The operand types: T, its mangled code M, its least and greatest values. */
 #define INTEGER_OPERANDS(F) \
@@ -123,6 +155,14 @@ QUERY void __ferrocl_wg_source(size_t x, size_t y, size_t z, const ferrocl_ctx *
     F(_Float16, Dh, -(_Float16)__builtin_inff(), (_Float16)__builtin_inff())
 COLLECTIVE_TYPES(TYPE)
 
+/* The bitwise and logical folds (cl_khr_work_group_uniform_arithmetic): on integers,
+ * the logical ones on int. */
+#define BITS(T, M, MIN, MAX) FOLDS(and, T, M, MIN, MAX) FOLDS(or, T, M, MIN, MAX) FOLDS(xor, T, M, MIN, MAX)
+INTEGER_OPERANDS(BITS)
+FOLDS(logical_and, int, i, 0, 0)
+FOLDS(logical_or, int, i, 0, 0)
+FOLDS(logical_xor, int, i, 0, 0)
+
 /* work_group_all / work_group_any (on int operands, put with __ferrocl_wg_put_i): 1 when
  * the predicate holds for all / any. */
 COMPUTE(__ferrocl_wg_all_i, int, int r = 1; for (size_t i = 0; i < n; i++) r &= in[i] != 0; out[0] = r;)
@@ -131,6 +171,17 @@ COMPUTE(__ferrocl_wg_any_i, int, int r = 0; for (size_t i = 0; i < n; i++) r |= 
 #define OP_any(a, b) ((a) || (b))
 SG_FOLD(__ferrocl_sg_all_i, int, 1, sg_first(c), sg_first(c) + sg_size(c), OP_all)
 SG_FOLD(__ferrocl_sg_any_i, int, 0, sg_first(c), sg_first(c) + sg_size(c), OP_any)
+
+/* sub_group_ballot(predicate) (cl_khr_subgroup_ballot; SPIR-V's GroupNonUniformBallot):
+ * bit i set where the sub-group's work-item i's predicate holds. */
+typedef unsigned ferrocl_uint4 __attribute__((ext_vector_type(4)));
+QUERY ferrocl_uint4 __ferrocl_sg_ballot_i(const ferrocl_ctx *c) {
+    const int *in = OPERANDS(int, c) + sg_first(c);
+    ferrocl_uint4 r = 0;
+    for (size_t i = 0, n = sg_size(c); i < n && i < 128; i++)
+        if (in[i]) r[i / 32] |= 1u << (i % 32);
+    return r;
+}
 
 /* Sub-group exchanges (cl_khr_subgroup_shuffle, _shuffle_relative, _rotate): after the
  * first barrier each work-item reads the operand of the work-item of its sub-group it
@@ -164,6 +215,33 @@ INLINE size_t exchanged(size_t local, const ferrocl_ctx *c) {
     }
 COLLECTIVE_TYPES(EXCHANGES)
 
+/* cl_intel_subgroups' shuffles of two operands (SPIR-V's SubgroupShuffleDownINTEL and
+ * UpINTEL): `current` is put as the operand, `next` or `previous` in a second plane (the
+ * results' slots, which sub-group functions do not use). Down reads `current` of the
+ * work-item `delta` later, past the sub-group's end `next` of the one wrapped round; up
+ * reads `current` `delta` earlier, before its start `previous` from the end. */
+#define SECOND(T, c) RESULTS(T, c)
+#define TWO_OPERANDS(T, M, MIN, MAX) \
+    QUERY void __ferrocl_sg_put2_##M(T x, const ferrocl_ctx *c) { SECOND(T, c)[c->item] = x; } \
+    QUERY T __ferrocl_sg_intel_shuffle_down_##M(unsigned delta, const ferrocl_ctx *c) { \
+        size_t n = sg_size(c), at = sg_local(c) + delta; \
+        if (at < n) return OPERANDS(T, c)[sg_first(c) + at]; \
+        return at - n < n ? SECOND(T, c)[sg_first(c) + at - n] : OPERANDS(T, c)[c->item]; \
+    } \
+    QUERY T __ferrocl_sg_intel_shuffle_up_##M(unsigned delta, const ferrocl_ctx *c) { \
+        size_t n = sg_size(c), l = sg_local(c); \
+        if (delta <= l) return OPERANDS(T, c)[c->item - delta]; \
+        return delta - l <= n ? SECOND(T, c)[sg_first(c) + n - (delta - l)] : OPERANDS(T, c)[c->item]; \
+    } \
+    /* sub_group_non_uniform_all_equal (cl_khr_subgroup_non_uniform_vote). */ \
+    QUERY int __ferrocl_sg_all_equal_##M(const ferrocl_ctx *c) { \
+        const T *in = OPERANDS(T, c) + sg_first(c); \
+        for (size_t i = 1, n = sg_size(c); i < n; i++) \
+            if (!(in[i] == in[0])) return 0; \
+        return 1; \
+    }
+COLLECTIVE_TYPES(TWO_OPERANDS)
+
 /* sub_group_broadcast of vectors (cl_khr_subgroup_extended_types), lane by lane: lane L
  * of every work-item in plane L of the lane memory (16 lanes of 8 bytes for each
  * work-item of the largest group); each reads its sub-group's source work-item's. */
@@ -184,19 +262,12 @@ COLLECTIVE_TYPES(LANES)
  * sub-group (the cluster sizes are powers of two up to the sub-group's) in local-id
  * order, as the CTS's
  * reference does, which matters for floating point. */
-#define OP_mul(a, b) ((a) * (b))
-#define OP_and(a, b) ((a) & (b))
-#define OP_or(a, b) ((a) | (b))
-#define OP_xor(a, b) ((a) ^ (b))
-#define OP_logical_and(a, b) ((a) && (b))
-#define OP_logical_or(a, b) ((a) || (b))
-#define OP_logical_xor(a, b) (!(a) != !(b))
 #define CLUSTERED(OP, T, M) \
     QUERY T __ferrocl_sg_clustered_reduce_##OP##_##M(unsigned cluster, const ferrocl_ctx *c) { \
         size_t n = sg_size(c), base = cluster ? sg_local(c) / cluster * cluster : 0; \
         size_t end = base + cluster < n ? base + cluster : n; \
         const T *in = OPERANDS(T, c) + sg_first(c); \
-        T r = in[base]; \
+        T r = FIRST_##OP(in[base]); \
         for (size_t i = base + 1; i < end; i++) r = OP_##OP(r, in[i]); \
         return r; \
     }

@@ -73,6 +73,52 @@ CONTEXT_FN(unsigned, get_sub_group_id, const ferrocl_ctx *c) {
 }
 CONTEXT_FN(unsigned, get_sub_group_local_id, const ferrocl_ctx *c) { return (unsigned)(c->lid[0] % sg_width(c)); }
 
+/* cl_khr_subgroup_ballot's masks (bit i: sub-group local id i) and arithmetic on
+ * ballots, counting only the bits of the sub-group's work-items. */
+typedef unsigned ferrocl_uint4 __attribute__((ext_vector_type(4)));
+INLINE int ballot_bit(ferrocl_uint4 v, size_t i) { return i < 128 && (v[i / 32] >> (i % 32)) & 1; }
+/* The bits of ids from `lo` up to (not including) `hi`. */
+INLINE ferrocl_uint4 id_range(size_t lo, size_t hi) {
+    ferrocl_uint4 r = 0;
+    for (size_t i = lo; i < hi && i < 128; i++) r[i / 32] |= 1u << (i % 32);
+    return r;
+}
+CONTEXT_FN(ferrocl_uint4, get_sub_group_eq_mask, const ferrocl_ctx *c) { return id_range(sg_local(c), sg_local(c) + 1); }
+CONTEXT_FN(ferrocl_uint4, get_sub_group_ge_mask, const ferrocl_ctx *c) { return id_range(sg_local(c), sg_size(c)); }
+CONTEXT_FN(ferrocl_uint4, get_sub_group_gt_mask, const ferrocl_ctx *c) { return id_range(sg_local(c) + 1, sg_size(c)); }
+CONTEXT_FN(ferrocl_uint4, get_sub_group_le_mask, const ferrocl_ctx *c) { return id_range(0, sg_local(c) + 1); }
+CONTEXT_FN(ferrocl_uint4, get_sub_group_lt_mask, const ferrocl_ctx *c) { return id_range(0, sg_local(c)); }
+CONTEXT_FN(int, sub_group_inverse_ballot, ferrocl_uint4 v, const ferrocl_ctx *c) { return ballot_bit(v, sg_local(c)); }
+CONTEXT_FN(int, sub_group_ballot_bit_extract, ferrocl_uint4 v, unsigned i, const ferrocl_ctx *c) {
+    (void)c;
+    return ballot_bit(v, i);
+}
+/* The number of set bits of `v` among ids `lo` up to `hi`. */
+INLINE unsigned bits_between(ferrocl_uint4 v, size_t lo, size_t hi) {
+    ferrocl_uint4 m = v & id_range(lo, hi);
+    return __builtin_popcount(m.x) + __builtin_popcount(m.y) + __builtin_popcount(m.z) + __builtin_popcount(m.w);
+}
+CONTEXT_FN(unsigned, sub_group_ballot_bit_count, ferrocl_uint4 v, const ferrocl_ctx *c) { return bits_between(v, 0, sg_size(c)); }
+CONTEXT_FN(unsigned, sub_group_ballot_inclusive_scan, ferrocl_uint4 v, const ferrocl_ctx *c) {
+    return bits_between(v, 0, sg_local(c) + 1);
+}
+CONTEXT_FN(unsigned, sub_group_ballot_exclusive_scan, ferrocl_uint4 v, const ferrocl_ctx *c) {
+    return bits_between(v, 0, sg_local(c));
+}
+/* The lowest and highest set bit among the sub-group's; with none, undefined: the
+ * sub-group's size and -1. */
+CONTEXT_FN(unsigned, sub_group_ballot_find_lsb, ferrocl_uint4 v, const ferrocl_ctx *c) {
+    size_t i = 0;
+    while (i < sg_size(c) && !ballot_bit(v, i)) i++;
+    return (unsigned)i;
+}
+CONTEXT_FN(unsigned, sub_group_ballot_find_msb, ferrocl_uint4 v, const ferrocl_ctx *c) {
+    size_t i = sg_size(c);
+    while (i > 0 && !ballot_bit(v, i - 1)) i--;
+    return (unsigned)i - 1;
+}
+CONTEXT_FN(int, sub_group_elect, const ferrocl_ctx *c) { return sg_local(c) == 0; }
+
 /* For the item loops the driver generates per kernel (icd/src/compiler/passes/launcher.rs):
  * the context of a group, the loop bounds, the running work-item's id, and the frame
  * memory of kernels run as barrier regions. The loop keeps the context in an alloca of

@@ -613,3 +613,172 @@ fn sub_group_clustered_reductions_fold_each_cluster() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const UNIFORM_ARITHMETIC: &str = r#"
+kernel void folds(global const int *in, global int *out, global float *fout) {
+    size_t g = get_global_id(0);
+    int x = in[g];
+    global int *o = out + g * 8;
+    o[0] = work_group_reduce_mul((x & 3) | 1);
+    o[1] = work_group_scan_inclusive_and(x);
+    o[2] = work_group_scan_exclusive_or(x);
+    o[3] = work_group_reduce_xor(x);
+    o[4] = work_group_reduce_logical_and(x);
+    o[5] = work_group_scan_inclusive_logical_or(x == 7);
+    o[6] = work_group_scan_exclusive_logical_xor(x & 1);
+    o[7] = (int)work_group_reduce_mul((ulong)(x & 1) + 1);
+    fout[g] = work_group_scan_inclusive_mul(1.0f + (float)(x & 1));
+}
+"#;
+
+#[test]
+fn work_group_uniform_arithmetic_folds_match_the_host() {
+    let env = Env::new();
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    assert!(ext.split(' ').any(|x| x == "cl_khr_work_group_uniform_arithmetic"), "{ext}");
+    let (n, local) = (96usize, 32usize);
+    let input: Vec<i32> = (0..n as i32).map(|i| (i * 37 + 5) % 23 - 3).collect();
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let p = build(&env, UNIFORM_ARITHMETIC, std);
+        let k = kernel(p, "folds");
+        let (bin, bout, bf) =
+            (buffer_of(&env, &input), env.buffer(0, n * 32, null_mut()), env.buffer(0, n * 4, null_mut()));
+        set_arg(k, 0, &bin);
+        set_arg(k, 1, &bout);
+        set_arg(k, 2, &bf);
+        run(&env, k, &[n], Some(&[local]));
+        let out: Vec<i32> = read_as(&env, bout, n * 8);
+        let floats: Vec<f32> = read_as(&env, bf, n);
+        for g in 0..n {
+            let group = &input[g - g % local..][..local];
+            let l = g % local;
+            let want = [
+                group.iter().fold(1i32, |a, &v| a.wrapping_mul((v & 3) | 1)),
+                group[..=l].iter().fold(-1i32, |a, &v| a & v),
+                group[..l].iter().fold(0, |a, &v| a | v),
+                group.iter().fold(0, |a, &v| a ^ v),
+                group.iter().all(|&v| v != 0) as i32,
+                group[..=l].contains(&7) as i32,
+                group[..l].iter().fold(false, |a, &v| a != (v & 1 != 0)) as i32,
+                group.iter().fold(1u64, |a, &v| a.wrapping_mul((v & 1) as u64 + 1)) as i32,
+            ];
+            assert_eq!(&out[g * 8..g * 8 + 8], &want, "{std}: work-item {g}");
+            let product = group[..=l].iter().fold(1.0f32, |a, &v| a * (1.0 + (v & 1) as f32));
+            assert_eq!(floats[g], product, "{std}: work-item {g}: scan of floats");
+        }
+        for b in [bin, bout, bf] {
+            ok!(cl!(clReleaseMemObject(b)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}
+
+/// The sub-group functions SPIR-V from SYCL's compiler calls beyond the claimed
+/// extensions (cl_intel_subgroups' shuffles, ballots, the non-uniform arithmetic and
+/// votes, all called by every work-item), declared as the translator names them.
+const SYCL_SUB_GROUP_FUNCTIONS: &str = r#"
+#define OVL __attribute__((overloadable))
+int OVL intel_sub_group_shuffle(int, uint);
+float OVL intel_sub_group_shuffle_xor(float, uint);
+int OVL intel_sub_group_shuffle_down(int, int, uint);
+int OVL intel_sub_group_shuffle_up(int, int, uint);
+uint4 OVL sub_group_ballot(int);
+int OVL sub_group_inverse_ballot(uint4);
+uint OVL sub_group_ballot_bit_count(uint4);
+uint OVL sub_group_ballot_inclusive_scan(uint4);
+uint OVL sub_group_ballot_find_lsb(uint4);
+uint OVL sub_group_ballot_find_msb(uint4);
+int OVL sub_group_ballot_bit_extract(uint4, uint);
+uint4 OVL get_sub_group_lt_mask(void);
+int OVL sub_group_elect(void);
+int OVL sub_group_non_uniform_all_equal(int);
+int OVL sub_group_non_uniform_reduce_mul(int);
+int OVL sub_group_non_uniform_scan_exclusive_max(int);
+int OVL sub_group_broadcast_first(int);
+long OVL sub_group_reduce_and(long);
+
+kernel void extras(global const int *in, global const uint *arg, global int *out, global float *fout) {
+    size_t g = get_global_id(0);
+    int x = in[g];
+    uint a = arg[g];
+    global int *o = out + g * 16;
+    o[0] = intel_sub_group_shuffle(x, a);
+    o[1] = intel_sub_group_shuffle_down(x, -x, a);
+    o[2] = intel_sub_group_shuffle_up(-x, x, a);
+    uint4 b = sub_group_ballot(x & 1);
+    o[3] = (int)b.x;
+    o[4] = sub_group_inverse_ballot(b);
+    o[5] = (int)sub_group_ballot_bit_count(b);
+    o[6] = (int)sub_group_ballot_inclusive_scan(b);
+    o[7] = (int)sub_group_ballot_find_lsb(b) * 100 + (int)sub_group_ballot_find_msb(b);
+    o[8] = sub_group_ballot_bit_extract(b, a);
+    o[9] = (int)get_sub_group_lt_mask().x;
+    o[10] = sub_group_elect();
+    o[11] = sub_group_non_uniform_all_equal(x / 100) * 10 + sub_group_non_uniform_all_equal(x);
+    o[12] = sub_group_non_uniform_reduce_mul((x & 3) | 1);
+    o[13] = sub_group_non_uniform_scan_exclusive_max(x);
+    o[14] = sub_group_broadcast_first(x);
+    o[15] = (int)sub_group_reduce_and((long)x | 0x100000000l);
+    fout[g] = intel_sub_group_shuffle_xor((float)x * 0.5f, a);
+}
+"#;
+
+#[test]
+fn sycl_sub_group_functions_act_on_each_sub_group() {
+    let env = Env::new();
+    // Groups of 20: sub-groups of 8, 8 and 4.
+    let (n, local, sub) = (60usize, 20usize, 8usize);
+    let input: Vec<i32> = (0..n as i32).map(|i| (i * 29 + 3) % 41).collect();
+    let args: Vec<u32> = (0..n as u32).map(|i| (i * 5 + 1) % 4).collect();
+    let p = build(&env, SYCL_SUB_GROUP_FUNCTIONS, "-cl-std=CL3.0");
+    let k = kernel(p, "extras");
+    let (bin, barg) = (buffer_of(&env, &input), buffer_of(&env, &args));
+    let (bout, bf) = (env.buffer(0, n * 64, null_mut()), env.buffer(0, n * 4, null_mut()));
+    for (i, b) in [bin, barg, bout, bf].iter().enumerate() {
+        set_arg(k, i as cl_uint, b);
+    }
+    run(&env, k, &[n], Some(&[local]));
+    let out: Vec<i32> = read_as(&env, bout, n * 16);
+    let floats: Vec<f32> = read_as(&env, bf, n);
+    for g in 0..n {
+        let l_group = g % local;
+        let first = g - l_group % sub;
+        let size = sub.min(local - l_group / sub * sub);
+        let members = &input[first..first + size];
+        let (l, a) = (g - first, args[g] as usize);
+        let what = format!("work-item {g}");
+        let bits: u32 = members.iter().enumerate().filter(|(_, &v)| v & 1 != 0).map(|(i, _)| 1 << i).sum();
+        let o = &out[g * 16..g * 16 + 16];
+        if a < size {
+            assert_eq!(o[0], members[a], "{what}: intel shuffle");
+            assert_eq!(floats[g], members[l ^ a] as f32 * 0.5, "{what}: intel shuffle_xor");
+        }
+        let down = if l + a < size { members[l + a] } else { -members[l + a - size] };
+        assert_eq!(o[1], down, "{what}: intel shuffle_down");
+        let up = if a <= l { members[l - a] } else { -members[size + l - a] };
+        assert_eq!(o[2], up, "{what}: intel shuffle_up");
+        assert_eq!(o[3] as u32, bits, "{what}: ballot");
+        assert_eq!(o[4], (bits >> l) as i32 & 1, "{what}: inverse ballot");
+        assert_eq!(o[5], bits.count_ones() as i32, "{what}: bit count");
+        assert_eq!(o[6], (bits & ((2u32 << l) - 1)).count_ones() as i32, "{what}: inclusive scan");
+        if bits != 0 {
+            let (lsb, msb) = (bits.trailing_zeros() as i32, 31 - bits.leading_zeros() as i32);
+            assert_eq!(o[7], lsb * 100 + msb, "{what}: find lsb, msb");
+        }
+        assert_eq!(o[8], (bits >> a) as i32 & 1, "{what}: bit extract");
+        assert_eq!(o[9] as u32, (1u32 << l) - 1, "{what}: lt mask");
+        assert_eq!(o[10], (l == 0) as i32, "{what}: elect");
+        let equal = |f: &dyn Fn(i32) -> i32| members.iter().all(|&v| f(v) == f(members[0])) as i32;
+        assert_eq!(o[11], equal(&|v| v / 100) * 10 + equal(&|v| v), "{what}: all_equal");
+        assert_eq!(o[12], members.iter().fold(1i32, |p, &v| p.wrapping_mul((v & 3) | 1)), "{what}: reduce mul");
+        assert_eq!(o[13], members[..l].iter().copied().max().unwrap_or(i32::MIN), "{what}: exclusive max");
+        assert_eq!(o[14], members[0], "{what}: broadcast first");
+        assert_eq!(o[15], members.iter().fold(-1i32, |p, &v| p & v), "{what}: reduce and on long");
+    }
+    for b in [bin, barg, bout, bf] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -8,9 +8,12 @@ use std::path::Path;
 use super::tools::{self, clang::Clang};
 use super::{library, options, os, target_flags, Target};
 
-/// `-cl-ext=-all,+<each extension and OpenCL C feature the target has>`.
-fn extension_flag(target: &Target) -> String {
-    let on: String = target.extensions.iter().chain(&target.features).map(|n| format!(",+{n}")).collect();
+/// `-cl-ext=-all,+<each extension and OpenCL C feature the target has>`, and before
+/// OpenCL C 3.0 the extensions enabled there alone.
+fn extension_flag(target: &Target, clang_options: &[String]) -> String {
+    let before_3 = !clang_options.iter().any(|o| o == "-cl-std=CL3.0");
+    let older = target.pre_3_extensions.iter().filter(|_| before_3);
+    let on: String = target.extensions.iter().chain(&target.features).chain(older).map(|n| format!(",+{n}")).collect();
     format!("-cl-ext=-all{on}")
 }
 
@@ -38,6 +41,7 @@ pub(crate) const SPIR_ONLY_MACROS: &[&str] = &[
     "cl_khr_subgroup_rotate",
     "cl_khr_subgroup_extended_types",
     "cl_khr_subgroup_clustered_reduce",
+    "cl_intel_required_subgroup_size",
 ];
 
 /// OpenCL C -> IR. Unoptimised (the optimiser runs once, in the back end), with OpenCL
@@ -78,7 +82,7 @@ pub(super) fn opencl_c(
     args.extend(["-D__OPENCL_VERSION__=300", "-D__IMAGE_SUPPORT__=1"].map(os));
     args.extend([os("-include"), ext.as_os_str()]);
     // Only what the device claims: x86 clang enables vendor extensions by default.
-    let ext = extension_flag(target);
+    let ext = extension_flag(target, &opts.clang);
     args.extend([os("-Xclang"), os(&ext)]);
     args.extend(opts.clang.iter().map(|s| os(s)));
     let features = feature_macros(target, &opts.clang);
@@ -132,9 +136,12 @@ mod tests {
     fn feature_macros_are_defined_by_version() {
         let target = Target {
             extensions: vec!["cl_khr_integer_dot_product"],
+            pre_3_extensions: vec!["cl_khr_subgroups"],
             features: vec!["__opencl_c_generic_address_space"],
             cpu: "test".into(),
         };
+        assert!(extension_flag(&target, &["-cl-std=CL2.0".into()]).ends_with(",+cl_khr_subgroups"));
+        assert!(!extension_flag(&target, &["-cl-std=CL3.0".into()]).contains("cl_khr_subgroups"));
         let cl12 = feature_macros(&target, &["-cl-std=CL1.2".into()]);
         assert!(cl12.contains(&"-Dcl_khr_integer_dot_product=1".to_string()));
         assert!(!cl12.iter().any(|m| m.contains("generic_address_space")), "3.0 features stay in 3.0");

@@ -42,6 +42,9 @@ use tools::{clang, fork_server, locate};
 pub(crate) struct Target {
     /// The device's extensions, by name.
     pub(crate) extensions: Vec<&'static str>,
+    /// Extensions the compiler enables in OpenCL C before 3.0 without the device
+    /// claiming them (`core::device::PRE_3_EXTENSIONS` says why).
+    pub(crate) pre_3_extensions: Vec<&'static str>,
     /// The OpenCL C features the device claims, by name.
     pub(crate) features: Vec<&'static str>,
     /// Names the CPU (model and instruction-set flags).

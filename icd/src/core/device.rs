@@ -80,7 +80,8 @@ static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
     };
     let compile_target = compiler::Target {
         // The OpenCL C extensions; the IL ones concern the SPIR-V reader, not clang.
-        extensions: EXTENSIONS.iter().map(|(n, _)| *n).chain(COMPILED_EXTENSIONS.iter().copied()).collect(),
+        extensions: EXTENSIONS.iter().map(|(n, _)| *n).collect(),
+        pre_3_extensions: PRE_3_EXTENSIONS.to_vec(),
         features: OPENCL_C_FEATURES.iter().map(|(n, _)| *n).collect(),
         cpu: match compiler::cross_cpu() {
             Some(cpu) => format!("-march={cpu}"),
@@ -128,15 +129,16 @@ pub(crate) const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_subgroup_extended_types", cl_version(1, 0, 0)),
     ("cl_khr_subgroup_clustered_reduce", cl_version(1, 0, 0)),
     ("cl_intel_required_subgroup_size", cl_version(1, 0, 0)),
+    ("cl_khr_work_group_uniform_arithmetic", cl_version(1, 0, 0)),
 ];
 
-/// Extensions the compiler enables without the device claiming them: the sub-group
-/// functions in OpenCL C before 3.0 (which has `__opencl_c_subgroups`).
-/// `cl_khr_subgroups` requires sub-groups to make independent forward progress, and
-/// the sub-groups of one work-group run one after another on one thread (as Intel's
-/// CPU runtime's do; it does not claim the extension either), but programs written
-/// for OpenCL C 2.0 that call sub-group functions still build.
-const COMPILED_EXTENSIONS: &[&str] = &["cl_khr_subgroups"];
+/// Extensions the compiler enables in OpenCL C before 3.0 (which has
+/// `__opencl_c_subgroups`) without the device claiming them: `cl_khr_subgroups`
+/// requires sub-groups to make independent forward progress, and the sub-groups of one
+/// work-group run one after another on one thread (as Intel's CPU runtime's do; it does
+/// not claim the extension either), but OpenCL C 2.0 programs that call sub-group
+/// functions still build.
+pub(crate) const PRE_3_EXTENSIONS: &[&str] = &["cl_khr_subgroups"];
 
 /// Extensions of SPIR-V programs, claimed where the translator is installed (so they
 /// are not in the list clang is told about).

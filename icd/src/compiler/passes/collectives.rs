@@ -71,9 +71,32 @@ fn declarations(code: &str, op: &str, ty: &str) -> [String; 3] {
 
 /// Whether an OpenCL C function is a collective this pass expands.
 pub(crate) fn is_collective(opencl_name: &str) -> bool {
-    let op = opencl_name.strip_prefix("work_group_").or_else(|| opencl_name.strip_prefix("sub_group_"));
-    op.is_some_and(|o| matches!(o, "all" | "any" | "broadcast") || o.starts_with("reduce_") || o.starts_with("scan_"))
-        || opencl_name.strip_prefix("sub_group_").is_some_and(|o| EXCHANGES.contains(&o) || is_clustered(o))
+    let folds =
+        |o: &str| matches!(o, "all" | "any" | "broadcast") || o.starts_with("reduce_") || o.starts_with("scan_");
+    opencl_name.strip_prefix("work_group_").is_some_and(folds) || sub_group_op(opencl_name).is_some()
+}
+
+/// The operation a sub-group function performs, as its helpers name it: the function's
+/// name less `sub_group_`, the non-uniform functions as the uniform ones (every
+/// work-item of the sub-group calls them here: cl_khr_subgroup_non_uniform_arithmetic
+/// and _vote are not claimed, but SPIR-V from SYCL's compiler calls them in code all
+/// work-items run), and cl_intel_subgroups' shuffles (`intel_sub_group_shuffle`) as
+/// the khr ones, but for the two-operand `intel_shuffle_up` and `_down`.
+fn sub_group_op(opencl_name: &str) -> Option<&str> {
+    if let Some(o) = opencl_name.strip_prefix("intel_sub_group_") {
+        return match o {
+            "shuffle" | "shuffle_xor" => Some(o),
+            "shuffle_up" => Some("intel_shuffle_up"),
+            "shuffle_down" => Some("intel_shuffle_down"),
+            _ => None,
+        };
+    }
+    let o = opencl_name.strip_prefix("sub_group_")?;
+    let o = o.strip_prefix("non_uniform_").unwrap_or(o);
+    let folds = matches!(o, "all" | "any" | "broadcast" | "broadcast_first" | "all_equal" | "ballot")
+        || o.starts_with("reduce_")
+        || o.starts_with("scan_");
+    (folds || EXCHANGES.contains(&o) || is_clustered(o)).then_some(o)
 }
 
 /// `sub_group_clustered_reduce_<op>` (cl_khr_subgroup_clustered_reduce): expanded as
@@ -96,12 +119,13 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     let (name, open) = callee_names(line).into_iter().find(|(n, _)| opencl_name(n).is_some_and(is_collective))?;
     let fail = || Err(format!("cannot expand the collective call '{}'", line.trim()));
     let full = opencl_name(&name).unwrap_or_default();
-    let sub_group = full.starts_with("sub_group_");
-    let Some(op) = full.strip_prefix("work_group_").or_else(|| full.strip_prefix("sub_group_")) else {
+    let Some((sub_group, op)) =
+        full.strip_prefix("work_group_").map(|o| (false, o)).or_else(|| sub_group_op(full).map(|o| (true, o)))
+    else {
         return Some(fail());
     };
     // The parameter codes after the name: the operand's type, then size_t ids (broadcast).
-    let params = &name[name.find(op).map_or(name.len(), |at| at + op.len())..];
+    let params = &name[name.find(full).map_or(name.len(), |at| at + full.len())..];
     if sub_group && op == "broadcast" && params.starts_with("Dv") {
         return Some(broadcast_vector(line, &name, open, params, declared).map_or_else(fail, Ok));
     }
@@ -112,28 +136,49 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     let Some((lhs, _)) = line.split_once(" = ") else { return Some(fail()) };
     let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
     if sub_group {
-        // Integer arguments after the operand: an index, a mask, a delta, a cluster
+        // The operands put (the second of cl_intel_subgroups' up and down in a plane of
+        // its own), then the integer arguments: an index, a mask, a delta, a cluster
         // size; none for the folds.
-        let expected = match op {
-            "clustered_rotate" => 3,
-            o if EXCHANGES.contains(&o) || is_clustered(o) || o == "broadcast" => 2,
-            "all" | "any" => 1,
-            o if o.starts_with("reduce_") || o.starts_with("scan_") => 1,
+        let (operands, expected) = match op {
+            "clustered_rotate" => (1, 3),
+            "intel_shuffle_up" | "intel_shuffle_down" => (2, 3),
+            o if EXCHANGES.contains(&o) || is_clustered(o) || o == "broadcast" => (1, 2),
+            "all" | "any" | "all_equal" | "ballot" | "broadcast_first" => (1, 1),
+            o if o.starts_with("reduce_") || o.starts_with("scan_") => (1, 1),
             _ => return Some(fail()),
         };
         if args.len() != expected {
             return Some(fail());
         }
-        let ints: Vec<String> = args[1..].iter().map(|a| format!("i32 {a}")).collect();
-        let helper = format!("@__ferrocl_sg_{op}_{code}");
+        let mut ints: Vec<String> = args[operands..].iter().map(|a| format!("i32 {a}")).collect();
+        let (helper_op, ret) = match op {
+            // The first work-item's: every work-item of the sub-group is active here.
+            "broadcast_first" => {
+                ints.push("i32 0".into());
+                ("broadcast", ty)
+            }
+            "ballot" => ("ballot", "<4 x i32>"),
+            "all_equal" => ("all_equal", "i32"),
+            o => (o, ty),
+        };
+        let helper = format!("@__ferrocl_sg_{helper_op}_{code}");
         declared.insert(format!("declare void {}({ty})", put(code, true)));
-        declared.insert(format!("declare {ty} {helper}({})", vec!["i32"; ints.len()].join(", ")));
-        return Some(Ok(vec![
-            format!("  call void {}({ty} {}){dbg}", put(code, true), args[0]),
+        declared.insert(format!("declare {ret} {helper}({})", vec!["i32"; ints.len()].join(", ")));
+        // up(previous, current, delta) and down(current, next, delta): `current` is the
+        // operand.
+        let (first, second) = if op == "intel_shuffle_up" { (args[1], Some(args[0])) } else { (args[0], None) };
+        let second = second.or((op == "intel_shuffle_down").then(|| args[1]));
+        let mut out = vec![format!("  call void {}({ty} {first}){dbg}", put(code, true))];
+        if let Some(v) = second {
+            declared.insert(format!("declare void @__ferrocl_sg_put2_{code}({ty})"));
+            out.push(format!("  call void @__ferrocl_sg_put2_{code}({ty} {v}){dbg}"));
+        }
+        out.extend([
             format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"),
-            format!("{lhs} = call {ty} {helper}({}){dbg}", ints.join(", ")),
+            format!("{lhs} = call {ret} {helper}({}){dbg}", ints.join(", ")),
             format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"),
-        ]));
+        ]);
+        return Some(Ok(out));
     }
     // all/any take and give an int (code i) whatever it is called with.
     let (op, mine) = match op {
@@ -345,7 +390,21 @@ mod tests {
         assert!(!out.contains(".e3 ="), "three lanes of four: {out}");
         assert!(out.contains("%8 = bitcast <4 x i8> %__fcl.bc.8.r2 to i32\n"), "{out}");
         assert!(is_collective("sub_group_scan_inclusive_min") && !is_collective("sub_group_barrier"));
-        assert!(!is_collective("work_group_barrier") && !is_collective("sub_group_ballot"));
+        assert!(!is_collective("work_group_barrier") && is_collective("sub_group_ballot"));
+        assert!(!is_collective("sub_group_inverse_ballot") && !is_collective("intel_sub_group_block_read"));
+        assert_eq!(sub_group_op("sub_group_non_uniform_reduce_mul"), Some("reduce_mul"));
+        assert_eq!(sub_group_op("intel_sub_group_shuffle_down"), Some("intel_shuffle_down"));
+        let down = "  %10 = call spir_func float @_Z28intel_sub_group_shuffle_downffj(float %a, float %b, i32 %d)\n";
+        let out = expand_all(down).unwrap();
+        assert!(
+            out.contains(
+                "  call void @__ferrocl_sg_put_f(float %a)\n  call void @__ferrocl_sg_put2_f(float %b)\n  \
+                 call void @_Z17sub_group_barrierj(i32 1)\n  %10 = call float @__ferrocl_sg_intel_shuffle_down_f(i32 %d)\n"
+            ),
+            "{out}"
+        );
+        let ballot = "  %11 = call spir_func <4 x i32> @_Z16sub_group_balloti(i32 %p)\n";
+        assert!(expand_all(ballot).unwrap().contains("%11 = call <4 x i32> @__ferrocl_sg_ballot_i()\n"));
         let plain = "define void @k() {\n  call void @_Z18work_group_barrierj(i32 1)\n  ret void\n}\n";
         assert_eq!(expand_all(plain).unwrap(), plain);
     }

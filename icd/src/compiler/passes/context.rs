@@ -80,6 +80,7 @@ pub(crate) struct Builtin {
 }
 
 const UINT: Ty = Ty::Builtin("j");
+const UINT4: Ty = Ty::Vector(4, &UINT);
 const SCOPE: Ty = Ty::Named("memory_scope");
 const VOID: Ty = Ty::Builtin("v");
 
@@ -114,6 +115,24 @@ const TABLE: &[Builtin] = &[
     query("get_enqueued_num_sub_groups", &[], "i32 (ptr)", Answer::SubGroup),
     query("get_sub_group_id", &[], "i32 (ptr)", Answer::SubGroup),
     query("get_sub_group_local_id", &[], "i32 (ptr)", Answer::SubGroup),
+    // cl_khr_subgroup_ballot's masks and ballot arithmetic, which SPIR-V from SYCL's
+    // compiler calls (GroupNonUniformBallot): answers from the work-item's place in its
+    // sub-group and the arguments.
+    query("get_sub_group_eq_mask", &[], "<4 x i32> (ptr)", Answer::SubGroup),
+    query("get_sub_group_ge_mask", &[], "<4 x i32> (ptr)", Answer::SubGroup),
+    query("get_sub_group_gt_mask", &[], "<4 x i32> (ptr)", Answer::SubGroup),
+    query("get_sub_group_le_mask", &[], "<4 x i32> (ptr)", Answer::SubGroup),
+    query("get_sub_group_lt_mask", &[], "<4 x i32> (ptr)", Answer::SubGroup),
+    query("sub_group_inverse_ballot", &[UINT4], "i32 (<4 x i32>, ptr)", Answer::SubGroup),
+    query("sub_group_ballot_bit_extract", &[UINT4, UINT], "i32 (<4 x i32>, i32, ptr)", Answer::SubGroup),
+    query("sub_group_ballot_bit_count", &[UINT4], "i32 (<4 x i32>, ptr)", Answer::SubGroup),
+    query("sub_group_ballot_inclusive_scan", &[UINT4], "i32 (<4 x i32>, ptr)", Answer::SubGroup),
+    query("sub_group_ballot_exclusive_scan", &[UINT4], "i32 (<4 x i32>, ptr)", Answer::SubGroup),
+    query("sub_group_ballot_find_lsb", &[UINT4], "i32 (<4 x i32>, ptr)", Answer::SubGroup),
+    query("sub_group_ballot_find_msb", &[UINT4], "i32 (<4 x i32>, ptr)", Answer::SubGroup),
+    // The first work-item of the sub-group (cl_khr_subgroup_non_uniform_vote's; every
+    // work-item of it takes part here).
+    query("sub_group_elect", &[], "i32 (ptr)", Answer::SubGroup),
     barrier("barrier", "barrier", &[UINT]),
     barrier("work_group_barrier", "work_group_barrier", &[UINT]),
     barrier("work_group_barrier_scope", "work_group_barrier", &[UINT, SCOPE]),
