@@ -1378,6 +1378,75 @@ fn every_kernel_shape_runs_on_vector_registers() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+/// A kernel that indexes by sub-group queries alone, as SYCL's contiguous elementwise
+/// kernels do (dpnp's: sub-group id, local id, sizes), runs on vector registers in
+/// sub-groups of 8, and gives each work-item its own sub-group's answers, the partial
+/// sub-group at a row's end included (the launcher's remainder, run scalar).
+#[test]
+fn sub_group_queries_run_in_simd_lanes() {
+    let env = Env::new();
+    let source = r#"
+        #define BODY { \
+            uint sg = get_max_sub_group_size(); \
+            size_t base = 4 * (get_group_id(0) * get_local_size(0) + get_sub_group_id() * sg); \
+            for (uint it = 0; it < 4; it++) { \
+                size_t i = base + it * sg + get_sub_group_local_id(); \
+                if (i < n) out[i] = in[i] * 2.0f + (float)get_sub_group_size(); \
+            } \
+            rec[get_global_id(0)] = get_sub_group_id() * 1000 + get_sub_group_size() * 100 \
+                + get_sub_group_local_id() * 10 + get_num_sub_groups(); }
+        kernel void contig(global const float *in, global float *out, uint n, global uint *rec) BODY
+        __attribute__((intel_reqd_sub_group_size(4)))
+        kernel void contig4(global const float *in, global float *out, uint n, global uint *rec) BODY"#;
+    let p = build(&env, source, "-cl-std=CL3.0");
+    let code = launcher_code(p, "contig");
+    let vector = |l: &&str| {
+        let op = l.split('\t').nth(2).unwrap_or("");
+        ["vfmadd", "vmulps", "vaddps"].iter().any(|o| op.starts_with(o)) && (l.contains("ymm") || l.contains("zmm"))
+    };
+    assert!(code.lines().any(|l| vector(&l)), "no 8-lane float arithmetic in the launcher:\n{code}");
+    for (name, s) in [("contig", 8usize), ("contig4", 4)] {
+        // Groups of 24 (whole sub-groups: the kernel's indexing assumes them), then of
+        // 20 (8, 8 and a partial 4 in sub-groups of 8), where only the records count.
+        for local in [24usize, 20] {
+            let groups = 3usize;
+            let n = groups * local * 4;
+            let input: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+            let k = kernel(p, name);
+            let (bin, bout) = (buffer_of(&env, &input), env.buffer(0, n * 4, null_mut()));
+            let brec = env.buffer(0, groups * local * 4, null_mut());
+            set_arg(k, 0, &bin);
+            set_arg(k, 1, &bout);
+            set_arg(k, 2, &(n as u32));
+            set_arg(k, 3, &brec);
+            run(&env, k, &[groups * local], Some(&[local]));
+            let out: Vec<f32> = read_as(&env, bout, n);
+            let rec: Vec<u32> = read_as(&env, brec, groups * local);
+            for g in 0..groups {
+                for l in 0..local {
+                    let (first, lid) = (l / s * s, l % s);
+                    let size = s.min(local - first);
+                    let what = format!("{name}, groups of {local}: group {g}, work-item {l}");
+                    let want = (first / s) * 1000 + size * 100 + lid * 10 + local.div_ceil(s);
+                    assert_eq!(rec[g * local + l] as usize, want, "{what}");
+                    if local % s == 0 {
+                        let base = 4 * (g * local + first);
+                        for it in 0..4 {
+                            let i = base + it * s + lid;
+                            assert_eq!(out[i], input[i] * 2.0 + size as f32, "{what}, step {it}");
+                        }
+                    }
+                }
+            }
+            for b in [bin, bout, brec] {
+                ok!(cl!(clReleaseMemObject(b)));
+            }
+            ok!(cl!(clReleaseKernel(k)));
+        }
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 /// Whether clang, tuning for this CPU, puts a plain float loop on 512-bit registers:
 /// on Intel's server cores it does not (a 512-bit instruction in flight halves the
 /// vector ports), and the launchers must not either.

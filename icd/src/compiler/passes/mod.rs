@@ -333,8 +333,14 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
                     let g = funcs.iter().find(|g| g.name == name && !g.kernel && g.name != f.name)?;
                     Some(simd::Callee { define: &lines[g.define], body: &lines[g.define + 1..g.end] })
                 };
+                // Lanes answer sub-group queries only where the sub-group size is a
+                // multiple of the width (`simd::sub_groups_fit`).
+                let fits = simd::sub_groups_fit(k.sub_group_size());
                 simd::inline_calls(&define, &body, &program)
-                    .and_then(|body| simd::vectorize(&define, &body, &f.name))
+                    .and_then(|body| match fits || !k.sub_groups {
+                        true => simd::vectorize(&define, &body, &f.name),
+                        false => Err(format!("sub-groups of {} work-items", k.sub_group_size())),
+                    })
                     .map_err(|why| simd::explain(&f.name, &why))
                     .ok()
             }

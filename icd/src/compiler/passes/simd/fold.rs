@@ -44,6 +44,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::super::context::{self, Answer};
 use super::super::ir_text::{callee_names, def_of, label_of, labels_in, opencl_name, split_top};
 use super::cfg::Cfg;
 use super::{code, copy_operands, group_function, opcode, operands, query, Analysis, CHUNKS, WIDTH};
@@ -61,6 +62,12 @@ pub(super) struct Region<'r> {
 /// in a resumable kernel, the loop of one `region`, which the launcher then runs for
 /// the first chunk of a row alone (`launcher::Entry::fold`).
 pub(super) fn fold(lines: &[&str], a: &Analysis, region: Option<Region<'_>>) -> Result<Vec<String>, String> {
+    // A folded loop runs other work-items' steps in the first chunk's lanes, whose
+    // sub-group answers are the first chunk's.
+    let sub_group_query = |c: &str| callee_names(c).iter().any(|(n, _)| context::answer(n) == Some(Answer::SubGroup));
+    if lines.iter().any(|l| sub_group_query(code(l))) {
+        return Err("sub-group queries".into());
+    }
     let cfg = a.cfg.as_ref().ok_or("irreducible control flow")?;
     let n = a.blocks.len();
     let block = |b: usize| &lines[a.blocks[b].start..=a.blocks[b].end];

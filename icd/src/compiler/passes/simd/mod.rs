@@ -505,6 +505,22 @@ fn copy_operands(line: &str) -> Option<(String, String)> {
     Some((value(0)?, value(1)?))
 }
 
+/// Sub-group queries whose answer every lane of a copy shares.
+const SHARED_SUB_GROUP_QUERIES: &[&str] = &[
+    "get_sub_group_size",
+    "get_max_sub_group_size",
+    "get_num_sub_groups",
+    "get_enqueued_num_sub_groups",
+    "get_sub_group_id",
+];
+
+/// Whether a copy's lanes can stand for whole sub-groups or parts of one: each chunk
+/// of `WIDTH` work-items in x starts at a multiple of `WIDTH` in its row, so it lies
+/// within one sub-group of a size that is a multiple of the width.
+pub(crate) fn sub_groups_fit(sub_group_size: usize) -> bool {
+    sub_group_size as u64 % WIDTH == 0
+}
+
 /// The per-lane query a call makes: `Some(true)` for one whose answer is the lane's own
 /// (ids in x, linear ids), `Some(false)` for one the lanes share; `None`: no query.
 fn query(line: &str) -> Result<Option<bool>, String> {
@@ -515,7 +531,14 @@ fn query(line: &str) -> Result<Option<bool>, String> {
     }
     let Some(answer) = context::answer(&callee) else { return Ok(None) };
     match answer {
-        Answer::SubGroup => Err(format!("sub-group query {callee}")),
+        // The copy's lanes are one sub-group, or part of one, where the kernel's size is
+        // a multiple of the width (`sub_groups_fit`): the local id is the lane's own,
+        // the rest the same in every lane.
+        Answer::SubGroup => match opencl_name(&callee) {
+            Some("get_sub_group_local_id") => Ok(Some(true)),
+            Some(n) if SHARED_SUB_GROUP_QUERIES.contains(&n) => Ok(Some(false)),
+            _ => Err(format!("sub-group function {callee}")),
+        },
         Answer::Range | Answer::Group => Ok(Some(false)),
         Answer::GlobalItem | Answer::Item => {
             let close = matching_paren(line, paren).ok_or("malformed call")?;
@@ -1530,9 +1553,11 @@ impl Writer<'_> {
             }
             let shared = self.name(d);
             let _ = writeln!(self.out, "  {}", c.trim_start().replacen(d, &shared, 1));
-            let wide = format!("<{WIDTH} x i64>");
-            let splat = self.operand(&IrType::Int(64), &shared)?;
-            let steps: Vec<String> = (0..WIDTH).map(|k| format!("i64 {k}")).collect();
+            // The ids answer size_t, the sub-group local id uint.
+            let bits = if opencl_name(&callee) == Some("get_sub_group_local_id") { 32 } else { 64 };
+            let wide = format!("<{WIDTH} x i{bits}>");
+            let splat = self.operand(&IrType::Int(bits), &shared)?;
+            let steps: Vec<String> = (0..WIDTH).map(|k| format!("i{bits} {k}")).collect();
             let _ = writeln!(self.out, "  {d} = add {wide} {splat}, <{}>", steps.join(", "));
             return Ok(());
         }
