@@ -20,6 +20,7 @@ mod platform;
 mod programs;
 mod queues;
 mod spirv;
+mod sub_devices;
 mod svm;
 mod transfers;
 mod usm;

@@ -10,6 +10,7 @@ use super::util::{write_opt, CLResult, Info};
 use crate::core::device::{self, Device};
 use crate::core::event::now_ns;
 use crate::core::image;
+use crate::core::partition;
 use crate::core::platform::{self, Platform};
 use crate::core::{cl_version, DRIVER_VERSION};
 
@@ -80,7 +81,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
     match param {
         CL_DEVICE_TYPE => Info::of(&CL_DEVICE_TYPE_CPU),
         CL_DEVICE_VENDOR_ID => Info::of(&0x4643_4c00u32),
-        CL_DEVICE_MAX_COMPUTE_UNITS => Info::of(&h.cores),
+        CL_DEVICE_MAX_COMPUTE_UNITS => Info::of(&d.compute_units()),
         CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS => Info::of(&3u32),
         CL_DEVICE_MAX_WORK_ITEM_SIZES => Info::of(&l.max_work_item_sizes),
         CL_DEVICE_MAX_WORK_GROUP_SIZE => Info::of(&l.max_work_group_size),
@@ -159,13 +160,27 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => Info::of("v0000-01-01-00"),
         CL_DEVICE_PRINTF_BUFFER_SIZE => Info::of(&l.printf_buffer_size),
         CL_DEVICE_PREFERRED_INTEROP_USER_SYNC => Info::of(&true),
-        CL_DEVICE_PARENT_DEVICE => Info::of(&std::ptr::null_mut::<c_void>()),
-        CL_DEVICE_PARTITION_MAX_SUB_DEVICES => Info::of(&none_u32),
+        CL_DEVICE_PARENT_DEVICE => {
+            Info::of(&d.partition.as_ref().map_or(std::ptr::null_mut(), |p| icd::handle_of(&p.parent)))
+        }
+        // A sub-device per compute unit at most; a device of one cannot be partitioned.
+        CL_DEVICE_PARTITION_MAX_SUB_DEVICES => Info::of(&d.compute_units()),
         // "If the device cannot be partitioned ... a value of 0 will be returned."
-        CL_DEVICE_PARTITION_PROPERTIES => Info::of(&[0 as cl_device_partition_property]),
-        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => Info::of(&none_u64),
-        CL_DEVICE_PARTITION_TYPE => Info::empty(),
-        CL_DEVICE_REFERENCE_COUNT => Info::of(&1u32),
+        // "If the device cannot be partitioned ... a value of 0 will be returned."
+        CL_DEVICE_PARTITION_PROPERTIES => Info::of(&match d.compute_units() {
+            0 | 1 => vec![0],
+            _ if partition::affinity_domains() == 0 => vec![CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_PARTITION_BY_COUNTS],
+            _ => {
+                vec![CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_PARTITION_BY_COUNTS, CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN]
+            }
+        }),
+        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => Info::of(&partition::affinity_domains()),
+        // The root device's is empty ("param_value_size_ret may be set to 0").
+        CL_DEVICE_PARTITION_TYPE => match &d.partition {
+            Some(p) => Info::of(&p.properties[..]),
+            None => Info::empty(),
+        },
+        CL_DEVICE_REFERENCE_COUNT => Info::of(&d.partition.as_ref().map_or(1, |_| d.base.ref_count())),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => Info::of(&true),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => {
             Info::of(&cl_bool::from(device::has_feature("__opencl_c_work_group_collective_functions")))
@@ -253,28 +268,62 @@ fn clGetDeviceInfo(
 fn clCreateSubDevices(
     in_device: cl_device_id,
     properties: *const cl_device_partition_property,
-    _num_devices: cl_uint,
-    _out_devices: *mut cl_device_id,
-    _num_devices_ret: *mut cl_uint,
+    num_devices: cl_uint,
+    out_devices: *mut cl_device_id,
+    num_devices_ret: *mut cl_uint,
 ) -> CLResult<()> {
-    from_handle::<Device>(in_device)?;
-    // "CL_INVALID_VALUE if values specified in properties are not valid or if values
-    // specified in properties are valid but not supported by the device": the device
-    // reports no partition types.
-    let _ = properties;
-    Err(CL_INVALID_VALUE)
+    let d = from_handle::<Device>(in_device)?;
+    if properties.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // The list up to its terminating 0 (or as far as any list goes), then the scheme's
+    // own terminators, which `parse` checks.
+    let mut list = Vec::new();
+    for i in 0..partition::MOST_PROPERTIES {
+        // SAFETY: the caller passes a 0-terminated list; it is read up to the first 0
+        // and, for a partition by counts, through its list's end and the final 0.
+        let p = unsafe { properties.add(i).read() };
+        list.push(p);
+        let by_counts = list[0] == CL_DEVICE_PARTITION_BY_COUNTS;
+        let ended = p == 0
+            && (!by_counts || (list.len() >= 2 && list[list.len() - 2] == CL_DEVICE_PARTITION_BY_COUNTS_LIST_END));
+        if ended || (p == 0 && list.len() == 1) {
+            break;
+        }
+    }
+    let scheme = partition::parse(&list)?;
+    let subs = partition::create(&d, &scheme)?;
+    // "CL_INVALID_VALUE if out_devices is not NULL and num_devices is less than the number
+    // of sub-devices created by the partition scheme."
+    if !out_devices.is_null() && (num_devices as usize) < subs.len() {
+        return Err(CL_INVALID_VALUE);
+    }
+    write_opt(num_devices_ret, subs.len() as cl_uint);
+    if !out_devices.is_null() {
+        for (i, sub) in subs.into_iter().enumerate() {
+            // SAFETY: out_devices has room for num_devices >= subs.len() handles.
+            unsafe { out_devices.add(i).write(icd::into_handle(sub)) };
+        }
+    }
+    Ok(())
 }
 
 /// Root devices: "the reference count ... is not changed" by retain/release; the
-/// handle is still validated.
+/// handle is still validated. Sub-devices count their references like other objects.
 #[cl_entry_point]
 fn clRetainDevice(device: cl_device_id) -> CLResult<()> {
-    from_handle::<Device>(device).map(drop)
+    match from_handle::<Device>(device)?.partition {
+        Some(_) => icd::retain::<Device>(device),
+        None => Ok(()),
+    }
 }
 
 #[cl_entry_point]
 fn clReleaseDevice(device: cl_device_id) -> CLResult<()> {
-    from_handle::<Device>(device).map(drop)
+    match from_handle::<Device>(device)?.partition {
+        Some(_) => icd::release::<Device>(device),
+        None => Ok(()),
+    }
 }
 
 #[cl_entry_point]

@@ -16,11 +16,15 @@ pub(crate) struct Device {
     pub(crate) limits: Limits,
     /// What the compiler builds this device's kernels for.
     pub(crate) compile_target: compiler::Target,
+    /// For a sub-device: its parent and its workers (`None`: the root device, on every
+    /// worker).
+    pub(crate) partition: Option<super::partition::Partition>,
 }
 
 cl_object!(Device, CL_INVALID_DEVICE);
 
 /// Limits chosen by the driver (as opposed to facts read from the machine).
+#[derive(Clone)]
 pub(crate) struct Limits {
     pub(crate) max_work_group_size: usize,
     pub(crate) max_work_item_sizes: [usize; 3],
@@ -92,7 +96,7 @@ static DEVICE: LazyLock<Arc<Device>> = LazyLock::new(|| {
         cores: host.cores as usize,
         local_mem: limits.local_mem_size as usize,
     });
-    Arc::new(Device { base: Base::new(), host, limits, compile_target })
+    Arc::new(Device { base: Base::new(), host, limits, compile_target, partition: None })
 });
 
 /// OpenCL C versions the compiler accepts (`-cl-std=`).
@@ -313,6 +317,39 @@ pub(crate) const MAX_GLOBAL_VARIABLE_SIZE: usize = 64 << 10;
 impl Device {
     pub(crate) fn get() -> &'static Arc<Device> {
         &DEVICE
+    }
+
+    /// A sub-device of `parent` (`partition::create`): the parent's facts and limits,
+    /// its own workers.
+    pub(crate) fn sub_device(parent: &Device, partition: super::partition::Partition) -> Arc<Device> {
+        Arc::new(Device {
+            base: Base::new(),
+            host: parent.host.clone(),
+            limits: parent.limits.clone(),
+            compile_target: parent.compile_target.clone(),
+            partition: Some(partition),
+        })
+    }
+
+    /// The workers a launch on this device runs on (`None`: all of them).
+    pub(crate) fn workers(&self) -> Option<crate::exec::pool::Workers> {
+        self.partition.as_ref().map(|p| p.workers.clone())
+    }
+
+    /// This device's workers by the pool's numbers.
+    pub(crate) fn worker_list(&self) -> Vec<usize> {
+        match &self.partition {
+            Some(p) => p.workers.to_vec(),
+            None => (0..crate::exec::pool::Pool::get().workers).collect(),
+        }
+    }
+
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`: a core per worker.
+    pub(crate) fn compute_units(&self) -> u32 {
+        match &self.partition {
+            Some(p) => p.workers.len() as u32,
+            None => self.host.cores,
+        }
     }
 
     /// Preferred and native vector widths (char, short, int, long, float, double, half):

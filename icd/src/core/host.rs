@@ -2,6 +2,7 @@
 
 use std::fs;
 
+#[derive(Clone)]
 pub(crate) struct HostFacts {
     pub(crate) cores: u32,
     pub(crate) memory_bytes: u64,

@@ -14,7 +14,6 @@ use super::program::Program;
 use crate::compiler::kernel_info;
 use crate::exec::copies::validate;
 use crate::exec::ndrange::{local_arg_bytes, Launch};
-use crate::exec::pool::Pool;
 
 #[derive(Clone)]
 pub(crate) enum ArgValue {
@@ -218,6 +217,7 @@ impl Kernel {
             merge,
             rows: group_use == kernel_info::GroupUse::Ids,
             sub_group_size: self.info.sub_group_size(),
+            workers: device.workers(),
         }))
     }
 
@@ -261,7 +261,7 @@ impl Kernel {
                         dims,
                         limits.max_work_item_sizes,
                         cap.min(self.max_work_group_size(device)),
-                        Pool::get().workers,
+                        device.compute_units() as usize,
                     )
                 }
             },

@@ -10,6 +10,7 @@ pub(crate) mod image;
 pub(crate) mod kernel;
 pub(crate) mod memory;
 pub(crate) mod object;
+pub(crate) mod partition;
 pub(crate) mod platform;
 pub(crate) mod program;
 pub(crate) mod queue;

@@ -67,6 +67,8 @@ pub(crate) struct Launch {
     pub(crate) rows: bool,
     /// The kernel's sub-group size (`Group::sub_group_size`).
     pub(crate) sub_group_size: usize,
+    /// The workers of the sub-device the launch runs on (`None`: the whole device).
+    pub(crate) workers: Option<super::pool::Workers>,
 }
 
 /// The most work-items in x one call of the launcher may run: the item loop's bound
@@ -361,6 +363,7 @@ impl Launch {
             merged,
             &self.group_ns,
             self.copy_queue.clone(),
+            self.workers.clone(),
             Box::new(move |w, groups| me.run_groups(w, groups, n)),
         )
     }

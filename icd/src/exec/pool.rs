@@ -31,7 +31,14 @@ pub(crate) struct Worker {
     pub(crate) scratch: Vec<super::Aligned>,
     /// Spins for the next launch before sleeping (in pools of `SPIN_MIN_WORKERS` or more).
     idle: Option<Spinner>,
+    /// The pool's number for this worker (`Workers` name them); `None` for a thread
+    /// outside the pool.
+    index: Option<usize>,
 }
+
+/// The pool's workers a launch may run on: those of a sub-device (`clCreateSubDevices`),
+/// by the pool's numbers, each pinned to its own core.
+pub(crate) type Workers = Arc<[usize]>;
 
 /// What the pool is made of, as the device describes it (`configure`).
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +72,7 @@ impl Worker {
             copies: Default::default(),
             scratch: super::aligned_zeroed(ferrocl_kernel_abi::COLLECTIVE_SCRATCH),
             idle: (cores >= SPIN_MIN_WORKERS).then(|| Spinner::new(BACK_OFF)),
+            index: None,
         }
     }
 }
@@ -90,11 +98,19 @@ pub(crate) struct Job {
     /// The launch's copy workers: workers that find no group left stay with the job to
     /// move its groups' copies until its last group ends.
     copies: Option<Arc<CopyQueue>>,
+    /// The workers that may run it (`None`: any thread).
+    only: Option<Workers>,
     finished: Mutex<bool>,
     wake: Condvar,
 }
 
 impl Job {
+    /// Whether the worker of this number (`None`: a thread outside the pool) may take
+    /// part.
+    fn admits(&self, worker: Option<usize>) -> bool {
+        self.only.as_ref().map_or(true, |only| worker.is_some_and(|i| only.contains(&i)))
+    }
+
     /// Groups are left to hand out, or the job wants copy workers until its groups end.
     fn open(&self) -> bool {
         self.next.load(Ordering::Relaxed) < self.total
@@ -136,20 +152,21 @@ impl Pool {
     fn start() -> Pool {
         let usable = config().cores;
         let shared = Arc::new(Shared { jobs: Mutex::new(VecDeque::new()), work: Condvar::new() });
-        let cores = core_affinity::get_core_ids().unwrap_or_default();
         // Only the workers that started count: a launch left to the workers alone must
         // not wait for threads the system refused to create.
         let workers = (0..usable)
             .filter(|&i| {
                 let shared = shared.clone();
-                let core = cores.get(i % cores.len().max(1)).copied();
+                let core = cpu_of_worker(i).map(|id| core_affinity::CoreId { id });
                 std::thread::Builder::new()
                     .name(format!("ferrocl-worker-{i}"))
                     .spawn(move || {
                         if let Some(c) = core {
                             core_affinity::set_for_current(c);
                         }
-                        worker_loop(&shared, &mut Worker::new());
+                        let mut w = Worker::new();
+                        w.index = Some(i);
+                        worker_loop(&shared, &mut w);
                     })
                     .is_ok()
             })
@@ -161,17 +178,23 @@ impl Pool {
     /// Runs `run(worker, group)` for every group in `0..total` and returns when all
     /// have finished; `false` if any failed or panicked (a driver bug, reported as an
     /// error). `merged` groups at a time run as one (`Launch::merge`).
+    /// `only`: the workers of the sub-device the launch runs on; its groups run on them
+    /// alone, never on the issuing thread.
     pub(crate) fn run(
         &self,
         total: usize,
         merged: usize,
         group_ns: &AtomicU64,
         copies: Option<Arc<CopyQueue>>,
+        only: Option<Workers>,
         run: Box<GroupFn>,
     ) -> bool {
         if total == 0 {
             return true;
         }
+        // The workers this launch has: the sub-device's, or all.
+        let workers = only.as_ref().map_or(self.workers, |o| o.len());
+        let restricted = only.is_some();
         let estimate = group_ns.load(Ordering::Relaxed).saturating_mul(total as u64);
         let offered = copies.is_some();
         // One group, or at most a quarter as many as workers, with copy workers: the
@@ -184,8 +207,8 @@ impl Pool {
         // has not run yet): leaving the issuing thread and waking a worker would cost
         // more than helpers could save (unless the workers are forced, for the tests).
         let copies = copies.filter(|_| {
-            total < self.workers
-                && (total == 1 || 4 * total <= self.workers)
+            total < workers
+                && (total == 1 || 4 * total <= workers)
                 && (estimate >= COPY_WORKERS_NS || helpers::forced())
         });
         // One group runs on the issuing thread: waking a worker and waiting for it costs
@@ -197,9 +220,9 @@ impl Pool {
         // the next launch knows whether to go to the workers. The issuing thread does
         // not call workers: one pinned to its core took it from the group (the same
         // machine, floats 16 apart: 6.2-6.5 ms against 3.9-4.3 on the workers).
-        if total == 1 && !copies.as_ref().is_some_and(|q| q.gave_lately()) {
+        if total == 1 && !restricted && !copies.as_ref().is_some_and(|q| q.gave_lately()) {
             if let Some(q) = &copies {
-                q.offer(self.workers - 1, None);
+                q.offer(workers - 1, None);
             }
             return CALLER.with(|w| {
                 let mut w = w.borrow_mut();
@@ -224,7 +247,7 @@ impl Pool {
                 drop(shared.jobs.lock());
                 call_helpers(&shared, false);
             });
-            q.offer(self.workers - total, Some(recruit));
+            q.offer(workers - total, Some(recruit));
         }
         let idle_cores = copies.is_some();
         // Enough chunks per worker to balance uneven groups, few enough that the
@@ -233,8 +256,8 @@ impl Pool {
         // machine, chunks of 64 / 4,096 groups, three rounds, medians: 42.4 / 52.4, 38.1
         // / 64.7, 39.2 / 39.7 GB/s).
         // Whole calls: a chunk of 100 groups merged by 64 ran as calls of 64 and 36.
-        let merged = merge_width(merged, total, self.workers);
-        let chunk = (total / (self.workers.max(1) * 8)).clamp(1, 64 * merged).next_multiple_of(merged);
+        let merged = merge_width(merged, total, workers);
+        let chunk = (total / (workers.max(1) * 8)).clamp(1, 64 * merged).next_multiple_of(merged);
         // The issuing thread works on the groups at once. Helpers come one at a time:
         // one woken, and each helper that finds more than its own chunk left wakes the
         // next, so no thread pays for waking every worker (with 16 workers that was most
@@ -265,11 +288,13 @@ impl Pool {
         // 10-17% (session 23).
         // So does a launch leaving cores to copy workers: the issuing thread would take
         // a core one of them could use (and is not one of them).
-        let to_workers = all
-            && self.workers > 0
-            && (total <= 2 * self.workers
-                || (self.workers >= ALONE_MIN_WORKERS && estimate / self.workers as u64 >= ALONE_NS)
-                || idle_cores);
+        // A sub-device's launch runs on its workers alone: they are its cores.
+        let to_workers = restricted
+            || (all
+                && workers > 0
+                && (total <= 2 * workers
+                    || (workers >= ALONE_MIN_WORKERS && estimate / workers as u64 >= ALONE_NS)
+                    || idle_cores));
         let job = Arc::new(Job {
             next: AtomicUsize::new(0),
             total,
@@ -279,6 +304,7 @@ impl Pool {
             ran_ns: to_workers.then(|| AtomicU64::new(0)),
             run,
             copies,
+            only,
             finished: Mutex::new(false),
             wake: Condvar::new(),
         });
@@ -286,7 +312,9 @@ impl Pool {
         let start = Instant::now();
         let at = solo.then(|| start + Duration::from_nanos(SOLO_NS));
         let (ran, waking) = if to_workers {
-            call_helpers(&self.shared, !idle_cores);
+            // Only some workers may take a restricted job: all are called, since the one
+            // a single call wakes might not be one of them.
+            call_helpers(&self.shared, !idle_cores || restricted);
             (0, start.elapsed())
         } else {
             CALLER.with(|w| {
@@ -331,6 +359,13 @@ impl Pool {
         self.shared.jobs.lock().retain(|j| !Arc::ptr_eq(j, &job));
         !job.failed.load(Ordering::Acquire)
     }
+}
+
+/// The CPU worker `i` is pinned to (the CPUs this process may use, in turn).
+pub(crate) fn cpu_of_worker(i: usize) -> Option<usize> {
+    static CPUS: LazyLock<Vec<usize>> =
+        LazyLock::new(|| core_affinity::get_core_ids().unwrap_or_default().iter().map(|c| c.id).collect());
+    (!CPUS.is_empty()).then(|| CPUS[i % CPUS.len()])
 }
 
 /// Folds one launch's time per group into the kernel's moving average (the first sets it).
@@ -464,10 +499,15 @@ fn work_on(job: &Job, w: &mut Worker, mut wake: Option<Wake>) -> (usize, Duratio
 
 fn worker_loop(shared: &Shared, w: &mut Worker) {
     loop {
-        let job = next_job(shared, w.idle.as_mut());
+        let job = next_job(shared, w);
         // More than one chunk left: the next helper is worth waking.
         if job.next.load(Ordering::Relaxed) + job.chunk < job.total {
-            shared.work.notify_one();
+            // A restricted job's next helper may be any of the sleepers.
+            if job.only.is_some() {
+                shared.work.notify_all();
+            } else {
+                shared.work.notify_one();
+            }
         }
         let (ran, _) = work_on(&job, w, None);
         // A worker that ran groups stays to move copies until the launch ends; one
@@ -483,23 +523,20 @@ fn worker_loop(shared: &Shared, w: &mut Worker) {
     }
 }
 
-/// The oldest job with groups left to hand out (exhausted ones are dropped).
-fn open_job(jobs: &mut VecDeque<Arc<Job>>) -> Option<Arc<Job>> {
-    while let Some(j) = jobs.front() {
-        if j.open() {
-            return Some(j.clone());
-        }
-        jobs.pop_front();
-    }
-    None
+/// The oldest job with groups left to hand out that worker `w` may take (exhausted ones
+/// are dropped).
+fn open_job(jobs: &mut VecDeque<Arc<Job>>, worker: Option<usize>) -> Option<Arc<Job>> {
+    jobs.retain(|j| j.open());
+    jobs.iter().find(|j| j.admits(worker)).cloned()
 }
 
 /// Waits for a job: first spinning on `CALLS` for `IDLE_SPIN` (if this worker spins and
 /// its core was not found shared lately), then asleep on the condition variable.
-fn next_job(shared: &Shared, idle: Option<&mut Spinner>) -> Arc<Job> {
+fn next_job(shared: &Shared, w: &mut Worker) -> Arc<Job> {
+    let index = w.index;
     let mut jobs = shared.jobs.lock();
-    if let Some(idle) = idle.filter(|s| s.may_spin()) {
-        if let Some(j) = open_job(&mut jobs) {
+    if let Some(idle) = w.idle.as_mut().filter(|s| s.may_spin()) {
+        if let Some(j) = open_job(&mut jobs, index) {
             return j;
         }
         // Calls made before this point left their jobs in the queue, seen above; a job
@@ -510,7 +547,7 @@ fn next_job(shared: &Shared, idle: Option<&mut Spinner>) -> Arc<Job> {
         jobs = shared.jobs.lock();
     }
     loop {
-        if let Some(j) = open_job(&mut jobs) {
+        if let Some(j) = open_job(&mut jobs, index) {
             return j;
         }
         shared.work.wait(&mut jobs);
@@ -566,6 +603,7 @@ mod tests {
             ran_ns: None,
             run: Box::new(|_, _| 0),
             copies: None,
+            only: None,
             finished: Mutex::new(false),
             wake: Condvar::new(),
         };
