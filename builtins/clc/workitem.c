@@ -182,23 +182,24 @@ QUERY void __ferrocl_run_item(const ferrocl_group *g, const char *args, const si
     item(args, &c);
 }
 
-/* barrier(flags), work_group_barrier(flags[, scope]), sub_group_barrier (the same: a
- * sub-group is the group): every work-item of the group must arrive before any
- * continues. Fibers share one OS thread, so memory is coherent between them; the driver
- * switches to the next work-item. */
+/* barrier(flags), work_group_barrier(flags[, scope]): every work-item of the group must
+ * arrive before any continues; sub_group_barrier: every work-item of its sub-group.
+ * Fibers share one OS thread, so memory is coherent between them; the driver switches
+ * to the next work-item. (Kernels run as regions have no barrier calls left.) */
 INLINE void group_barrier(const ferrocl_ctx *c) { c->group->services->barrier(c->group); }
-#define BARRIER(NAME) \
+INLINE void sub_barrier(const ferrocl_ctx *c) { c->group->services->sub_group_barrier(c->group); }
+#define BARRIER(NAME, WAIT) \
     CONTEXT_FN(void, NAME, unsigned flags, const ferrocl_ctx *c) { \
         (void)flags; \
-        group_barrier(c); \
+        WAIT(c); \
     } \
     CONTEXT_FN(void, NAME##_scope, unsigned flags, int scope, const ferrocl_ctx *c) { \
         (void)flags; \
         (void)scope; \
-        group_barrier(c); \
+        WAIT(c); \
     }
-BARRIER(work_group_barrier)
-BARRIER(sub_group_barrier)
+BARRIER(work_group_barrier, group_barrier)
+BARRIER(sub_group_barrier, sub_barrier)
 CONTEXT_FN(void, barrier, unsigned flags, const ferrocl_ctx *c) {
     (void)flags;
     group_barrier(c);

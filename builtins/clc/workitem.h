@@ -19,6 +19,7 @@ typedef struct {
     void (*wait)(const ferrocl_group *, size_t item, unsigned count, const size_t *events);
     void (*fence)(const ferrocl_group *, size_t item, unsigned flags);
     void (*settle)(const ferrocl_group *);
+    void (*sub_group_barrier)(const ferrocl_group *);
 } ferrocl_services;
 
 struct ferrocl_group {
@@ -77,6 +78,7 @@ _Static_assert(__builtin_offsetof(ferrocl_copy_log, pending) == 64, "CopyLog lay
 
 _Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
+_Static_assert(__builtin_offsetof(ferrocl_services, sub_group_barrier) == 40, "Services layout");
 
 /* One work-item's view: a private copy of the group geometry plus its local id. Mirrors
  * kernel-abi's `WorkItem`: the archive's async-copy builtins receive it too. */

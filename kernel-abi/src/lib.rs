@@ -111,6 +111,9 @@ pub struct Services {
     /// End of a barrier region: the waits of the region take effect (kernels run as
     /// barrier regions wait at the region's end, so all work-items compute meanwhile).
     pub settle: unsafe extern "C" fn(group: *const Group),
+    /// Suspends the calling work-item until every work-item of its sub-group has
+    /// arrived (at a barrier of its sub-group) or finished.
+    pub sub_group_barrier: unsafe extern "C" fn(group: *const Group),
 }
 
 /// One async copy: `planes` x `lines` x `per_line` elements of `elem` bytes, strides in
@@ -242,6 +245,7 @@ const _: () = assert!(core::mem::offset_of!(Group, row_at) == 224);
 const _: () = assert!(core::mem::offset_of!(Group, sub_group_size) == 232);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
+const _: () = assert!(core::mem::offset_of!(Services, sub_group_barrier) == 40);
 
 /// An image as kernel code sees it: what an `image2d_t` (and every other image type)
 /// argument points to (`img_t` in builtins/clc/image.cl). Texel (x, y, z) lies at
@@ -295,9 +299,9 @@ pub const SPECIALISED_IMAGE_FORMATS: [(u32, u32); 5] =
 /// The version of the contract between the driver and kernel code (these types, the
 /// builtins archive, the helpers compiled into every kernel): program binaries record
 /// it, and the driver refuses those of another version.
-pub const KERNEL_ABI: u32 = 8;
+pub const KERNEL_ABI: u32 = 9;
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
-pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_8";
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_9";
 const _: () = assert!(suffix_number(BUILTINS_ABI_SYMBOL) == KERNEL_ABI);
 
 /// The decimal number a name ends with (for the check that the archive's symbol and

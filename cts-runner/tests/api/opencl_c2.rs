@@ -782,3 +782,60 @@ fn sycl_sub_group_functions_act_on_each_sub_group() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// A group scan as SYCL's libraries write it (dpnp's `custom_inclusive_scan_over_group`):
+/// each sub-group scans with shuffles, then the first sub-group alone scans the
+/// sub-groups' totals between two work-group barriers, in a function the kernel calls
+/// (so the kernel runs as fibers). The first sub-group's shuffles must not let the others
+/// past the work-group barrier they wait at.
+const SUB_GROUP_ONLY_SCAN: &str = r#"
+float scan_in_first_sub_group(float x, local float *part) {
+    uint lid = get_sub_group_local_id(), n = get_sub_group_size();
+    for (uint step = 1; step < n; step <<= 1) {
+        float y = sub_group_shuffle(x, lid - (step > lid ? 0 : step));
+        if (step <= lid) x += y;
+    }
+    part[get_local_id(0)] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint sgs = get_num_sub_groups(), max = get_max_sub_group_size();
+    if (get_sub_group_id() == 0) {
+        float carry = lid < sgs ? part[lid * max + max - 1] : 0.0f;
+        for (uint step = 1; step < n; step <<= 1) {
+            float y = sub_group_shuffle(carry, lid - (step > lid ? 0 : step));
+            if (step <= lid) carry += y;
+        }
+        if (lid < sgs) part[lid * max + max - 1] = carry;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint sg = get_sub_group_id();
+    return sg == 0 ? x : x + part[(sg - 1) * max + max - 1];
+}
+kernel void scan(global const float *in, global float *out, local float *part) {
+    size_t g = get_global_id(0);
+    out[g] = scan_in_first_sub_group(in[g], part);
+}
+"#;
+
+#[test]
+fn one_sub_groups_shuffles_keep_the_others_at_the_group_barrier() {
+    let env = Env::new();
+    let p = build(&env, SUB_GROUP_ONLY_SCAN, "-cl-std=CL3.0");
+    let k = kernel(p, "scan");
+    let (n, local) = (256usize, 64usize);
+    let input: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let (bin, bout) = (buffer_of(&env, &input), env.buffer(0, n * 4, null_mut()));
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &bout);
+    ok!(cl!(clSetKernelArg(k, 2, local * 4, null())));
+    run(&env, k, &[n], Some(&[local]));
+    let out: Vec<f32> = read_as(&env, bout, n);
+    for g in 0..n {
+        let want: f32 = input[g - g % local..=g].iter().sum();
+        assert_eq!(out[g], want, "work-item {g}");
+    }
+    for b in [bin, bout] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

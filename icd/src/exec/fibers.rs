@@ -1,7 +1,8 @@
 //! Work-items as fibers, for kernels with barriers: each work-item of a group runs on
-//! its own small stack; `barrier()` suspends it, and the group moves on when every
-//! work-item has suspended (or finished). All fibers of a group run on one worker
-//! thread, so they share its `__local` memory and see each other's writes.
+//! its own small stack; `barrier()` suspends it until every work-item of the group has
+//! reached a barrier (or finished), `sub_group_barrier()` until every work-item of its
+//! sub-group has reached one of those. All fibers of a group run on one worker thread,
+//! so they share its `__local` memory and see each other's writes.
 
 use std::cell::Cell;
 
@@ -21,11 +22,40 @@ pub(crate) const STACK_SIZE: usize = 128 << 10;
 #[derive(Default)]
 struct Running {
     current: Cell<*const Yielder<(), ()>>,
+    /// What the fiber that last suspended waits for.
+    waits_for: Cell<Wait>,
+}
+
+/// Where a fiber stands between its turns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Wait {
+    /// Runs on its next turn.
+    #[default]
+    Nothing,
+    /// At a work-group barrier.
+    Group,
+    /// At a sub-group barrier.
+    SubGroup,
+    Finished,
 }
 
 /// # Safety
 /// Called by kernel code with its own group.
 pub(crate) unsafe extern "C" fn barrier(group: *const Group) {
+    // SAFETY: the caller's contract.
+    unsafe { suspend(group, Wait::Group) }
+}
+
+/// # Safety
+/// Called by kernel code with its own group.
+pub(crate) unsafe extern "C" fn sub_group_barrier(group: *const Group) {
+    // SAFETY: the caller's contract.
+    unsafe { suspend(group, Wait::SubGroup) }
+}
+
+/// # Safety
+/// Called by kernel code with its own group.
+unsafe fn suspend(group: *const Group, wait: Wait) {
     // SAFETY: the group is the one the calling work-item runs in.
     let running = unsafe { (*group).runtime as *const Running };
     if running.is_null() {
@@ -38,6 +68,7 @@ pub(crate) unsafe extern "C" fn barrier(group: *const Group) {
     // SAFETY: `runtime` points at the worker's `Running` for the whole group, and
     // `current` at the yielder of the fiber executing this call.
     unsafe {
+        (*running).waits_for.set(wait);
         let y = (*running).current.get();
         (*y).suspend(());
         // Other fibers ran meanwhile and set their own yielder.
@@ -103,13 +134,24 @@ impl Fibers {
                 DriverSection::kernel(|| unsafe { item(group as *const Group, args as *const u8, lid.as_ptr()) });
             }));
         }
-        let mut live = self.active.len();
-        while live > 0 {
-            live = 0;
-            for f in self.active.iter_mut().filter(|f| !f.done()) {
-                if let CoroutineResult::Yield(()) = f.resume(()) {
-                    live += 1;
-                }
+        // Each fiber's sub-group: runs of the sub-group size in x, row after row.
+        let width = g.sub_group_size.max(1);
+        let per_row = g.local_size[0].div_ceil(width);
+        let sub_group: Vec<usize> = (0..g.local_size[2])
+            .flat_map(|z| (0..g.local_size[1]).flat_map(move |y| (0..g.local_size[0]).map(move |x| (z, y, x))))
+            .map(|(z, y, x)| (z * g.local_size[1] + y) * per_row + x / width)
+            .collect();
+        let mut state = vec![Wait::Nothing; self.active.len()];
+        loop {
+            for (f, s) in self.active.iter_mut().zip(state.iter_mut()).filter(|(_, s)| **s == Wait::Nothing) {
+                self.running.waits_for.set(Wait::Group);
+                *s = match f.resume(()) {
+                    CoroutineResult::Yield(()) => self.running.waits_for.get(),
+                    CoroutineResult::Return(()) => Wait::Finished,
+                };
+            }
+            if !release(&mut state, &sub_group) {
+                break;
             }
         }
         self.stacks.extend(self.active.drain(..).map(Coroutine::into_stack));
@@ -130,5 +172,61 @@ impl Fibers {
             unsafe { f.force_reset() };
             self.stacks.push(f.into_stack());
         }
+    }
+}
+
+/// Lets waiting fibers run on: those at a work-group barrier once every fiber is at one
+/// (or finished), those at a sub-group barrier once every fiber of their sub-group is
+/// (`sub_group`: each fiber's). Fibers waiting for each other at barriers of different
+/// kinds (undefined in OpenCL) are all let go rather than left to wait for ever.
+/// `false` once every fiber has finished.
+fn release(state: &mut [Wait], sub_group: &[usize]) -> bool {
+    if state.iter().all(|&s| s == Wait::Finished) {
+        return false;
+    }
+    let at = |s: Wait, kind: Wait| s == kind || s == Wait::Finished;
+    let mut released = false;
+    if state.iter().all(|&s| at(s, Wait::Group)) {
+        state.iter_mut().filter(|s| **s == Wait::Group).for_each(|s| *s = Wait::Nothing);
+        return true;
+    }
+    let groups = sub_group.iter().copied().max().map_or(0, |m| m + 1);
+    let mut ready = vec![true; groups];
+    for (&s, &g) in state.iter().zip(sub_group) {
+        ready[g] &= at(s, Wait::SubGroup);
+    }
+    for (s, &g) in state.iter_mut().zip(sub_group) {
+        if ready[g] && *s == Wait::SubGroup {
+            *s = Wait::Nothing;
+            released = true;
+        }
+    }
+    if !released {
+        state.iter_mut().filter(|s| **s != Wait::Finished).for_each(|s| *s = Wait::Nothing);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn barriers_release_their_own_fibers() {
+        use Wait::*;
+        // Sub-group 0 (fibers 0, 1) at its barrier, sub-group 1 at the group's: only
+        // sub-group 0 runs on.
+        let mut s = [SubGroup, SubGroup, Group, Group];
+        assert!(release(&mut s, &[0, 0, 1, 1]));
+        assert_eq!(s, [Nothing, Nothing, Group, Group]);
+        // Now all at the group's barrier (one finished): all run on.
+        let mut s = [Group, Finished, Group, Group];
+        assert!(release(&mut s, &[0, 0, 1, 1]));
+        assert_eq!(s, [Nothing, Finished, Nothing, Nothing]);
+        // Half a sub-group at each kind: undefined, all let go.
+        let mut s = [SubGroup, Group, Group, Group];
+        assert!(release(&mut s, &[0, 0, 1, 1]));
+        assert_eq!(s, [Nothing; 4]);
+        assert!(!release(&mut [Finished; 3], &[0, 0, 0]));
     }
 }

@@ -21,6 +21,7 @@ pub(crate) static SERVICES: Services = Services {
     wait: copies::group::wait,
     fence: copies::group::fence,
     settle: copies::group::settle,
+    sub_group_barrier: fibers::sub_group_barrier,
 };
 
 /// Storage aligned for any OpenCL type: the largest (`double16`, `long16`) needs 128
