@@ -10,6 +10,17 @@
 
 #include "clc.h"
 
+/* The names the extensions header sends float atomics through (cl_ext_float_atomics)
+ * are functions here. */
+#undef atomic_fetch_add
+#undef atomic_fetch_sub
+#undef atomic_fetch_min
+#undef atomic_fetch_max
+#undef atomic_fetch_add_explicit
+#undef atomic_fetch_sub_explicit
+#undef atomic_fetch_min_explicit
+#undef atomic_fetch_max_explicit
+
 #define SEQ memory_order_seq_cst
 #define DEV memory_scope_device
 
@@ -54,6 +65,7 @@
     FETCH1(add, AS, A, T, T) FETCH1(sub, AS, A, T, T) FETCH1(or, AS, A, T, T) FETCH1(xor, AS, A, T, T) \
     FETCH1(and, AS, A, T, T) FETCH1(min, AS, A, T, T) FETCH1(max, AS, A, T, T)
 
+
 #define INTEGER(AS) \
     BASIC(AS, atomic_int, int) FETCH(AS, atomic_int, int) \
     BASIC(AS, atomic_uint, uint) FETCH(AS, atomic_uint, uint) \
@@ -68,3 +80,15 @@
 INTEGER(__global)
 INTEGER(__local)
 INTEGER(__generic)
+
+/* cl_ext_float_atomics' updates, under the names the extensions header sends float and
+ * double atomics to and under their own (which clang's opencl-c.h declares): LLVM's
+ * atomicrmw fadd, fsub, fmin and fmax, a compare-exchange loop on x86; min and max are
+ * fmin and fmax (a NaN operand yields the other). Generic pointers take the global and
+ * local ones. */
+#define FP_FETCH(OP, A, T) \
+    FORMS(T, __ferrocl_fp_fetch_##OP, __generic, A, (, T v), (, v), return __opencl_atomic_fetch_##OP(p, v, o, s)) \
+    FORMS(T, atomic_fetch_##OP, __generic, A, (, T v), (, v), return __opencl_atomic_fetch_##OP(p, v, o, s))
+#define FP_FETCHES(A, T) FP_FETCH(add, A, T) FP_FETCH(sub, A, T) FP_FETCH(min, A, T) FP_FETCH(max, A, T)
+FP_FETCHES(atomic_float, float)
+FP_FETCHES(atomic_double, double)

@@ -59,5 +59,53 @@ __FERROCL_FOLDS(int, logical_xor)
 #undef __FERROCL_FOLDS
 #endif
 
+/* cl_ext_float_atomics: add, sub, min and max of float and double atomics, in the three
+ * forms. Declared as overloads of the OpenCL names, they made integer calls ambiguous
+ * (clang ranks an atomic_int pointer passed for an atomic_float one like an added
+ * qualifier; its own declarations fail the same way), so each name is a macro that
+ * sends float and double atomics to the library's `__ferrocl_fp_*` and the rest to the
+ * function. Load, store and exchange are OpenCL C 2.0's already. */
+#if __OPENCL_C_VERSION__ >= 200
+#define cl_ext_float_atomics 1
+#define __opencl_c_ext_fp32_global_atomic_add 1
+#define __opencl_c_ext_fp32_local_atomic_add 1
+#define __opencl_c_ext_fp32_global_atomic_min_max 1
+#define __opencl_c_ext_fp32_local_atomic_min_max 1
+#define __FERROCL_FP_ATOMIC(A, T, OP) \
+    T __FERROCL_OVL __ferrocl_fp_fetch_##OP(volatile __generic A *p, T v); \
+    T __FERROCL_OVL __ferrocl_fp_fetch_##OP##_explicit(volatile __generic A *p, T v, memory_order o); \
+    T __FERROCL_OVL __ferrocl_fp_fetch_##OP##_explicit(volatile __generic A *p, T v, memory_order o, memory_scope s);
+#define __FERROCL_FP_ATOMICS(A, T) \
+    __FERROCL_FP_ATOMIC(A, T, add) __FERROCL_FP_ATOMIC(A, T, sub) __FERROCL_FP_ATOMIC(A, T, min) \
+    __FERROCL_FP_ATOMIC(A, T, max)
+__FERROCL_FP_ATOMICS(atomic_float, float)
+#if defined(cl_khr_fp64) && defined(cl_khr_int64_base_atomics)
+#define __opencl_c_ext_fp64_global_atomic_add 1
+#define __opencl_c_ext_fp64_local_atomic_add 1
+#define __opencl_c_ext_fp64_global_atomic_min_max 1
+#define __opencl_c_ext_fp64_local_atomic_min_max 1
+__FERROCL_FP_ATOMICS(atomic_double, double)
+#define __FERROCL_FP_TYPE(Q, AS, F) Q AS atomic_float * : F, Q AS atomic_double * : F
+#else
+#define __FERROCL_FP_TYPE(Q, AS, F) Q AS atomic_float * : F
+#endif
+#undef __FERROCL_FP_ATOMICS
+#undef __FERROCL_FP_ATOMIC
+/* Every pointer to a float atomic a call may pass, volatile or not, in each space. */
+#define __FERROCL_FP_TYPES(F) \
+    __FERROCL_FP_TYPE(, __global, F), __FERROCL_FP_TYPE(volatile, __global, F), __FERROCL_FP_TYPE(, __local, F), \
+        __FERROCL_FP_TYPE(volatile, __local, F), __FERROCL_FP_TYPE(, __generic, F), \
+        __FERROCL_FP_TYPE(volatile, __generic, F)
+#define __FERROCL_FP_SEND(NAME, p) _Generic((p), __FERROCL_FP_TYPES(__ferrocl_fp_##NAME), default: atomic_##NAME)
+#define atomic_fetch_add(p, ...) __FERROCL_FP_SEND(fetch_add, p)(p, __VA_ARGS__)
+#define atomic_fetch_sub(p, ...) __FERROCL_FP_SEND(fetch_sub, p)(p, __VA_ARGS__)
+#define atomic_fetch_min(p, ...) __FERROCL_FP_SEND(fetch_min, p)(p, __VA_ARGS__)
+#define atomic_fetch_max(p, ...) __FERROCL_FP_SEND(fetch_max, p)(p, __VA_ARGS__)
+#define atomic_fetch_add_explicit(p, ...) __FERROCL_FP_SEND(fetch_add_explicit, p)(p, __VA_ARGS__)
+#define atomic_fetch_sub_explicit(p, ...) __FERROCL_FP_SEND(fetch_sub_explicit, p)(p, __VA_ARGS__)
+#define atomic_fetch_min_explicit(p, ...) __FERROCL_FP_SEND(fetch_min_explicit, p)(p, __VA_ARGS__)
+#define atomic_fetch_max_explicit(p, ...) __FERROCL_FP_SEND(fetch_max_explicit, p)(p, __VA_ARGS__)
+#endif
+
 #undef __FERROCL_OVL
 #endif

@@ -839,3 +839,63 @@ fn one_sub_groups_shuffles_keep_the_others_at_the_group_barrier() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const FLOAT_ATOMICS: &str = r#"
+kernel void float_atomics(global atomic_float *f, global atomic_double *d, global float *per_group) {
+    local atomic_float lsum, lmax;
+    size_t g = get_global_id(0), l = get_local_id(0);
+    if (l == 0) {
+        atomic_init(&lsum, 0.0f);
+        atomic_init(&lmax, -1.0f);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float x = (float)(g % 13) * 0.25f;
+    atomic_fetch_add(&f[0], x);
+    atomic_fetch_sub_explicit(&f[1], 1.0f, memory_order_relaxed);
+    atomic_fetch_min_explicit((volatile generic atomic_float *)&f[2], x - 1.0f, memory_order_relaxed, memory_scope_device);
+    atomic_fetch_max(&f[3], x);
+    atomic_fetch_add_explicit(&d[0], (double)g, memory_order_acq_rel, memory_scope_device);
+    atomic_fetch_min(&d[1], -(double)g);
+    atomic_fetch_add_explicit(&lsum, 1.0f, memory_order_relaxed, memory_scope_work_group);
+    atomic_fetch_max_explicit(&lmax, (float)l, memory_order_relaxed);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) per_group[get_group_id(0)] = atomic_load(&lsum) * 1000.0f + atomic_load(&lmax);
+}
+"#;
+
+/// cl_ext_float_atomics: add, sub, min and max on floats and doubles in global, local
+/// and generic memory, every work-item of several groups at once (on 2 or more cores,
+/// contended); the sums of values exact in binary are exact.
+#[test]
+fn float_atomics_add_sub_min_and_max_under_contention() {
+    let env = Env::new();
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    assert!(ext.split(' ').any(|x| x == "cl_ext_float_atomics"), "{ext}");
+    for query in [0x4231, 0x4232] {
+        let caps: u64 = device_info(env.device, query);
+        assert_eq!(caps, 0x7 | 0x7 << 16, "{query:#x}: load/store, add, min/max in global and local memory");
+    }
+    let p = build(&env, FLOAT_ATOMICS, "-cl-std=CL3.0");
+    let k = kernel(p, "float_atomics");
+    let (n, local) = (4096usize, 256usize);
+    let floats = [0.0f32, 0.0, 100.0, -1.0];
+    let doubles = [0.0f64, 0.0];
+    let (bf, bd) = (buffer_of(&env, &floats), buffer_of(&env, &doubles));
+    let bg = env.buffer(0, n / local * 4, null_mut());
+    set_arg(k, 0, &bf);
+    set_arg(k, 1, &bd);
+    set_arg(k, 2, &bg);
+    run(&env, k, &[n], Some(&[local]));
+    let f: Vec<f32> = read_as(&env, bf, 4);
+    let d: Vec<f64> = read_as(&env, bd, 2);
+    let groups: Vec<f32> = read_as(&env, bg, n / local);
+    let sum: f32 = (0..n).map(|g| (g % 13) as f32 * 0.25).sum();
+    assert_eq!(f, [sum, -(n as f32), -1.0, 3.0]);
+    assert_eq!(d, [(n * (n - 1) / 2) as f64, -((n - 1) as f64)]);
+    assert!(groups.iter().all(|&v| v == local as f32 * 1000.0 + (local - 1) as f32), "{groups:?}");
+    for b in [bf, bd, bg] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

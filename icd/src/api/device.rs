@@ -196,6 +196,8 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         // Sub-groups are runs of work-items in x within a row: a group one work-item
         // wide has as many sub-groups as work-items.
         CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&(l.max_work_group_size as u32)),
+        device::fp_atomics::SINGLE | device::fp_atomics::DOUBLE => Info::of(&device::fp_atomics::CAPABILITIES),
+        device::fp_atomics::HALF => Info::of(&none_u64),
         CL_DEVICE_SUB_GROUP_SIZES_INTEL => Info::of(&crate::compiler::kernel_info::SUB_GROUP_SIZES[..]),
         // Every order and scope (x86 atomics are sequentially consistent across the
         // host), as the OpenCL C features claim.

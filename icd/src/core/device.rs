@@ -134,6 +134,7 @@ pub(crate) const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_subgroup_clustered_reduce", cl_version(1, 0, 0)),
     ("cl_intel_required_subgroup_size", cl_version(1, 0, 0)),
     ("cl_khr_work_group_uniform_arithmetic", cl_version(1, 0, 0)),
+    ("cl_ext_float_atomics", cl_version(1, 0, 0)),
 ];
 
 /// Extensions the compiler enables in OpenCL C before 3.0 (which has
@@ -290,6 +291,25 @@ pub(crate) const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_integer_dot_product_input_4x8bit", cl_version(2, 0, 0)),
     ("__opencl_c_integer_dot_product_input_4x8bit_packed", cl_version(2, 0, 0)),
 ];
+
+/// cl_ext_float_atomics' queries and capability bits (cl_ext.h; opencl-sys lacks them).
+pub(crate) mod fp_atomics {
+    use opencl_sys::cl_device_info;
+    pub(crate) const SINGLE: cl_device_info = 0x4231;
+    pub(crate) const DOUBLE: cl_device_info = 0x4232;
+    pub(crate) const HALF: cl_device_info = 0x4233;
+    const GLOBAL_LOAD_STORE: u64 = 1 << 0;
+    const GLOBAL_ADD: u64 = 1 << 1;
+    const GLOBAL_MIN_MAX: u64 = 1 << 2;
+    const LOCAL_LOAD_STORE: u64 = 1 << 16;
+    const LOCAL_ADD: u64 = 1 << 17;
+    const LOCAL_MIN_MAX: u64 = 1 << 18;
+    /// Float's and double's: add, sub, min and max in global and local memory
+    /// (builtins/clc/atomics_c11.cl), and load and store, which every atomic type has.
+    /// Half atomics are not offered.
+    pub(crate) const CAPABILITIES: u64 =
+        GLOBAL_LOAD_STORE | GLOBAL_ADD | GLOBAL_MIN_MAX | LOCAL_LOAD_STORE | LOCAL_ADD | LOCAL_MIN_MAX;
+}
 
 /// Whether the device claims an OpenCL C feature.
 pub(crate) fn has_feature(name: &str) -> bool {
