@@ -86,6 +86,10 @@ fn partitions_split_the_compute_units_and_report_how() {
         inner.iter().for_each(|&s| ok!(cl!(clReleaseDevice(s))));
     }
     subs.iter().for_each(|&s| ok!(cl!(clReleaseDevice(s))));
+    // Counts ended by one 0, as Intel's SYCL runtime writes them (the list's end is 0).
+    let subs = partition(root, &[CL_DEVICE_PARTITION_BY_COUNTS, 1, 1, 0]).unwrap();
+    assert_eq!(subs.iter().map(|&s| units(s)).collect::<Vec<_>>(), [1, 1]);
+    subs.iter().for_each(|&s| ok!(cl!(clReleaseDevice(s))));
 
     // The spec's errors.
     let list_end = CL_DEVICE_PARTITION_BY_COUNTS_LIST_END;

@@ -278,18 +278,15 @@ fn clCreateSubDevices(
     if properties.is_null() {
         return Err(CL_INVALID_VALUE);
     }
-    // The list up to its terminating 0 (or as far as any list goes), then the scheme's
-    // own terminators, which `parse` checks.
+    // The list up to its first 0: the end of the list, or of a partition's counts
+    // (`CL_DEVICE_PARTITION_BY_COUNTS_LIST_END` is 0), after which nothing is read:
+    // Intel's SYCL runtime ends its counts with a single 0.
     let mut list = Vec::new();
     for i in 0..partition::MOST_PROPERTIES {
-        // SAFETY: the caller passes a 0-terminated list; it is read up to the first 0
-        // and, for a partition by counts, through its list's end and the final 0.
+        // SAFETY: the caller passes a 0-terminated list, read up to its first 0.
         let p = unsafe { properties.add(i).read() };
         list.push(p);
-        let by_counts = list[0] == CL_DEVICE_PARTITION_BY_COUNTS;
-        let ended = p == 0
-            && (!by_counts || (list.len() >= 2 && list[list.len() - 2] == CL_DEVICE_PARTITION_BY_COUNTS_LIST_END));
-        if ended || (p == 0 && list.len() == 1) {
+        if p == 0 {
             break;
         }
     }

@@ -37,7 +37,8 @@ pub(crate) enum Scheme {
 /// long is not one a program wrote.
 pub(crate) const MOST_PROPERTIES: usize = 4096;
 
-/// Reads a 0-terminated property list into a scheme. "CL_INVALID_VALUE if values
+/// Reads a property list, up to its first 0, into a scheme (a partition's counts end at
+/// `CL_DEVICE_PARTITION_BY_COUNTS_LIST_END`, which is 0 too). "CL_INVALID_VALUE if values
 /// specified in properties are not valid or ... not supported by the device";
 /// "CL_INVALID_DEVICE_PARTITION_COUNT if ... the number of compute units requested for
 /// one or more sub-devices is less than zero".
@@ -65,7 +66,7 @@ pub(crate) fn parse(props: &[cl_device_partition_property]) -> CLResult<Scheme> 
                 counts.push(c as usize);
                 i += 1;
             }
-            if counts.is_empty() || value(i + 1)? != 0 {
+            if counts.is_empty() {
                 return Err(CL_INVALID_VALUE);
             }
             Scheme::Counts(counts)
@@ -264,6 +265,7 @@ mod tests {
         assert_eq!(parse(&[eq, 0, 0]), Err(CL_INVALID_VALUE));
         assert_eq!(parse(&[eq, 2]), Err(CL_INVALID_VALUE), "unterminated");
         assert_eq!(parse(&[counts, 1, 3, 0, 0]), Ok(Scheme::Counts(vec![1, 3])));
+        assert_eq!(parse(&[counts, 1, 3, 0]), Ok(Scheme::Counts(vec![1, 3])), "SYCL's runtime ends with one 0");
         assert_eq!(parse(&[counts, 0, 0]), Err(CL_INVALID_VALUE), "no counts");
         assert_eq!(parse(&[counts, -1, 0, 0]), Err(CL_INVALID_DEVICE_PARTITION_COUNT));
         let l2 = CL_DEVICE_AFFINITY_DOMAIN_L2_CACHE as isize;
