@@ -1396,6 +1396,12 @@ fn sub_group_queries_run_in_simd_lanes() {
             rec[get_global_id(0)] = get_sub_group_id() * 1000 + get_sub_group_size() * 100 \
                 + get_sub_group_local_id() * 10 + get_num_sub_groups(); }
         kernel void contig(global const float *in, global float *out, uint n, global uint *rec) BODY
+        /* Straight-line, as the CTS's work-item test: several chunks a call, each the
+           next sub-group. */
+        kernel void records(global uint *rec) {
+            rec[get_global_id(0)] = get_sub_group_id() * 1000 + get_sub_group_size() * 100
+                + get_sub_group_local_id() * 10 + get_num_sub_groups();
+        }
         __attribute__((intel_reqd_sub_group_size(4)))
         kernel void contig4(global const float *in, global float *out, uint n, global uint *rec) BODY"#;
     let p = build(&env, source, "-cl-std=CL3.0");
@@ -1444,6 +1450,22 @@ fn sub_group_queries_run_in_simd_lanes() {
             ok!(cl!(clReleaseKernel(k)));
         }
     }
+    // The CTS's shape: groups of 200 (25 sub-groups), 1150 work-items (a last group of
+    // 150: 18 sub-groups and one of 6).
+    let k = kernel(p, "records");
+    let (n, local) = (1150usize, 200usize);
+    let brec = env.buffer(0, n * 4, null_mut());
+    set_arg(k, 0, &brec);
+    run(&env, k, &[n], Some(&[local]));
+    let rec: Vec<u32> = read_as(&env, brec, n);
+    for (g, &r) in rec.iter().enumerate() {
+        let (l, size_of_group) = (g % local, local.min(n - g / local * local));
+        let size = 8.min(size_of_group - l / 8 * 8);
+        let want = (l / 8) * 1000 + size * 100 + (l % 8) * 10 + size_of_group.div_ceil(8);
+        assert_eq!(r as usize, want, "records: work-item {g}");
+    }
+    ok!(cl!(clReleaseMemObject(brec)));
+    ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
 

@@ -18,6 +18,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::super::context::{self, Answer};
 use super::super::ir_text::{callee_names, def_of, label_of, split_top};
 use super::{code, opcode, query, CHUNKS, WIDTH};
 use crate::compiler::passes::launcher::CTX;
@@ -89,6 +90,11 @@ fn copyable(lines: &[&str]) -> Result<(), String> {
         }
         if super::fold::forbidden_in_body(c) {
             return Err("a work-group, atomic or printf call".into());
+        }
+        // Each chunk after the first is the next sub-group (or part of one), whose
+        // answers the first chunk's context does not give.
+        if callee_names(c).iter().any(|(f, _)| context::answer(f) == Some(Answer::SubGroup)) {
+            return Err("sub-group queries".into());
         }
     }
     Ok(())
