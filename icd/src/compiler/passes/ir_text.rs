@@ -92,6 +92,36 @@ pub(crate) fn reachable_only(module: &str, root: &dyn Fn(&str) -> bool) -> Strin
     out
 }
 
+/// The module with each quoted `%` name (`%"class.sycl::_V1::range"`, `%"agg.tmp"`: the
+/// SPIR-V translator keeps SYCL's names, which need quotes) renamed `%__fq<n>`: the
+/// passes read names as plain identifiers (the regions transform refused kernels with
+/// quoted ones, which then ran as fibers). One name per distinct quoted name across the
+/// module serves both the module's types and each function's values. String literals
+/// (`c"50%"`, metadata's `!"..."`) and quoted `@` names are left as they are.
+pub(crate) fn unquote_local_names(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("%\"") {
+        return text.into();
+    }
+    let mut names: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let (mut at, mut copied) = (0, 0);
+    while let Some(q) = text[at..].find('"').map(|q| at + q) {
+        // A quoted name or literal runs to the next quote: raw quotes are escaped in both.
+        let Some(end) = text[q + 1..].find('"').map(|e| q + 1 + e) else { break };
+        if q > 0 && bytes[q - 1] == b'%' {
+            let next = names.len();
+            let n = *names.entry(&text[q..=end]).or_insert(next);
+            out.push_str(&text[copied..q - 1]);
+            out.push_str(&format!("%__fq{n}"));
+            copied = end + 1;
+        }
+        at = end + 1;
+    }
+    out.push_str(&text[copied..]);
+    out.into()
+}
+
 /// Index of the `)` matching the `(` at `open`.
 pub(crate) fn matching_paren(s: &str, open: usize) -> Option<usize> {
     let mut depth = 0;
@@ -301,7 +331,23 @@ pub(crate) use ferrocl_kernel_abi::mangle::opencl_name;
 
 #[cfg(test)]
 mod tests {
-    use super::{reachable_only, replace_value};
+
+    #[test]
+    fn quoted_names_are_renamed_and_literals_kept() {
+        let ir = "%\"class.sycl::range\" = type { [1 x i64] }\n\
+                  @s = constant [4 x i8] c\"50%\\00\"\n\
+                  define void @k(ptr %\"agg.tmp\") {\n  %\"x y\" = load %\"class.sycl::range\", ptr %\"agg.tmp\", !dbg !1\n  \
+                  call void @\"quoted global\"(ptr %\"agg.tmp\")\n  ret void\n}\n!1 = !{!\"a %\"}\n";
+        let out = unquote_local_names(ir);
+        assert!(out.starts_with("%__fq0 = type { [1 x i64] }\n"), "{out}");
+        assert!(out.contains("c\"50%\\00\"\n"), "a literal ending in % stays: {out}");
+        assert!(out.contains("define void @k(ptr %__fq1) {\n  %__fq2 = load %__fq0, ptr %__fq1,"), "{out}");
+        assert!(out.contains("call void @\"quoted global\"(ptr %__fq1)"), "{out}");
+        assert!(out.contains("!{!\"a %\"}"), "{out}");
+        assert_eq!(unquote_local_names("define void @k() {\n  ret void\n}\n"), "define void @k() {\n  ret void\n}\n");
+    }
+
+    use super::{reachable_only, replace_value, unquote_local_names};
 
     /// Uses of a value are replaced, names that only start like it are not.
     #[test]

@@ -225,7 +225,8 @@ pub(crate) fn has_simd_copies(module: &str) -> bool {
 }
 
 fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Rewritten, String> {
-    let text = division::guard(&collectives::expand_all(&inline_definitions_kept(text))?);
+    let text = ir_text::unquote_local_names(text);
+    let text = division::guard(&collectives::expand_all(&inline_definitions_kept(&text))?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
     let md = metadata(&lines);
