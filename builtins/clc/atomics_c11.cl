@@ -84,11 +84,11 @@ INTEGER(__generic)
 /* cl_ext_float_atomics' updates, under the names the extensions header sends float and
  * double atomics to and under their own (which clang's opencl-c.h declares): LLVM's
  * atomicrmw fadd, fsub, fmin and fmax, a compare-exchange loop on x86; min and max are
- * fmin and fmax (a NaN operand yields the other). Generic pointers take the global and
- * local ones. */
+ * fmin and fmax (a NaN operand yields the other). */
+#define FP_FORMS(F, OP, AS, A, T) FORMS(T, F, AS, A, (, T v), (, v), return __opencl_atomic_fetch_##OP(p, v, o, s))
 #define FP_FETCH(OP, A, T) \
-    FORMS(T, __ferrocl_fp_fetch_##OP, __generic, A, (, T v), (, v), return __opencl_atomic_fetch_##OP(p, v, o, s)) \
-    FORMS(T, atomic_fetch_##OP, __generic, A, (, T v), (, v), return __opencl_atomic_fetch_##OP(p, v, o, s))
+    FP_FORMS(__ferrocl_fp_fetch_##OP, OP, __global, A, T) FP_FORMS(__ferrocl_fp_fetch_##OP, OP, __local, A, T) \
+    FP_FORMS(__ferrocl_fp_fetch_##OP, OP, __generic, A, T) FP_FORMS(atomic_fetch_##OP, OP, __generic, A, T)
 #define FP_FETCHES(A, T) FP_FETCH(add, A, T) FP_FETCH(sub, A, T) FP_FETCH(min, A, T) FP_FETCH(max, A, T)
 FP_FETCHES(atomic_float, float)
 FP_FETCHES(atomic_double, double)

@@ -71,13 +71,22 @@ __FERROCL_FOLDS(int, logical_xor)
 #define __opencl_c_ext_fp32_local_atomic_add 1
 #define __opencl_c_ext_fp32_global_atomic_min_max 1
 #define __opencl_c_ext_fp32_local_atomic_min_max 1
-#define __FERROCL_FP_ATOMIC(A, T, OP) \
-    T __FERROCL_OVL __ferrocl_fp_fetch_##OP(volatile __generic A *p, T v); \
-    T __FERROCL_OVL __ferrocl_fp_fetch_##OP##_explicit(volatile __generic A *p, T v, memory_order o); \
-    T __FERROCL_OVL __ferrocl_fp_fetch_##OP##_explicit(volatile __generic A *p, T v, memory_order o, memory_scope s);
+/* X where the program has the generic address space (OpenCL C 2.0, or 3.0 with it). */
+#if __OPENCL_C_VERSION__ == 200 || defined(__opencl_c_generic_address_space)
+#define __FERROCL_IF_GENERIC(...) __VA_ARGS__
+#else
+#define __FERROCL_IF_GENERIC(...)
+#endif
+#define __FERROCL_FP_ATOMIC(AS, A, T, OP) \
+    T __FERROCL_OVL __ferrocl_fp_fetch_##OP(volatile AS A *p, T v); \
+    T __FERROCL_OVL __ferrocl_fp_fetch_##OP##_explicit(volatile AS A *p, T v, memory_order o); \
+    T __FERROCL_OVL __ferrocl_fp_fetch_##OP##_explicit(volatile AS A *p, T v, memory_order o, memory_scope s);
+#define __FERROCL_FP_SPACES(A, T, OP) \
+    __FERROCL_FP_ATOMIC(__global, A, T, OP) __FERROCL_FP_ATOMIC(__local, A, T, OP) \
+    __FERROCL_IF_GENERIC(__FERROCL_FP_ATOMIC(__generic, A, T, OP))
 #define __FERROCL_FP_ATOMICS(A, T) \
-    __FERROCL_FP_ATOMIC(A, T, add) __FERROCL_FP_ATOMIC(A, T, sub) __FERROCL_FP_ATOMIC(A, T, min) \
-    __FERROCL_FP_ATOMIC(A, T, max)
+    __FERROCL_FP_SPACES(A, T, add) __FERROCL_FP_SPACES(A, T, sub) __FERROCL_FP_SPACES(A, T, min) \
+    __FERROCL_FP_SPACES(A, T, max)
 __FERROCL_FP_ATOMICS(atomic_float, float)
 #if defined(cl_khr_fp64) && defined(cl_khr_int64_base_atomics)
 #define __opencl_c_ext_fp64_global_atomic_add 1
@@ -90,12 +99,13 @@ __FERROCL_FP_ATOMICS(atomic_double, double)
 #define __FERROCL_FP_TYPE(Q, AS, F) Q AS atomic_float * : F
 #endif
 #undef __FERROCL_FP_ATOMICS
+#undef __FERROCL_FP_SPACES
 #undef __FERROCL_FP_ATOMIC
 /* Every pointer to a float atomic a call may pass, volatile or not, in each space. */
 #define __FERROCL_FP_TYPES(F) \
     __FERROCL_FP_TYPE(, __global, F), __FERROCL_FP_TYPE(volatile, __global, F), __FERROCL_FP_TYPE(, __local, F), \
-        __FERROCL_FP_TYPE(volatile, __local, F), __FERROCL_FP_TYPE(, __generic, F), \
-        __FERROCL_FP_TYPE(volatile, __generic, F)
+        __FERROCL_FP_TYPE(volatile, __local, F) \
+            __FERROCL_IF_GENERIC(, __FERROCL_FP_TYPE(, __generic, F), __FERROCL_FP_TYPE(volatile, __generic, F))
 #define __FERROCL_FP_SEND(NAME, p) _Generic((p), __FERROCL_FP_TYPES(__ferrocl_fp_##NAME), default: atomic_##NAME)
 #define atomic_fetch_add(p, ...) __FERROCL_FP_SEND(fetch_add, p)(p, __VA_ARGS__)
 #define atomic_fetch_sub(p, ...) __FERROCL_FP_SEND(fetch_sub, p)(p, __VA_ARGS__)

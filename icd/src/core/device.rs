@@ -18,7 +18,17 @@ pub(crate) struct Device {
     pub(crate) compile_target: compiler::Target,
     /// For a sub-device: its parent and its workers (`None`: the root device, on every
     /// worker).
-    pub(crate) partition: Option<super::partition::Partition>,
+    pub(crate) partition: Option<Partition>,
+}
+
+/// What makes a sub-device one (`core::partition` makes them).
+pub(crate) struct Partition {
+    pub(crate) parent: Arc<Device>,
+    /// The pool's workers it runs on.
+    pub(crate) workers: crate::exec::pool::Workers,
+    /// `CL_DEVICE_PARTITION_TYPE`: the properties it was made with, the affinity domain
+    /// `NEXT_PARTITIONABLE` chose in its place, and the terminating 0.
+    pub(crate) properties: Vec<cl_device_partition_property>,
 }
 
 cl_object!(Device, CL_INVALID_DEVICE);
@@ -341,7 +351,7 @@ impl Device {
 
     /// A sub-device of `parent` (`partition::create`): the parent's facts and limits,
     /// its own workers.
-    pub(crate) fn sub_device(parent: &Device, partition: super::partition::Partition) -> Arc<Device> {
+    pub(crate) fn sub_device(parent: &Device, partition: Partition) -> Arc<Device> {
         Arc::new(Device {
             base: Base::new(),
             host: parent.host.clone(),

@@ -8,19 +8,9 @@ use std::sync::Arc;
 
 use opencl_sys::*;
 
-use super::device::Device;
+use super::device::{Device, Partition};
 use super::object::CLResult;
-use crate::exec::pool::{self, Workers};
-
-/// What makes a sub-device one.
-pub(crate) struct Partition {
-    pub(crate) parent: Arc<Device>,
-    /// The pool's workers it runs on.
-    pub(crate) workers: Workers,
-    /// `CL_DEVICE_PARTITION_TYPE`: the properties it was made with, the affinity domain
-    /// `NEXT_PARTITIONABLE` chose in its place, and the terminating 0.
-    pub(crate) properties: Vec<cl_device_partition_property>,
-}
+use crate::exec::pool;
 
 /// A partition scheme, as `clCreateSubDevices` names it.
 #[derive(Debug, PartialEq)]
