@@ -129,7 +129,7 @@ pub(crate) fn split(
         Scheme::Domain(d) => {
             let candidates: Vec<(cl_device_affinity_domain, u32)> =
                 DOMAINS.iter().copied().filter(|&(flag, _)| *d == NEXT || flag == *d).collect();
-            let topology = Topology::read();
+            let topology = Topology::get();
             let mut chosen = None;
             for (flag, level) in candidates {
                 let Some(sets) = topology.group(level, workers) else {
@@ -153,7 +153,7 @@ pub(crate) fn split(
 /// `CL_DEVICE_PARTITION_AFFINITY_DOMAIN`: the domains this host describes for every
 /// worker, and `NEXT_PARTITIONABLE` with them.
 pub(crate) fn affinity_domains() -> cl_device_affinity_domain {
-    let topology = Topology::read();
+    let topology = Topology::get();
     let all: Vec<usize> = (0..pool::Pool::get().workers).collect();
     let found = DOMAINS.iter().filter(|&&(_, level)| topology.group(level, &all).is_some()).fold(0, |a, &(f, _)| a | f);
     if found != 0 {
@@ -171,6 +171,13 @@ struct Topology {
 }
 
 impl Topology {
+    /// The host's, read once: device queries ask for the affinity domains, and sysfs
+    /// holds a few files per CPU.
+    fn get() -> &'static Topology {
+        static TOPOLOGY: std::sync::LazyLock<Topology> = std::sync::LazyLock::new(Topology::read);
+        &TOPOLOGY
+    }
+
     fn read() -> Topology {
         let mut domain = BTreeMap::new();
         let list = |path: &str| std::fs::read_to_string(path).ok().map(|s| cpu_list(s.trim()));
