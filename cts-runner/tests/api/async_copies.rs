@@ -43,7 +43,9 @@ kernel void planes(global const uchar *in, global uchar *out, local uchar *tile)
 /// Runs `name` from `source` (float4 `in`, float4 `out`, a `__local` float4 tile of the
 /// group's size) over `groups` groups of 64 on the inputs 0, 1, 2..., and checks every
 /// output against `want(input, group, item, component)`.
-fn run_tile_kernel(source: &str, name: &str, groups: usize, want: impl Fn(&[f32], usize, usize, usize) -> f32) {
+/// Runs kernel `name` of `source` over `groups` groups of 64 and checks it against
+/// `want`; returns whether it ran as fibers.
+fn run_tile_kernel(source: &str, name: &str, groups: usize, want: impl Fn(&[f32], usize, usize, usize) -> f32) -> bool {
     let env = Env::new();
     let p = build(&env, source, "-cl-std=CL3.0");
     let k = kernel(p, name);
@@ -62,11 +64,13 @@ fn run_tile_kernel(source: &str, name: &str, groups: usize, want: impl Fn(&[f32]
             }
         }
     }
+    let fibers = runs_as_fibers(p, name);
     for m in [bi, bo] {
         ok!(cl!(clReleaseMemObject(m)));
     }
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
+    fibers
 }
 
 #[test]
@@ -74,10 +78,11 @@ fn roundtrip_through_local_memory() {
     run_tile_kernel(SOURCE, "roundtrip", 16, |input, g, l, c| input[(g * 64 + 63 - l) * 4 + c] * 2.0);
 }
 
-// A barrier in a called function runs the work-items as fibers, one after another up
-// to each barrier or wait: the wait must hold every work-item until the whole copy has
-// moved (moved in place, each work-item's part moves as it passes the call), and each
-// reads the tile backwards, mostly parts others moved.
+// A kernel that another kernel calls runs its work-items as fibers, one after another
+// up to each barrier or wait: the wait must hold every work-item until the whole copy
+// has moved (moved in place, each work-item's part moves as it passes the call), and
+// each reads the tile backwards, mostly parts others moved. The barrier in a called
+// function is inlined: `reversed` alone would run as regions.
 const FIBERS: &str = r#"
 float4 after_barrier(local float4 *tile, size_t i) {
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -90,13 +95,19 @@ kernel void reversed(global const float4 *in, global float4 *out, local float4 *
     float4 v = tile[n - 1 - l];
     out[g * n + l] = v + after_barrier(tile, l);
 }
+kernel void calls_reversed(global const float4 *in, global float4 *out, local float4 *tile) {
+    reversed(in, out, tile);
+}
 "#;
 
 #[test]
 fn a_kernel_run_as_fibers_waits_for_the_whole_copy() {
-    run_tile_kernel(FIBERS, "reversed", 4, |input, g, l, c| {
-        input[(g * 64 + 63 - l) * 4 + c] + input[(g * 64 + l) * 4 + c]
-    });
+    let want =
+        |input: &[f32], g: usize, l: usize, c: usize| input[(g * 64 + 63 - l) * 4 + c] + input[(g * 64 + l) * 4 + c];
+    assert!(run_tile_kernel(FIBERS, "reversed", 4, want), "a kernel another calls runs as fibers");
+    // Without its caller, the called function's barrier is inlined into regions.
+    let alone = FIBERS.split("kernel void calls_reversed").next().unwrap();
+    assert!(!run_tile_kernel(alone, "reversed", 4, want), "a barrier in a called function runs as regions");
 }
 
 #[test]

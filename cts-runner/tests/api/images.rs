@@ -1295,13 +1295,15 @@ kernel void scaled(read_only image2d_t src, write_only image2d_t dst, global con
     write_imagef(dst, (int2)(x, y), read_imagef(src, nearest, (int2)(x, y)) * row[x]);
 }
 float4 fetch(read_only image2d_t src, int x, int y) {
-    barrier(CLK_LOCAL_MEM_FENCE); // a barrier in a called function: work-items run as fibers
+    barrier(CLK_LOCAL_MEM_FENCE);
     return read_imagef(src, nearest, (int2)(x, y));
 }
+// A kernel another kernel calls: its work-items run as fibers.
 kernel void via_fibers(read_only image2d_t src, write_only image2d_t dst) {
     int x = get_global_id(0), y = get_global_id(1);
     write_imagef(dst, (int2)(x, y), fetch(src, x + 1, y) * 2.0f);
 }
+kernel void calls_via_fibers(read_only image2d_t src, write_only image2d_t dst) { via_fibers(src, dst); }
 // Array layers and 3D slices: the layer coordinate rounds and clamps.
 kernel void layers(read_only image2d_array_t a, read_only image3d_t v, global float4 *out) {
     int i = get_global_id(0);

@@ -764,9 +764,10 @@ fn widest_vectors_by_value_and_in_local_memory() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
-/// The same kernel three ways: barriers in its body (run as barrier regions, its private
+/// The same kernel four ways: barriers in its body (run as barrier regions, its private
 /// array and a conditionally set variable kept in frame memory), barriers inside a
-/// called function (run as fibers), and the first built without optimisation.
+/// called function (inlined, so regions too), a kernel another kernel calls (run as
+/// fibers), and the first built without optimisation.
 const PRIVATE_STATE: &str = r#"
 void sync_in_helper(void) { barrier(CLK_LOCAL_MEM_FENCE); }
 
@@ -795,6 +796,8 @@ kernel void chained(global int *out, int a, int b) {
     out[get_global_id(0)] = d;
 }
 kernel void in_helper(global int *out) { BODY(sync_in_helper()) }
+kernel void called(global int *out) { BODY(barrier(CLK_LOCAL_MEM_FENCE)) }
+kernel void calls(global int *out) { called(out); }
 "#;
 
 fn private_state_reference(items: usize) -> Vec<i32> {
@@ -813,9 +816,12 @@ fn private_state_survives_barriers_in_three_dimensions() {
     let env = Env::new();
     let (global, local) = ([8usize, 4, 4], [4usize, 2, 2]);
     let group = private_state_reference(16);
-    for (options, name) in
-        [("-cl-std=CL3.0", "in_body"), ("-cl-std=CL3.0", "in_helper"), ("-cl-std=CL3.0 -cl-opt-disable", "in_body")]
-    {
+    for (options, name) in [
+        ("-cl-std=CL3.0", "in_body"),
+        ("-cl-std=CL3.0", "in_helper"),
+        ("-cl-std=CL3.0", "called"),
+        ("-cl-std=CL3.0 -cl-opt-disable", "in_body"),
+    ] {
         let p = build(&env, PRIVATE_STATE, options);
         let k = kernel(p, name);
         let out = env.buffer(0, 128 * 4, null_mut());
@@ -827,6 +833,7 @@ fn private_state_survives_barriers_in_three_dimensions() {
             let lid = (id[2] % 2 * 2 + id[1] % 2) * 4 + id[0] % 4;
             assert_eq!(v, group[lid], "{name} {options}: global id {id:?}");
         }
+        assert_eq!(runs_as_fibers(p, name), name == "called", "{name} {options}");
         ok!(cl!(clReleaseMemObject(out)));
         ok!(cl!(clReleaseKernel(k)));
         ok!(cl!(clReleaseProgram(p)));

@@ -20,7 +20,7 @@ kernel void ints(global const int *in, global int *out) {
     o[7] = work_group_all(x > -1000);
     o[8] = work_group_any(x == 7);
 }
-// In a called function the collective's barriers run as fibers.
+// In a called function the collective is inlined into the kernel, which runs as regions.
 int helper_sum(int x) { return work_group_reduce_add(x); }
 kernel void in_helper(global const int *in, global int *out) {
     out[get_global_id(0)] = helper_sum(in[get_global_id(0)]) * 1000 + work_group_scan_inclusive_add(1);

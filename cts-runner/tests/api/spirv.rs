@@ -139,7 +139,7 @@ kernel void vectors(global const float2 *a, global const uchar2 *b, global const
           + dot(a[i], a[i]) + length(convert_float3(c[i].xyx));
 }
 
-// Barriers with __local memory (regions), and a barrier in a called function (fibers).
+// Barriers with __local memory, and a barrier in a called function (inlined): regions both.
 void sync_and_add(local float *s, size_t l, size_t n) {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (l < n) s[l] += s[l + n];

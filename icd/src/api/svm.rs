@@ -209,9 +209,12 @@ pub(super) unsafe fn fill(
 
 /// Runs a command's access to the application's memory guarded: any pointer may be
 /// given (fine-grain system SVM), and one that is not mapped fails the command as a
-/// faulting kernel does, instead of the process.
+/// faulting kernel does, instead of the process, and says so as a faulting kernel does.
 fn guarded(f: impl FnOnce()) -> CLResult<()> {
-    crate::exec::fault::guarded(f).map_err(|_| CL_OUT_OF_RESOURCES)
+    crate::exec::fault::guarded(f).map_err(|fault| {
+        eprintln!("FerroCL: a memory command was ended by {fault}; the command fails with CL_OUT_OF_RESOURCES");
+        CL_OUT_OF_RESOURCES
+    })
 }
 
 /// A command with nothing to do but take its place in the queue's order.

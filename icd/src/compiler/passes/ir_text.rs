@@ -96,12 +96,22 @@ pub(crate) fn reachable_only(module: &str, root: &dyn Fn(&str) -> bool) -> Strin
 /// SPIR-V translator keeps SYCL's names, which need quotes) renamed `%__fq<n>`: the
 /// passes read names as plain identifiers (the regions transform refused kernels with
 /// quoted ones, which then ran as fibers). One name per distinct quoted name across the
-/// module serves both the module's types and each function's values. String literals
-/// (`c"50%"`, metadata's `!"..."`) and quoted `@` names are left as they are.
+/// module serves both the module's types and each function's values; a type's name is
+/// `%struct.__fq<n>`, so the passes that rename values (inlining) know it for a type.
+/// String literals (`c"50%"`, metadata's `!"..."`) and quoted `@` names are left as
+/// they are.
 pub(crate) fn unquote_local_names(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains("%\"") {
         return text.into();
     }
+    let types: std::collections::HashSet<&str> = text
+        .lines()
+        .filter_map(|l| {
+            let name = l.strip_prefix('%').filter(|n| n.starts_with('"'))?;
+            let end = name[1..].find('"')? + 1;
+            name[end + 1..].starts_with(" = type ").then_some(&name[..=end])
+        })
+        .collect();
     let mut names: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut out = String::with_capacity(text.len());
     let bytes = text.as_bytes();
@@ -113,7 +123,8 @@ pub(crate) fn unquote_local_names(text: &str) -> std::borrow::Cow<'_, str> {
             let next = names.len();
             let n = *names.entry(&text[q..=end]).or_insert(next);
             out.push_str(&text[copied..q - 1]);
-            out.push_str(&format!("%__fq{n}"));
+            let kind = if types.contains(&text[q..=end]) { "struct." } else { "" };
+            out.push_str(&format!("%{kind}__fq{n}"));
             copied = end + 1;
         }
         at = end + 1;
@@ -329,6 +340,99 @@ pub(crate) const PURE: &[&str] = &[
 /// The source name of an Itanium-mangled free function (`_Z4nameargs` -> `name`).
 pub(crate) use ferrocl_kernel_abi::mangle::opencl_name;
 
+/// An instruction's opcode (after `tail`/`notail`) and the rest of it.
+pub(crate) fn opcode(rhs: &str) -> (&str, &str) {
+    let rhs = rhs.trim_start();
+    let rhs = rhs.strip_prefix("tail ").or_else(|| rhs.strip_prefix("notail ")).unwrap_or(rhs);
+    rhs.split_once(' ').unwrap_or((rhs, ""))
+}
+
+/// The type of the value an instruction (`rhs`, after `%d = `) defines, for the
+/// instructions clang's unoptimised code has and `insertvalue`; `None` for others.
+pub(crate) fn def_type(rhs: &str) -> Option<IrType> {
+    let (op, rest) = opcode(rhs);
+    let rest = skip_flags(rest);
+    let first = || ir_type::parse(rest).map(|(t, _)| t);
+    match op {
+        "add" | "sub" | "mul" | "udiv" | "sdiv" | "urem" | "srem" | "shl" | "lshr" | "ashr" | "and" | "or" | "xor"
+        | "fadd" | "fsub" | "fmul" | "fdiv" | "frem" | "fneg" | "freeze" | "load" | "phi" => first(),
+        "icmp" | "fcmp" => {
+            let (_, rest) = rest.split_once(' ')?;
+            match ir_type::parse(rest)?.0 {
+                IrType::Vector(n, _) => Some(IrType::Vector(n, Box::new(IrType::Int(1)))),
+                _ => Some(IrType::Int(1)),
+            }
+        }
+        "alloca" | "getelementptr" => Some(IrType::Ptr(0)).filter(|_| !rest.contains("addrspace")).or_else(|| {
+            // The address space of the pointer operand (a getelementptr's second part).
+            let base =
+                split_top(rest.strip_prefix("inbounds ").unwrap_or(rest)).get(1).map(|p| p.trim().to_string())?;
+            ir_type::parse(&base).map(|(t, _)| t)
+        }),
+        "select" => split_top(rest).get(1).and_then(|p| ir_type::parse(p.trim())).map(|(t, _)| t),
+        "extractelement" => match first()? {
+            IrType::Vector(_, e) => Some(*e),
+            _ => None,
+        },
+        "insertelement" | "insertvalue" => first(),
+        "shufflevector" => {
+            let parts = split_top(rest);
+            let (IrType::Vector(_, e), IrType::Vector(m, _)) =
+                (ir_type::parse(parts.first()?.trim())?.0, ir_type::parse(parts.get(2)?.trim())?.0)
+            else {
+                return None;
+            };
+            Some(IrType::Vector(m, e))
+        }
+        "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "sitofp" | "uitofp" | "fptosi" | "fptoui" | "bitcast"
+        | "ptrtoint" | "inttoptr" | "addrspacecast" => ir_type::parse(rest.rsplit_once(" to ")?.1).map(|(t, _)| t),
+        "call" => {
+            let mut head = rest;
+            while let Some(r) = ["spir_func ", "noundef ", "fastcc ", "zeroext ", "signext ", "nonnull "]
+                .iter()
+                .find_map(|k| head.strip_prefix(k))
+            {
+                head = r;
+            }
+            ir_type::parse(head).map(|(t, _)| t)
+        }
+        _ => None,
+    }
+}
+
+/// Words before an instruction's type: wrapping and exactness flags, fast-math flags,
+/// the calling convention and return attributes of a call.
+pub(crate) fn skip_flags(mut s: &str) -> &str {
+    const FLAGS: &[&str] = &[
+        "nsw",
+        "nuw",
+        "exact",
+        "disjoint",
+        "nneg",
+        "samesign",
+        "fast",
+        "nnan",
+        "ninf",
+        "nsz",
+        "arcp",
+        "contract",
+        "afn",
+        "reassoc",
+        "spir_func",
+        "noundef",
+        "zeroext",
+        "signext",
+        "inreg",
+    ];
+    loop {
+        s = s.trim_start();
+        match FLAGS.iter().find(|f| s.strip_prefix(**f).is_some_and(|r| r.starts_with(' '))) {
+            Some(f) => s = &s[f.len()..],
+            None => return s,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -339,9 +443,9 @@ mod tests {
                   define void @k(ptr %\"agg.tmp\") {\n  %\"x y\" = load %\"class.sycl::range\", ptr %\"agg.tmp\", !dbg !1\n  \
                   call void @\"quoted global\"(ptr %\"agg.tmp\")\n  ret void\n}\n!1 = !{!\"a %\"}\n";
         let out = unquote_local_names(ir);
-        assert!(out.starts_with("%__fq0 = type { [1 x i64] }\n"), "{out}");
+        assert!(out.starts_with("%struct.__fq0 = type { [1 x i64] }\n"), "{out}");
         assert!(out.contains("c\"50%\\00\"\n"), "a literal ending in % stays: {out}");
-        assert!(out.contains("define void @k(ptr %__fq1) {\n  %__fq2 = load %__fq0, ptr %__fq1,"), "{out}");
+        assert!(out.contains("define void @k(ptr %__fq1) {\n  %__fq2 = load %struct.__fq0, ptr %__fq1,"), "{out}");
         assert!(out.contains("call void @\"quoted global\"(ptr %__fq1)"), "{out}");
         assert!(out.contains("!{!\"a %\"}"), "{out}");
         assert_eq!(unquote_local_names("define void @k() {\n  ret void\n}\n"), "define void @k() {\n  ret void\n}\n");

@@ -37,7 +37,7 @@ use std::fmt::Write;
 use crate::compiler::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
 use context::{takes_context, Role};
 use ferrocl_kernel_abi::{async_builtin, AsyncReach};
-use ir_text::{callee_names, matching_paren, opencl_name, parse_param, split_top, Param};
+use ir_text::{callee_names, callees_in, matching_paren, opencl_name, parse_param, split_top, Param};
 use ir_type::{IrType, TypeTable};
 use launcher::CTX;
 use regions::Sync;
@@ -270,8 +270,20 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
         }
         if k.fibers && !called && !unnamed_types && given {
             let sync = |c: &str| sync_kind(c, &defined, &callees);
+            // The program's functions that synchronise are inlined first: the regions
+            // transform splits one body at its barriers and refuses a call that waits
+            // inside, which SYCL's group algorithms (shuffles in a helper) all make.
+            let waits = |name: &str| {
+                let g = funcs.iter().find(|g| g.name == name && !g.kernel && reaches_sync(name, &callees))?;
+                Some(simd::Callee { define: &lines[g.define], body: &lines[g.define + 1..g.end] })
+            };
+            let body = &lines[f.define + 1..f.end];
+            let inlined = match body.iter().any(|l| callees_in(l).iter().any(|c| waits(c).is_some())) {
+                true => simd::inline_calls(&define, body, &waits),
+                false => Ok(body.to_vec()),
+            };
             // A refusal is not an error: the kernel then runs as fibers.
-            let made = regions::make_resumable(&define, &lines[f.define + 1..f.end], &types, CTX, &sync);
+            let made = inlined.and_then(|body| regions::make_resumable(&define, &body, &types, CTX, &sync));
             if let Err(why) = &made {
                 simd::explain_fibers(&f.name, why);
             }

@@ -24,7 +24,8 @@ use std::fmt::Write;
 
 use super::context;
 use super::ir_text::{
-    callees_in, def_of, label_of, labels_in, locals_in, opencl_name, replace_value, split_top, Alloca, Piece, PURE,
+    callees_in, def_of, def_type, label_of, labels_in, locals_in, opencl_name, replace_value, split_top, Alloca, Piece,
+    PURE,
 };
 use super::ir_type::{self, TypeTable};
 use super::item_caps::{self, Cap};
@@ -175,11 +176,8 @@ fn build(
     ctx: &str,
     sync: &dyn Fn(&str) -> Sync,
 ) -> Result<Built, String> {
-    let entry_label = match body.first() {
-        Some(l) if label_of(l).is_some() => label_of(l).unwrap().to_string(),
-        // The implicit entry block takes the number after the unnamed parameters.
-        _ => format!("__v{}", define.matches("%__v").count()),
-    };
+    let body = &demote_across_barriers(define, body, types, sync)?;
+    let entry_label = entry_label(define, body);
     let dbg = body
         .iter()
         .find_map(|l| l.find("!dbg !").map(|at| l[at..].split([',', ' ']).take(2).collect::<Vec<_>>().join(" ")));
@@ -661,8 +659,150 @@ fn rename_numbered(line: &str) -> String {
     out
 }
 
+/// The entry block's label: its own, or the number clang's implicit one takes (after
+/// the unnamed parameters).
+fn entry_label(define: &str, body: &[String]) -> String {
+    match body.first().and_then(|l| label_of(l)) {
+        Some(l) => l.to_string(),
+        None => format!("__v{}", define.matches("%__v").count()),
+    }
+}
+
+/// The body with each SSA value that lives across a barrier (optimised code, such as
+/// the SPIR-V SYCL's compiler emits, keeps values in registers where clang's
+/// unoptimised code has variables) moved into a variable of its own: an alloca at the
+/// entry, a store after the definition, and a load before each use that the definition
+/// no longer dominates once the body is cut at its barriers. The transform then keeps
+/// them like any variable (framed, or recomputed). A phi's use loads at the end of the
+/// block it comes from.
+fn demote_across_barriers(
+    define: &str,
+    body: &[String],
+    types: &TypeTable,
+    sync: &dyn Fn(&str) -> Sync,
+) -> Result<Vec<String>, String> {
+    let (pieces, placed) = split_placed(body, &entry_label(define, body), sync)?;
+    let index: HashMap<&str, usize> = pieces.iter().enumerate().map(|(i, p)| (p.label.as_str(), i)).collect();
+    let succs: Vec<Vec<usize>> = pieces
+        .iter()
+        .map(|p| p.lines.iter().flat_map(|l| labels_in(l)).filter_map(|t| index.get(t).copied()).collect())
+        .collect();
+    let (dom, preds) = dominators(&pieces, &succs);
+    let reachable = |i: usize| i != usize::MAX && !preds[i].is_empty() && !dom[i].iter().all(|&w| w == u64::MAX);
+    let mut defs: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (j, l) in body.iter().enumerate().filter(|&(j, _)| placed[j] != usize::MAX) {
+        if let Some((name, _)) = def_of(l).filter(|(_, rhs)| !rhs.starts_with("alloca ")) {
+            defs.insert(name, (j, placed[j]));
+        }
+    }
+    // Each block's terminator line (the last line placed before the next label).
+    let entry = entry_label(define, body);
+    let mut terminator: HashMap<String, usize> = HashMap::new();
+    let mut block = entry.clone();
+    for (j, l) in body.iter().enumerate() {
+        match label_of(l) {
+            Some(b) if j > 0 => block = b.to_string(),
+            _ if placed[j] != usize::MAX => {
+                terminator.insert(block.clone(), j);
+            }
+            _ => {}
+        }
+    }
+    let crosses = |name: &str, at: usize| defs.get(name).is_some_and(|&(_, d)| !bit(&dom[at], d));
+    // (line, value) for uses in a line; (phi line, pair, value, the incoming block's
+    // terminator line) for a phi's.
+    let mut uses: Vec<(usize, &str)> = Vec::new();
+    let mut phi_uses: Vec<(usize, String, &str, usize)> = Vec::new();
+    for (j, l) in body.iter().enumerate().filter(|&(j, _)| reachable(placed[j])) {
+        let own = def_of(l).map(|(d, _)| d);
+        if def_of(l).is_some_and(|(_, rhs)| rhs.starts_with("phi ")) {
+            for (v, b) in phi_pairs(l) {
+                let Some(&t) = b.strip_prefix('%').and_then(|b| terminator.get(b)) else { continue };
+                if let Some(name) = locals_in(v).into_iter().find(|n| crosses(n, placed[t])) {
+                    phi_uses.push((j, format!("[ {v}, {b} ]"), name, t));
+                }
+            }
+            continue;
+        }
+        for name in locals_in(l).into_iter().filter(|&n| Some(n) != own && crosses(n, placed[j])) {
+            uses.push((j, name));
+        }
+    }
+    if uses.is_empty() && phi_uses.is_empty() {
+        return Ok(body.to_vec());
+    }
+    let demoted: HashSet<&str> = uses.iter().map(|u| u.1).chain(phi_uses.iter().map(|u| u.2)).collect();
+    let mut slot: HashMap<&str, (String, String)> = HashMap::new();
+    let mut allocas = Vec::new();
+    for &name in &demoted {
+        let rhs = def_of(&body[defs[name].0]).map_or("", |(_, r)| r);
+        let ty = def_type(rhs).ok_or_else(|| format!("{name} lives across a barrier"))?;
+        let align = ty.layout(types).map_or(16, |(_, a)| a);
+        let var = format!("%__dm.{}", &name[1..]);
+        allocas.push(format!("  {var} = alloca {ty}, align {align}"));
+        slot.insert(name, (var, ty.to_string()));
+    }
+    allocas.sort();
+    let load = |n: usize, name: &str| {
+        let (var, ty) = &slot[name];
+        let value = format!("%__dl{n}.{}", &name[1..]);
+        (format!("  {value} = load {ty}, ptr {var}"), value)
+    };
+    // A phi's loads, named first: the phi may come before the block it loads in (a
+    // loop's back edge).
+    let phi_loads: Vec<(String, String)> = phi_uses.iter().enumerate().map(|(n, u)| load(n, u.2)).collect();
+    let mut out = Vec::with_capacity(body.len() + 4 * demoted.len());
+    let at_entry = usize::from(body.first().is_some_and(|l| label_of(l).is_some()));
+    let mut pending_stores: Vec<String> = Vec::new();
+    for (j, line) in body.iter().enumerate() {
+        if j == at_entry {
+            out.extend(allocas.iter().cloned());
+        }
+        let phi = def_of(line).is_some_and(|(_, rhs)| rhs.starts_with("phi "));
+        if !phi && label_of(line).is_none() {
+            out.append(&mut pending_stores);
+        }
+        let mut line = line.clone();
+        for (n, (p, pair, name, t)) in phi_uses.iter().enumerate() {
+            if *t == j {
+                out.push(phi_loads[n].0.clone());
+            }
+            if *p == j {
+                line = line.replace(pair.as_str(), &pair.replace(&format!("{name},"), &format!("{},", phi_loads[n].1)));
+            }
+        }
+        for (n, &(_, name)) in uses.iter().enumerate().filter(|u| u.1 .0 == j) {
+            let (text, value) = load(phi_uses.len() + n, name);
+            out.push(text);
+            line = replace_value(&line, name, &value);
+        }
+        let defined = def_of(&line).map(|(d, _)| d.to_string());
+        out.push(line);
+        if let Some(d) = defined.filter(|d| demoted.contains(d.as_str())) {
+            let (var, ty) = &slot[d.as_str()];
+            let store = format!("  store {ty} {d}, ptr {var}");
+            match phi {
+                true => pending_stores.push(store),
+                false => out.push(store),
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Splits the body into basic blocks, and blocks at synchronising calls.
 fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Result<Vec<Piece>, String> {
+    split_placed(body, entry_label, sync).map(|(pieces, _)| pieces)
+}
+
+/// `split`, and the piece each body line went to (`usize::MAX` for labels and lines
+/// left out).
+fn split_placed(
+    body: &[String],
+    entry_label: &str,
+    sync: &dyn Fn(&str) -> Sync,
+) -> Result<(Vec<Piece>, Vec<usize>), String> {
+    let mut placed = vec![usize::MAX; body.len()];
     let mut pieces = vec![Piece { label: entry_label.to_string(), lines: Vec::new(), barrier: None, sub_group: false }];
     // Original block label -> the piece holding its terminator.
     let mut moved: Vec<(String, String)> = Vec::new();
@@ -688,6 +828,7 @@ fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Res
         }
         let kind = callees_in(line).iter().map(|c| sync(c)).find(|s| *s != Sync::None).unwrap_or(Sync::None);
         let kind = if kind == Sync::ThenBarrier && line.ends_with(JOINED) { Sync::None } else { kind };
+        placed[i] = pieces.len() - 1;
         match kind {
             Sync::None => pieces.last_mut().unwrap().lines.push(line.clone()),
             Sync::Unsupported => return Err(format!("unsupported synchronisation in '{}'", line.trim())),
@@ -720,7 +861,7 @@ fn split(body: &[String], entry_label: &str, sync: &dyn Fn(&str) -> Sync) -> Res
             }
         }
     }
-    Ok(pieces)
+    Ok((pieces, placed))
 }
 
 type Bits = Vec<u64>;
@@ -991,6 +1132,60 @@ fn remat_order(remat: &[Option<Remat>], live: &[bool]) -> Vec<usize> {
 /// Refuses the transform when an SSA value would be used where its definition no longer
 /// dominates: the value lived across a barrier.
 fn check_dominance(pieces: &[Piece], succs: &[Vec<usize>], index: &HashMap<&str, usize>) -> Result<(), String> {
+    let (dom, preds) = dominators(pieces, succs);
+    let reachable = |i: usize| !preds[i].is_empty() && !dom[i].iter().all(|&w| w == u64::MAX);
+    let mut def_piece: HashMap<&str, usize> = HashMap::new();
+    for (i, p) in pieces.iter().enumerate() {
+        for l in &p.lines {
+            if let Some((name, rhs)) = def_of(l) {
+                if !rhs.starts_with("alloca ") {
+                    def_piece.insert(name, i);
+                }
+            }
+        }
+    }
+    for (i, p) in pieces.iter().enumerate() {
+        if !reachable(i) {
+            continue;
+        }
+        for l in &p.lines {
+            let own = def_of(l).map(|(d, _)| d);
+            if def_of(l).is_some_and(|(_, rhs)| rhs.starts_with("phi ")) {
+                for (v, b) in phi_pairs(l) {
+                    let Some(&bi) = b.strip_prefix('%').and_then(|b| index.get(b)) else { continue };
+                    for name in locals_in(v) {
+                        if def_piece.get(name).is_some_and(|&d| !bit(&dom[bi], d)) {
+                            return Err(format!("{name} lives across a barrier"));
+                        }
+                    }
+                }
+                continue;
+            }
+            for name in locals_in(l).into_iter().filter(|&n| Some(n) != own) {
+                if def_piece.get(name).is_some_and(|&d| !bit(&dom[i], d)) {
+                    return Err(format!("{name} lives across a barrier"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A phi's `[ value, %block ]` pairs.
+fn phi_pairs(line: &str) -> Vec<(&str, &str)> {
+    line.split('[')
+        .skip(1)
+        .filter_map(|pair| {
+            let ops = split_top(pair.split(']').next().unwrap_or(""));
+            Some((ops.first()?.trim(), ops.get(1)?.trim()))
+        })
+        .collect()
+}
+
+/// The dominator sets of the pieces (bit sets; index `pieces.len()` is a new entry
+/// branching to the kernel's entry and to every resume point), and each piece's
+/// predecessors.
+fn dominators(pieces: &[Piece], succs: &[Vec<usize>]) -> (Vec<Bits>, Vec<Vec<usize>>) {
     let n = pieces.len();
     // The new entry (index n) branches to the old entry and to every resume point.
     let mut preds = vec![Vec::new(); n + 1];
@@ -1030,54 +1225,7 @@ fn check_dominance(pieces: &[Piece], succs: &[Vec<usize>], index: &HashMap<&str,
             }
         }
     }
-    let reachable = |i: usize| !preds[i].is_empty() && !dom[i].iter().all(|&w| w == u64::MAX);
-    let mut def_piece: HashMap<&str, usize> = HashMap::new();
-    for (i, p) in pieces.iter().enumerate() {
-        for l in &p.lines {
-            if let Some((name, rhs)) = def_of(l) {
-                if !rhs.starts_with("alloca ") {
-                    def_piece.insert(name, i);
-                }
-            }
-        }
-    }
-    for (i, p) in pieces.iter().enumerate() {
-        if !reachable(i) {
-            continue;
-        }
-        for l in &p.lines {
-            let own = def_of(l).map(|(d, _)| d);
-            let is_phi = def_of(l).is_some_and(|(_, rhs)| rhs.starts_with("phi "));
-            if is_phi {
-                // [ value, %block ]: the value must dominate the incoming block.
-                for pair in l.split('[').skip(1) {
-                    let pair = pair.split(']').next().unwrap_or("");
-                    let ops = split_top(pair);
-                    let (Some(v), Some(b)) = (ops.first(), ops.get(1)) else { continue };
-                    let Some(&bi) = b.strip_prefix('%').and_then(|b| index.get(b)) else { continue };
-                    for name in locals_in(v) {
-                        if let Some(&d) = def_piece.get(name) {
-                            if !bit(&dom[bi], d) {
-                                return Err(format!("{name} lives across a barrier"));
-                            }
-                        }
-                    }
-                }
-                continue;
-            }
-            for name in locals_in(l) {
-                if Some(name) == own {
-                    continue;
-                }
-                if let Some(&d) = def_piece.get(name) {
-                    if !bit(&dom[i], d) {
-                        return Err(format!("{name} lives across a barrier"));
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
+    (dom, preds)
 }
 
 #[cfg(test)]
@@ -1251,15 +1399,41 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn value_across_barrier_is_refused() {
+    fn values_across_barriers_move_into_variables() {
+        // Optimised code (SYCL's SPIR-V) keeps values in registers across barriers.
         let body = lines(
-            "  %3 = add i32 %1, 1
+            "  %3 = load i32, ptr addrspace(1) %0, align 4
   call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
   %4 = add i32 %3, 1
   ret void",
         );
-        let e = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap_err();
-        assert!(e.contains("%__v3 lives across a barrier"), "{e}");
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert!(r.text.contains("store i32 %__v3, ptr %__dm.__v3"), "{}", r.text);
+        assert!(r.text.contains("%__v4 = add i32 %__dl0.__v3, 1"), "{}", r.text);
+        assert!(r.frame_size + r.uniform >= 4, "{}", r.text);
+        // A loop's phi read after the barrier in its body: stored after the phis, and the
+        // back edge's value needs no variable (its block is the barrier's region).
+        let body = lines(
+            "  br label %4
+4:
+  %5 = phi i32 [ 0, %2 ], [ %6, %4 ]
+  %9 = phi i32 [ 1, %2 ], [ %5, %4 ]
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
+  %6 = add i32 %5, %9
+  %7 = icmp slt i32 %6, %1
+  br i1 %7, label %4, label %8
+8:
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        let t = &r.text;
+        let phi = t.find("%__v9 = phi").unwrap();
+        assert!(t[phi..].trim_start_matches(|c| c != '\n').contains("store i32 %__v5, ptr %__dm.__v5"), "{t}");
+        assert!(t.contains("%__v6 = add i32 %__dl"), "{t}");
+        assert!(!t.contains("%__dm.__v6"), "{t}");
+        // The phi's value from the back edge (%5, read in the barrier's region) loads at
+        // the end of that region.
+        assert!(t.contains("%__v9 = phi i32 [ 1, %__v2 ], [ %__dl0.__v5, %__fcl_r1 ]"), "{t}");
     }
 
     #[test]

@@ -34,7 +34,10 @@ mod linear;
 mod wide;
 
 use super::context::{self, Answer};
-use super::ir_text::{callee_names, def_of, label_of, labels_in, locals_in, matching_paren, opencl_name, split_top};
+use super::ir_text::{
+    callee_names, def_of, def_type, label_of, labels_in, locals_in, matching_paren, opcode, opencl_name, skip_flags,
+    split_top,
+};
 use super::ir_type::{self, IrType};
 use cfg::{Block, Cfg};
 use ferrocl_kernel_abi::mangle::{self, Ty};
@@ -394,12 +397,6 @@ struct Divergence {
 }
 
 /// The instruction's opcode word (`add`, `load`, `call`...) and the text after it.
-fn opcode(rhs: &str) -> (&str, &str) {
-    let rhs = rhs.trim_start();
-    let rhs = rhs.strip_prefix("tail ").or_else(|| rhs.strip_prefix("notail ")).unwrap_or(rhs);
-    rhs.split_once(' ').unwrap_or((rhs, ""))
-}
-
 /// The instruction part of a line: without trailing metadata attachments (`, !dbg !7`).
 fn code(line: &str) -> &str {
     match line.find(", !") {
@@ -418,59 +415,6 @@ fn operands(line: &str) -> Vec<String> {
         .filter(|v| !v.starts_with("%struct.") && !v.starts_with("%union.") && !v.starts_with("%opencl."))
         .map(str::to_string)
         .collect()
-}
-
-/// The type of the value an instruction (`rhs`, after `%d = `) defines, for the
-/// instructions clang's unoptimised code has; `None` for others.
-fn def_type(rhs: &str) -> Option<IrType> {
-    let (op, rest) = opcode(rhs);
-    let rest = skip_flags(rest);
-    let first = || ir_type::parse(rest).map(|(t, _)| t);
-    match op {
-        "add" | "sub" | "mul" | "udiv" | "sdiv" | "urem" | "srem" | "shl" | "lshr" | "ashr" | "and" | "or" | "xor"
-        | "fadd" | "fsub" | "fmul" | "fdiv" | "frem" | "fneg" | "freeze" | "load" | "phi" => first(),
-        "icmp" | "fcmp" => {
-            let (_, rest) = rest.split_once(' ')?;
-            match ir_type::parse(rest)?.0 {
-                IrType::Vector(n, _) => Some(IrType::Vector(n, Box::new(IrType::Int(1)))),
-                _ => Some(IrType::Int(1)),
-            }
-        }
-        "alloca" | "getelementptr" => Some(IrType::Ptr(0)).filter(|_| !rest.contains("addrspace")).or_else(|| {
-            // The address space of the pointer operand (a getelementptr's second part).
-            let base =
-                split_top(rest.strip_prefix("inbounds ").unwrap_or(rest)).get(1).map(|p| p.trim().to_string())?;
-            ir_type::parse(&base).map(|(t, _)| t)
-        }),
-        "select" => split_top(rest).get(1).and_then(|p| ir_type::parse(p.trim())).map(|(t, _)| t),
-        "extractelement" => match first()? {
-            IrType::Vector(_, e) => Some(*e),
-            _ => None,
-        },
-        "insertelement" => first(),
-        "shufflevector" => {
-            let parts = split_top(rest);
-            let (IrType::Vector(_, e), IrType::Vector(m, _)) =
-                (ir_type::parse(parts.first()?.trim())?.0, ir_type::parse(parts.get(2)?.trim())?.0)
-            else {
-                return None;
-            };
-            Some(IrType::Vector(m, e))
-        }
-        "trunc" | "zext" | "sext" | "fptrunc" | "fpext" | "sitofp" | "uitofp" | "fptosi" | "fptoui" | "bitcast"
-        | "ptrtoint" | "inttoptr" | "addrspacecast" => ir_type::parse(rest.rsplit_once(" to ")?.1).map(|(t, _)| t),
-        "call" => {
-            let mut head = rest;
-            while let Some(r) = ["spir_func ", "noundef ", "fastcc ", "zeroext ", "signext ", "nonnull "]
-                .iter()
-                .find_map(|k| head.strip_prefix(k))
-            {
-                head = r;
-            }
-            ir_type::parse(head).map(|(t, _)| t)
-        }
-        _ => None,
-    }
 }
 
 /// A phi's incoming pairs: (value, predecessor label without `%`).
@@ -1827,39 +1771,6 @@ fn scattered(
     let name = format!("llvm.masked.{kind}.v{WIDTH}{}.v{WIDTH}p{space}", suffix(t)?);
     let ptrs = widened(pointer).ok_or("unsupported pointer")?;
     Ok((name, ptrs, all_lanes(), align.trim_start_matches("align ").trim().to_string()))
-}
-
-/// Words before an instruction's type: wrapping and exactness flags, fast-math flags,
-/// the calling convention and return attributes of a call.
-fn skip_flags(mut s: &str) -> &str {
-    const FLAGS: &[&str] = &[
-        "nsw",
-        "nuw",
-        "exact",
-        "disjoint",
-        "nneg",
-        "samesign",
-        "fast",
-        "nnan",
-        "ninf",
-        "nsz",
-        "arcp",
-        "contract",
-        "afn",
-        "reassoc",
-        "spir_func",
-        "noundef",
-        "zeroext",
-        "signext",
-        "inreg",
-    ];
-    loop {
-        s = s.trim_start();
-        match FLAGS.iter().find(|f| s.strip_prefix(**f).is_some_and(|r| r.starts_with(' '))) {
-            Some(f) => s = &s[f.len()..],
-            None => return s,
-        }
-    }
 }
 
 /// An overloaded intrinsic's name suffix for a type (`f32`, `v8f32`, `v8i32`).
