@@ -211,3 +211,98 @@ fn threads_launching_small_kernels_at_once_all_finish() {
     }
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// Groups of one work-item that each spin a while and record how many ran at once.
+const OVERLAP: &str = r#"
+kernel void overlap(global volatile int *now, global int *most, global int *out) {
+    int n = atomic_inc(now) + 1;
+    atomic_max(most, n);
+    int x = 0;
+    for (int i = 0; i < 400000 && *now < 1000; i++) x += i;
+    atomic_dec(now);
+    out[get_global_id(0)] = x + 1;
+}
+"#;
+
+/// The most groups of `OVERLAP` that ran at once on `env`'s queue, over 32 groups.
+fn most_at_once(env: &Env) -> i32 {
+    let p = build(env, OVERLAP, "");
+    let k = kernel(p, "overlap");
+    let (now, most, out) = (buffer_of(env, &[0i32]), buffer_of(env, &[0i32]), env.buffer(0, 32 * 4, null_mut()));
+    set_arg(k, 0, &now);
+    set_arg(k, 1, &most);
+    set_arg(k, 2, &out);
+    run(env, k, &[32], Some(&[1]));
+    let sums: Vec<i32> = read_as(env, out, 32);
+    assert!(sums.iter().all(|&s| s == sums[0] && s != 0), "{sums:?}");
+    let m = read_as::<i32>(env, most, 1)[0];
+    for b in [now, most, out] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+    m
+}
+
+#[test]
+fn priority_and_throttle_hints() {
+    let mut env = Env::new();
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    for name in ["cl_khr_priority_hints", "cl_khr_throttle_hints", "cl_khr_create_command_queue"] {
+        assert!(ext.split(' ').any(|e| e == name), "{name} in {ext}");
+    }
+    let create = |props: &[cl_queue_properties]| {
+        with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e)))
+    };
+    let (priority, throttle) = (CL_QUEUE_PRIORITY_KHR as cl_queue_properties, CL_QUEUE_THROTTLE_KHR as cl_queue_properties);
+    // Exactly one of high, medium and low.
+    for bad in [0, 3, 1 << 3] {
+        for name in [priority, throttle] {
+            let (q, e) = create(&[name, bad, 0]);
+            assert!(q.is_null());
+            err!(CL_INVALID_VALUE, e);
+        }
+    }
+    // "CL_INVALID_QUEUE_PROPERTIES" for a hint on an on-device queue.
+    let on_device = CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+    let (q, e) = create(&[CL_QUEUE_PROPERTIES as cl_queue_properties, on_device, priority, 1, 0]);
+    assert!(q.is_null());
+    err!(CL_INVALID_QUEUE_PROPERTIES, e);
+
+    // A high-priority queue runs kernels like any; its properties read back.
+    let props = [priority, CL_QUEUE_PRIORITY_HIGH_KHR as cl_queue_properties, 0];
+    let (q, e) = create(&props);
+    ok!(e);
+    let arr = info_bytes(|s, v, r| cl!(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, s, v, r)));
+    assert_eq!(arr, props.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>());
+    ok!(cl!(clReleaseCommandQueue(env.queue)));
+    env.queue = q;
+    most_at_once(&env);
+
+    // A low-throttle queue's launches take half the cores.
+    let (q, e) = create(&[throttle, CL_QUEUE_THROTTLE_LOW_KHR as cl_queue_properties, 0]);
+    ok!(e);
+    ok!(cl!(clReleaseCommandQueue(env.queue)));
+    env.queue = q;
+    let units: cl_uint = device_info(env.device, CL_DEVICE_MAX_COMPUTE_UNITS);
+    let most = most_at_once(&env);
+    assert!(most >= 1 && most as cl_uint <= units.div_ceil(2), "{most} groups at once of {units} cores");
+
+    // cl_khr_create_command_queue's entry point is the core one.
+    let (platform, _) = platform_device();
+    let f = cl!(clGetExtensionFunctionAddressForPlatform(platform, c"clCreateCommandQueueWithPropertiesKHR".as_ptr()));
+    assert!(!f.is_null());
+    type Create = unsafe extern "C" fn(
+        cl_context,
+        cl_device_id,
+        *const cl_queue_properties,
+        *mut cl_int,
+    ) -> cl_command_queue;
+    // SAFETY: the extension's signature, from the platform that gave it.
+    let f = unsafe { std::mem::transmute::<*mut c_void, Create>(f) };
+    let mut e = 0;
+    // SAFETY: valid handles and a zero-terminated (empty) property list.
+    let q = unsafe { f(env.context, env.device, [0].as_ptr(), &mut e) };
+    ok!(e);
+    ok!(cl!(clReleaseCommandQueue(q)));
+}

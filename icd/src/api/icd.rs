@@ -331,6 +331,8 @@ fn extension_function(name: &[u8]) -> *mut c_void {
         b"clCreateProgramWithILKHR" if crate::compiler::spirv::find().is_some() => {
             entry_point(b"clCreateProgramWithIL")
         }
+        // cl_khr_create_command_queue's name for the core entry point.
+        b"clCreateCommandQueueWithPropertiesKHR" => entry_point(b"clCreateCommandQueueWithProperties"),
         b"clGetKernelSuggestedLocalWorkSizeKHR" => {
             kernel::clGetKernelSuggestedLocalWorkSizeKHR as *const () as *mut c_void
         }

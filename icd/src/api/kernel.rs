@@ -404,7 +404,7 @@ unsafe fn enqueue_ndrange(
     let k = from_handle::<Kernel>(kernel)?;
     let (dims, global, offset) = geometry(&q, &k, work_dim, global_work_offset, global_work_size)?;
     let local = (!local_work_size.is_null()).then(|| sizes(local_work_size, dims, 1));
-    let launch = k.launch(&q.device, NdRange { dims, global, offset, local })?;
+    let launch = k.launch(&q.device, NdRange { dims, global, offset, local }, q.workers())?;
     submit(
         &q,
         command,

@@ -14,7 +14,7 @@ use super::util::{properties, property_array, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::event::Event;
-use crate::core::queue::{Queue, Work};
+use crate::core::queue::{Hints, Queue, Work};
 
 const KNOWN_PROPERTIES: cl_command_queue_properties = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
     | CL_QUEUE_PROFILING_ENABLE
@@ -28,6 +28,7 @@ fn create_queue(
     device: cl_device_id,
     props: cl_command_queue_properties,
     props_array: Vec<cl_queue_properties>,
+    hints: Option<Hints>,
 ) -> CLResult<cl_command_queue> {
     let c = from_handle::<Context>(context)?;
     // "CL_INVALID_DEVICE if device is not a valid device or is not associated with
@@ -53,7 +54,17 @@ fn create_queue(
     if props & !SUPPORTED_PROPERTIES != 0 {
         return Err(CL_INVALID_QUEUE_PROPERTIES);
     }
-    Ok(into_handle(Queue::new(c, d, props, props_array)?))
+    Ok(into_handle(Queue::new(c, d, props, props_array, hints.unwrap_or_default())?))
+}
+
+/// A `cl_khr_priority_hints` or `cl_khr_throttle_hints` value: exactly one of the
+/// high, medium and low bits (`CL_INVALID_VALUE` otherwise); whether it is `pick`.
+fn hint(value: cl_queue_properties, pick: cl_queue_properties) -> CLResult<bool> {
+    const ONE_OF: [cl_queue_properties; 3] = [1 << 0, 1 << 1, 1 << 2];
+    match ONE_OF.contains(&value) {
+        true => Ok(value == pick),
+        false => Err(CL_INVALID_VALUE),
+    }
 }
 
 #[cl_entry_point]
@@ -62,7 +73,7 @@ fn clCreateCommandQueue(
     device: cl_device_id,
     properties: cl_command_queue_properties,
 ) -> CLResult<cl_command_queue> {
-    create_queue(context, device, properties, Vec::new())
+    create_queue(context, device, properties, Vec::new(), None)
 }
 
 #[cl_entry_point]
@@ -72,11 +83,17 @@ fn clCreateCommandQueueWithProperties(
     properties_list: *const cl_queue_properties,
 ) -> CLResult<cl_command_queue> {
     let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
-    let (mut props, mut sized) = (0, false);
+    let (mut props, mut sized, mut hints) = (0, false, None::<Hints>);
     for &(name, value) in &pairs {
         match name as cl_uint {
             CL_QUEUE_PROPERTIES => props = value,
             CL_QUEUE_SIZE => sized = true,
+            n if n as cl_queue_properties == CL_QUEUE_PRIORITY_KHR => {
+                hints.get_or_insert_with(Hints::default).urgent = hint(value, CL_QUEUE_PRIORITY_HIGH_KHR as _)?
+            }
+            n if n as cl_queue_properties == CL_QUEUE_THROTTLE_KHR => {
+                hints.get_or_insert_with(Hints::default).throttled = hint(value, CL_QUEUE_THROTTLE_LOW_KHR as _)?
+            }
             _ => return Err(CL_INVALID_VALUE),
         }
     }
@@ -85,8 +102,14 @@ fn clCreateCommandQueueWithProperties(
     if sized && props & CL_QUEUE_ON_DEVICE == 0 {
         return Err(CL_INVALID_VALUE);
     }
-    create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()))
+    // Both hint extensions: "CL_INVALID_QUEUE_PROPERTIES if ... [the hint] is
+    // specified and the queue is a CL_QUEUE_ON_DEVICE".
+    if hints.is_some() && props & CL_QUEUE_ON_DEVICE != 0 {
+        return Err(CL_INVALID_QUEUE_PROPERTIES);
+    }
+    create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()), hints)
 }
+
 
 // "clReleaseCommandQueue performs an implicit flush": commands already run on the
 // queue's thread, which finishes them before it exits.

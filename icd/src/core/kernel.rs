@@ -129,8 +129,14 @@ impl Kernel {
     /// Prepares a launch over `range` on `device` with the arguments as they are now
     /// (later `clSetKernelArg` calls do not affect it): chooses the work-group size when
     /// the application did not, checks the geometry and arguments as
-    /// `clEnqueueNDRangeKernel` must, and packs the argument block.
-    pub(crate) fn launch(self: &Arc<Self>, device: &Device, range: NdRange) -> CLResult<Arc<Launch>> {
+    /// `clEnqueueNDRangeKernel` must, and packs the argument block. `workers` run it
+    /// (`None`: all the pool's).
+    pub(crate) fn launch(
+        self: &Arc<Self>,
+        device: &Device,
+        range: NdRange,
+        workers: Option<crate::exec::pool::Workers>,
+    ) -> CLResult<Arc<Launch>> {
         let NdRange { dims, global, offset, local } = range;
         let limits = &device.limits;
         // "CL_INVALID_WORK_ITEM_SIZE if the number of work-items specified in any of
@@ -217,7 +223,7 @@ impl Kernel {
             merge,
             rows: group_use == kernel_info::GroupUse::Ids,
             sub_group_size: self.info.sub_group_size(),
-            workers: device.workers(),
+            workers,
         }))
     }
 

@@ -27,6 +27,15 @@ use super::object::CLResult;
 use super::object::{cl_object, Base};
 use crate::exec::spin::Spinner;
 
+/// What `cl_khr_priority_hints` and `cl_khr_throttle_hints` ask of a queue.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Hints {
+    /// `CL_QUEUE_PRIORITY_HIGH_KHR`.
+    pub(crate) urgent: bool,
+    /// `CL_QUEUE_THROTTLE_LOW_KHR`.
+    pub(crate) throttled: bool,
+}
+
 /// The body of a command, run once its wait list is complete.
 pub(crate) type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
 
@@ -51,6 +60,9 @@ struct State {
 struct Commands {
     state: Mutex<State>,
     changed: Condvar,
+    /// `cl_khr_priority_hints`' high priority: the queue goes to the front of the ready
+    /// list, so free dispatchers take its commands before other queues'.
+    urgent: bool,
 }
 
 /// How long a dispatcher looks for the next command before it sleeps: waking a
@@ -201,7 +213,10 @@ impl Dispatch {
     fn push(&self, c: Arc<Commands>) {
         let waiting = {
             let mut ready = self.ready.lock();
-            ready.push_back(c);
+            match c.urgent {
+                true => ready.push_front(c),
+                false => ready.push_back(c),
+            }
             self.waiting.store(ready.len(), Ordering::Relaxed);
             ready.len()
         };
@@ -257,6 +272,8 @@ pub(crate) struct Queue {
     pub(crate) properties: cl_command_queue_properties,
     /// The property list as given, for `CL_QUEUE_PROPERTIES_ARRAY`.
     pub(crate) properties_array: Vec<cl_queue_properties>,
+    /// `cl_khr_throttle_hints`' low throttle: launches take half the device's workers.
+    pub(crate) throttled: bool,
     commands: Arc<Commands>,
 }
 
@@ -278,10 +295,22 @@ impl Queue {
         device: Arc<Device>,
         properties: cl_command_queue_properties,
         properties_array: Vec<cl_queue_properties>,
+        hints: Hints,
     ) -> CLResult<Arc<Queue>> {
-        let commands = Arc::new(Commands::default());
+        let commands = Arc::new(Commands { urgent: hints.urgent, ..Default::default() });
         context.add_queue(Arc::downgrade(&commands) as std::sync::Weak<dyn super::context::Drain>);
-        Ok(Arc::new(Queue { base: Base::new(), context, device, properties, properties_array, commands }))
+        let throttled = hints.throttled;
+        Ok(Arc::new(Queue { base: Base::new(), context, device, properties, properties_array, throttled, commands }))
+    }
+
+    /// The workers this queue's launches run on: the device's, or the first half of
+    /// them on a low-throttle queue (at least one).
+    pub(crate) fn workers(&self) -> Option<crate::exec::pool::Workers> {
+        if !self.throttled {
+            return self.device.workers();
+        }
+        let all = self.device.worker_list();
+        Some(all[..all.len().div_ceil(2)].into())
     }
 
     /// Submits a command; it runs after every command enqueued before it and after
