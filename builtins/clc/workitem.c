@@ -559,3 +559,27 @@ CONTEXT_FN(void *, to_private, AS(4) void *p, const ferrocl_ctx *c) { return p &
     }
 GET_FENCE(get_fence, )
 GET_FENCE(get_fence_const, const)
+
+/* cl_khr_kernel_clock, every scope: the system's monotonic clock in nanoseconds (the
+ * vDSO, about 20 ns a read). A group may run on the thread that enqueued it, which the
+ * system can move between cores, and the cores' time-stamp counters agree only where
+ * the TSC is invariant; this clock agrees everywhere. */
+struct ferrocl_timespec {
+    long sec, nsec;
+};
+int clock_gettime(int clock, struct ferrocl_timespec *t);
+static unsigned long monotonic_ns(void) {
+    struct ferrocl_timespec t;
+    clock_gettime(1 /* CLOCK_MONOTONIC */, &t);
+    return (unsigned long)t.sec * 1000000000ul + (unsigned long)t.nsec;
+}
+typedef unsigned int ferrocl_uint2 __attribute__((ext_vector_type(2)));
+#define KERNEL_CLOCK(scope) \
+    __attribute__((overloadable)) unsigned long clock_read_##scope(void) { return monotonic_ns(); } \
+    __attribute__((overloadable)) ferrocl_uint2 clock_read_hilo_##scope(void) { \
+        unsigned long t = monotonic_ns(); \
+        return (ferrocl_uint2){(unsigned)t, (unsigned)(t >> 32)}; \
+    }
+KERNEL_CLOCK(device)
+KERNEL_CLOCK(work_group)
+KERNEL_CLOCK(sub_group)

@@ -899,3 +899,56 @@ fn float_atomics_add_sub_min_and_max_under_contention() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// cl_khr_kernel_clock: every scope reads one clock, so readings in a work-item never
+/// go back and a later launch reads later than an earlier one finished.
+const CLOCKS: &str = r#"
+kernel void clocks(global ulong *out) {
+    size_t i = get_global_id(0);
+    ulong a = clock_read_device();
+    uint2 h = clock_read_hilo_work_group();
+    ulong b = clock_read_work_group();
+    uint2 s = clock_read_hilo_sub_group();
+    ulong c = clock_read_sub_group();
+    ulong d = clock_read_device();
+    out[6 * i] = a;
+    out[6 * i + 1] = ((ulong)h.y << 32) | h.x;
+    out[6 * i + 2] = b;
+    out[6 * i + 3] = ((ulong)s.y << 32) | s.x;
+    out[6 * i + 4] = c;
+    out[6 * i + 5] = d;
+}
+"#;
+
+#[test]
+fn kernel_clock_scopes_read_one_monotonic_clock() {
+    let env = Env::new();
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    assert!(ext.split(' ').any(|e| e == "cl_khr_kernel_clock"), "{ext}");
+    let caps: cl_device_kernel_clock_capabilities_khr =
+        device_info(env.device, CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR);
+    assert_eq!(
+        caps,
+        CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR
+            | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR
+            | CL_DEVICE_KERNEL_CLOCK_SCOPE_SUB_GROUP_KHR
+    );
+    let n = 256;
+    let mut finished = 0u64;
+    for options in ["-cl-std=CL3.0", "-cl-std=CL1.2", "-cl-std=CL3.0"] {
+        let p = build(&env, CLOCKS, options);
+        let k = kernel(p, "clocks");
+        let out = env.buffer(0, n * 6 * 8, null_mut());
+        set_arg(k, 0, &out);
+        run(&env, k, &[n], Some(&[64]));
+        let t: Vec<u64> = read_as(&env, out, n * 6);
+        for (i, r) in t.chunks(6).enumerate() {
+            assert!(r.windows(2).all(|w| w[0] <= w[1]), "{options}: work-item {i} read {r:?}");
+            assert!(r[0] >= finished, "{options}: work-item {i} read {} before the last launch's {finished}", r[0]);
+        }
+        finished = t.chunks(6).map(|r| r[5]).max().unwrap();
+        ok!(cl!(clReleaseMemObject(out)));
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}

@@ -254,7 +254,8 @@ fn priority_and_throttle_hints() {
     let create = |props: &[cl_queue_properties]| {
         with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e)))
     };
-    let (priority, throttle) = (CL_QUEUE_PRIORITY_KHR as cl_queue_properties, CL_QUEUE_THROTTLE_KHR as cl_queue_properties);
+    let (priority, throttle) =
+        (CL_QUEUE_PRIORITY_KHR as cl_queue_properties, CL_QUEUE_THROTTLE_KHR as cl_queue_properties);
     // Exactly one of high, medium and low.
     for bad in [0, 3, 1 << 3] {
         for name in [priority, throttle] {
@@ -292,12 +293,8 @@ fn priority_and_throttle_hints() {
     let (platform, _) = platform_device();
     let f = cl!(clGetExtensionFunctionAddressForPlatform(platform, c"clCreateCommandQueueWithPropertiesKHR".as_ptr()));
     assert!(!f.is_null());
-    type Create = unsafe extern "C" fn(
-        cl_context,
-        cl_device_id,
-        *const cl_queue_properties,
-        *mut cl_int,
-    ) -> cl_command_queue;
+    type Create =
+        unsafe extern "C" fn(cl_context, cl_device_id, *const cl_queue_properties, *mut cl_int) -> cl_command_queue;
     // SAFETY: the extension's signature, from the platform that gave it.
     let f = unsafe { std::mem::transmute::<*mut c_void, Create>(f) };
     let mut e = 0;

@@ -198,6 +198,12 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_MAX_NUM_SUB_GROUPS => Info::of(&(l.max_work_group_size as u32)),
         device::fp_atomics::SINGLE | device::fp_atomics::DOUBLE => Info::of(&device::fp_atomics::CAPABILITIES),
         device::fp_atomics::HALF => Info::of(&none_u64),
+        // Every scope reads one monotonic clock (builtins/clc/workitem.c).
+        CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR => Info::of(
+            &(CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR
+                | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR
+                | CL_DEVICE_KERNEL_CLOCK_SCOPE_SUB_GROUP_KHR),
+        ),
         CL_DEVICE_SUB_GROUP_SIZES_INTEL => Info::of(&crate::compiler::kernel_info::SUB_GROUP_SIZES[..]),
         // Every order and scope (x86 atomics are sequentially consistent across the
         // host), as the OpenCL C features claim.

@@ -110,7 +110,6 @@ fn clCreateCommandQueueWithProperties(
     create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()), hints)
 }
 
-
 // "clReleaseCommandQueue performs an implicit flush": commands already run on the
 // queue's thread, which finishes them before it exits.
 retain_release!(Queue, cl_command_queue, clRetainCommandQueue, clReleaseCommandQueue);

@@ -145,6 +145,7 @@ pub(crate) const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_intel_required_subgroup_size", cl_version(1, 0, 0)),
     ("cl_khr_work_group_uniform_arithmetic", cl_version(1, 0, 0)),
     ("cl_ext_float_atomics", cl_version(1, 0, 0)),
+    ("cl_khr_kernel_clock", cl_version(1, 0, 0)),
 ];
 
 /// Extensions the compiler enables in OpenCL C before 3.0 (which has
@@ -303,6 +304,10 @@ pub(crate) const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     // cl_khr_integer_dot_product's, with its version.
     ("__opencl_c_integer_dot_product_input_4x8bit", cl_version(2, 0, 0)),
     ("__opencl_c_integer_dot_product_input_4x8bit_packed", cl_version(2, 0, 0)),
+    // cl_khr_kernel_clock's scopes.
+    ("__opencl_c_kernel_clock_scope_device", cl_version(1, 0, 0)),
+    ("__opencl_c_kernel_clock_scope_work_group", cl_version(1, 0, 0)),
+    ("__opencl_c_kernel_clock_scope_sub_group", cl_version(1, 0, 0)),
 ];
 
 /// cl_ext_float_atomics' queries and capability bits (cl_ext.h; opencl-sys lacks them).

@@ -360,8 +360,11 @@ impl Kernel {
             Err(log) => {
                 // The failure is kept (`Executable`): each launch gets it again, the log
                 // says it once.
+                // Said on stderr too, as a kernel fault is: runtimes (SYCL's) report
+                // the launch's error code without the log.
                 let mut build = self.program.build.lock();
                 if !build.log.contains(&log) {
+                    eprintln!("FerroCL: kernel {} could not be compiled for its launch:\n{log}", self.info.name);
                     build.log += &log;
                 }
                 Err(CL_INVALID_PROGRAM_EXECUTABLE)

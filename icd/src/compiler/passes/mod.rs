@@ -229,6 +229,15 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
     let text = division::guard(&collectives::expand_all(&inline_definitions_kept(&text))?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
+    // Every named type, opaque ones too (the inliner must not rename them).
+    let type_names: HashSet<String> = lines
+        .iter()
+        .filter_map(|l| {
+            Some(ir_type::ident(l.strip_prefix('%')?)).filter(|(_, rest)| rest.trim_start().starts_with("= type"))
+        })
+        .map(|(n, _)| n.to_string())
+        .collect();
+    let type_names: HashSet<&str> = type_names.iter().map(String::as_str).collect();
     let md = metadata(&lines);
     let locals = thread_local_locals(&mut lines, &types)?;
     let global_variable_size = global_variables(&lines, &types);
@@ -279,7 +288,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
             };
             let body = &lines[f.define + 1..f.end];
             let inlined = match body.iter().any(|l| callees_in(l).iter().any(|c| waits(c).is_some())) {
-                true => simd::inline_calls(&define, body, &waits),
+                true => simd::inline_calls(&define, body, &waits, &type_names),
                 false => Ok(body.to_vec()),
             };
             // A refusal is not an error: the kernel then runs as fibers.
@@ -349,7 +358,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
                 // Lanes answer sub-group queries only where the sub-group size is a
                 // multiple of the width (`simd::sub_groups_fit`).
                 let fits = simd::sub_groups_fit(k.sub_group_size());
-                simd::inline_calls(&define, &body, &program)
+                simd::inline_calls(&define, &body, &program, &type_names)
                     .and_then(|body| match fits || !k.sub_groups {
                         true => simd::vectorize(&define, &body, &f.name),
                         false => Err(format!("sub-groups of {} work-items", k.sub_group_size())),

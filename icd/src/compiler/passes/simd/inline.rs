@@ -25,10 +25,12 @@ pub(crate) struct Callee<'a> {
 
 /// `body` (the kernel's lines between `define` and `}`) with every call of a function
 /// in `program` replaced by its code.
+/// `types` names the module's types (`%name = type ...`), which keep their names.
 pub(crate) fn inline_calls<'p>(
     define: &str,
     body: &[String],
     program: &dyn Fn(&str) -> Option<Callee<'p>>,
+    types: &HashSet<&str>,
 ) -> Result<Vec<String>, String> {
     let mut lines = body.to_vec();
     for made in 1..=MOST {
@@ -41,7 +43,7 @@ pub(crate) fn inline_calls<'p>(
         let Some(at) = lines.iter().position(call) else { return Ok(forward_private_addresses(lines)) };
         let (name, _) = callee_names(code(&lines[at])).into_iter().next().ok_or("unreadable call")?;
         let callee = program(&name).ok_or("unreadable call")?;
-        lines = inline_one(define, &lines, at, &callee, &format!("inl{made}"))?;
+        lines = inline_one(define, &lines, at, &callee, &format!("inl{made}"), types)?;
     }
     Err("too many calls to inline".into())
 }
@@ -54,6 +56,7 @@ fn inline_one(
     at: usize,
     callee: &Callee<'_>,
     prefix: &str,
+    types: &HashSet<&str>,
 ) -> Result<Vec<String>, String> {
     let call = code(&lines[at]).trim_start().to_string();
     let (result, rhs) = match def_of(&call) {
@@ -95,7 +98,7 @@ fn inline_one(
     // The callee's entry block, unnamed there, is named here.
     let callee_entry = super::linear::entry_number(callee.define);
     let rename = |text: &str| -> String {
-        map_locals(text, |name| match substitute.get(name) {
+        map_locals(text, types, |name| match substitute.get(name) {
             Some(arg) => arg.to_string(),
             None if name == callee_entry => format!("%{prefix}.entry"),
             None => format!("%{prefix}.{name}"),
@@ -171,8 +174,9 @@ fn inline_one(
     Ok(out)
 }
 
-/// `text` with each `%name` replaced by `f(name)` (types such as `%struct.S` kept).
-fn map_locals(text: &str, f: impl Fn(&str) -> String) -> String {
+/// `text` with each `%name` replaced by `f(name)` (types such as `%struct.S`, and those
+/// `types` names, kept).
+fn map_locals(text: &str, types: &HashSet<&str>, f: impl Fn(&str) -> String) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     let mut rest = text;
     while let Some(at) = rest.find('%') {
@@ -180,7 +184,7 @@ fn map_locals(text: &str, f: impl Fn(&str) -> String) -> String {
         let after = &rest[at + 1..];
         let n = after.find(|c: char| !(c.is_alphanumeric() || "._$-".contains(c))).unwrap_or(after.len());
         let name = &after[..n];
-        let named_type = ["struct.", "union.", "opencl."].iter().any(|p| name.starts_with(p));
+        let named_type = types.contains(name) || ["struct.", "union.", "opencl."].iter().any(|p| name.starts_with(p));
         if n == 0 || named_type {
             out.push('%');
             out.push_str(name);
