@@ -62,7 +62,11 @@ impl Writer<'_> {
                 let _ = writeln!(self.out, "{}:", first.label);
                 first.start + 1..first.end
             }
-            Some(first) => first.start..first.end,
+            // Named too: optimised code's phis name the entry (`write_copy_named`).
+            Some(first) => {
+                let _ = writeln!(self.out, "{entry}:");
+                first.start..first.end
+            }
             None => return Err("an empty kernel".into()),
         };
         let mut slots: HashMap<usize, Vec<Slot>> = HashMap::new();

@@ -318,6 +318,11 @@ fn write_copy_named(
     let _ = writeln!(w.out, "{head}");
     match analysis.linear {
         false => {
+            // The entry block named: optimised code's phis name it by its implicit
+            // number, which the renumbering below makes a name like any other.
+            if !lines.first().is_some_and(|l| label_of(l).is_some()) {
+                let _ = writeln!(w.out, "{}:", linear::entry_number(define));
+            }
             for line in lines {
                 w.line(line)?;
             }
@@ -2075,6 +2080,35 @@ mod tests {
         assert!(t.contains("br i1 %simd.23.again0, label %v18, label %simd.23.after0"), "{t}");
         // ... and where only some are in it, the others keep their sums.
         assert!(t.contains("select <8 x i1> %simd.m.23.in, <8 x float> %v31.s, <8 x float> %simd.old."), "{t}");
+    }
+
+    #[test]
+    fn optimised_code_whose_phis_name_the_entry_block() {
+        // SYCL's SPIR-V is optimised: a loop's phi comes from the implicit entry (%2).
+        let (define, body) = split(
+            "define internal spir_func void @k(ptr noundef align 4 %0, i32 noundef %1, ptr %ctx) #0 {
+  %3 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %4 = getelementptr inbounds float, ptr %0, i64 %3
+  br label %5
+
+5:
+  %6 = phi i32 [ 0, %2 ], [ %8, %5 ]
+  %7 = phi float [ 0.000000e+00, %2 ], [ %9, %5 ]
+  %8 = add nuw nsw i32 %6, 1
+  %9 = fadd float %7, 1.000000e+00
+  %10 = icmp slt i32 %8, %1
+  br i1 %10, label %5, label %11
+
+11:
+  store float %9, ptr %4, align 4
+  ret void
+}",
+        );
+        for masked in [false, true] {
+            let t = vectorize_with(&define, &body, "k", masked).unwrap().text;
+            assert!(t.contains("\nv2:\n"), "the entry is named: {t}");
+            assert!(t.contains("[ 0, %v2 ]"), "{t}");
+        }
     }
 
     #[test]
