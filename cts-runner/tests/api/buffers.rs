@@ -219,3 +219,135 @@ fn destructor_callbacks() {
     ok!(cl!(clReleaseMemObject(m)));
     assert_eq!(*DESTROYED.lock().unwrap(), vec![20, 10]);
 }
+
+/// cl_ext_immutable_memory_objects: contents given at creation, never changed after.
+#[test]
+fn immutable_memory_objects() {
+    let env = Env::new();
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    assert!(ext.split(' ').any(|e| e == "cl_ext_immutable_memory_objects"), "{ext}");
+    let mut data = pattern(256, 5);
+    let create = |flags: cl_mem_flags, host: *mut c_void| {
+        with_err(|e| cl!(clCreateBuffer(env.context, CL_MEM_IMMUTABLE_EXT | flags, 256, host, e)))
+    };
+    // Contents must come with it, and no flag may ask to write it.
+    for flags in [0, CL_MEM_ALLOC_HOST_PTR] {
+        let (m, e) = create(flags, null_mut());
+        assert!(m.is_null());
+        err!(CL_INVALID_VALUE, e);
+    }
+    for flags in [CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, CL_MEM_HOST_WRITE_ONLY] {
+        let (m, e) = create(flags | CL_MEM_COPY_HOST_PTR, data.as_mut_ptr().cast());
+        assert!(m.is_null());
+        err!(CL_INVALID_VALUE, e);
+    }
+    let (m, e) = create(CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, data.as_mut_ptr().cast());
+    ok!(e);
+    let flags: cl_mem_flags = mem_info(m, CL_MEM_FLAGS);
+    assert_ne!(flags & CL_MEM_IMMUTABLE_EXT, 0);
+    assert_eq!(env.read(m, 256), data);
+
+    // Every command that would write it fails; reads and copies from it do not.
+    let q = env.queue;
+    let other = env.buffer_with(&[7u8; 256]);
+    let pat = [1u8; 4];
+    let origin = [0usize; 3];
+    let region = [16usize, 1, 1];
+    err!(
+        CL_INVALID_OPERATION,
+        cl!(clEnqueueWriteBuffer(q, m, CL_TRUE, 0, 4, pat.as_ptr().cast(), 0, null(), null_mut()))
+    );
+    err!(
+        CL_INVALID_OPERATION,
+        cl!(clEnqueueWriteBufferRect(
+            q,
+            m,
+            CL_TRUE,
+            origin.as_ptr(),
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            0,
+            0,
+            pat.as_ptr().cast(),
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    err!(CL_INVALID_OPERATION, cl!(clEnqueueFillBuffer(q, m, pat.as_ptr().cast(), 4, 0, 16, 0, null(), null_mut())));
+    err!(CL_INVALID_OPERATION, cl!(clEnqueueCopyBuffer(q, other, m, 0, 0, 16, 0, null(), null_mut())));
+    err!(
+        CL_INVALID_OPERATION,
+        cl!(clEnqueueCopyBufferRect(
+            q,
+            other,
+            m,
+            origin.as_ptr(),
+            origin.as_ptr(),
+            region.as_ptr(),
+            0,
+            0,
+            0,
+            0,
+            0,
+            null(),
+            null_mut()
+        ))
+    );
+    for map_flags in [CL_MAP_WRITE, CL_MAP_READ | CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION] {
+        let (p, e) = with_err(|e| cl!(clEnqueueMapBuffer(q, m, CL_TRUE, map_flags, 0, 16, 0, null(), null_mut(), e)));
+        assert!(p.is_null());
+        err!(CL_INVALID_OPERATION, e);
+    }
+    let (p, e) = with_err(|e| cl!(clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, 16, 0, null(), null_mut(), e)));
+    ok!(e);
+    // SAFETY: a blocking map of 16 readable bytes.
+    assert_eq!(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), 16) }, &data[..16]);
+    ok!(cl!(clEnqueueUnmapMemObject(q, m, p, 0, null(), null_mut())));
+    ok!(cl!(clEnqueueCopyBuffer(q, m, other, 0, 0, 256, 0, null(), null_mut())));
+    assert_eq!(env.read(other, 256), data);
+
+    // Sub-buffers are immutable too, and may not ask to be written; a mutable buffer's
+    // part cannot be made immutable.
+    let (s, e) = sub_buffer(m, 0, 0, 128);
+    ok!(e);
+    let flags: cl_mem_flags = mem_info(s, CL_MEM_FLAGS);
+    assert_ne!(flags & CL_MEM_IMMUTABLE_EXT, 0);
+    err!(CL_INVALID_OPERATION, cl!(clEnqueueFillBuffer(q, s, pat.as_ptr().cast(), 4, 0, 16, 0, null(), null_mut())));
+    for flags in [CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, CL_MEM_HOST_WRITE_ONLY] {
+        let (b, e) = sub_buffer(m, flags, 0, 128);
+        assert!(b.is_null());
+        err!(CL_INVALID_VALUE, e);
+    }
+    let (b, e) = sub_buffer(other, CL_MEM_IMMUTABLE_EXT, 0, 128);
+    assert!(b.is_null());
+    err!(CL_INVALID_VALUE, e);
+
+    // Kernels read it through const and constant pointers only.
+    let p = build(
+        &env,
+        "kernel void sum(global const uchar *a, constant uchar *b, global uchar *out) {
+             size_t i = get_global_id(0);
+             out[i] = a[i] + b[i];
+         }",
+        "",
+    );
+    let k = kernel(p, "sum");
+    set_arg(k, 0, &m);
+    set_arg(k, 1, &m);
+    err!(CL_INVALID_ARG_VALUE, cl!(clSetKernelArg(k, 2, std::mem::size_of::<cl_mem>(), (&m as *const cl_mem).cast())));
+    set_arg(k, 2, &other);
+    run(&env, k, &[256], None);
+    let want: Vec<u8> = data.iter().map(|v| v.wrapping_add(*v)).collect();
+    assert_eq!(env.read(other, 256), want);
+    // Its contents never changed.
+    assert_eq!(env.read(m, 256), data);
+
+    for b in [s, other, m] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

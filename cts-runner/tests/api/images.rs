@@ -1499,3 +1499,79 @@ fn image_support_macro_is_defined() {
         ok!(cl!(clReleaseProgram(p)));
     }
 }
+
+/// cl_ext_immutable_memory_objects on images: read-only to kernels, nothing writes them.
+#[test]
+fn immutable_images_are_read_only() {
+    let env = Env::new();
+    let f = fmt(CL_RGBA, CL_UNSIGNED_INT8);
+    let d = desc(CL_MEM_OBJECT_IMAGE2D, 8, 4, 0, 0);
+    let mut bytes = texels(&f, 32, 3);
+    let listed = formats(&env, CL_MEM_IMMUTABLE_EXT, CL_MEM_OBJECT_IMAGE2D);
+    let same = |g: &cl_image_format| (g.image_channel_order, g.image_channel_data_type) == (CL_RGBA, CL_UNSIGNED_INT8);
+    assert!(listed.iter().any(same));
+    let (m, e) = try_image(&env, CL_MEM_IMMUTABLE_EXT, &f, &d, null_mut());
+    assert!(m.is_null());
+    err!(CL_INVALID_VALUE, e);
+    let (m, e) = try_image(
+        &env,
+        CL_MEM_IMMUTABLE_EXT | CL_MEM_KERNEL_READ_AND_WRITE | CL_MEM_COPY_HOST_PTR,
+        &f,
+        &d,
+        bytes.as_mut_ptr().cast(),
+    );
+    assert!(m.is_null());
+    err!(CL_INVALID_VALUE, e);
+    let img = image(&env, CL_MEM_IMMUTABLE_EXT | CL_MEM_USE_HOST_PTR, &f, &d, bytes.as_mut_ptr().cast());
+    let flags: cl_mem_flags = mem_info(img, CL_MEM_FLAGS);
+    assert_eq!(flags & (CL_MEM_IMMUTABLE_EXT | CL_MEM_READ_ONLY), CL_MEM_IMMUTABLE_EXT | CL_MEM_READ_ONLY);
+
+    let q = env.queue;
+    let (origin, region) = ([0usize; 3], [8usize, 4, 1]);
+    let (o, r) = (origin.as_ptr(), region.as_ptr());
+    let other = image(&env, CL_MEM_READ_WRITE, &f, &d, null_mut());
+    let buf = env.buffer_with(&bytes);
+    let color = [1u32; 4];
+    err!(
+        CL_INVALID_OPERATION,
+        cl!(clEnqueueWriteImage(q, img, CL_TRUE, o, r, 0, 0, bytes.as_ptr().cast(), 0, null(), null_mut()))
+    );
+    err!(CL_INVALID_OPERATION, cl!(clEnqueueFillImage(q, img, color.as_ptr().cast(), o, r, 0, null(), null_mut())));
+    err!(CL_INVALID_OPERATION, cl!(clEnqueueCopyImage(q, other, img, o, o, r, 0, null(), null_mut())));
+    err!(CL_INVALID_OPERATION, cl!(clEnqueueCopyBufferToImage(q, buf, img, 0, o, r, 0, null(), null_mut())));
+    let (p, e) = with_err(|e| {
+        let (mut row, mut slice) = (0, 0);
+        cl!(clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_WRITE, o, r, &mut row, &mut slice, 0, null(), null_mut(), e))
+    });
+    assert!(p.is_null());
+    err!(CL_INVALID_OPERATION, e);
+    // Reading it and copying from it work.
+    ok!(cl!(clEnqueueCopyImage(q, img, other, o, o, r, 0, null(), null_mut())));
+    let mut out = vec![0u8; bytes.len()];
+    read_into(&env, other, o, r, out.as_mut_ptr().cast());
+    assert_eq!(out, bytes);
+
+    // Kernels take it as a read_only argument only.
+    let p = build(
+        &env,
+        "kernel void copy(read_only image2d_t src, write_only image2d_t dst, read_write image2d_t rw) {
+             int2 c = (int2)(get_global_id(0), get_global_id(1));
+             write_imageui(dst, c, read_imageui(src, c) + read_imageui(rw, c));
+         }",
+        "-cl-std=CL3.0",
+    );
+    let k = kernel(p, "copy");
+    set_arg(k, 0, &img);
+    for i in [1, 2] {
+        err!(
+            CL_INVALID_ARG_VALUE,
+            cl!(clSetKernelArg(k, i, std::mem::size_of::<cl_mem>(), (&img as *const cl_mem).cast()))
+        );
+    }
+    for m in [img, other] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseMemObject(buf)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

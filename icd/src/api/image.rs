@@ -18,7 +18,7 @@ use super::util::{properties, property_array, write_opt, CLResult, Info, InfoVal
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::image::{self, Color, Desc, Layout, LIMITS};
-use crate::core::memory::{Mem, KERNEL_ACCESS};
+use crate::core::memory::{Mem, IMMUTABLE, KERNEL_ACCESS};
 use crate::core::queue::Queue;
 use crate::core::region::{self, RectSide};
 
@@ -115,8 +115,12 @@ fn create_image(
         let (m, flags) = image_source(&c, &desc, &format, flags, source)?;
         (Some(m), flags)
     };
-    let flags =
-        if flags & (super::memory::DEVICE_ACCESS | KERNEL_ACCESS) == 0 { flags | CL_MEM_READ_WRITE } else { flags };
+    if parent.is_none() {
+        super::memory::immutable_has_contents(flags)?;
+    }
+    // Without an access flag an image is read-write, an immutable one read-only.
+    let access = if flags & IMMUTABLE != 0 { CL_MEM_READ_ONLY } else { CL_MEM_READ_WRITE };
+    let flags = if flags & (super::memory::DEVICE_ACCESS | KERNEL_ACCESS) == 0 { flags | access } else { flags };
     // "CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or
     // CL_MEM_COPY_HOST_PTR are set in flags or if host_ptr is not NULL but
     // CL_MEM_COPY_HOST_PTR or CL_MEM_USE_HOST_PTR are not set in flags." An image made
@@ -485,6 +489,7 @@ fn clEnqueueCopyImage(
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
     let (src, dst) = (image_on(&q, src_image)?, image_on(&q, dst_image)?);
+    super::transfer::writable(&dst)?;
     let (sl, dl) = (*layout_of(&src), *layout_of(&dst));
     // "CL_IMAGE_FORMAT_MISMATCH if src_image and dst_image do not use the same image
     // format."
@@ -520,6 +525,7 @@ fn clEnqueueFillImage(
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
     let m = image_on(&q, image)?;
+    super::transfer::writable(&m)?;
     let l = *layout_of(&m);
     // "CL_INVALID_VALUE if fill_color is NULL."
     if fill_color.is_null() {
@@ -592,6 +598,7 @@ unsafe fn image_buffer_copy(
     let (q, wait) = begin(queue, num, list)?;
     let m = image_on(&q, image)?;
     let b = buffer_of(&q, buffer)?;
+    super::transfer::writable(if to_buffer { &b } else { &m })?;
     let l = *layout_of(&m);
     let (side, bytes) = image_region(&l, origin, region)?;
     let packed = packed_side(&b, offset, bytes)?;

@@ -13,7 +13,7 @@ use super::util::{c_str, slice, write_opt, CLResult, Info};
 use crate::compiler::kernel_info::ArgKind;
 use crate::core::device::Device;
 use crate::core::kernel::{ArgValue, Kernel, NdRange};
-use crate::core::memory::Mem;
+use crate::core::memory::{Mem, IMMUTABLE};
 use crate::core::program::Program;
 use crate::core::queue::Queue;
 use crate::core::sampler::Sampler;
@@ -91,6 +91,13 @@ fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: usize, arg_va
                 if m.image.is_some() {
                     return Err(CL_INVALID_MEM_OBJECT);
                 }
+                // cl_ext_immutable_memory_objects: "CL_INVALID_ARG_VALUE if ... a
+                // memory object created with CL_MEM_IMMUTABLE_EXT" reaches an argument
+                // the kernel may write through: a global pointer not to const.
+                let read_only = a.addr_space == 2 || a.type_qual.split_whitespace().any(|q| q == "const");
+                if m.flags & IMMUTABLE != 0 && !read_only {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
                 ArgValue::Buffer(Some(Arc::downgrade(&m)))
             }
         }
@@ -108,10 +115,11 @@ fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: usize, arg_va
             // cl_mem_flags of CL_MEM_WRITE_ONLY or if the image argument is declared
             // with the write_only qualifier and arg_value refers to an image object
             // created with cl_mem_flags of CL_MEM_READ_ONLY."
+            // An immutable image reaches read_only arguments only.
             let forbidden = match a.access.as_str() {
                 "read_only" => CL_MEM_WRITE_ONLY,
-                "write_only" => CL_MEM_READ_ONLY,
-                _ => 0,
+                "write_only" => CL_MEM_READ_ONLY | IMMUTABLE,
+                _ => IMMUTABLE,
             };
             if m.flags & forbidden != 0 {
                 return Err(CL_INVALID_ARG_VALUE);

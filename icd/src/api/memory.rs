@@ -12,13 +12,19 @@ use super::util::{properties, property_array, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
 pub(super) use crate::core::memory::DEVICE_ACCESS;
-use crate::core::memory::{Mem, MemDestructor, BUFFER_FLAGS, HOST_ACCESS, HOST_PTR_FLAGS, KERNEL_ACCESS};
+use crate::core::memory::{Mem, MemDestructor, BUFFER_FLAGS, HOST_ACCESS, HOST_PTR_FLAGS, IMMUTABLE, KERNEL_ACCESS};
 
 /// "CL_INVALID_VALUE if values specified in flags are not valid": unknown bits, or more
 /// than one flag of a mutually exclusive group.
-/// Images may also be `CL_MEM_KERNEL_READ_AND_WRITE`.
+/// Images may also be `CL_MEM_KERNEL_READ_AND_WRITE`. `CL_MEM_IMMUTABLE_EXT` excludes
+/// every way of writing: "CL_INVALID_VALUE if CL_MEM_IMMUTABLE_EXT is set in flags and
+/// CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY, or CL_MEM_HOST_WRITE_ONLY is set in flags".
 pub(super) fn check_flags(flags: cl_mem_flags, image: bool) -> CLResult<()> {
     let at_most_one = |group: cl_mem_flags| (flags & group).count_ones() <= 1;
+    let writes = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY | KERNEL_ACCESS;
+    if flags & IMMUTABLE != 0 && flags & writes != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
     let flags = if image { flags & !KERNEL_ACCESS } else { flags };
     let host_ptr_ok = flags & CL_MEM_USE_HOST_PTR == 0 || flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) == 0;
     if flags & !BUFFER_FLAGS != 0 || !at_most_one(DEVICE_ACCESS) || !at_most_one(HOST_ACCESS) || !host_ptr_ok {
@@ -42,6 +48,7 @@ fn create_buffer(
         return Err(CL_INVALID_PROPERTY);
     }
     check_flags(flags, false)?;
+    immutable_has_contents(flags)?;
     // "CL_INVALID_BUFFER_SIZE if size is 0 ... or if size is greater than
     // CL_DEVICE_MAX_MEM_ALLOC_SIZE for all devices in context."
     let max = c.devices.iter().map(|d| d.limits.max_mem_alloc).max().unwrap_or(0);
@@ -85,6 +92,16 @@ fn clCreateBufferWithProperties(
     create_buffer(context, properties, flags, size, host_ptr)
 }
 
+/// "CL_INVALID_VALUE if CL_MEM_IMMUTABLE_EXT is set in flags and none of the following
+/// conditions are met: CL_MEM_COPY_HOST_PTR or CL_MEM_USE_HOST_PTR is set in flags"
+/// (an immutable object gets its contents at creation or never).
+pub(super) fn immutable_has_contents(flags: cl_mem_flags) -> CLResult<()> {
+    match flags & IMMUTABLE != 0 && flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR) == 0 {
+        true => Err(CL_INVALID_VALUE),
+        false => Ok(()),
+    }
+}
+
 /// The flags of a sub-buffer: checked against the parent and completed from it.
 pub(super) fn sub_buffer_flags(parent: cl_mem_flags, flags: cl_mem_flags) -> CLResult<cl_mem_flags> {
     check_flags(flags, false)?;
@@ -94,8 +111,13 @@ pub(super) fn sub_buffer_flags(parent: cl_mem_flags, flags: cl_mem_flags) -> CLR
     // flags specifies CL_MEM_USE_HOST_PTR or CL_MEM_ALLOC_HOST_PTR or
     // CL_MEM_COPY_HOST_PTR."
     let conflicts = |p: cl_mem_flags, bad: cl_mem_flags| parent & p != 0 && flags & bad != 0;
+    // An immutable buffer's parts are immutable: no flag may ask to write them, and a
+    // mutable buffer's part cannot be made immutable (its contents would come from a
+    // parent that changes).
     if conflicts(CL_MEM_WRITE_ONLY, CL_MEM_READ_WRITE | CL_MEM_READ_ONLY)
         || conflicts(CL_MEM_READ_ONLY, CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY)
+        || conflicts(IMMUTABLE, CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY)
+        || (flags & IMMUTABLE != 0 && parent & IMMUTABLE == 0)
         || flags & HOST_PTR_FLAGS != 0
     {
         return Err(CL_INVALID_VALUE);
@@ -113,7 +135,7 @@ pub(super) fn sub_buffer_flags(parent: cl_mem_flags, flags: cl_mem_flags) -> CLR
     }
     // Unspecified access and host-pointer flags "are inherited from the corresponding
     // memory access qualifiers associated with buffer".
-    let mut out = flags | (parent & HOST_PTR_FLAGS);
+    let mut out = flags | (parent & (HOST_PTR_FLAGS | IMMUTABLE));
     if flags & DEVICE_ACCESS == 0 {
         out |= parent & DEVICE_ACCESS;
     }
@@ -224,6 +246,11 @@ mod tests {
         assert!(check_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR, false).is_err());
         assert!(check_flags(CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR, false).is_ok());
         assert!(check_flags(1 << 40, false).is_err());
+        assert!(check_flags(CL_MEM_IMMUTABLE_EXT | CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, false).is_ok());
+        assert!(check_flags(CL_MEM_IMMUTABLE_EXT | CL_MEM_HOST_WRITE_ONLY, false).is_err());
+        assert!(check_flags(CL_MEM_IMMUTABLE_EXT | CL_MEM_KERNEL_READ_AND_WRITE, true).is_err());
+        assert!(immutable_has_contents(CL_MEM_IMMUTABLE_EXT | CL_MEM_ALLOC_HOST_PTR).is_err());
+        assert!(immutable_has_contents(CL_MEM_IMMUTABLE_EXT | CL_MEM_COPY_HOST_PTR).is_ok());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use opencl_sys::*;
 use super::icd::from_handle;
 use super::queue::{begin, submit};
 use super::util::{slice, CLResult};
-use crate::core::memory::Mem;
+use crate::core::memory::{Mem, IMMUTABLE};
 use crate::core::queue::Queue;
 use crate::core::region::{self, fits, overlaps, RectSide};
 
@@ -90,13 +90,27 @@ fn mem_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
 
 /// "CL_INVALID_OPERATION if clEnqueueReadBuffer is called on buffer which has been
 /// created with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS" (and the mirror rule
-/// for writes).
+/// for writes, which an immutable object refuses too).
 pub(super) fn check_host_access(m: &Mem, reading: bool) -> CLResult<()> {
     let forbidden = if reading { CL_MEM_HOST_WRITE_ONLY } else { CL_MEM_HOST_READ_ONLY } | CL_MEM_HOST_NO_ACCESS;
     if m.flags & forbidden != 0 {
         return Err(CL_INVALID_OPERATION);
     }
-    Ok(())
+    if reading {
+        Ok(())
+    } else {
+        writable(m)
+    }
+}
+
+/// `cl_ext_immutable_memory_objects`: "CL_INVALID_OPERATION if [the object written] has
+/// been created with CL_MEM_IMMUTABLE_EXT", for every command that writes it (writes,
+/// fills, the destination of copies, maps for writing).
+pub(super) fn writable(m: &Mem) -> CLResult<()> {
+    match m.flags & IMMUTABLE != 0 {
+        true => Err(CL_INVALID_OPERATION),
+        false => Ok(()),
+    }
 }
 
 /// Reads a `size_t[3]` argument (`CL_INVALID_VALUE` when null).
@@ -222,6 +236,7 @@ fn clEnqueueCopyBuffer(
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
     let src = buffer_on(&q, src_buffer)?;
     let dst = buffer_on(&q, dst_buffer)?;
+    writable(&dst)?;
     // "CL_INVALID_VALUE if src_offset, dst_offset, size, src_offset + size or
     // dst_offset + size require accessing elements outside the src_buffer and
     // dst_buffer buffer objects respectively" and "if size is 0".
@@ -267,6 +282,7 @@ fn clEnqueueFillBuffer(
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
     let m = buffer_on(&q, buffer)?;
+    writable(&m)?;
     // "CL_INVALID_VALUE if pattern is NULL or if pattern_size is 0 or if pattern_size
     // is not one of { 1, 2, 4, 8, 16, 32, 64, 128 }", "if offset or offset + size
     // require accessing elements outside the buffer buffer object", "if offset and
@@ -453,6 +469,7 @@ fn clEnqueueCopyBufferRect(
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
     let src = buffer_on(&q, src_buffer)?;
     let dst = buffer_on(&q, dst_buffer)?;
+    writable(&dst)?;
     let region = rect_region(region)?;
     let s = rect_side(src_origin, region, src_row_pitch, src_slice_pitch, Some(src.size))?;
     let d = rect_side(dst_origin, region, dst_row_pitch, dst_slice_pitch, Some(dst.size))?;

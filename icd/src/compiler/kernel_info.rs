@@ -40,8 +40,9 @@ pub(crate) struct Kernel {
     pub(crate) args_size: usize,
     /// Bytes of `__local` variables declared in the kernel.
     pub(crate) static_local_size: u64,
-    /// Work-items wait for each other in a way only fibers can run (barriers inside
-    /// called functions, collectives); other kernels with barriers run as regions.
+    /// Work-items wait for each other (barriers, collectives, in the kernel or the
+    /// functions it calls): regions run the kernel where the transform takes it, fibers
+    /// where it does not (see `passes::regions`).
     pub(crate) fibers: bool,
     /// Bytes of frame memory each work-item needs for variables live across barriers.
     pub(crate) frame_size: u64,

@@ -174,6 +174,7 @@ pub(crate) const API_EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_priority_hints", cl_version(1, 0, 0)),
     ("cl_khr_throttle_hints", cl_version(1, 0, 0)),
     ("cl_khr_create_command_queue", cl_version(1, 0, 0)),
+    ("cl_ext_immutable_memory_objects", cl_version(1, 0, 0)),
 ];
 
 /// A UUID (RFC 9562 version 8, made from a hash) naming `what`: the same text gives

@@ -23,7 +23,10 @@ pub(crate) const HOST_ACCESS: cl_mem_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOS
 pub(crate) const HOST_PTR_FLAGS: cl_mem_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
 /// `CL_MEM_KERNEL_READ_AND_WRITE`: images only, alongside the access flags.
 pub(crate) const KERNEL_ACCESS: cl_mem_flags = CL_MEM_KERNEL_READ_AND_WRITE;
-pub(crate) const BUFFER_FLAGS: cl_mem_flags = DEVICE_ACCESS | HOST_ACCESS | HOST_PTR_FLAGS;
+/// `cl_ext_immutable_memory_objects`: nothing may change the object's contents after
+/// its creation (`api::transfer::writable`).
+pub(crate) const IMMUTABLE: cl_mem_flags = CL_MEM_IMMUTABLE_EXT;
+pub(crate) const BUFFER_FLAGS: cl_mem_flags = DEVICE_ACCESS | HOST_ACCESS | HOST_PTR_FLAGS | IMMUTABLE;
 
 /// The bytes behind a root buffer.
 struct Storage {
