@@ -131,7 +131,21 @@ fn partitions_split_the_compute_units_and_report_how() {
                 assert!(t[1] != next && domains & t[1] as u64 != 0, "the domain chosen: {t:?}");
                 subs.iter().for_each(|&s| ok!(cl!(clReleaseDevice(s))));
             }
-            Err(e) => assert_eq!(e, CL_DEVICE_PARTITION_FAILED),
+            Err(e) => panic!("next partitionable, offered, failed: {e}"),
+        }
+        // Every domain offered splits the device (the CTS's migration tests partition
+        // by each); one not offered is "not supported by the device".
+        for bit in 0..5 {
+            let domain = 1u64 << bit;
+            let got = partition(root, &[CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN, domain as isize, 0]);
+            match domains & domain != 0 {
+                true => {
+                    let subs = got.unwrap_or_else(|e| panic!("domain {domain:#x} offered, failed: {e}"));
+                    assert!(subs.len() > 1, "domain {domain:#x}");
+                    subs.iter().for_each(|&s| ok!(cl!(clReleaseDevice(s))));
+                }
+                false => assert_eq!(got.err(), Some(CL_INVALID_VALUE), "domain {domain:#x} not offered"),
+            }
         }
     }
 }

@@ -169,12 +169,14 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         // "If the device cannot be partitioned ... a value of 0 will be returned."
         CL_DEVICE_PARTITION_PROPERTIES => Info::of(&match d.compute_units() {
             0 | 1 => vec![0],
-            _ if partition::affinity_domains() == 0 => vec![CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_PARTITION_BY_COUNTS],
+            _ if partition::affinity_domains(&d.worker_list()) == 0 => {
+                vec![CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_PARTITION_BY_COUNTS]
+            }
             _ => {
                 vec![CL_DEVICE_PARTITION_EQUALLY, CL_DEVICE_PARTITION_BY_COUNTS, CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN]
             }
         }),
-        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => Info::of(&partition::affinity_domains()),
+        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => Info::of(&partition::affinity_domains(&d.worker_list())),
         // The root device's is empty ("param_value_size_ret may be set to 0").
         CL_DEVICE_PARTITION_TYPE => match &d.partition {
             Some(p) => Info::of(&p.properties[..]),

@@ -132,16 +132,15 @@ pub(crate) fn split(
             let topology = Topology::get();
             let mut chosen = None;
             for (flag, level) in candidates {
-                let Some(sets) = topology.group(level, workers) else {
-                    // Not a domain of this host.
-                    if *d != NEXT {
-                        return Err(CL_INVALID_VALUE);
+                match topology.group(level, workers) {
+                    Some(sets) if sets.len() > 1 => {
+                        chosen = Some((sets, flag));
+                        break;
                     }
-                    continue;
-                };
-                if sets.len() > 1 {
-                    chosen = Some((sets, flag));
-                    break;
+                    // Not a domain that splits this device, so not one it offers
+                    // (`affinity_domains`): "valid but not supported by the device".
+                    _ if *d != NEXT => return Err(CL_INVALID_VALUE),
+                    _ => {}
                 }
             }
             let (sets, flag) = chosen.ok_or(CL_DEVICE_PARTITION_FAILED)?;
@@ -150,12 +149,15 @@ pub(crate) fn split(
     })
 }
 
-/// `CL_DEVICE_PARTITION_AFFINITY_DOMAIN`: the domains this host describes for every
-/// worker, and `NEXT_PARTITIONABLE` with them.
-pub(crate) fn affinity_domains() -> cl_device_affinity_domain {
+/// `CL_DEVICE_PARTITION_AFFINITY_DOMAIN` of a device with these workers: the domains
+/// that split them (more than one NUMA node, L3 slice, ... among them), and
+/// `NEXT_PARTITIONABLE` with them. A domain the device lies within (the one NUMA node
+/// of a one-socket host) is not offered: the CTS's migration tests partition by every
+/// domain offered and take a refusal for a failure.
+pub(crate) fn affinity_domains(workers: &[usize]) -> cl_device_affinity_domain {
     let topology = Topology::get();
-    let all: Vec<usize> = (0..pool::Pool::get().workers).collect();
-    let found = DOMAINS.iter().filter(|&&(_, level)| topology.group(level, &all).is_some()).fold(0, |a, &(f, _)| a | f);
+    let splits = |level| topology.group(level, workers).is_some_and(|sets| sets.len() > 1);
+    let found = DOMAINS.iter().filter(|&&(_, level)| splits(level)).fold(0, |a, &(f, _)| a | f);
     if found != 0 {
         found | NEXT
     } else {
