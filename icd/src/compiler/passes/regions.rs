@@ -184,11 +184,7 @@ fn build(
 
     let pieces = split(body, &entry_label, sync)?;
     let barriers = pieces.iter().filter(|p| p.barrier.is_some()).count() as u32;
-    let index: HashMap<&str, usize> = pieces.iter().enumerate().map(|(i, p)| (p.label.as_str(), i)).collect();
-    let succs: Vec<Vec<usize>> = pieces
-        .iter()
-        .map(|p| p.lines.iter().flat_map(|l| labels_in(l)).filter_map(|t| index.get(t).copied()).collect())
-        .collect();
+    let (index, succs) = graph(&pieces);
     let resume_of = |n: u32| index[resume_label(n).as_str()];
 
     let allocas = allocas_of(&pieces, types)?;
@@ -659,6 +655,16 @@ fn rename_numbered(line: &str) -> String {
     out
 }
 
+/// Each piece's index by label, and each piece's successors.
+fn graph(pieces: &[Piece]) -> (HashMap<&str, usize>, Vec<Vec<usize>>) {
+    let index: HashMap<&str, usize> = pieces.iter().enumerate().map(|(i, p)| (p.label.as_str(), i)).collect();
+    let succs = pieces
+        .iter()
+        .map(|p| p.lines.iter().flat_map(|l| labels_in(l)).filter_map(|t| index.get(t).copied()).collect())
+        .collect();
+    (index, succs)
+}
+
 /// The entry block's label: its own, or the number clang's implicit one takes (after
 /// the unnamed parameters).
 fn entry_label(define: &str, body: &[String]) -> String {
@@ -681,12 +687,9 @@ fn demote_across_barriers(
     types: &TypeTable,
     sync: &dyn Fn(&str) -> Sync,
 ) -> Result<Vec<String>, String> {
-    let (pieces, placed) = split_placed(body, &entry_label(define, body), sync)?;
-    let index: HashMap<&str, usize> = pieces.iter().enumerate().map(|(i, p)| (p.label.as_str(), i)).collect();
-    let succs: Vec<Vec<usize>> = pieces
-        .iter()
-        .map(|p| p.lines.iter().flat_map(|l| labels_in(l)).filter_map(|t| index.get(t).copied()).collect())
-        .collect();
+    let entry = entry_label(define, body);
+    let (pieces, placed) = split_placed(body, &entry, sync)?;
+    let (_, succs) = graph(&pieces);
     let (dom, preds) = dominators(&pieces, &succs);
     let reachable = |i: usize| i != usize::MAX && !preds[i].is_empty() && !dom[i].iter().all(|&w| w == u64::MAX);
     let mut defs: HashMap<&str, (usize, usize)> = HashMap::new();
@@ -696,7 +699,6 @@ fn demote_across_barriers(
         }
     }
     // Each block's terminator line (the last line placed before the next label).
-    let entry = entry_label(define, body);
     let mut terminator: HashMap<String, usize> = HashMap::new();
     let mut block = entry.clone();
     for (j, l) in body.iter().enumerate() {
