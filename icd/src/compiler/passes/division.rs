@@ -79,6 +79,11 @@ fn guard_line(line: &str, n: usize) -> Option<(String, Option<String>)> {
     Some((out, helper.map(|h| format!("declare {ty} @{h}({ty}, {ty})"))))
 }
 
+/// Whether a function is one of the helpers below: a value of its arguments alone.
+pub(crate) fn is_helper(name: &str) -> bool {
+    ["__ferrocl_udiv_u", "__ferrocl_urem_u"].iter().any(|p| name.starts_with(p))
+}
+
 /// The helper (builtins/clc/workitem.c) for a scalar unsigned division or remainder by
 /// a divisor that is not a constant: a shift or a mask where the divisor turns out a
 /// power of two. Constant divisors are the optimiser's already.

@@ -133,6 +133,36 @@ pub(crate) fn unquote_local_names(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// `lines` with each named struct type written as its body (`%struct.S` -> `{ i32,
+/// [4 x float] }`), for a pass that reads a type from its text alone. Types and values
+/// have names of their own, so only names the table holds are replaced; an opaque type
+/// stays named.
+pub(crate) fn literal_types(lines: &[String], types: &ir_type::TypeTable) -> Vec<String> {
+    let literal: std::collections::HashMap<&str, String> =
+        types.iter().filter_map(|(n, t)| Some((n.as_str(), t.resolved(types)?.to_string()))).collect();
+    lines
+        .iter()
+        .map(|line| {
+            if !line.contains('%') || literal.is_empty() {
+                return line.clone();
+            }
+            let mut out = String::with_capacity(line.len());
+            let mut rest = line.as_str();
+            while let Some(at) = rest.find('%') {
+                out.push_str(&rest[..at]);
+                let (name, after) = ir_type::ident(&rest[at + 1..]);
+                match literal.get(name).filter(|_| !rest[at + 1..].starts_with('"')) {
+                    Some(body) => out.push_str(body),
+                    None => out.push_str(&rest[at..at + 1 + name.len()]),
+                }
+                rest = after;
+            }
+            out.push_str(rest);
+            out
+        })
+        .collect()
+}
+
 /// Index of the `)` matching the `(` at `open`.
 pub(crate) fn matching_paren(s: &str, open: usize) -> Option<usize> {
     let mut depth = 0;

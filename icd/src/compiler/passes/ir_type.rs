@@ -105,6 +105,23 @@ fn fields<'a>(mut s: &'a str, close: &str) -> Option<(Vec<IrType>, &'a str)> {
 }
 
 impl IrType {
+    /// The type with each named struct replaced by its body, as a literal struct (`None`
+    /// where a name is opaque or the nesting does not end).
+    pub(crate) fn resolved(&self, types: &TypeTable) -> Option<IrType> {
+        fn go(t: &IrType, types: &TypeTable, depth: u32) -> Option<IrType> {
+            Some(match t {
+                _ if depth > 32 => return None,
+                IrType::Named(n) => go(types.get(n)?, types, depth + 1)?,
+                IrType::Array(n, e) => IrType::Array(*n, Box::new(go(e, types, depth + 1)?)),
+                IrType::Struct(fs, packed) => {
+                    IrType::Struct(fs.iter().map(|f| go(f, types, depth + 1)).collect::<Option<_>>()?, *packed)
+                }
+                other => other.clone(),
+            })
+        }
+        go(self, types, 0)
+    }
+
     /// (allocation size, ABI alignment) in bytes under the x86-64 data layout.
     pub(crate) fn layout(&self, types: &TypeTable) -> Option<(u64, u64)> {
         Some(match self {

@@ -360,7 +360,9 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
                 let fits = simd::sub_groups_fit(k.sub_group_size());
                 simd::inline_calls(&define, &body, &program, &type_names)
                     .and_then(|body| match fits || !k.sub_groups {
-                        true => simd::vectorize(&define, &body, &f.name),
+                        // Named structures as their bodies: the pass widens a variable
+                        // from its type's text.
+                        true => simd::vectorize(&define, &ir_text::literal_types(&body, &types), &f.name),
                         false => Err(format!("sub-groups of {} work-items", k.sub_group_size())),
                     })
                     .map_err(|why| simd::explain(&f.name, &why))

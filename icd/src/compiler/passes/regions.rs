@@ -198,7 +198,7 @@ fn build(
     check_dominance(&pieces, &succs, &index)?;
 
     let starts: Vec<usize> = std::iter::once(0).chain((1..=barriers).map(resume_of)).collect();
-    let uniformity = super::uniform::invariant_regions(&pieces, &succs, &allocas, &derived, &framed, &starts);
+    let uniformity = super::uniform::invariant_regions(define, &pieces, &succs, &allocas, &derived, &framed, &starts);
     // Each pass over a region takes every work-item to the same barrier, which a
     // sub-group barrier under a branch that differs between work-items breaks: the
     // sub-groups taking the other way never reach it (the CTS's `if (get_sub_group_id()
@@ -206,14 +206,12 @@ fn build(
     // from wherever it stopped, run such kernels.
     if pieces.iter().any(|p| p.sub_group) {
         let ipdom = super::flow::post_dominators(&succs);
-        let divergent = (0..pieces.len())
-            .filter(|&i| uniformity.varying_branch[i])
-            .map(|i| super::flow::divergent_region(&succs, &ipdom, i));
-        for inside in divergent {
+        for branch in (0..pieces.len()).filter(|&i| uniformity.varying_branch[i]) {
+            let inside = super::flow::divergent_region(&succs, &ipdom, branch);
             if let Some(p) = pieces.iter().enumerate().find(|&(b, p)| p.sub_group && inside[b]).map(|(_, p)| p) {
                 return Err(format!(
-                    "a sub-group barrier under a branch that differs between work-items ({})",
-                    p.label
+                    "a sub-group barrier ({}) under a branch that differs between work-items ({})",
+                    p.label, pieces[branch].label
                 ));
             }
         }
@@ -698,13 +696,15 @@ fn demote_across_barriers(
             defs.insert(name, (j, placed[j]));
         }
     }
-    // Each block's terminator line (the last line placed before the next label).
+    // Each block's terminator line (the last instruction placed before the next label;
+    // clang leaves a blank line after it).
     let mut terminator: HashMap<String, usize> = HashMap::new();
     let mut block = entry.clone();
     for (j, l) in body.iter().enumerate() {
+        let instruction = !l.trim().is_empty() && !l.trim_start().starts_with(';');
         match label_of(l) {
             Some(b) if j > 0 => block = b.to_string(),
-            _ if placed[j] != usize::MAX => {
+            _ if placed[j] != usize::MAX && instruction => {
                 terminator.insert(block.clone(), j);
             }
             _ => {}
@@ -1436,6 +1436,25 @@ pub(super) mod tests {
         // The phi's value from the back edge (%5, read in the barrier's region) loads at
         // the end of that region.
         assert!(t.contains("%__v9 = phi i32 [ 1, %__v2 ], [ %__dl0.__v5, %__fcl_r1 ]"), "{t}");
+        // A phi's value from a block clang ends with a blank line: loaded before the
+        // block's branch, not after it.
+        let body = lines(
+            "  br i1 true, label %3, label %5
+3:
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
+  %4 = load i32, ptr addrspace(1) %0, align 4
+  call void @_Z7barrierj(i32 1, ptr %__ferrocl_ctx)
+  br label %6
+
+5:
+  br label %6
+
+6:
+  %7 = phi i32 [ %4, %3 ], [ 0, %5 ]
+  ret void",
+        );
+        let r = make_resumable(DEFINE, &body, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap();
+        assert!(r.text.contains("%__dl0.__v4 = load i32, ptr %__dm.__v4\n  br label %__v6"), "{}", r.text);
     }
 
     #[test]
@@ -1455,10 +1474,44 @@ pub(super) mod tests {
         };
         let varying = kernel("%3 = call i32 @_Z16get_sub_group_idv(ptr %__ferrocl_ctx)");
         let e = make_resumable(DEFINE, &varying, &TypeTable::new(), "%__ferrocl_ctx", &sync).unwrap_err();
-        assert!(e.contains("sub-group barrier under a branch"), "{e}");
+        assert!(e.contains("under a branch that differs"), "{e}");
         // A branch every work-item takes alike keeps the regions.
         let uniform = kernel("%3 = add i32 %1, 0");
         assert!(make_resumable(DEFINE, &uniform, &TypeTable::new(), "%__ferrocl_ctx", &sync).is_ok());
+    }
+
+    #[test]
+    fn sub_group_barriers_under_branches_alike_in_every_work_item_keep_the_regions() {
+        // dpnp's sliding window: a loop of shuffles whose trip count comes from the
+        // maximum sub-group size and a size captured in a `byval` argument, through
+        // `sub_sat` and a division helper.
+        let define = "define spir_kernel void @k(ptr byval(%struct.S) align 8 %0, ptr %__ferrocl_ctx) #0 {";
+        let kernel = |write: &str| {
+            lines(&format!(
+                "  %2 = getelementptr inbounds %struct.S, ptr %0, i64 0, i32 1
+  {write}
+  %3 = load i64, ptr %2, align 8
+  %4 = call i32 @_Z22get_max_sub_group_sizev(ptr %__ferrocl_ctx)
+  %5 = zext i32 %4 to i64
+  %6 = call i64 @_Z7sub_satmm(i64 %3, i64 1)
+  %7 = call i64 @__ferrocl_udiv_u64(i64 %6, i64 %5)
+  br label %8
+8:
+  %9 = phi i64 [ 0, %1 ], [ %10, %8 ]
+  call void @_Z17sub_group_barrierj(i32 1, ptr %__ferrocl_ctx)
+  %10 = add i64 %9, 1
+  %11 = icmp ult i64 %10, %7
+  br i1 %11, label %8, label %12
+12:
+  ret void"
+            ))
+        };
+        let types = TypeTable::new();
+        assert!(make_resumable(define, &kernel(""), &types, "%__ferrocl_ctx", &sync).is_ok());
+        // A work-item that writes the argument may read back its own value.
+        let written = kernel("store i64 7, ptr %2, align 8");
+        let e = make_resumable(define, &written, &types, "%__ferrocl_ctx", &sync).unwrap_err();
+        assert!(e.contains("sub-group barrier"), "{e}");
     }
 
     #[test]

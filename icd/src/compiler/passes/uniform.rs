@@ -41,7 +41,15 @@ enum Callee {
 
 fn classify(name: &str) -> Callee {
     let answer = context::answer(name);
-    if matches!(answer, Some(Answer::Range | Answer::Group)) {
+    // Of the sub-group queries, these answer alike in every sub-group of a group (only
+    // the last sub-group may be smaller, which `get_sub_group_size` tells).
+    let group_wide = matches!(
+        opencl_name(name),
+        Some("get_max_sub_group_size" | "get_num_sub_groups" | "get_enqueued_num_sub_groups")
+    );
+    // Values of their arguments alone (`sub_sat`, the division helpers).
+    let pure = super::simd::pure_builtin(name).is_some() || super::division::is_helper(name);
+    if group_wide || pure || matches!(answer, Some(Answer::Range | Answer::Group)) {
         Callee::Group
     } else if matches!(answer, Some(Answer::GlobalItem | Answer::Item)) {
         Callee::Item
@@ -110,6 +118,11 @@ fn parse(line: &str) -> Inst<'_> {
         "call" => {
             let callees = callees_in(rhs);
             match callees.first() {
+                // A vector passed `byval` is read from memory the analysis does not follow.
+                Some(c) if callees.len() == 1 && rhs.contains("byval(") => match classify(c) {
+                    Callee::Group => Inst::Call(Callee::Unknown),
+                    callee => Inst::Call(callee),
+                },
                 Some(c) if callees.len() == 1 => Inst::Call(classify(c)),
                 _ => Inst::Other,
             }
@@ -125,6 +138,7 @@ fn parse(line: &str) -> Inst<'_> {
 /// the framed variables it stores (whose slots the launcher copies from the work-item
 /// that ran it to the others) when it can run for one work-item, else `None`.
 pub(super) fn invariant_regions(
+    define: &str,
     pieces: &[Piece],
     succs: &[Vec<usize>],
     allocas: &[Alloca],
@@ -135,7 +149,17 @@ pub(super) fn invariant_regions(
     let (members, reach) = region_members(pieces, succs, starts);
     let opaque = opaque_regions(pieces, derived, &members, starts.len());
     let ipdom = super::flow::post_dominators(succs);
-    let facts = Facts { pieces, succs, ipdom: &ipdom, allocas, derived, members: &members, opaque: &opaque };
+    let arguments = read_only_arguments(define, pieces);
+    let facts = Facts {
+        pieces,
+        succs,
+        ipdom: &ipdom,
+        allocas,
+        derived,
+        arguments: &arguments,
+        members: &members,
+        opaque: &opaque,
+    };
     let (values, vars, branchy) = facts.varying(starts.len());
     let varies = |l: &str| mentions_varying(&values, def_of(l).map(|(d, _)| d), l);
     let varying_branch =
@@ -186,6 +210,50 @@ fn to_variable(derived: &HashMap<String, Vec<usize>>, ptr: &str) -> bool {
     !ptr.starts_with("ptr addrspace(") && !pointees(derived, ptr).is_empty()
 }
 
+/// The kernel's `byval` arguments (SYCL passes a kernel's captures so), and pointers
+/// derived from them, where the kernel never writes them nor lets their address go:
+/// every work-item reads the same values there. Empty otherwise.
+fn read_only_arguments(define: &str, pieces: &[Piece]) -> HashSet<String> {
+    let Some(open) = define.find("@").and_then(|at| define[at..].find('(').map(|p| at + p)) else {
+        return HashSet::new();
+    };
+    let Some(close) = matching_paren(define, open) else { return HashSet::new() };
+    let mut names: HashSet<String> = split_top(&define[open + 1..close])
+        .into_iter()
+        .filter(|p| p.contains("byval("))
+        .filter_map(|p| p.split_whitespace().last().filter(|n| n.starts_with('%')).map(String::from))
+        .collect();
+    // Twice: a value may be used above its definition (phis of loops).
+    for _ in 0..2 {
+        for l in pieces.iter().flat_map(|p| &p.lines) {
+            let Some((name, rhs)) = def_of(l) else { continue };
+            let op = rhs.split_whitespace().next().unwrap_or("");
+            let derives = matches!(op, "getelementptr" | "bitcast" | "addrspacecast" | "select" | "phi");
+            if derives && locals_in(rhs).iter().any(|n| names.contains(*n)) {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    let mentions = |s: &str| locals_in(s).iter().any(|n| names.contains(*n));
+    let writes = pieces.iter().flat_map(|p| &p.lines).any(|l| {
+        let rhs = def_of(l).map_or(l.trim_start(), |(_, rhs)| rhs);
+        let op = rhs.split_whitespace().next().unwrap_or("");
+        match op {
+            "getelementptr" | "bitcast" | "addrspacecast" | "select" | "phi" | "load" | "icmp" => false,
+            // Only a copy out of the argument reads it.
+            "call" | "tail" if callees_in(rhs).iter().any(|c| c.starts_with("llvm.memcpy.")) => {
+                call_args(l).first().is_some_and(|dst| mentions(dst))
+            }
+            _ => mentions(l),
+        }
+    });
+    if writes {
+        HashSet::new()
+    } else {
+        names
+    }
+}
+
 /// Regions that write memory other than their variables, or do anything unknown.
 fn opaque_regions(
     pieces: &[Piece],
@@ -219,6 +287,8 @@ struct Facts<'a> {
     ipdom: &'a [Option<usize>],
     allocas: &'a [Alloca],
     derived: &'a HashMap<String, Vec<usize>>,
+    /// Pointers into the kernel's `byval` arguments, which it never writes.
+    arguments: &'a HashSet<String>,
     members: &'a [Vec<usize>],
     opaque: &'a [bool],
 }
@@ -232,7 +302,9 @@ impl<'a> Facts<'a> {
     /// work-items, given the varying variables.
     fn read_varies(&self, ptr: &str, i: usize, vars: &[bool]) -> bool {
         let from = self.pointees(ptr);
-        if from.is_empty() {
+        if locals_in(ptr).iter().any(|n| self.arguments.contains(*n)) {
+            false
+        } else if from.is_empty() {
             may_be_private(ptr) || self.members[i].iter().any(|&n| self.opaque[n])
         } else {
             from.iter().any(|&a| vars[a])
@@ -685,7 +757,7 @@ b:";
         let memcpy = "  call void @llvm.memcpy.p3.p1.i64(ptr addrspace(3) align 1 %2, ptr addrspace(1) align 1 %0, i64 3, i1 false)";
         assert_eq!(invariant(DEFINE, &with_copy(memcpy, ""))[0], None);
         // A call to anything else.
-        let call = "  %m = call i32 @_Z3maxii(i32 %3, i32 1)";
+        let call = "  %m = call i32 @helper(i32 %3, i32 1)";
         assert_eq!(invariant(DEFINE, &with_copy(call, ""))[0], None);
     }
 
@@ -730,6 +802,11 @@ b:";
         assert_eq!(opencl_name("_Z26async_work_group_copy_2D2DPU7CLlocalvm"), Some("async_work_group_copy_2D2D"));
         assert_eq!(opencl_name("__to_global"), None);
         assert_eq!(classify("_Z21async_work_group_copyPU3AS3fPU3AS1Kfm9ocl_event"), Callee::Group);
-        assert!(classify("_Z3maxii") == Callee::Unknown);
+        assert!(classify("helper") == Callee::Unknown);
+        // Values of their arguments alone.
+        assert!(classify("_Z3maxii") == Callee::Group);
+        assert!(classify("__ferrocl_udiv_u64") == Callee::Group);
+        assert!(classify("_Z22get_max_sub_group_sizev") == Callee::Group);
+        assert!(classify("_Z22get_sub_group_local_idv") != Callee::Group);
     }
 }

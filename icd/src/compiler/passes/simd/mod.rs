@@ -437,6 +437,11 @@ fn phi_incoming(rest: &str) -> Result<Vec<(String, String)>, String> {
 /// Whether a callee is a work-group function every work-item calls with the same
 /// arguments, and whose bookkeeping counts the calls per work-item (async copies and
 /// waits, `builtins/src/async_copies.rs`): the copy calls it once per lane.
+/// A helper of the expanded work-group and sub-group collectives (`collectives`).
+fn collective_helper(callee: &str) -> bool {
+    super::collectives::HELPERS.iter().any(|p| callee.starts_with(p))
+}
+
 fn group_function(callee: &str) -> bool {
     opencl_name(callee).is_some_and(|n| n.starts_with("async_work_group_") || n == "wait_group_events")
 }
@@ -668,6 +673,8 @@ impl Analysis {
                 }
             }
             ("call", _) if line.contains(&format!("@{}(", fold::FIRST_LANE)) => {}
+            // Each work-item's own operand slot or result (a scan, `get(mine)`).
+            ("call", _) if callee_names(line).first().is_some_and(|(c, _)| collective_helper(c)) => self.vary(d),
             ("call", _) => match query(line)? {
                 Some(true) => self.vary(d),
                 Some(false) => {}
@@ -811,6 +818,16 @@ fn widened(t: &IrType) -> Option<IrType> {
         }
         IrType::Vector(n, e) if !matches!(**e, IrType::Vector(..)) => IrType::Vector(n * WIDTH, e.clone()),
         IrType::Array(n, e) => IrType::Array(*n, Box::new(widened(e)?)),
+        // A structure of widened fields (`{ i32, [4 x float] }` -> `{ <8 x i32>, [4 x
+        // <8 x float>] }`, as SYCL keeps a work-item's registers), where its size grows by
+        // the width as a scalar's does: an address computed in bytes then still names
+        // the same field.
+        IrType::Struct(fields, packed) => {
+            let wide = IrType::Struct(fields.iter().map(widened).collect::<Option<_>>()?, *packed);
+            let none = HashMap::new();
+            let (size, wide_size) = (t.layout(&none)?.0, wide.layout(&none)?.0);
+            return (wide_size == size * WIDTH).then_some(wide);
+        }
         _ => return None,
     })
 }
@@ -1447,6 +1464,11 @@ impl Writer<'_> {
                         indices.push(format!("{it} {}", n * WIDTH));
                         at = IrType::Int(0);
                     }
+                    IrType::Struct(fields, _) => {
+                        let n: usize = iv.parse().map_err(|_| "unreadable field index")?;
+                        indices.push(format!("{it} {iv}"));
+                        at = fields.get(n).cloned().ok_or("a field index past the structure")?;
+                    }
                     _ => return Err("an index into a private structure".into()),
                 }
             }
@@ -1527,6 +1549,9 @@ impl Writer<'_> {
         if group_function(&callee) {
             return self.group_call(d, c, &callee, &args);
         }
+        if collective_helper(&callee) {
+            return self.lane_calls(d, c, &callee, &args);
+        }
         if opencl_name(&callee) == Some("prefetch") && d.is_none() {
             // A hint with no effect on results: once for shared arguments, else left out.
             if !args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.varies(&v))) {
@@ -1555,6 +1580,13 @@ impl Writer<'_> {
             self.line(&format!("  {value} = load {ty}, ptr {from}, align 4"))?;
             return self.line(&format!("  store {ty} {value}, ptr {to}, align 4"));
         }
+        if callee == "llvm.assume" {
+            // A hint: kept where it holds for every lane alike, else left out.
+            if !args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.varies(&v))) {
+                let _ = writeln!(self.out, "{c}");
+            }
+            return Ok(());
+        }
         if callee.starts_with("llvm.lifetime.") {
             let ptr = args.get(1).and_then(|a| a.rsplit(' ').next()).unwrap_or("");
             match self.a.private.get(ptr).is_some_and(|root| self.varies(root)) {
@@ -1572,6 +1604,7 @@ impl Writer<'_> {
             // The same call in every lane: once, if it has no effect but its result.
             if callee.starts_with("llvm.") && elementwise_intrinsic(&callee).is_some()
                 || pure_builtin(&callee).is_some()
+                || super::division::is_helper(&callee)
             {
                 let _ = writeln!(self.out, "{c}");
                 return Ok(());
@@ -1583,6 +1616,16 @@ impl Writer<'_> {
         let (ret, _) =
             ir_type::parse(skip_flags(&c[ret_start..]).trim_start_matches("spir_func ")).ok_or("unreadable call")?;
         let wide_ret = widened(&ret).ok_or("unsupported result")?;
+        if super::division::is_helper(&callee) {
+            // The helper's shift for a power of two is the scalar code's: in lanes, the
+            // division itself (its divisor already made safe, in every lane).
+            let op = if callee.starts_with("__ferrocl_udiv_") { "udiv" } else { "urem" };
+            let [(at, a), (_, b)] =
+                [0, 1].map(|i| args.get(i).and_then(|a| typed(a)).unwrap_or((ret.clone(), "".into())));
+            let (a, b) = (self.operand(&at, &a)?, self.operand(&at, &b)?);
+            let _ = writeln!(self.out, "  {d} = {op} {wide_ret} {a}, {b}");
+            return Ok(());
+        }
         if callee.starts_with("llvm.") {
             let immargs = elementwise_intrinsic(&callee).ok_or_else(|| format!("intrinsic {callee}"))?;
             let (base, _) = callee.rsplit_once('.').ok_or("unreadable intrinsic")?;
@@ -1635,6 +1678,71 @@ impl Writer<'_> {
                     let _ = writeln!(self.out, "  {r} = {call}");
                 }
                 None => {
+                    let _ = writeln!(self.out, "  {call}");
+                }
+            }
+        }
+        let _ = writeln!(self.out, "  call void @__ferrocl_ctx_lane(ptr {ctx}, i64 -{})", WIDTH - 1);
+        self.declarations.push("declare void @__ferrocl_ctx_lane(ptr, i64)".into());
+        Ok(())
+    }
+
+    /// A collective's helper (`collectives`): called for each lane in turn, the context
+    /// stepped to the lane's work-item, with the lane's arguments, its result put in the
+    /// lane. They put or read the work-items' slots between the barriers of the
+    /// collective, which the regions transform made region boundaries, so a region's
+    /// chunk of lanes passes each of them as its work-items would one by one.
+    fn lane_calls(&mut self, d: Option<&str>, c: &str, callee: &str, args: &[&str]) -> Result<(), String> {
+        if self.lanes.is_some() {
+            return Err(format!("{callee} where only some work-items may be"));
+        }
+        let ctx = args.last().and_then(|a| typed(a)).map(|(_, v)| v).ok_or("a collective without context")?;
+        let ret = match d {
+            Some(_) => {
+                let at = c.find("call ").ok_or("malformed call")? + 5;
+                let (ret, _) = ir_type::parse(skip_flags(&c[at..])).ok_or("unreadable call")?;
+                Some(ret)
+            }
+            None => None,
+        };
+        if let Some(IrType::Vector(..)) = ret {
+            return Err(format!("{callee} of vectors"));
+        }
+        let mut result = "poison".to_string();
+        for lane in 0..WIDTH {
+            if lane > 0 {
+                let _ = writeln!(self.out, "  call void @__ferrocl_ctx_lane(ptr {ctx}, i64 1)");
+            }
+            let mut lane_args = Vec::new();
+            for a in args {
+                let (t, v) = typed(a).ok_or("unreadable argument")?;
+                if !self.varies(&v) {
+                    lane_args.push(format!("{t} {v}"));
+                    continue;
+                }
+                if matches!(t, IrType::Vector(..)) {
+                    return Err(format!("{callee} of vectors"));
+                }
+                let wide = widened(&t).ok_or("an argument of an unsupported type")?;
+                let one = self.name(&v);
+                let _ = writeln!(self.out, "  {one} = extractelement {wide} {v}, i64 {lane}");
+                lane_args.push(format!("{t} {one}"));
+            }
+            let call = format!(
+                "call {} @{callee}({})",
+                ret.as_ref().map_or("void".into(), |t| t.to_string()),
+                lane_args.join(", ")
+            );
+            match (d, &ret) {
+                (Some(d), Some(t)) => {
+                    let one = self.name(d);
+                    let _ = writeln!(self.out, "  {one} = {call}");
+                    let wide = widened(t).ok_or("a result of an unsupported type")?;
+                    let next = if lane + 1 == WIDTH { d.to_string() } else { self.name(d) };
+                    let _ = writeln!(self.out, "  {next} = insertelement {wide} {result}, {t} {one}, i64 {lane}");
+                    result = next;
+                }
+                _ => {
                     let _ = writeln!(self.out, "  {call}");
                 }
             }
@@ -1847,7 +1955,7 @@ fn elementwise_intrinsic(callee: &str) -> Option<Vec<usize>> {
 /// The OpenCL name of a library builtin that works element by element with no effect
 /// but its result, its vector overloads computing each lane as the scalar one does.
 /// Not the relational functions (a vector's true is -1, a scalar's 1), nor `select`.
-fn pure_builtin(callee: &str) -> Option<&str> {
+pub(crate) fn pure_builtin(callee: &str) -> Option<&str> {
     const ELEMENTWISE: &[&str] = &[
         "acos",
         "acosh",
@@ -2109,6 +2217,39 @@ mod tests {
             assert!(t.contains("\nv2:\n"), "the entry is named: {t}");
             assert!(t.contains("[ 0, %v2 ]"), "{t}");
         }
+    }
+
+    #[test]
+    fn private_structures_widen_field_by_field_and_collectives_run_lane_by_lane() {
+        // SYCL keeps a work-item's registers in a structure: `s.data[1] = x`, then the
+        // sub-group's put of `s.data[1]` and its read of lane 0.
+        let (define, body) = split(
+            "define internal spir_func void @k(ptr noundef align 4 %0, ptr %ctx) #0 {
+  %3 = alloca { i8, [2 x float] }, align 4
+  %4 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %5 = getelementptr inbounds float, ptr %0, i64 %4
+  %6 = load float, ptr %5, align 4
+  %7 = getelementptr inbounds { i8, [2 x float] }, ptr %3, i64 0, i32 1, i64 1
+  store float %6, ptr %7, align 4
+  %8 = load float, ptr %7, align 4
+  call void @__ferrocl_sg_put_f(float %8, ptr %ctx)
+  %9 = call float @__ferrocl_sg_broadcast_f(i32 0, ptr %ctx)
+  store float %9, ptr %5, align 4
+  ret void
+}",
+        );
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        // The copy for one chunk (a copy for several follows).
+        let t = &t[..t.find("\n}\n").unwrap()];
+        assert!(t.contains("alloca { <8 x i8>, [2 x <8 x float>] }"), "{t}");
+        assert!(
+            t.contains("getelementptr inbounds { <8 x i8>, [2 x <8 x float>] }, ptr %v3, i64 0, i32 1, i64 1"),
+            "{t}"
+        );
+        assert_eq!(t.matches("call void @__ferrocl_sg_put_f(float %simd.").count(), WIDTH as usize, "{t}");
+        // The result differs per work-item in general (a scan): each lane's own.
+        assert_eq!(t.matches("@__ferrocl_sg_broadcast_f(i32 0, ptr %ctx)").count(), WIDTH as usize, "{t}");
+        assert!(t.contains("call void @__ferrocl_ctx_lane(ptr %ctx, i64 -7)"), "{t}");
     }
 
     #[test]
