@@ -840,6 +840,69 @@ fn one_sub_groups_shuffles_keep_the_others_at_the_group_barrier() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+/// dpnp's convolution as SYCL writes it: each work-item keeps a window of its sub-group's
+/// input and its results in structures, the window slides by shuffles in a loop whose
+/// trip count is the maximum sub-group size, and how many results a work-item keeps
+/// differs between work-items.
+const SLIDING_WINDOW: &str = r#"
+typedef struct { uchar tag; float data[5]; } window_t;
+typedef struct { float data[4]; } results_t;
+kernel void slide(global const float *a, global const float *v, global float *out, int n) {
+    int lid = (int)get_sub_group_local_id(), sg = (int)get_max_sub_group_size();
+    int base = 4 * ((int)get_global_id(0) - lid) + lid;
+    int rn = min(4, (n - base + sg - 1) / sg);
+    window_t w;
+    results_t res;
+    w.tag = 1;
+    for (int i = 0; i < 5; i++) w.data[i] = base + i * sg < n ? a[base + i * sg] : 0.0f;
+    for (int r = 0; r < 4; r++) res.data[r] = 0.0f;
+    float taps = v[lid];
+    for (int k = 0; k < sg; k++) {
+        float x = sub_group_broadcast(taps, k);
+        for (int r = 0; r < rn; r++) res.data[r] += w.data[r] * x;
+        for (int i = 0; i < 5; i++) {
+            float down = sub_group_shuffle_down(w.data[i], 1);
+            float up = i < 4 ? sub_group_shuffle_up(w.data[i + 1], sg - 1) : 0.0f;
+            w.data[i] = lid < sg - 1 ? down : up;
+        }
+    }
+    for (int r = 0; r < rn; r++) out[base + r * sg] = res.data[r] + w.tag - 1;
+}
+"#;
+
+/// The loop's trip count is the same in every work-item and the window's structure is
+/// widened field by field: the kernel runs as regions (dpnp's ran as fibers, 100 times
+/// Intel's time), and its shuffles read the lanes the host reference does.
+#[test]
+fn sliding_window_shuffles_in_a_loop_run_as_regions() {
+    let env = Env::new();
+    let p = build(&env, SLIDING_WINDOW, "-cl-std=CL3.0");
+    let k = kernel(p, "slide");
+    // Sub-groups of 8 (the device's default): 32 outputs each.
+    let (n, local) = (1000usize, 64usize);
+    let items = n.div_ceil(32) * 8;
+    let global = items.div_ceil(local) * local;
+    let a: Vec<f32> = (0..n).map(|i| (i * 7 % 13) as f32).collect();
+    let v: Vec<f32> = (0..8).map(|k| (k + 1) as f32).collect();
+    let (ba, bv, bout) = (buffer_of(&env, &a), buffer_of(&env, &v), env.buffer(0, n * 4, null_mut()));
+    set_arg(k, 0, &ba);
+    set_arg(k, 1, &bv);
+    set_arg(k, 2, &bout);
+    set_arg(k, 3, &(n as i32));
+    run(&env, k, &[global], Some(&[local]));
+    assert!(!runs_as_fibers(p, "slide"));
+    let out: Vec<f32> = read_as(&env, bout, n);
+    for (o, got) in out.iter().enumerate() {
+        let want: f32 = (0..8).map(|k| a.get(o + k).copied().unwrap_or(0.0) * v[k]).sum();
+        assert_eq!(*got, want, "output {o}");
+    }
+    for b in [ba, bv, bout] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 const FLOAT_ATOMICS: &str = r#"
 kernel void float_atomics(global atomic_float *f, global atomic_double *d, global float *per_group) {
     local atomic_float lsum, lmax;
