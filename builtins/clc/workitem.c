@@ -165,6 +165,12 @@ QUERY void __ferrocl_ctx_lane(ferrocl_ctx *c, long step) {
     c->lid[0] += step;
     c->item += step;
 }
+/* Whether the group's sub-groups are exactly the chunks of `width` work-items a SIMD copy
+ * runs: a kernel whose only barriers are sub-group ones then runs its flat copy, which
+ * passes its collectives lane by lane with no barrier (passes/launcher.rs). */
+QUERY _Bool __ferrocl_ctx_in_sub_groups(const ferrocl_ctx *c, size_t width) {
+    return sg_width(c) == width && c->lsz[0] % width == 0;
+}
 QUERY void *__ferrocl_group_frames(const ferrocl_group *g) { return g->frames; }
 QUERY size_t __ferrocl_group_items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->lsz[2]; }
 

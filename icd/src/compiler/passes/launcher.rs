@@ -62,6 +62,7 @@ declare i1 @__ferrocl_group_may_share(ptr)
 declare void @__ferrocl_group_share(ptr, ptr, i64, i64)
 declare void @__ferrocl_group_catch_up(ptr)
 declare void @__ferrocl_copy_share(ptr, i1, i64)
+declare i1 @__ferrocl_ctx_in_sub_groups(ptr, i64)
 ";
 
 /// Intrinsics the entry points of kernels using images call, declared by the caller of
@@ -113,6 +114,10 @@ pub(crate) struct Entry {
     /// chunks a call (`{name}.simd{wide}`, `simd::wide`): the x loop runs it while
     /// they fit.
     pub(crate) wide: u64,
+    /// A kernel made resumable whose only barriers are sub-group ones also has a SIMD
+    /// copy of itself without them (`{name}.flat`), which a group whose sub-groups are
+    /// the copy's chunks runs instead of the regions (`append_flat`).
+    pub(crate) flat: bool,
 }
 
 pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &TypeTable) -> Result<(), String> {
@@ -125,6 +130,9 @@ pub(crate) fn append(out: &mut String, define: &str, k: &Kernel, e: &Entry, type
     let shared = e.invariant.iter().any(Option::is_some);
     if shared {
         append_first(out, k, &body_call);
+    }
+    if e.flat {
+        append_flat(out, k);
     }
     append_launch(out, k, e, shared);
     if k.fibers {
@@ -196,6 +204,23 @@ fn append_body(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Ty
                 .replacen(&format!("@{name}({args}"), &format!("@{name}.simd{}({args}", e.wide), 1);
             out.push_str(&wide);
         }
+    }
+
+    if e.flat {
+        // The same unpacking for the flat copy, which runs to the kernel's end.
+        let at = out.rfind(&format!("\ndefine internal i32 @__ferrocl_body_{name}(")).unwrap_or(out.len());
+        let unpack = &out[at..];
+        let unpack = &unpack[..unpack.find("\n}").unwrap_or(unpack.len())];
+        let loads: String = unpack
+            .lines()
+            .filter(|l| l.starts_with("  %p") || l.starts_with("  %a"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\ndefine internal void @__ferrocl_bodyf_{name}(ptr nocapture readonly %args, ptr %ctx) alwaysinline \
+             {HELPER_ATTRIBUTES} {{\n{loads}  call spir_func void @{name}.flat({args})\n  ret void\n}}"
+        );
     }
 
     Ok(if resumable {
@@ -541,6 +566,13 @@ fn append_launch(out: &mut String, k: &Kernel, e: &Entry, shared: bool) {
     match e.barriers {
         Some(barriers) => {
             let cases: String = (1..=barriers).map(|n| format!(" i32 {n}, label %r{n}")).collect();
+            if e.flat {
+                let _ = writeln!(
+                    out,
+                    "  %flat = call i1 @__ferrocl_flat_{name}(ptr %group, ptr %args)\n  \
+                     br i1 %flat, label %done, label %regions\nregions:"
+                );
+            }
             let _ = writeln!(out, "  %frames = call ptr @__ferrocl_group_frames(ptr %group)");
             // The group's uniform variables: a block on this stack, whose halves the
             // regions read and write. What a region wrote becomes what the next reads.
@@ -615,6 +647,62 @@ r{n}.end:
             );
         }
     }
+}
+
+/// The flat copy's loop over the group's chunks, where the group's sub-groups are its
+/// chunks (`Entry::flat`); false, having run nothing, where they are not.
+fn append_flat(out: &mut String, k: &Kernel) {
+    let name = &k.name;
+    let _ = writeln!(
+        out,
+        "define internal i1 @__ferrocl_flat_{name}(ptr %group, ptr noalias nocapture readonly %args) \
+         {HELPER_ATTRIBUTES} {{
+entry:
+  %c = alloca [32 x i64], align 16
+  call void @__ferrocl_ctx_init(ptr %c, ptr %group)
+  %fits = call i1 @__ferrocl_ctx_in_sub_groups(ptr %c, i64 {w})
+  br i1 %fits, label %start, label %no
+no:
+  ret i1 false
+start:
+  %nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
+  %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
+  %nz = call i32 @__ferrocl_ctx_bound(ptr %c, i32 2)
+  %ex = icmp eq i32 %nx, 0
+  %ey = icmp eq i32 %ny, 0
+  %ez = icmp eq i32 %nz, 0
+  %exy = or i1 %ex, %ey
+  %empty = or i1 %exy, %ez
+  br i1 %empty, label %yes, label %z
+z:
+  %zi = phi i32 [ 0, %start ], [ %zn, %znext ]
+  %z64 = zext nneg i32 %zi to i64
+  br label %y
+y:
+  %yi = phi i32 [ 0, %z ], [ %yn, %ynext ]
+  %y64 = zext nneg i32 %yi to i64
+  br label %x
+x:
+  %xi = phi i32 [ 0, %y ], [ %xn, %x ]
+  %x64 = zext nneg i32 %xi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
+  call void @__ferrocl_bodyf_{name}(ptr %args, ptr %c)
+  %xn = add nuw i32 %xi, {w}
+  %xd = icmp uge i32 %xn, %nx
+  br i1 %xd, label %ynext, label %x
+ynext:
+  %yn = add nuw nsw i32 %yi, 1
+  %yd = icmp eq i32 %yn, %ny
+  br i1 %yd, label %znext, label %y
+znext:
+  %zn = add nuw nsw i32 %zi, 1
+  %zd = icmp eq i32 %zn, %nz
+  br i1 %zd, label %yes, label %z
+yes:
+  ret i1 true
+}}",
+        w = super::simd::WIDTH
+    );
 }
 
 /// The per-work-item entry point, for kernels run as fibers only.

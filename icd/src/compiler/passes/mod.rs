@@ -270,6 +270,10 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
         let mut caps = Vec::new();
         let mut computes = Vec::new();
         let mut uniform = 0;
+        // The body before the regions transform, where its only barriers are sub-group
+        // ones: a SIMD copy of it runs the kernel for groups whose sub-groups are its
+        // chunks (`flat` below).
+        let mut sub_groups_only: Option<Vec<String>> = None;
         let given = unit.map_or(true, |u| match &u.kernel {
             Some(name) => *name == f.name,
             None => !k.args.iter().any(|a| a.kind == ArgKind::Image),
@@ -291,6 +295,16 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
                 true => simd::inline_calls(&define, body, &waits, &type_names),
                 false => Ok(body.to_vec()),
             };
+            let sub_group_barrier = |c: &str| opencl_name(c) == Some("sub_group_barrier");
+            if let Ok(body) = &inlined {
+                let only_sub_groups =
+                    |l: &String| callees_in(l).iter().all(|c| sync(c) == regions::Sync::None || sub_group_barrier(c));
+                if body.iter().all(only_sub_groups) {
+                    sub_groups_only = Some(
+                        body.iter().filter(|l| !callees_in(l).iter().any(|c| sub_group_barrier(c))).cloned().collect(),
+                    );
+                }
+            }
             // A refusal is not an error: the kernel then runs as fibers.
             let made = inlined.and_then(|body| regions::make_resumable(&define, &body, &types, CTX, &sync));
             if let Err(why) = &made {
@@ -370,6 +384,27 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
             }
             false => None,
         };
+        // The flat copy: the kernel without its sub-group barriers, in lanes. A chunk of
+        // lanes that is its sub-group passes each collective's helpers lane by lane, all
+        // its puts before its reads, as the barriers would order them.
+        let flat = match (&simd, sub_groups_only.filter(|_| barriers.is_some())) {
+            (Some(s), Some(body)) if s.folded.is_empty() => {
+                // The kernel's own `define`, made an internal function as the copies' are.
+                let head = ["define dso_local spir_kernel ", "define spir_kernel "]
+                    .iter()
+                    .find_map(|e| define.strip_prefix(e))
+                    .map_or(define.clone(), |rest| format!("define internal spir_func {rest}"));
+                simd::vectorize(&head, &ir_text::literal_types(&body, &types), &f.name)
+                    .map_err(|why| simd::explain(&f.name, &format!("(no flat copy) {why}")))
+                    .ok()
+                    .filter(|copy| copy.folded.is_empty())
+            }
+            _ => None,
+        };
+        if let Some(copy) = &flat {
+            extra.push_str(&copy.text.replace(&format!("@{}.simd", f.name), &format!("@{}.flat", f.name)));
+            simd_declarations.extend(copy.declarations.iter().cloned());
+        }
         let jam = match simd {
             Some(_) => None,
             None => launcher::jam_pays(&k, body, &|n| defined.contains(n), &types).then_some(loop_id),
@@ -392,6 +427,7 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
             simd: simd.is_some(),
             fold: simd.as_ref().map(|s| s.folded.clone()).unwrap_or_default(),
             wide: simd.as_ref().map_or(0, |s| s.wide),
+            flat: flat.is_some(),
         };
         launcher::append(&mut extra, &define, &k, &entry, &types)?;
         kernels.push(k);

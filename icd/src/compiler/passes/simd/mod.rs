@@ -182,7 +182,11 @@ fn vectorize_with(define: &str, body: &[String], name: &str, masked: bool) -> Re
     // Several chunks a call where every branch is the lanes' together, or is once its
     // if/else sides run for every lane (`wide`); not in kernels run as regions, whose
     // item loops end each chunk at a barrier.
-    if !define.contains("%__fcl_resume") && chunks() > 1 {
+    // Not where lanes reach their own elements of a private array: the chunks' text
+    // copies take every access through a variable as the lanes' one vector.
+    if !analysis.lane_pointers.is_empty() {
+        explain_wide(name, "lanes' own elements of a private array");
+    } else if !define.contains("%__fcl_resume") && chunks() > 1 {
         let straight = match analysis.linear {
             false => Ok(lines.iter().map(|l| l.to_string()).collect()),
             true => {
@@ -379,6 +383,12 @@ struct Analysis {
     allocas: HashMap<String, IrType>,
     /// Pointers into an alloca (the alloca itself, element addresses), with the alloca.
     private: HashMap<String, String>,
+    /// Allocas that hold addresses into one alloca (reg2mem's slots), with that alloca.
+    slots: HashMap<String, String>,
+    /// Allocas whose address is used as a value: they must stay shared.
+    plain: HashSet<String>,
+    /// Addresses of each lane's element of a private array indexed by a varying value.
+    lane_pointers: HashSet<String>,
     /// The kernel branches on a varying value: the copy runs its blocks in text order,
     /// each under a mask of the lanes in it (`linear`).
     linear: bool,
@@ -523,6 +533,9 @@ impl Analysis {
             consecutive: HashSet::new(),
             allocas: HashMap::new(),
             private: HashMap::new(),
+            slots: HashMap::new(),
+            plain: HashSet::new(),
+            lane_pointers: HashSet::new(),
             linear: false,
             partial: vec![false; blocks.len()],
             blocks,
@@ -598,6 +611,9 @@ impl Analysis {
                 break;
             }
         }
+        if a.plain.iter().any(|root| a.varying.contains(root)) {
+            return Err("the address of a private variable is used as a value".into());
+        }
         a.linear = !divergent.is_empty();
         a.cfg = cfg.ok();
         a.find_consecutive(lines, &divergent);
@@ -625,8 +641,21 @@ impl Analysis {
                 let parts = split_top(rest.strip_prefix("volatile ").unwrap_or(rest));
                 let value = parts.first().and_then(|p| p.rsplit(' ').next()).unwrap_or("");
                 let ptr = parts.get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("");
-                if self.private.contains_key(value) {
-                    return Err("the address of a private variable is stored".into());
+                if let Some(root) = self.private.get(value).cloned() {
+                    // Into a variable holding only addresses of one variable (reg2mem's
+                    // slot for a pointer that crossed blocks): its loads point there too.
+                    let slot = matches!(self.allocas.get(ptr), Some(IrType::Ptr(_)))
+                        && self.private.get(ptr).is_some_and(|r| r == ptr);
+                    match self.slots.get(ptr) {
+                        _ if !slot || self.varying.contains(ptr) => {
+                            return Err("the address of a private variable is stored".into())
+                        }
+                        Some(r) if *r != root => return Err("the addresses of two private variables are stored".into()),
+                        _ => {
+                            self.slots.insert(ptr.to_string(), root);
+                        }
+                    }
+                    return Ok(());
                 }
                 if let Some(root) = self.private.get(ptr).cloned() {
                     if self.varying.contains(value) {
@@ -649,6 +678,10 @@ impl Analysis {
             ("alloca", _) => {}
             ("load", rest) => {
                 let ptr = split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("").to_string();
+                if let Some(root) = self.slots.get(&ptr).cloned() {
+                    self.private.insert(d.to_string(), root);
+                    return Ok(());
+                }
                 let varies = match self.private.get(&ptr) {
                     Some(root) => self.varying.contains(root),
                     None => self.varying.contains(&ptr),
@@ -660,12 +693,22 @@ impl Analysis {
             ("getelementptr", rest) => {
                 let parts = split_top(rest.strip_prefix("inbounds ").unwrap_or(rest));
                 let base = parts.get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("");
+                if self.lane_pointers.contains(base) {
+                    return Err("an address into a lane's element of a private array".into());
+                }
                 if let Some(root) = self.private.get(base).cloned() {
                     // The variable's contents may vary; its address does not.
                     let index_varies =
                         parts.iter().skip(2).filter_map(|p| p.rsplit(' ').next()).any(|v| self.varying.contains(v));
-                    if index_varies {
-                        return Err("a private array indexed by a varying value".into());
+                    if index_varies || self.lane_pointers.contains(d) {
+                        // Each lane's own element: a vector of addresses into the widened
+                        // variable, read and written by gathers and scatters (an earlier
+                        // pass may have taken it for an address of the variable's).
+                        self.vary(&root);
+                        self.vary(d);
+                        self.lane_pointers.insert(d.to_string());
+                        self.private.remove(d);
+                        return Ok(());
                     }
                     self.private.insert(d.to_string(), root);
                 } else if any_varying {
@@ -698,9 +741,17 @@ impl Analysis {
                 let root = self.private[&ops[0]].clone();
                 self.private.insert(d.to_string(), root);
             }
+            _ if ops.iter().any(|v| self.lane_pointers.contains(v)) => {
+                return Err("an address into a lane's element of a private array used as a value".into());
+            }
             _ => {
-                if ops.iter().any(|v| self.private.contains_key(v)) {
-                    return Err("the address of a private variable is used as a value".into());
+                // An address chosen among others (`c ? p : &zero`, SYCL's loads with a
+                // default) is plain memory where its variable is one for every lane.
+                for v in ops.iter().filter_map(|v| self.private.get(v)) {
+                    if self.varying.contains(v) {
+                        return Err("the address of a private variable is used as a value".into());
+                    }
+                    self.plain.insert(v.clone());
                 }
                 if any_varying {
                     self.vary(d);
@@ -1306,6 +1357,11 @@ impl Writer<'_> {
             let _ = writeln!(self.out, "  store {wide} {v}, {pt} {p}, align 4");
             return Ok(());
         }
+        if self.a.slots.contains_key(&p) {
+            // A variable's address (the same in every lane) into its slot.
+            let _ = writeln!(self.out, "  store {}", code(rest));
+            return Ok(());
+        }
         if !self.varies(&p) {
             // A shared value to a shared address: once, if any lane is here.
             if self.varies(&v) {
@@ -1448,6 +1504,7 @@ impl Writer<'_> {
             // into a vector names its component's first lane.
             let mut indices = Vec::new();
             let mut at = src.clone();
+            let lanes = self.a.lane_pointers.contains(d);
             for (i, part) in parts[2..].iter().enumerate() {
                 let (it, iv) = typed(part).ok_or("unreadable index")?;
                 if i == 0 {
@@ -1455,6 +1512,11 @@ impl Writer<'_> {
                     continue;
                 }
                 match at.clone() {
+                    IrType::Array(_, e) if lanes => {
+                        let wide = widened(&it).ok_or("unreadable index")?;
+                        indices.push(format!("{wide} {}", self.operand(&it, &iv)?));
+                        at = *e;
+                    }
                     IrType::Array(_, e) => {
                         indices.push(format!("{it} {iv}"));
                         at = *e;
@@ -1473,6 +1535,15 @@ impl Writer<'_> {
                 }
             }
             let wide = widened(&src).ok_or("unsupported private variable")?;
+            if lanes {
+                // The lane's own of the element's lanes.
+                if matches!(at, IrType::Vector(..) | IrType::Array(..) | IrType::Struct(..)) {
+                    return Err("a lane's element of a private array of aggregates".into());
+                }
+                let steps: Vec<String> = (0..WIDTH).map(|k| format!("i32 {k}")).collect();
+                indices.push(format!("<{WIDTH} x i32> <{}>", steps.join(", ")));
+                self.gep_types.insert(d.to_string(), IrType::Vector(WIDTH, Box::new(IrType::Ptr(0))));
+            }
             let _ = writeln!(self.out, "  {d} = {kw} {wide}, {bt} {base}, {}", indices.join(", "));
             return Ok(());
         }
@@ -2250,6 +2321,40 @@ mod tests {
         // The result differs per work-item in general (a scan): each lane's own.
         assert_eq!(t.matches("@__ferrocl_sg_broadcast_f(i32 0, ptr %ctx)").count(), WIDTH as usize, "{t}");
         assert!(t.contains("call void @__ferrocl_ctx_lane(ptr %ctx, i64 -7)"), "{t}");
+    }
+
+    #[test]
+    fn a_private_array_indexed_by_lane_is_gathered_and_scattered() {
+        // float a[4]; a[i & 3] = in[i]; out[i] = a[(i + 1) & 3], with the array's address
+        // kept in a reg2mem slot on the way.
+        let (define, body) = split(
+            "define internal spir_func void @k(ptr noundef align 4 %0, ptr %ctx) #0 {
+  %3 = alloca [4 x float], align 4
+  %s = alloca ptr, align 8
+  store ptr %3, ptr %s, align 8
+  %4 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %5 = getelementptr inbounds float, ptr %0, i64 %4
+  %6 = load float, ptr %5, align 4
+  %7 = and i64 %4, 3
+  %r = load ptr, ptr %s, align 8
+  %8 = getelementptr inbounds [4 x float], ptr %r, i64 0, i64 %7
+  store float %6, ptr %8, align 4
+  %9 = add i64 %4, 1
+  %10 = and i64 %9, 3
+  %11 = getelementptr inbounds [4 x float], ptr %3, i64 0, i64 %10
+  %12 = load float, ptr %11, align 4
+  store float %12, ptr %5, align 4
+  ret void
+}",
+        );
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        let lanes = "<8 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7>";
+        assert!(
+            t.contains(&format!("getelementptr inbounds [4 x <8 x float>], ptr %r, i64 0, <8 x i64> %v7, {lanes}")),
+            "{t}"
+        );
+        assert!(t.contains("store ptr %v3, ptr %s"), "the slot keeps the variable's address: {t}");
+        assert!(t.contains("@llvm.masked.scatter") && t.contains("@llvm.masked.gather"), "{t}");
     }
 
     #[test]
