@@ -847,7 +847,7 @@ fn one_sub_groups_shuffles_keep_the_others_at_the_group_barrier() {
 const SLIDING_WINDOW: &str = r#"
 typedef struct { uchar tag; float data[5]; } window_t;
 typedef struct { float data[4]; } results_t;
-kernel void slide(global const float *a, global const float *v, global float *out, int n) {
+kernel SUB_GROUP void slide(global const float *a, global const float *v, global float *out, int n) {
     int lid = (int)get_sub_group_local_id(), sg = (int)get_max_sub_group_size();
     int base = 4 * ((int)get_global_id(0) - lid) + lid;
     int rn = min(4, (n - base + sg - 1) / sg);
@@ -872,35 +872,43 @@ kernel void slide(global const float *a, global const float *v, global float *ou
 
 /// The loop's trip count is the same in every work-item and the window's structure is
 /// widened field by field: the kernel runs as regions (dpnp's ran as fibers, 100 times
-/// Intel's time), and its shuffles read the lanes the host reference does.
+/// Intel's time), and its shuffles read the lanes the host reference does. In sub-groups
+/// of 8, the SIMD width, each chunk of lanes is a sub-group and runs the kernel's flat
+/// copy, without barriers; in sub-groups of 16 the regions run.
 #[test]
 fn sliding_window_shuffles_in_a_loop_run_as_regions() {
     let env = Env::new();
-    let p = build(&env, SLIDING_WINDOW, "-cl-std=CL3.0");
-    let k = kernel(p, "slide");
-    // Sub-groups of 8 (the device's default): 32 outputs each.
-    let (n, local) = (1000usize, 64usize);
-    let items = n.div_ceil(32) * 8;
-    let global = items.div_ceil(local) * local;
-    let a: Vec<f32> = (0..n).map(|i| (i * 7 % 13) as f32).collect();
-    let v: Vec<f32> = (0..8).map(|k| (k + 1) as f32).collect();
-    let (ba, bv, bout) = (buffer_of(&env, &a), buffer_of(&env, &v), env.buffer(0, n * 4, null_mut()));
-    set_arg(k, 0, &ba);
-    set_arg(k, 1, &bv);
-    set_arg(k, 2, &bout);
-    set_arg(k, 3, &(n as i32));
-    run(&env, k, &[global], Some(&[local]));
-    assert!(!runs_as_fibers(p, "slide"));
-    let out: Vec<f32> = read_as(&env, bout, n);
-    for (o, got) in out.iter().enumerate() {
-        let want: f32 = (0..8).map(|k| a.get(o + k).copied().unwrap_or(0.0) * v[k]).sum();
-        assert_eq!(*got, want, "output {o}");
+    for sub in [8usize, 16] {
+        let attribute = match sub {
+            8 => "-DSUB_GROUP=".to_string(),
+            n => format!("-DSUB_GROUP=__attribute__((intel_reqd_sub_group_size({n})))"),
+        };
+        let p = build(&env, SLIDING_WINDOW, &format!("-cl-std=CL3.0 {attribute}"));
+        let k = kernel(p, "slide");
+        // Each sub-group computes 4 outputs per work-item, one tap per work-item.
+        let (n, local) = (1000usize, 64usize);
+        let items = n.div_ceil(4 * sub) * sub;
+        let global = items.div_ceil(local) * local;
+        let a: Vec<f32> = (0..n).map(|i| (i * 7 % 13) as f32).collect();
+        let v: Vec<f32> = (0..sub).map(|k| (k % 5 + 1) as f32).collect();
+        let (ba, bv, bout) = (buffer_of(&env, &a), buffer_of(&env, &v), env.buffer(0, n * 4, null_mut()));
+        set_arg(k, 0, &ba);
+        set_arg(k, 1, &bv);
+        set_arg(k, 2, &bout);
+        set_arg(k, 3, &(n as i32));
+        run(&env, k, &[global], Some(&[local]));
+        assert!(!runs_as_fibers(p, "slide"));
+        let out: Vec<f32> = read_as(&env, bout, n);
+        for (o, got) in out.iter().enumerate() {
+            let want: f32 = (0..sub).map(|k| a.get(o + k).copied().unwrap_or(0.0) * v[k]).sum();
+            assert_eq!(*got, want, "sub-groups of {sub}: output {o}");
+        }
+        for b in [ba, bv, bout] {
+            ok!(cl!(clReleaseMemObject(b)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
     }
-    for b in [ba, bv, bout] {
-        ok!(cl!(clReleaseMemObject(b)));
-    }
-    ok!(cl!(clReleaseKernel(k)));
-    ok!(cl!(clReleaseProgram(p)));
 }
 
 const FLOAT_ATOMICS: &str = r#"
