@@ -324,6 +324,11 @@ pub type LaunchFn = unsafe extern "C" fn(group: *const Group, args: *const u8);
 /// barriers.
 pub type ItemFn = unsafe extern "C" fn(group: *const Group, args: *const u8, local_id: *const usize);
 
+/// `__ferrocl_flat_<kernel>`: runs one group of a kernel whose only barriers are
+/// sub-group ones through its SIMD copy without them, where the group's sub-groups are
+/// the copy's chunks; false, having run nothing, where they are not.
+pub type FlatFn = unsafe extern "C" fn(group: *const Group, args: *const u8) -> bool;
+
 /// How the driver reaches an async-copy builtin's overloads in the archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AsyncReach {

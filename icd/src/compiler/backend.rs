@@ -38,7 +38,7 @@ pub(super) fn build(
     // printf and friends would bind to libc's and library symbols would leak).
     std::fs::write(
         &map,
-        "{ global: __ferrocl_launch_*; __ferrocl_item_*; __ferrocl_static_local_query; local: *; };\n",
+        "{ global: __ferrocl_launch_*; __ferrocl_item_*; __ferrocl_flat_*; __ferrocl_static_local_query; local: *; };\n",
     )
     .map_err(|e| e.to_string())?;
     let undefined = |error: &str| {

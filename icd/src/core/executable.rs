@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use ferrocl_kernel_abi::{ItemFn, LaunchFn};
+use ferrocl_kernel_abi::{FlatFn, ItemFn, LaunchFn};
 use parking_lot::Mutex;
 
 use super::binary;
@@ -16,7 +16,7 @@ use crate::exec::copies::validate::StaticLocalFn;
 
 /// A shared object of kernel code loaded into the process, with its entry points.
 pub(crate) struct KernelLibrary {
-    entries: HashMap<String, (LaunchFn, Option<ItemFn>)>,
+    entries: HashMap<String, (LaunchFn, Option<ItemFn>, Option<FlatFn>)>,
     /// `__ferrocl_static_local_query`, for validation mode.
     static_local: Option<StaticLocalFn>,
     _lib: libloading::Library,
@@ -57,7 +57,13 @@ impl KernelLibrary {
                     ),
                     false => None,
                 };
-                (*launch.map_err(|e| e.to_string())?, item)
+                // Kernels run as fibers may have a flat copy for groups in sub-groups of
+                // the SIMD width.
+                let flat = match k.fibers {
+                    true => lib.get::<FlatFn>(format!("__ferrocl_flat_{}\0", k.name).as_bytes()).ok().map(|f| *f),
+                    false => None,
+                };
+                (*launch.map_err(|e| e.to_string())?, item, flat)
             };
             entries.insert(k.name.clone(), entry);
         }
@@ -76,6 +82,7 @@ impl KernelLibrary {
 pub(crate) struct Entry {
     pub(crate) launch: LaunchFn,
     pub(crate) item: Option<ItemFn>,
+    pub(crate) flat: Option<FlatFn>,
     pub(crate) library: Arc<KernelLibrary>,
 }
 
@@ -201,8 +208,9 @@ impl Executable {
                 .clone()?
             }
         };
-        let &(launch, item) = library.entries.get(name).ok_or_else(|| format!("no entry point for kernel {name}\n"))?;
-        Ok(Entry { launch, item, library })
+        let &(launch, item, flat) =
+            library.entries.get(name).ok_or_else(|| format!("no entry point for kernel {name}\n"))?;
+        Ok(Entry { launch, item, flat, library })
     }
 
     /// The entry points of kernel `name` for launches with images of these formats

@@ -203,6 +203,7 @@ impl Kernel {
             cancelled: Default::default(),
             launch,
             item: entry.item,
+            flat: entry.flat,
             frame_size: self.info.frame_size as usize,
             regions: self.info.regions,
             stream: buffers.iter().map(|(start, end)| end - start).sum::<usize>() as u64 > device.host.cache_bytes,

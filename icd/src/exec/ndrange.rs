@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use ferrocl_kernel_abi::{Group, ItemFn, LaunchFn};
+use ferrocl_kernel_abi::{FlatFn, Group, ItemFn, LaunchFn};
 
 use super::pool::{Pool, Worker};
 use super::SERVICES;
@@ -23,6 +23,9 @@ pub(crate) struct Launch {
     pub(crate) launch: LaunchFn,
     /// Set for kernels that run their work-items as fibers.
     pub(crate) item: Option<ItemFn>,
+    /// A kernel run as fibers whose only barriers are sub-group ones: runs a group whose
+    /// sub-groups are its SIMD chunks without fibers (`FlatFn`).
+    pub(crate) flat: Option<FlatFn>,
     /// Frame memory per work-item of a kernel run as barrier regions.
     pub(crate) frame_size: usize,
     /// The kernel runs as barrier regions.
@@ -324,6 +327,9 @@ impl Launch {
         // `keep` holds, and take exactly these arguments.
         unsafe {
             match self.item {
+                Some(_)
+                    if items > 1
+                        && self.flat.is_some_and(|flat| flat(std::ptr::from_mut(group).cast_const(), args)) => {}
                 Some(item) if items > 1 => {
                     if let Err(e) = w.fibers.run_group(item, group, args) {
                         panic!("{e}");

@@ -208,7 +208,8 @@ fn append_body(out: &mut String, define: &str, k: &Kernel, e: &Entry, types: &Ty
 
     if e.flat {
         // The same unpacking for the flat copy, which runs to the kernel's end.
-        let at = out.rfind(&format!("\ndefine internal i32 @__ferrocl_body_{name}(")).unwrap_or(out.len());
+        let body = out.rfind(&format!(" @__ferrocl_body_{name}(")).unwrap_or(out.len());
+        let at = out[..body].rfind('\n').unwrap_or(body);
         let unpack = &out[at..];
         let unpack = &unpack[..unpack.find("\n}").unwrap_or(unpack.len())];
         let loads: String = unpack
@@ -650,13 +651,14 @@ r{n}.end:
 }
 
 /// The flat copy's loop over the group's chunks, where the group's sub-groups are its
-/// chunks (`Entry::flat`); false, having run nothing, where they are not.
+/// chunks (`Entry::flat`); false, having run nothing, where they are not. An entry point
+/// (`FlatFn`) for kernels run as fibers, which the driver tries first.
 fn append_flat(out: &mut String, k: &Kernel) {
     let name = &k.name;
     let _ = writeln!(
         out,
-        "define internal i1 @__ferrocl_flat_{name}(ptr %group, ptr noalias nocapture readonly %args) \
-         {HELPER_ATTRIBUTES} {{
+        "define i1 @__ferrocl_flat_{name}(ptr %group, ptr noalias nocapture readonly %args) \
+         {ENTRY_ATTRIBUTES} {{
 entry:
   %c = alloca [32 x i64], align 16
   call void @__ferrocl_ctx_init(ptr %c, ptr %group)

@@ -387,8 +387,21 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
         // The flat copy: the kernel without its sub-group barriers, in lanes. A chunk of
         // lanes that is its sub-group passes each collective's helpers lane by lane, all
         // its puts before its reads, as the barriers would order them.
-        let flat = match (&simd, sub_groups_only.filter(|_| barriers.is_some())) {
-            (Some(s), Some(body)) if s.folded.is_empty() => {
+        // Kernels run as regions with a SIMD copy, and kernels run as fibers (a sub-group
+        // barrier under a branch alike only within each sub-group: dpctl's elementwise
+        // kernels load a sub-group's block where the whole block is in range).
+        let flat_allowed = match &simd {
+            Some(s) => barriers.is_some() && s.folded.is_empty(),
+            None => {
+                k.fibers
+                    && simd_copies
+                    && !called
+                    && !k.args.iter().any(|a| a.kind == ArgKind::Image)
+                    && simd::sub_groups_fit(k.sub_group_size())
+            }
+        };
+        let flat = match sub_groups_only.filter(|_| flat_allowed) {
+            Some(body) => {
                 // The kernel's own `define`, made an internal function as the copies' are.
                 let head = ["define dso_local spir_kernel ", "define spir_kernel "]
                     .iter()
@@ -399,9 +412,11 @@ fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Re
                     .ok()
                     .filter(|copy| copy.folded.is_empty())
             }
-            _ => None,
+            None => None,
         };
         if let Some(copy) = &flat {
+            // The driver's entry point where the kernel runs as fibers (`FlatFn`).
+            entries.insert(format!("__ferrocl_flat_{}", f.name));
             extra.push_str(&copy.text.replace(&format!("@{}.simd", f.name), &format!("@{}.flat", f.name)));
             simd_declarations.extend(copy.declarations.iter().cloned());
         }

@@ -389,6 +389,8 @@ struct Analysis {
     plain: HashSet<String>,
     /// Addresses of each lane's element of a private array indexed by a varying value.
     lane_pointers: HashSet<String>,
+    /// Casts of an alloca's address: the whole variable, as the alloca itself is.
+    at_start: HashSet<String>,
     /// The kernel branches on a varying value: the copy runs its blocks in text order,
     /// each under a mask of the lanes in it (`linear`).
     linear: bool,
@@ -536,6 +538,7 @@ impl Analysis {
             slots: HashMap::new(),
             plain: HashSet::new(),
             lane_pointers: HashSet::new(),
+            at_start: HashSet::new(),
             linear: false,
             partial: vec![false; blocks.len()],
             blocks,
@@ -739,6 +742,9 @@ impl Analysis {
             },
             ("addrspacecast" | "bitcast", _) if ops.len() == 1 && self.private.contains_key(&ops[0]) => {
                 let root = self.private[&ops[0]].clone();
+                if root == ops[0] || self.at_start.contains(&ops[0]) {
+                    self.at_start.insert(d.to_string());
+                }
                 self.private.insert(d.to_string(), root);
             }
             _ if ops.iter().any(|v| self.lane_pointers.contains(v)) => {
@@ -881,6 +887,32 @@ fn widened(t: &IrType) -> Option<IrType> {
         }
         _ => return None,
     })
+}
+
+/// The scalar and vector fields of an aggregate, each with its path of indices (`,
+/// i32 1, i64 0`); at most 64 of them.
+fn aggregate_leaves(t: &IrType, path: &mut Vec<String>, out: &mut Vec<(String, IrType)>) -> Result<(), String> {
+    match t {
+        IrType::Struct(fields, _) => {
+            for (i, f) in fields.iter().enumerate() {
+                path.push(format!(", i32 {i}"));
+                aggregate_leaves(f, path, out)?;
+                path.pop();
+            }
+        }
+        IrType::Array(n, e) => {
+            for i in 0..*n {
+                path.push(format!(", i64 {i}"));
+                aggregate_leaves(e, path, out)?;
+                path.pop();
+            }
+        }
+        leaf => out.push((path.concat(), leaf.clone())),
+    }
+    match out.len() {
+        0..=64 => Ok(()),
+        _ => Err("a copy into a large varying aggregate".into()),
+    }
 }
 
 /// Components of a vector type (1 for a scalar) and their element type.
@@ -1247,7 +1279,8 @@ impl Writer<'_> {
         let (t, _) = ir_type::parse(parts[0]).ok_or("unreadable load")?;
         let (pt, p) = typed(parts[1]).ok_or("unreadable load")?;
         let align = parts.get(2).map(|a| a.trim()).unwrap_or("align 1");
-        if self.a.private.get(&p).is_some_and(|root| self.varies(root)) {
+        if let Some(root) = self.a.private.get(&p).filter(|root| self.varies(root)) {
+            self.same_elements(root, &t)?;
             let wide = widened(&t).ok_or("unsupported load")?;
             let _ = writeln!(self.out, "  {d} = load {wide}, {pt} {p}, align 4");
             return Ok(());
@@ -1339,7 +1372,8 @@ impl Writer<'_> {
         let (pt, p) = typed(parts[1]).ok_or("unreadable store")?;
         let align = parts.get(2).map(|a| a.trim()).unwrap_or("align 1");
         let mask = self.lanes.clone();
-        if self.a.private.get(&p).is_some_and(|root| self.varies(root)) {
+        if let Some(root) = self.a.private.get(&p).filter(|root| self.varies(root)).cloned() {
+            self.same_elements(&root, &t)?;
             let wide = widened(&t).ok_or("unsupported store")?;
             let mut v = self.operand(&t, &v)?;
             if let Some(m) = &mask {
@@ -1620,7 +1654,9 @@ impl Writer<'_> {
         if group_function(&callee) {
             return self.group_call(d, c, &callee, &args);
         }
-        if collective_helper(&callee) {
+        let address = context::by_symbol(&callee).is_some_and(|b| b.role == context::Role::Address);
+        let varying_args = args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.varies(&v)));
+        if collective_helper(&callee) || address && varying_args {
             return self.lane_calls(d, c, &callee, &args);
         }
         if opencl_name(&callee) == Some("prefetch") && d.is_none() {
@@ -1639,8 +1675,28 @@ impl Writer<'_> {
             }
             // A whole varying variable to or from memory (a region's frame slot): a
             // load and a store of its type.
-            let whole = |p: &str| self.a.allocas.get(p).filter(|_| self.a.private.get(p).is_some_and(|r| r == p));
+            let whole = |p: &str| {
+                let root = self.a.private.get(p).filter(|r| *r == p || self.a.at_start.contains(p))?;
+                self.a.allocas.get(root)
+            };
             let ty = whole(&to).or_else(|| whole(&from)).cloned().ok_or("a copy of part of a varying variable")?;
+            if matches!(ty, IrType::Struct(..) | IrType::Array(..)) && !varies(&from) {
+                // Shared memory into every lane of a varying aggregate (SYCL's zeroed
+                // `vec` from a constant): each field loaded once and broadcast.
+                let mut leaves = Vec::new();
+                aggregate_leaves(&ty, &mut Vec::new(), &mut leaves)?;
+                let wide_ty = widened(&ty).ok_or("unsupported private variable")?;
+                for (path, leaf) in leaves {
+                    let (src, value, dst) = (self.name("%leaf.src"), self.name("%leaf"), self.name("%leaf.dst"));
+                    let _ = writeln!(self.out, "  {src} = getelementptr inbounds {ty}, ptr {from}, i64 0{path}");
+                    let _ = writeln!(self.out, "  {value} = load {leaf}, ptr {src}, align 1");
+                    let wide = self.operand(&leaf, &value)?;
+                    let wide_leaf = widened(&leaf).ok_or("unsupported private variable")?;
+                    let _ = writeln!(self.out, "  {dst} = getelementptr inbounds {wide_ty}, ptr {to}, i64 0{path}");
+                    let _ = writeln!(self.out, "  store {wide_leaf} {wide}, ptr {dst}, align 4");
+                }
+                return Ok(());
+            }
             let bytes = ty.layout(&HashMap::new()).map(|(s, _)| s);
             let n = args.get(2).and_then(|a| a.rsplit(' ').next()).and_then(|n| n.parse::<u64>().ok());
             if bytes.is_none() || bytes != n {
@@ -1676,6 +1732,7 @@ impl Writer<'_> {
             if callee.starts_with("llvm.") && elementwise_intrinsic(&callee).is_some()
                 || pure_builtin(&callee).is_some()
                 || super::division::is_helper(&callee)
+                || address
             {
                 let _ = writeln!(self.out, "{c}");
                 return Ok(());
@@ -1758,9 +1815,27 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// A collective's helper (`collectives`): called for each lane in turn, the context
-    /// stepped to the lane's work-item, with the lane's arguments, its result put in the
-    /// lane. They put or read the work-items' slots between the barriers of the
+    /// Refuses a widened variable read or written as elements it does not hold (an
+    /// `i32` stored over a `vec<bool, 4>` read back byte by byte): its lanes lie element
+    /// by element, so the bytes of one lane's `i32` are not where its `i8`s are.
+    fn same_elements(&self, root: &str, t: &IrType) -> Result<(), String> {
+        let mut leaves = Vec::new();
+        let mut accessed = Vec::new();
+        let held = self.a.allocas.get(root).is_some_and(|ty| {
+            ty == t
+                || aggregate_leaves(ty, &mut Vec::new(), &mut leaves).is_ok()
+                    && aggregate_leaves(t, &mut Vec::new(), &mut accessed).is_ok()
+                    && accessed.iter().all(|(_, a)| leaves.iter().any(|(_, l)| components(l).1 == components(a).1))
+        });
+        match held || leaves.len() > 64 {
+            true => Ok(()),
+            false => Err(format!("a private variable read or written as {t}")),
+        }
+    }
+
+    /// A collective's helper (`collectives`), or an address-space test of lanes' own
+    /// pointers (`to_global`): called for each lane in turn, the context stepped to the
+    /// lane's work-item, with the lane's arguments, its result put in the lane. They put or read the work-items' slots between the barriers of the
     /// collective, which the regions transform made region boundaries, so a region's
     /// chunk of lanes passes each of them as its work-items would one by one.
     fn lane_calls(&mut self, d: Option<&str>, c: &str, callee: &str, args: &[&str]) -> Result<(), String> {
@@ -2355,6 +2430,35 @@ mod tests {
         );
         assert!(t.contains("store ptr %v3, ptr %s"), "the slot keeps the variable's address: {t}");
         assert!(t.contains("@llvm.masked.scatter") && t.contains("@llvm.masked.gather"), "{t}");
+    }
+
+    #[test]
+    fn a_widened_variable_read_as_other_elements_is_refused_and_shared_aggregates_broadcast() {
+        // SYCL's `vec<bool, 4>`: an i32 stored over four bytes read back one by one.
+        let text = "define internal spir_func void @k(ptr noundef align 4 %0, ptr %ctx) #0 {
+  %3 = alloca [4 x i8], align 4
+  %4 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %5 = trunc i64 %4 to i32
+  STORE
+  %6 = getelementptr inbounds i8, ptr %3, i64 1
+  %7 = load i8, ptr %6, align 1
+  %8 = getelementptr inbounds i8, ptr %0, i64 %4
+  store i8 %7, ptr %8, align 1
+  ret void
+}";
+        let (define, body) = split(&text.replace("STORE", "store i32 %5, ptr %3, align 4"));
+        let e = vectorize(&define, &body, "k").unwrap_err();
+        assert!(e.contains("read or written as i32"), "{e}");
+        // A zeroed aggregate from a constant (SYCL's `vec` initialiser): each byte broadcast.
+        let copy = "call void @llvm.memcpy.p0.p0.i64(ptr align 4 %3, ptr align 4 @zero, i64 4, i1 false)
+  %s = getelementptr inbounds i8, ptr %3, i64 2
+  %t = trunc i32 %5 to i8
+  store i8 %t, ptr %s, align 1";
+        let (define, body) = split(&text.replace("STORE", copy));
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        let t = &t[..t.find("\n}\n").unwrap()];
+        assert_eq!(t.matches("getelementptr inbounds [4 x i8], ptr @zero, i64 0, i64").count(), 4, "{t}");
+        assert!(t.contains("store <8 x i8> "), "{t}");
     }
 
     #[test]
