@@ -240,6 +240,13 @@ pub fn launcher_code(p: cl_program, name: &str) -> String {
     code.split("\n\n").filter(|f| f.contains(&format!("<__ferrocl_launch_{name}>:"))).collect::<Vec<_>>().join("\n")
 }
 
+/// Whether kernel `name` of program `p` has a flat copy for groups whose sub-groups are
+/// its SIMD chunks: an entry point of its own (`__ferrocl_flat_<name>`) where it runs as
+/// fibers.
+pub fn has_flat_entry(p: cl_program, name: &str) -> bool {
+    program_code(p).contains(&format!("<__ferrocl_flat_{name}>:"))
+}
+
 /// Whether kernel `name` of program `p` runs its work-items as fibers: only those have
 /// a per-work-item entry point (`__ferrocl_item_<name>`) in the program's code.
 /// Kernels get code at their first launch: launch `name` before asking.

@@ -911,6 +911,55 @@ fn sliding_window_shuffles_in_a_loop_run_as_regions() {
     }
 }
 
+/// dpctl's elementwise kernels: a sub-group reads a whole block with its collectives
+/// where the block is in range, element by element otherwise. The branch is alike within
+/// each sub-group only, so the kernel runs as fibers; groups whose sub-groups are the
+/// SIMD chunks run its flat copy.
+const SUB_GROUP_BLOCKS: &str = r#"
+kernel void blocks(global const float *in, global float *out, int n) {
+    int lid = (int)get_sub_group_local_id(), size = (int)get_sub_group_size();
+    int base = ((int)get_group_id(0) * (int)get_num_sub_groups() + (int)get_sub_group_id()) * 32;
+    if (base + 32 <= n) {
+        sub_group_barrier(CLK_GLOBAL_MEM_FENCE);
+        float first = sub_group_broadcast(in[base + lid], 0);
+        for (int j = lid; j < 32; j += size) out[base + j] = in[base + j] * 2.0f + first;
+    } else {
+        for (int j = base + lid; j < n; j += size) out[j] = in[j] * 2.0f + in[base];
+    }
+}
+"#;
+
+#[test]
+fn sub_group_blocks_under_a_branch_alike_per_sub_group_run_flat_or_as_fibers() {
+    let env = Env::new();
+    let p = build(&env, SUB_GROUP_BLOCKS, "-cl-std=CL3.0");
+    let k = kernel(p, "blocks");
+    let n = 5000usize;
+    let input: Vec<f32> = (0..n).map(|i| (i % 97) as f32).collect();
+    // Groups of 64: sub-groups of 8 are the SIMD chunks (flat). Groups of 60: each row
+    // ends in a sub-group of 4 (fibers).
+    for local in [64usize, 60] {
+        let groups = n.div_ceil(local.div_ceil(8) * 32) + 1;
+        let (bin, bout) = (buffer_of(&env, &input), env.buffer(0, n * 4, null_mut()));
+        set_arg(k, 0, &bin);
+        set_arg(k, 1, &bout);
+        set_arg(k, 2, &(n as i32));
+        run(&env, k, &[groups * local], Some(&[local]));
+        let out: Vec<f32> = read_as(&env, bout, n);
+        for (i, got) in out.iter().enumerate() {
+            // Each sub-group's block of 32 elements adds its first.
+            assert_eq!(*got, input[i] * 2.0 + input[i / 32 * 32], "groups of {local}: element {i}");
+        }
+        for b in [bin, bout] {
+            ok!(cl!(clReleaseMemObject(b)));
+        }
+    }
+    assert!(runs_as_fibers(p, "blocks"));
+    assert!(has_flat_entry(p, "blocks"));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 const FLOAT_ATOMICS: &str = r#"
 kernel void float_atomics(global atomic_float *f, global atomic_double *d, global float *per_group) {
     local atomic_float lsum, lmax;
