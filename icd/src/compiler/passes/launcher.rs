@@ -424,6 +424,7 @@ xs:
         }
         let _ = write!(nx, "\n  %steps = or i1 {any}, false");
     }
+    let nest = loop_nest(first, empty, &x_loop, after);
     for (function, fix, inline) in &variants {
         let _ = writeln!(
             out,
@@ -433,31 +434,7 @@ entry:
   %c = alloca [32 x i64], align 16{rslot}
   call void @__ferrocl_ctx_init(ptr %c, ptr %group){fix}{start}
   {nx}
-  %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
-  %nz = call i32 @__ferrocl_ctx_bound(ptr %c, i32 2)
-  %ex = icmp eq i32 %nx, 0
-  %ey = icmp eq i32 %ny, 0
-  %ez = icmp eq i32 %nz, 0
-  %exy = or i1 %ex, %ey
-  %empty = or i1 %exy, %ez
-  br i1 %empty, label %{empty}, label %z
-z:
-  %zi = phi i32 [ 0, %{first} ], [ %zn, %znext ]
-  %z64 = zext nneg i32 %zi to i64
-  br label %y
-y:
-  %yi = phi i32 [ 0, %z ], [ %yn, %ynext ]
-  %y64 = zext nneg i32 %yi to i64
-  br label %x
-{x_loop}
-ynext:
-  %yn = add nuw nsw i32 %yi, 1
-  %yd = icmp eq i32 %yn, %ny
-  br i1 %yd, label %znext, label %y
-znext:
-  %zn = add nuw nsw i32 %zi, 1
-  %zd = icmp eq i32 %zn, %nz
-  br i1 %zd, label %{after}, label %z
+{nest}
 {end}
 none:
   ret i32 0
@@ -655,6 +632,18 @@ r{n}.end:
 /// (`FlatFn`) for kernels run as fibers, which the driver tries first.
 fn append_flat(out: &mut String, k: &Kernel) {
     let name = &k.name;
+    let x_loop = format!(
+        "x:
+  %xi = phi i32 [ 0, %y ], [ %xn, %x ]
+  %x64 = zext nneg i32 %xi to i64
+  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
+  call void @__ferrocl_bodyf_{name}(ptr %args, ptr %c)
+  %xn = add nuw i32 %xi, {w}
+  %xd = icmp uge i32 %xn, %nx
+  br i1 %xd, label %ynext, label %x",
+        w = super::simd::WIDTH
+    );
+    let nest = loop_nest("start", "yes", &x_loop, "yes");
     let _ = writeln!(
         out,
         "define i1 @__ferrocl_flat_{name}(ptr %group, ptr noalias nocapture readonly %args) \
@@ -668,30 +657,36 @@ no:
   ret i1 false
 start:
   %nx = call i32 @__ferrocl_ctx_bound(ptr %c, i32 0)
-  %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
+{nest}
+yes:
+  ret i1 true
+}}",
+        w = super::simd::WIDTH
+    );
+}
+
+/// The loops over a group's rows (z, y) around `x_loop`, which ends each row at
+/// `ynext`: from block `first`, with `%c` the context and `%nx` the row's length; an
+/// empty group goes to `empty`, the last row to `after`.
+fn loop_nest(first: &str, empty: &str, x_loop: &str, after: &str) -> String {
+    format!(
+        "  %ny = call i32 @__ferrocl_ctx_bound(ptr %c, i32 1)
   %nz = call i32 @__ferrocl_ctx_bound(ptr %c, i32 2)
   %ex = icmp eq i32 %nx, 0
   %ey = icmp eq i32 %ny, 0
   %ez = icmp eq i32 %nz, 0
   %exy = or i1 %ex, %ey
   %empty = or i1 %exy, %ez
-  br i1 %empty, label %yes, label %z
+  br i1 %empty, label %{empty}, label %z
 z:
-  %zi = phi i32 [ 0, %start ], [ %zn, %znext ]
+  %zi = phi i32 [ 0, %{first} ], [ %zn, %znext ]
   %z64 = zext nneg i32 %zi to i64
   br label %y
 y:
   %yi = phi i32 [ 0, %z ], [ %yn, %ynext ]
   %y64 = zext nneg i32 %yi to i64
   br label %x
-x:
-  %xi = phi i32 [ 0, %y ], [ %xn, %x ]
-  %x64 = zext nneg i32 %xi to i64
-  call void @__ferrocl_ctx_set(ptr %c, i64 %x64, i64 %y64, i64 %z64)
-  call void @__ferrocl_bodyf_{name}(ptr %args, ptr %c)
-  %xn = add nuw i32 %xi, {w}
-  %xd = icmp uge i32 %xn, %nx
-  br i1 %xd, label %ynext, label %x
+{x_loop}
 ynext:
   %yn = add nuw nsw i32 %yi, 1
   %yd = icmp eq i32 %yn, %ny
@@ -699,12 +694,8 @@ ynext:
 znext:
   %zn = add nuw nsw i32 %zi, 1
   %zd = icmp eq i32 %zn, %nz
-  br i1 %zd, label %yes, label %z
-yes:
-  ret i1 true
-}}",
-        w = super::simd::WIDTH
-    );
+  br i1 %zd, label %{after}, label %z"
+    )
 }
 
 /// The per-work-item entry point, for kernels run as fibers only.
