@@ -323,7 +323,7 @@ impl Launch {
                 v.begin(l.clone(), group.group_id, group.local_size, local);
             }
         }
-        // SAFETY: the launcher and item functions come from the kernel library that
+        // SAFETY: the launcher, item and flat functions come from the kernel library that
         // `keep` holds, and take exactly these arguments.
         unsafe {
             match self.item {
