@@ -317,6 +317,7 @@ fn write_copy_named(
         gep_types: HashMap::new(),
         lanes: None,
         made: HashSet::new(),
+        dummy: false,
     };
     let head = simd_define(define, name, suffix)?;
     let _ = writeln!(w.out, "{head}");
@@ -334,6 +335,11 @@ fn write_copy_named(
         true => w.linear(lines, define)?,
     }
     w.out.push_str("}\n");
+    if w.dummy {
+        // After the entry block's label (the line after the head).
+        let at = w.out.find(":\n").ok_or("a copy without an entry block")? + 2;
+        w.out.insert_str(at, "  %simd.dummy = alloca [16 x i8], align 16\n");
+    }
     // Named throughout: lines the inlining left out leave gaps in the numbering.
     let text = linear::renumber(&std::mem::take(&mut w.out));
     let mut declarations = w.declarations;
@@ -617,6 +623,7 @@ impl Analysis {
         if a.plain.iter().any(|root| a.varying.contains(root)) {
             return Err("the address of a private variable is used as a value".into());
         }
+        a.find_at_start(lines);
         a.linear = !divergent.is_empty();
         a.cfg = cfg.ok();
         a.find_consecutive(lines, &divergent);
@@ -719,6 +726,14 @@ impl Analysis {
                 }
             }
             ("call", _) if line.contains(&format!("@{}(", fold::FIRST_LANE)) => {}
+            // Each work-item's own turn at the memory.
+            ("atomicrmw", _) => self.vary(d),
+            ("call", _) if callee_names(line).first().is_some_and(|(c, _)| atomic_builtin(c)) => {
+                if ops.iter().any(|v| self.private.contains_key(v)) {
+                    return Err("the address of a private variable is passed to an atomic function".into());
+                }
+                self.vary(d)
+            }
             // Each work-item's own operand slot or result (a scan, `get(mine)`).
             ("call", _) if callee_names(line).first().is_some_and(|(c, _)| collective_helper(c)) => self.vary(d),
             ("call", _) => match query(line)? {
@@ -742,9 +757,6 @@ impl Analysis {
             },
             ("addrspacecast" | "bitcast", _) if ops.len() == 1 && self.private.contains_key(&ops[0]) => {
                 let root = self.private[&ops[0]].clone();
-                if root == ops[0] || self.at_start.contains(&ops[0]) {
-                    self.at_start.insert(d.to_string());
-                }
                 self.private.insert(d.to_string(), root);
             }
             _ if ops.iter().any(|v| self.lane_pointers.contains(v)) => {
@@ -765,6 +777,68 @@ impl Analysis {
             }
         }
         Ok(())
+    }
+
+    /// Which addresses into a variable are its start: casts of it, element addresses
+    /// of index 0 all the way (a structure's first field), and loads from reg2mem slots
+    /// that are only ever given such addresses (SYCL copies a constant into its
+    /// functor's first field through one). Optimistically every address into a
+    /// variable, then dropping those one of whose sources is not, until nothing changes.
+    fn find_at_start(&mut self, lines: &[&str]) {
+        let mut start: HashSet<String> = self.private.keys().cloned().collect();
+        // An address's source: the address it is computed from, or for a slot's load
+        // the slot; a slot's sources are the addresses stored into it.
+        let mut sources: HashMap<String, Vec<String>> = HashMap::new();
+        for line in lines {
+            let c = code(line).trim_start();
+            if let Some(rest) = c.strip_prefix("store ") {
+                let parts = split_top(rest.strip_prefix("volatile ").unwrap_or(rest));
+                let value = parts.first().and_then(|p| p.rsplit(' ').next()).unwrap_or("");
+                let ptr = parts.get(1).and_then(|p| p.rsplit(' ').next()).unwrap_or("");
+                if self.slots.contains_key(ptr) {
+                    sources.entry(ptr.to_string()).or_default().push(value.to_string());
+                }
+                continue;
+            }
+            let Some((d, rhs)) = def_of(c) else { continue };
+            if !self.private.contains_key(d) || self.private[d] == d {
+                continue;
+            }
+            let from = match opcode(rhs) {
+                ("addrspacecast" | "bitcast", _) => operands(c).into_iter().next(),
+                ("load", rest) => split_top(rest).get(1).and_then(|p| p.rsplit(' ').next()).map(str::to_string),
+                ("getelementptr", rest) => {
+                    let parts = split_top(rest.strip_prefix("inbounds ").unwrap_or(rest));
+                    let zeros = parts.iter().skip(2).all(|p| matches!(p.rsplit(' ').next(), Some("0")));
+                    parts.get(1).and_then(|p| p.rsplit(' ').next()).filter(|_| zeros).map(str::to_string)
+                }
+                _ => None,
+            };
+            match from {
+                Some(from) => {
+                    sources.insert(d.to_string(), vec![from]);
+                }
+                None => {
+                    start.remove(d);
+                }
+            }
+        }
+        loop {
+            let before = start.len();
+            let lost: Vec<String> = start
+                .iter()
+                .filter(|v| sources.get(*v).is_some_and(|from| from.iter().any(|f| !start.contains(f))))
+                .cloned()
+                .collect();
+            lost.iter().for_each(|v| {
+                start.remove(v);
+            });
+            if start.len() == before {
+                break;
+            }
+        }
+        // The variables themselves (slots included) are whole by being roots.
+        self.at_start = start.into_iter().filter(|v| self.private.get(v).is_some_and(|r| r != v)).collect();
     }
 
     /// Which varying integers are a shared value plus the lane number: optimistically
@@ -988,6 +1062,9 @@ struct Writer<'a> {
     lanes: Option<String>,
     /// Varying values this writer made (copies of variables through registers).
     made: HashSet<String>,
+    /// Some lanes' atomics point the lanes not in the block at `%simd.dummy`, a
+    /// variable of the entry block.
+    dummy: bool,
 }
 
 impl Writer<'_> {
@@ -1102,7 +1179,8 @@ impl Writer<'_> {
             "load" => self.load(d, rest, c),
             "getelementptr" => self.gep(d, rest, c),
             "call" => self.call(Some(d), t),
-            "atomicrmw" | "cmpxchg" | "va_arg" | "landingpad" => Err(format!("instruction {op}")),
+            "atomicrmw" => self.atomicrmw(d, rest),
+            "cmpxchg" | "va_arg" | "landingpad" => Err(format!("instruction {op}")),
             _ if !self.varies(d) => {
                 let _ = writeln!(self.out, "{c}");
                 Ok(())
@@ -1407,10 +1485,37 @@ impl Writer<'_> {
             return Ok(());
         }
         if !self.varies(&p) {
-            // A shared value to a shared address: once, if any lane is here.
             if self.varies(&v) {
-                return Err("lanes storing to one address".into());
+                // Lanes' values to one address: the last lane's stays, as when the
+                // work-items run one after another (a group leader's result).
+                if components(&t).0 != 1 {
+                    return Err("lanes storing vectors to one address".into());
+                }
+                let wide = widened(&t).ok_or("unsupported store")?;
+                let last = match &mask {
+                    None => format!("{}", WIDTH - 1),
+                    Some(m) => {
+                        let (bits, zeros, at) = (self.name("%bits"), self.name("%zeros"), self.name("%last"));
+                        let _ = writeln!(self.out, "  {bits} = bitcast <{WIDTH} x i1> {m} to i{WIDTH}");
+                        let _ = writeln!(
+                            self.out,
+                            "  {zeros} = call i{WIDTH} @llvm.ctlz.i{WIDTH}(i{WIDTH} {bits}, i1 true)"
+                        );
+                        let _ = writeln!(self.out, "  {at} = sub i{WIDTH} {}, {zeros}", WIDTH - 1);
+                        self.declarations.push(format!("declare i{WIDTH} @llvm.ctlz.i{WIDTH}(i{WIDTH}, i1 immarg)"));
+                        at
+                    }
+                };
+                let one = self.name(&v);
+                let _ = writeln!(
+                    self.out,
+                    "  {one} = extractelement {wide} {v}, i{} {last}",
+                    if mask.is_some() { WIDTH } else { 64 }
+                );
+                let _ = writeln!(self.out, "  store {t} {one}, {pt} {p}, {align}");
+                return Ok(());
             }
+            // A shared value to a shared address: once, if any lane is here.
             let _ = writeln!(self.out, "  store {}", code(rest));
             return Ok(());
         }
@@ -1683,6 +1788,12 @@ impl Writer<'_> {
                 let _ = writeln!(self.out, "{c}");
                 return Ok(());
             }
+            let memory = |p: &str| !self.a.private.contains_key(p) && !self.a.lane_pointers.contains(p);
+            if memory(&to) && memory(&from) {
+                // Between memory at addresses that differ by lane (into a region's frame
+                // slot, SYCL's functor built there): each lane's own copy.
+                return self.lane_copies(&callee, &args);
+            }
             // A whole varying variable to or from memory (a region's frame slot): a
             // load and a store of its type.
             let whole = |p: &str| {
@@ -1712,6 +1823,15 @@ impl Writer<'_> {
             if bytes.is_none() || bytes != n {
                 return Err("a copy of part of a varying variable".into());
             }
+            if matches!(ty, IrType::Struct(..) | IrType::Array(..)) {
+                let into = whole(&to).is_some();
+                let (variable, memory, operand) = match into {
+                    true => (to, from, args.get(1)),
+                    false => (from, to, args.first()),
+                };
+                let pointer = operand.and_then(|a| typed(a)).map(|(t, _)| t).ok_or("unreadable copy")?;
+                return self.leaf_copies(&ty, &variable, &memory, &pointer, into);
+            }
             let value = self.name("%copy");
             self.made.insert(value.clone());
             self.line(&format!("  {value} = load {ty}, ptr {from}, align 4"))?;
@@ -1736,11 +1856,29 @@ impl Writer<'_> {
             }
             return Ok(());
         }
+        if atomic_builtin(&callee) {
+            let params: Vec<(IrType, String)> =
+                args.iter().map(|a| typed(a).ok_or("unreadable argument")).collect::<Result<_, _>>()?;
+            let ret = match d {
+                Some(_) => {
+                    let at = c.find("call ").ok_or("malformed call")? + 5;
+                    let (ret, _) = ir_type::parse(skip_flags(&c[at..]).trim_start_matches("spir_func "))
+                        .ok_or("unreadable call")?;
+                    Some(ret)
+                }
+                None => None,
+            };
+            let ret_text = ret.as_ref().map_or("void".to_string(), |t| t.to_string());
+            return self.lane_atomics(d, ret.as_ref(), &params, |ops| {
+                format!("call {ret_text} @{callee}({})", ops.join(", "))
+            });
+        }
         let varying = args.iter().any(|a| typed(a).is_some_and(|(_, v)| self.varies(&v)));
         if !varying && !d.is_some_and(|d| self.varies(d)) {
             // The same call in every lane: once, if it has no effect but its result.
             if callee.starts_with("llvm.") && elementwise_intrinsic(&callee).is_some()
                 || pure_builtin(&callee).is_some()
+                || relational(&callee).is_some()
                 || super::division::is_helper(&callee)
                 || address
             {
@@ -1754,6 +1892,9 @@ impl Writer<'_> {
         let (ret, _) =
             ir_type::parse(skip_flags(&c[ret_start..]).trim_start_matches("spir_func ")).ok_or("unreadable call")?;
         let wide_ret = widened(&ret).ok_or("unsupported result")?;
+        if let Some(test) = relational(&callee) {
+            return self.relational(d, test, &args, &wide_ret);
+        }
         if super::division::is_helper(&callee) {
             // The helper's shift for a power of two is the scalar code's: in lanes, the
             // division itself (its divisor already made safe, in every lane).
@@ -1901,6 +2042,228 @@ impl Writer<'_> {
         }
         let _ = writeln!(self.out, "  call void @__ferrocl_ctx_lane(ptr {ctx}, i64 -{})", WIDTH - 1);
         self.declarations.push("declare void @__ferrocl_ctx_lane(ptr, i64)".into());
+        Ok(())
+    }
+
+    /// A varying aggregate variable copied from or to memory at each lane's own address
+    /// (a region's frame slot): a gather or scatter of each scalar it is made of.
+    fn leaf_copies(
+        &mut self,
+        ty: &IrType,
+        variable: &str,
+        memory: &str,
+        pointer: &IrType,
+        into: bool,
+    ) -> Result<(), String> {
+        if !self.varies(memory) {
+            return Err("lanes' variables copied to one address".into());
+        }
+        let mut leaves = Vec::new();
+        aggregate_leaves(ty, &mut Vec::new(), &mut leaves)?;
+        let wide_ty = widened(ty).ok_or("unsupported private variable")?;
+        for (path, leaf) in leaves {
+            let (kind, at, var) =
+                (if into { "gather" } else { "scatter" }, self.name("%leaf.at"), self.name("%leaf.var"));
+            let (name, ptrs, ones, _) = scattered(kind, &leaf, pointer, "align 1")?;
+            let mask = self.lanes.clone().unwrap_or(ones);
+            let wide_leaf = widened(&leaf).ok_or("unsupported private variable")?;
+            let _ = writeln!(self.out, "  {at} = getelementptr inbounds {ty}, {ptrs} {memory}, i64 0{path}");
+            let _ = writeln!(self.out, "  {var} = getelementptr inbounds {wide_ty}, ptr {variable}, i64 0{path}");
+            let value = self.name("%leaf");
+            match into {
+                true => {
+                    let _ = writeln!(
+                        self.out,
+                        "  {value} = call {wide_leaf} @{name}({ptrs} {at}, i32 1, <{WIDTH} x i1> {mask}, {wide_leaf} poison)"
+                    );
+                    self.declarations
+                        .push(format!("declare {wide_leaf} @{name}({ptrs}, i32 immarg, <{WIDTH} x i1>, {wide_leaf})"));
+                    let mut kept = value;
+                    if self.lanes.is_some() {
+                        let (old, new) = (self.name("%old"), self.name("%kept"));
+                        let _ = writeln!(self.out, "  {old} = load {wide_leaf}, ptr {var}, align 4");
+                        let _ = writeln!(
+                            self.out,
+                            "  {new} = select <{WIDTH} x i1> {mask}, {wide_leaf} {kept}, {wide_leaf} {old}"
+                        );
+                        kept = new;
+                    }
+                    let _ = writeln!(self.out, "  store {wide_leaf} {kept}, ptr {var}, align 4");
+                }
+                false => {
+                    let _ = writeln!(self.out, "  {value} = load {wide_leaf}, ptr {var}, align 4");
+                    let _ = writeln!(
+                        self.out,
+                        "  call void @{name}({wide_leaf} {value}, {ptrs} {at}, i32 1, <{WIDTH} x i1> {mask})"
+                    );
+                    self.declarations
+                        .push(format!("declare void @{name}({wide_leaf}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `atomicrmw`: the lanes' operations one after another, as the work-items' would be.
+    fn atomicrmw(&mut self, d: &str, rest: &str) -> Result<(), String> {
+        let (volatile, rest) = match rest.strip_prefix("volatile ") {
+            Some(r) => ("volatile ", r),
+            None => ("", rest),
+        };
+        let (op, rest) = rest.split_once(' ').ok_or("unreadable atomicrmw")?;
+        let parts = split_top(rest);
+        let [pointer, value, align] = parts[..] else { return Err("unreadable atomicrmw".into()) };
+        let pointer = typed(pointer).ok_or("unreadable atomicrmw")?;
+        let (t, after) = ir_type::parse(value).ok_or("unreadable atomicrmw")?;
+        let (v, ordering) = after.trim().split_once(' ').ok_or("unreadable atomicrmw")?;
+        let (ordering, align) = (ordering.to_string(), align.trim().to_string());
+        let operands = [pointer, (t.clone(), v.to_string())];
+        self.lane_atomics(Some(d), Some(&t), &operands, |ops| {
+            format!("atomicrmw {volatile}{op} {}, {} {ordering}, {align}", ops[0], ops[1])
+        })
+    }
+
+    /// An atomic operation (`op` writes it from its operands) once a lane in lane
+    /// order, its results put together. A lane not in the block points at a variable
+    /// of the copy's own, so that no branch splits the block.
+    fn lane_atomics(
+        &mut self,
+        d: Option<&str>,
+        ret: Option<&IrType>,
+        operands: &[(IrType, String)],
+        op: impl Fn(&[String]) -> String,
+    ) -> Result<(), String> {
+        if operands.iter().any(|(t, _)| matches!(t, IrType::Vector(..))) {
+            return Err("an atomic operation on vectors".into());
+        }
+        if operands.iter().any(|(_, v)| self.a.private.contains_key(v) || self.a.lane_pointers.contains(v)) {
+            return Err("an atomic operation on a private variable".into());
+        }
+        let mut result = "poison".to_string();
+        for lane in 0..WIDTH {
+            let bit = match self.lanes.clone() {
+                Some(m) => {
+                    let bit = self.name("%in");
+                    let _ = writeln!(self.out, "  {bit} = extractelement <{WIDTH} x i1> {m}, i64 {lane}");
+                    Some(bit)
+                }
+                None => None,
+            };
+            let mut ops = Vec::new();
+            for (t, v) in operands {
+                let mut one = v.clone();
+                if self.varies(v) {
+                    let wide = widened(t).ok_or("an operand of an unsupported type")?;
+                    one = self.name(v);
+                    let _ = writeln!(self.out, "  {one} = extractelement {wide} {v}, i64 {lane}");
+                }
+                if let (IrType::Ptr(space), Some(bit)) = (t, &bit) {
+                    let dummy = match space {
+                        0 => "%simd.dummy".to_string(),
+                        _ => {
+                            let cast = self.name("%dummy");
+                            let _ = writeln!(self.out, "  {cast} = addrspacecast ptr %simd.dummy to {t}");
+                            cast
+                        }
+                    };
+                    let kept = self.name("%at");
+                    let _ = writeln!(self.out, "  {kept} = select i1 {bit}, {t} {one}, {t} {dummy}");
+                    one = kept;
+                    self.dummy = true;
+                }
+                ops.push(format!("{t} {one}"));
+            }
+            match (d, ret) {
+                (Some(d), Some(t)) => {
+                    let one = self.name(d);
+                    let _ = writeln!(self.out, "  {one} = {}", op(&ops));
+                    let wide = widened(t).ok_or("a result of an unsupported type")?;
+                    let next = if lane + 1 == WIDTH { d.to_string() } else { self.name(d) };
+                    let _ = writeln!(self.out, "  {next} = insertelement {wide} {result}, {t} {one}, i64 {lane}");
+                    result = next;
+                }
+                _ => {
+                    let _ = writeln!(self.out, "  {}", op(&ops));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A scalar relational builtin (`isnan(x)`, `isless(x, y)`) on varying operands,
+    /// written out: its vector overload answers -1 where the scalar one answers 1.
+    fn relational(&mut self, d: &str, test: Relational, args: &[&str], wide_ret: &IrType) -> Result<(), String> {
+        let params: Vec<(IrType, String)> =
+            args.iter().map(|a| typed(a).ok_or("unreadable argument")).collect::<Result<_, _>>()?;
+        let t = &params.first().ok_or("a relational builtin without operands")?.0;
+        let wide = widened(t).ok_or("an operand of an unsupported type")?;
+        let ops: Vec<String> = params.iter().map(|(t, v)| self.operand(t, v)).collect::<Result<_, _>>()?;
+        let bit = self.name("%test");
+        let abs = |w: &mut Self| -> Result<String, String> {
+            let (a, name) = (w.name("%abs"), format!("llvm.fabs.{}", suffix(&wide)?));
+            let _ = writeln!(w.out, "  {a} = call {wide} @{name}({wide} {})", ops[0]);
+            w.declarations.push(format!("declare {wide} @{name}({wide})"));
+            Ok(a)
+        };
+        match test {
+            Relational::Compare(pred) if ops.len() == 2 => {
+                let _ = writeln!(self.out, "  {bit} = fcmp {pred} {wide} {}, {}", ops[0], ops[1]);
+            }
+            Relational::Compare(pred) if ops.len() == 1 => {
+                let _ = writeln!(self.out, "  {bit} = fcmp {pred} {wide} {0}, {0}", ops[0]);
+            }
+            Relational::Infinite(pred) => {
+                let a = abs(self)?;
+                // LLVM writes a half's infinity in its own bits, a float's as a double's.
+                let inf = if matches!(t, IrType::Half) { "0xH7C00" } else { "0x7FF0000000000000" };
+                let inf = widened_constant(t, inf).ok_or("unsupported operand")?;
+                let _ = writeln!(self.out, "  {bit} = fcmp {pred} {wide} {a}, {inf}");
+            }
+            Relational::SignBit => {
+                let bits = match t {
+                    IrType::Half => 16,
+                    IrType::Float => 32,
+                    _ => 64,
+                };
+                let (i, ty) = (self.name("%bits"), format!("<{WIDTH} x i{bits}>"));
+                let _ = writeln!(self.out, "  {i} = bitcast {wide} {} to {ty}", ops[0]);
+                let _ = writeln!(self.out, "  {bit} = icmp slt {ty} {i}, zeroinitializer");
+            }
+            Relational::Compare(_) => return Err("a relational builtin of this arity".into()),
+        }
+        let _ = writeln!(self.out, "  {d} = zext <{WIDTH} x i1> {bit} to {wide_ret}");
+        Ok(())
+    }
+
+    /// A memory copy whose addresses or length differ by lane: one copy a lane, of no
+    /// bytes for the lanes not in the block (no branch, so the block stays one).
+    fn lane_copies(&mut self, callee: &str, args: &[&str]) -> Result<(), String> {
+        // The value is the last word (after `align 8` and other attributes).
+        let params: Vec<(IrType, String)> = args
+            .iter()
+            .map(|a| {
+                typed(a).zip(a.rsplit(' ').next()).map(|((t, _), v)| (t, v.to_string())).ok_or("unreadable argument")
+            })
+            .collect::<Result<_, _>>()?;
+        for lane in 0..WIDTH {
+            let mut lane_args = Vec::new();
+            for (i, (t, v)) in params.iter().enumerate() {
+                let mut one = v.clone();
+                if self.varies(v) {
+                    let wide = widened(t).ok_or("an argument of an unsupported type")?;
+                    one = self.name(v);
+                    let _ = writeln!(self.out, "  {one} = extractelement {wide} {v}, i64 {lane}");
+                }
+                if let (2, Some(m)) = (i, self.lanes.clone()) {
+                    let (bit, n) = (self.name("%in"), self.name("%len"));
+                    let _ = writeln!(self.out, "  {bit} = extractelement <{WIDTH} x i1> {m}, i64 {lane}");
+                    let _ = writeln!(self.out, "  {n} = select i1 {bit}, {t} {one}, {t} 0");
+                    one = n;
+                }
+                lane_args.push(format!("{t} {one}"));
+            }
+            let _ = writeln!(self.out, "  call void @{callee}({})", lane_args.join(", "));
+        }
         Ok(())
     }
 
@@ -2199,6 +2562,46 @@ pub(crate) fn pure_builtin(callee: &str) -> Option<&str> {
     let name = mangle::opencl_name(callee)?;
     let base = name.strip_prefix("native_").or_else(|| name.strip_prefix("half_")).unwrap_or(name);
     ELEMENTWISE.contains(&base).then_some(name)
+}
+
+/// The library's atomic functions (OpenCL C's `atomic_*` and `atom_*`, the
+/// floating-point helpers): run a lane at a time, whatever their operands.
+fn atomic_builtin(callee: &str) -> bool {
+    mangle::opencl_name(callee)
+        .is_some_and(|n| n.starts_with("atomic_") || n.starts_with("atom_") || n.starts_with("__ferrocl_fp_fetch_"))
+}
+
+/// How a relational builtin tests its floating-point operands.
+#[derive(Clone, Copy)]
+enum Relational {
+    /// `fcmp` of the operands (one operand: with itself).
+    Compare(&'static str),
+    /// `fcmp` of the magnitude with infinity.
+    Infinite(&'static str),
+    SignBit,
+}
+
+/// A scalar relational builtin of floating-point operands (`_Z5isnand`), and its test.
+fn relational(callee: &str) -> Option<Relational> {
+    let name = mangle::opencl_name(callee)?;
+    let test = match name {
+        "isnan" | "isunordered" => Relational::Compare("uno"),
+        "isordered" => Relational::Compare("ord"),
+        "isequal" => Relational::Compare("oeq"),
+        "isnotequal" => Relational::Compare("une"),
+        "isgreater" => Relational::Compare("ogt"),
+        "isgreaterequal" => Relational::Compare("oge"),
+        "isless" => Relational::Compare("olt"),
+        "islessequal" => Relational::Compare("ole"),
+        "islessgreater" => Relational::Compare("one"),
+        "isinf" => Relational::Infinite("oeq"),
+        "isfinite" => Relational::Infinite("one"),
+        "signbit" => Relational::SignBit,
+        _ => return None,
+    };
+    let codes = scalar_codes(callee, name)?;
+    let arity = if matches!(name, "isnan" | "isinf" | "isfinite" | "signbit") { 1 } else { 2 };
+    (codes.len() == arity && codes.iter().all(|c| matches!(c.as_str(), "f" | "d" | "Dh"))).then_some(test)
 }
 
 /// The builtin type codes of a mangled builtin's parameters (`_Z4fminff` -> `f`, `f`),
@@ -2568,5 +2971,89 @@ mod tests {
             widened_constant(&IrType::Vector(2, Box::new(IrType::Float)), "<float 1.0, float 2.0>").unwrap(),
             format!("<{}, {}>", ["float 1.0"; 8].join(", "), ["float 2.0"; 8].join(", "))
         );
+    }
+
+    #[test]
+    fn atomics_run_lane_by_lane_and_lanes_not_in_the_block_point_at_a_variable_of_the_copy() {
+        // if (!isnan(x)) { atomic_inc(&local_bins[(long)x]); atomic_inc(&count) }
+        let (define, body) = split(
+            "define internal spir_func void @k(ptr addrspace(1) noundef align 4 %0, ptr addrspace(3) noundef align 4 %1, ptr addrspace(1) noundef align 4 %2, ptr %ctx) #0 {
+  %4 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %5 = getelementptr inbounds float, ptr addrspace(1) %0, i64 %4
+  %6 = load float, ptr addrspace(1) %5, align 4
+  %7 = call i32 @_Z5isnanf(float noundef %6) #5
+  %8 = icmp eq i32 %7, 0
+  br i1 %8, label %9, label %14
+9:
+  %10 = fptosi float %6 to i64
+  %11 = getelementptr inbounds i32, ptr addrspace(3) %1, i64 %10
+  %12 = atomicrmw add ptr addrspace(3) %11, i32 1 syncscope(\"workgroup\") monotonic, align 4
+  %13 = call spir_func i32 @_Z10atomic_incPU3AS1Vi(ptr addrspace(1) noundef %2) #5
+  br label %14
+14:
+  ret void
+}",
+        );
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        assert!(t.contains("fcmp uno <8 x float>"), "isnan in lanes: {t}");
+        // Both versions of the block (every lane's, some lanes'), a lane at a time.
+        assert_eq!(t.matches("atomicrmw add ptr addrspace(3)").count(), 2 * WIDTH as usize, "{t}");
+        assert_eq!(t.matches("call i32 @_Z10atomic_incPU3AS1Vi(ptr addrspace(1) ").count(), 2 * WIDTH as usize, "{t}");
+        assert!(t.contains("syncscope(\"workgroup\") monotonic, align 4"), "{t}");
+        assert!(t.contains("%simd.dummy = alloca [16 x i8], align 16"), "{t}");
+        assert!(t.contains("addrspacecast ptr %simd.dummy to ptr addrspace(3)"), "{t}");
+        assert!(t.contains("insertelement <8 x i32>"), "the lanes' results put together: {t}");
+    }
+
+    #[test]
+    fn lanes_storing_to_one_address_leave_the_last_lanes_value() {
+        let (define, body) = split(
+            "define internal spir_func void @k(ptr addrspace(1) noundef align 4 %0, ptr %ctx) #0 {
+  %3 = call i64 @_Z12get_local_idj(i32 noundef 0, ptr %ctx) #5
+  %4 = trunc i64 %3 to i32
+  store i32 %4, ptr addrspace(1) %0, align 4
+  %5 = icmp ult i64 %3, 3
+  br i1 %5, label %6, label %8
+6:
+  %7 = getelementptr inbounds i32, ptr addrspace(1) %0, i64 1
+  store i32 %4, ptr addrspace(1) %7, align 4
+  br label %8
+8:
+  ret void
+}",
+        );
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        assert!(t.contains(", i64 7\n  store i32 "), "every lane: the last one's: {t}");
+        assert!(t.contains("@llvm.ctlz.i8("), "some lanes: the last of them: {t}");
+    }
+
+    #[test]
+    fn copies_at_lanes_own_addresses_run_per_lane_or_per_field() {
+        // A structure copied from each lane's element into a variable whose first
+        // field's address a reg2mem slot holds, and an element copied from a shared
+        // one: SYCL's functor built in a region's frame slot.
+        let (define, body) = split(
+            "define internal spir_func void @k(ptr addrspace(1) noundef align 8 %0, ptr addrspace(1) noundef align 8 %1, ptr %ctx) #0 {
+  %3 = alloca { [2 x i64] }, align 8
+  %s = alloca ptr, align 8
+  %4 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %5 = getelementptr inbounds { [2 x i64] }, ptr addrspace(1) %0, i64 %4
+  %6 = getelementptr inbounds { [2 x i64] }, ptr %3, i64 0, i32 0
+  store ptr %6, ptr %s, align 8
+  %7 = load ptr, ptr %s, align 8
+  call void @llvm.memcpy.p0.p1.i64(ptr align 8 %7, ptr addrspace(1) align 8 %5, i64 16, i1 false)
+  %8 = getelementptr inbounds { [2 x i64] }, ptr %3, i64 0, i32 0, i64 1
+  %9 = load i64, ptr %8, align 8
+  %10 = getelementptr inbounds i64, ptr addrspace(1) %1, i64 %4
+  store i64 %9, ptr addrspace(1) %10, align 8
+  call void @llvm.memcpy.p1.p1.i64(ptr addrspace(1) align 8 %5, ptr addrspace(1) align 8 %1, i64 16, i1 false)
+  ret void
+}",
+        );
+        let text = vectorize(&define, &body, "k").unwrap().text;
+        // The one-chunk copy (others follow for several chunks a call).
+        let t = text.split("\n}\n").next().unwrap();
+        assert_eq!(t.matches("call <8 x i64> @llvm.masked.gather.v8i64.v8p1(").count(), 2, "a gather a field: {t}");
+        assert_eq!(t.matches("call void @llvm.memcpy.p1.p1.i64(").count(), WIDTH as usize, "a copy a lane: {t}");
     }
 }
