@@ -2114,3 +2114,112 @@ fn byte_builtins_vectorized_give_each_lane_its_value() {
     }
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const ATOMIC_HISTOGRAM: &str = r#"
+kernel void histogram(global const float *x, int n, global int *bins, global float *sum, local int *lbins) {
+    int lid = get_local_id(0), nb = 16;
+    for (int i = lid; i < nb; i += get_local_size(0)) lbins[i] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+        float v = x[i];
+        if (!isnan(v) && isless(v, 1.0f) && !signbit(v)) {
+            atomic_inc(&lbins[(int)(v * nb)]);
+            atomic_fetch_add_explicit((volatile global atomic_float *)sum, v, memory_order_relaxed);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < nb; i += get_local_size(0)) atomic_add(&bins[i], lbins[i]);
+}
+"#;
+
+/// Atomic operations and relational tests under branches the lanes take apart: the
+/// kernel runs in lanes (float compares on 8-lane registers in its launcher), each
+/// lane's atomic operation its own, lanes not in the branch none; the counts and the
+/// sum (of values exact in binary) match the host's.
+#[test]
+fn atomics_under_branches_run_in_simd_lanes_one_lane_at_a_time() {
+    let env = Env::new();
+    let p = build(&env, ATOMIC_HISTOGRAM, "-cl-std=CL3.0");
+    let k = kernel(p, "histogram");
+    let n = 10_000usize;
+    let x: Vec<f32> = (0..n)
+        .map(|i| match i % 7 {
+            0 => f32::NAN,
+            1 => -((i % 5) as f32) / 8.0,
+            2 => 1.0 + (i % 3) as f32,
+            _ => ((i * 37) % 64) as f32 / 64.0,
+        })
+        .collect();
+    let (bx, bins, sum) = (buffer_of(&env, &x), buffer_of(&env, &[0i32; 16]), buffer_of(&env, &[0f32]));
+    set_arg(k, 0, &bx);
+    set_arg(k, 1, &(n as i32));
+    set_arg(k, 2, &bins);
+    set_arg(k, 3, &sum);
+    ok!(cl!(clSetKernelArg(k, 4, 16 * 4, null())));
+    run(&env, k, &[512], Some(&[128]));
+    let mut want = [0i32; 16];
+    let mut want_sum = 0f64;
+    for &v in x.iter().filter(|v| (0.0..1.0).contains(*v) && v.is_sign_positive()) {
+        want[(v * 16.0) as usize] += 1;
+        want_sum += v as f64;
+    }
+    assert_eq!(read_as::<i32>(&env, bins, 16), want);
+    assert_eq!(read_as::<f32>(&env, sum, 1)[0] as f64, want_sum);
+    let code = launcher_code(p, "histogram");
+    assert!(
+        code.lines().any(|l| l.split('\t').nth(2).is_some_and(|op| op.starts_with("vcmp")) && l.contains("ymm")),
+        "no 8-lane float compare in the launcher:\n{code}"
+    );
+    for b in [bx, bins, sum] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+const LEADER: &str = r#"
+kernel void leader(global const long *counts, global long *out, local long *cache, int n) {
+    uint lid = get_local_id(0);
+    for (uint i = lid; i < n; i += get_local_size(0)) cache[i] = counts[i];
+    if (lid == 0) {
+        long s = 0;
+        for (int d = 0; d < n; ++d) s += cache[d];
+        out[get_group_id(0)] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 1) out[get_num_groups(0) + get_group_id(0)] = cache[n - 1];
+}
+"#;
+
+/// A group's leader reads what the work-items of its sub-group stored with no barrier
+/// between (dpnp's histogram reads its edge counts so): a SIMD device runs them in
+/// lockstep, and so do the lanes of a chunk here, the groups' first chunk included,
+/// which runs as a whole chunk though only its first `n` work-items store. Each
+/// launch's groups get fresh local memory's worth of stale values (the last launch's)
+/// only where this fails.
+#[test]
+fn a_leader_reads_what_its_chunks_work_items_stored_without_a_barrier() {
+    let env = Env::new();
+    let p = build(&env, LEADER, "");
+    let k = kernel(p, "leader");
+    for (n, local) in [(3i32, 256usize), (8, 64), (2, 8)] {
+        for round in 0..3 {
+            // Different counts each launch, so stale local memory cannot pass.
+            let counts: Vec<i64> = (0..8).map(|i| (i + 1) * (round + 1) * 10 + n as i64).collect();
+            let (bc, out) = (buffer_of(&env, &counts), buffer_of(&env, &[0i64; 8]));
+            set_arg(k, 0, &bc);
+            set_arg(k, 1, &out);
+            ok!(cl!(clSetKernelArg(k, 2, 8 * 8, null())));
+            set_arg(k, 3, &n);
+            run(&env, k, &[4 * local], Some(&[local]));
+            let got = read_as::<i64>(&env, out, 8);
+            let want: i64 = counts[..n as usize].iter().sum();
+            assert_eq!(got[..4], [want; 4], "n {n}, groups of {local}, launch {round}");
+            assert_eq!(got[4..], [counts[n as usize - 1]; 4], "n {n}, groups of {local}, launch {round}");
+            ok!(cl!(clReleaseMemObject(bc)));
+            ok!(cl!(clReleaseMemObject(out)));
+        }
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -213,6 +213,8 @@ fn threads_launching_small_kernels_at_once_all_finish() {
 }
 
 /// Groups of one work-item that each spin a while and record how many ran at once.
+/// Indexed by group: a kernel of global ids alone may run neighbouring groups of one
+/// work-item in the lanes of one core, which would count as groups at once.
 const OVERLAP: &str = r#"
 kernel void overlap(global volatile int *now, global int *most, global int *out) {
     int n = atomic_inc(now) + 1;
@@ -220,7 +222,7 @@ kernel void overlap(global volatile int *now, global int *most, global int *out)
     int x = 0;
     for (int i = 0; i < 400000 && *now < 1000; i++) x += i;
     atomic_dec(now);
-    out[get_global_id(0)] = x + 1;
+    out[get_group_id(0)] = x + 1;
 }
 "#;
 

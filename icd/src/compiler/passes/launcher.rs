@@ -385,11 +385,28 @@ xs:
     let mut last = "%nx.all";
     if capped {
         append_caps(out, name, &caps);
+        let _ = write!(nx, "\n  %nx.cap = call i32 @__ferrocl_cap_{name}(ptr %uniform, i32 %resume)");
+        let mut cap = "%nx.cap";
+        if e.simd {
+            // Whole chunks up to the cap: the work-items it keeps run in lanes together
+            // as those of other chunks do (and as a SIMD device runs a sub-group), not
+            // one by one: dpnp's histogram reads counts its leader's neighbours stored
+            // without a barrier between.
+            let _ = write!(
+                nx,
+                "\n  %nx.capl = icmp ult i32 %nx.cap, %nx.all
+  %nx.capn = select i1 %nx.capl, i32 %nx.cap, i32 %nx.all
+  %nx.capw = add nuw i32 %nx.capn, {m}
+  %nx.capr = and i32 %nx.capw, -{w}",
+                w = super::simd::WIDTH,
+                m = super::simd::WIDTH - 1
+            );
+            cap = "%nx.capr";
+        }
         let _ = write!(
             nx,
-            "\n  %nx.cap = call i32 @__ferrocl_cap_{name}(ptr %uniform, i32 %resume)
-  %nx.capped = icmp ult i32 %nx.cap, %nx.all
-  %nx.c = select i1 %nx.capped, i32 %nx.cap, i32 %nx.all"
+            "\n  %nx.capped = icmp ult i32 {cap}, %nx.all
+  %nx.c = select i1 %nx.capped, i32 {cap}, i32 %nx.all"
         );
         last = "%nx.c";
     }
