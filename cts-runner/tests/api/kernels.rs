@@ -2223,3 +2223,48 @@ fn a_leader_reads_what_its_chunks_work_items_stored_without_a_barrier() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const PUNNED: &str = r#"
+kernel void pun(global const int *in, global uchar *out, global int *back) {
+    size_t i = get_global_id(0);
+    union { int word; uchar4 bytes; } u;
+    u.word = in[i] * 3 + (int)i;
+    uchar4 b = u.bytes;
+    out[4 * i] = b.w;
+    out[4 * i + 1] = b.z;
+    out[4 * i + 2] = b.y;
+    out[4 * i + 3] = b.x;
+    u.bytes = b + (uchar4)(1, 2, 3, 4);
+    back[i] = u.word;
+}
+"#;
+
+/// A private variable written as one type and read as another (SYCL's `vec<bool, 4>`
+/// written as an `int` and read by bytes) is kept lane by lane in the SIMD copy: each
+/// lane's bytes are its own, whatever type reads them.
+#[test]
+fn a_private_variable_read_as_other_types_keeps_each_work_items_bytes() {
+    let env = Env::new();
+    let p = build(&env, PUNNED, "");
+    let k = kernel(p, "pun");
+    let n = 1000usize;
+    let input: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(0x01f3_7a95) ^ (i << 7)).collect();
+    let (bin, out, back) =
+        (buffer_of(&env, &input), env.buffer(0, 4 * n, null_mut()), env.buffer(0, 4 * n, null_mut()));
+    set_arg(k, 0, &bin);
+    set_arg(k, 1, &out);
+    set_arg(k, 2, &back);
+    run(&env, k, &[n], Some(&[40]));
+    let (bytes, words) = (read_as::<u8>(&env, out, 4 * n), read_as::<i32>(&env, back, n));
+    for i in 0..n {
+        let w = input[i].wrapping_mul(3).wrapping_add(i as i32).to_le_bytes();
+        assert_eq!(bytes[4 * i..4 * i + 4], [w[3], w[2], w[1], w[0]], "work-item {i}");
+        let b: Vec<u8> = w.iter().zip(1u8..).map(|(x, d)| x.wrapping_add(d)).collect();
+        assert_eq!(words[i], i32::from_le_bytes([b[0], b[1], b[2], b[3]]), "work-item {i}");
+    }
+    for b in [bin, out, back] {
+        ok!(cl!(clReleaseMemObject(b)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -397,6 +397,9 @@ struct Analysis {
     lane_pointers: HashSet<String>,
     /// Casts of an alloca's address: the whole variable, as the alloca itself is.
     at_start: HashSet<String>,
+    /// Allocas kept lane by lane (`Analysis::punned`): each lane's copy whole, the
+    /// alloca's value the vector of the lanes' addresses, memory like any other.
+    apart: HashSet<String>,
     /// The kernel branches on a varying value: the copy runs its blocks in text order,
     /// each under a mask of the lanes in it (`linear`).
     linear: bool,
@@ -529,7 +532,56 @@ fn query(line: &str) -> Result<Option<bool>, String> {
 }
 
 impl Analysis {
+    /// The analysis, with varying variables read or written as elements they do not
+    /// hold (`punned`) kept lane by lane.
     fn of(lines: &[&str]) -> Result<Analysis, String> {
+        let a = Analysis::with_lanes_apart(lines, &HashSet::new())?;
+        match a.punned(lines) {
+            punned if punned.is_empty() => Ok(a),
+            punned => Analysis::with_lanes_apart(lines, &punned),
+        }
+    }
+
+    /// Varying variables read or written as elements they do not hold (SYCL's
+    /// `vec<bool, 4>` written as one `i32` and read by bytes): in the widened layout a
+    /// lane's bytes of the `i32` are not where its `i8`s are.
+    fn punned(&self, lines: &[&str]) -> HashSet<String> {
+        let mut out = HashSet::new();
+        for line in lines {
+            let c = code(line).trim_start();
+            let access = match c.strip_prefix("store ") {
+                Some(rest) => {
+                    let parts = split_top(rest);
+                    parts.first().and_then(|v| typed(v)).map(|(t, _)| t).zip(parts.get(1).and_then(|p| typed(p)))
+                }
+                None => match def_of(c).map(|(_, rhs)| opcode(rhs)) {
+                    Some(("load", rest)) => {
+                        let parts = split_top(rest);
+                        parts
+                            .first()
+                            .and_then(|t| ir_type::parse(t))
+                            .map(|(t, _)| t)
+                            .zip(parts.get(1).and_then(|p| typed(p)))
+                    }
+                    _ => None,
+                },
+            };
+            let Some((t, (_, p))) = access else { continue };
+            let Some(root) = self.private.get(&p).filter(|r| self.varying.contains(*r)) else { continue };
+            let held = self.allocas.get(root).is_some_and(|ty| {
+                let elements = element_types(ty);
+                *ty == t || element_types(&t).iter().all(|e| elements.contains(e))
+            });
+            if !held {
+                out.insert(root.clone());
+            }
+        }
+        out
+    }
+
+    /// The analysis, with the allocas `apart` kept lane by lane: each lane's copy
+    /// whole, its address a lane of a vector of addresses, read and written as memory.
+    fn with_lanes_apart(lines: &[&str], apart: &HashSet<String>) -> Result<Analysis, String> {
         let blocks = cfg::blocks(lines);
         let mut block_of = vec![0; lines.len()];
         for (b, block) in blocks.iter().enumerate() {
@@ -545,6 +597,7 @@ impl Analysis {
             plain: HashSet::new(),
             lane_pointers: HashSet::new(),
             at_start: HashSet::new(),
+            apart: apart.clone(),
             linear: false,
             partial: vec![false; blocks.len()],
             blocks,
@@ -559,7 +612,12 @@ impl Analysis {
                         return Err(format!("private variable of type {ty}"));
                     }
                     a.allocas.insert(d.to_string(), ty);
-                    a.private.insert(d.to_string(), d.to_string());
+                    match apart.contains(d) {
+                        true => a.vary(d),
+                        false => {
+                            a.private.insert(d.to_string(), d.to_string());
+                        }
+                    }
                 }
             }
         }
@@ -1163,6 +1221,17 @@ impl Writer<'_> {
         };
         let (op, rest) = opcode(rhs);
         match op {
+            "alloca" if self.a.apart.contains(d) => {
+                let ty = &self.a.allocas[d];
+                let (lanes, steps) = (self.name(d), (0..WIDTH).map(|k| format!("i64 {k}")).collect::<Vec<_>>());
+                let _ = writeln!(self.out, "  {lanes} = alloca [{WIDTH} x {ty}], align 16");
+                let _ = writeln!(
+                    self.out,
+                    "  {d} = getelementptr inbounds [{WIDTH} x {ty}], ptr {lanes}, i64 0, <{WIDTH} x i64> <{}>",
+                    steps.join(", ")
+                );
+                Ok(())
+            }
             "alloca" => {
                 let ty = &self.a.allocas[d];
                 match self.varies(d) {
@@ -1426,6 +1495,21 @@ impl Writer<'_> {
                     );
                 }
             }
+            None if components(&t).0 > 1 => {
+                // A vector at each lane's address: a gather a component, the lanes of
+                // each component together as the widened vector keeps them.
+                let (n, e) = components(&t);
+                let wide_e = widened(&e).ok_or("unsupported load")?;
+                let mut parts = Vec::new();
+                for c in 0..n {
+                    let (at, one) = (self.name("%at"), self.name(d));
+                    let ptrs = widened(&pt).ok_or("unsupported pointer")?;
+                    let _ = writeln!(self.out, "  {at} = getelementptr inbounds {e}, {ptrs} {p}, i64 {c}");
+                    self.load_lanes(&one, &e, &pt, &at, "align 1", mask.clone())?;
+                    parts.push(one);
+                }
+                self.concat(d, &wide_e, &parts)?;
+            }
             None => {
                 let (name, ptrs, ones, align_n) = scattered("gather", &t, &pt, align)?;
                 let lanes = mask.unwrap_or(ones);
@@ -1564,6 +1648,30 @@ impl Writer<'_> {
                     write(self, &all)?;
                 }
             }
+            None if components(&t).0 > 1 => {
+                // A gather's opposite: a scatter a component.
+                let (n, e) = components(&t);
+                let wide_e = widened(&e).ok_or("unsupported store")?;
+                let ptrs = widened(&pt).ok_or("unsupported pointer")?;
+                for c in 0..n {
+                    let (at, one) = (self.name("%at"), self.name("%part"));
+                    let picks: Vec<String> = (0..WIDTH).map(|k| format!("i32 {}", c * WIDTH + k)).collect();
+                    let _ = writeln!(
+                        self.out,
+                        "  {one} = shufflevector {wide} {v}, {wide} poison, <{WIDTH} x i32> <{}>",
+                        picks.join(", ")
+                    );
+                    let _ = writeln!(self.out, "  {at} = getelementptr inbounds {e}, {ptrs} {p}, i64 {c}");
+                    let (name, ptrs, ones, _) = scattered("scatter", &e, &pt, "align 1")?;
+                    let lanes = mask.clone().unwrap_or(ones);
+                    let _ = writeln!(
+                        self.out,
+                        "  call void @{name}({wide_e} {one}, {ptrs} {at}, i32 1, <{WIDTH} x i1> {lanes})"
+                    );
+                    self.declarations
+                        .push(format!("declare void @{name}({wide_e}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
+                }
+            }
             None => {
                 let (name, ptrs, ones, align_n) = scattered("scatter", &t, &pt, align)?;
                 let lanes = mask.unwrap_or(ones);
@@ -1573,6 +1681,65 @@ impl Writer<'_> {
                 );
                 self.declarations.push(format!("declare void @{name}({wide}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
             }
+        }
+        Ok(())
+    }
+
+    /// A gather of scalars of type `t` through the lanes' pointers `p` into `d`.
+    fn load_lanes(
+        &mut self,
+        d: &str,
+        t: &IrType,
+        pt: &IrType,
+        p: &str,
+        align: &str,
+        mask: Option<String>,
+    ) -> Result<(), String> {
+        let (name, ptrs, ones, align_n) = scattered("gather", t, pt, align)?;
+        let wide = widened(t).ok_or("unsupported load")?;
+        let lanes = mask.unwrap_or(ones);
+        let _ = writeln!(
+            self.out,
+            "  {d} = call {wide} @{name}({ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> {lanes}, {wide} poison)"
+        );
+        self.declarations.push(format!("declare {wide} @{name}({ptrs}, i32 immarg, <{WIDTH} x i1>, {wide})"));
+        Ok(())
+    }
+
+    /// `parts` (vectors of type `part`, each the lanes of one component) one after
+    /// another as `d`.
+    fn concat(&mut self, d: &str, part: &IrType, parts: &[String]) -> Result<(), String> {
+        let IrType::Vector(lanes, e) = part else { return Err("a concatenation of scalars".into()) };
+        let lanes = *lanes;
+        if parts.len() < 2 {
+            return Err("a concatenation of one part".into());
+        }
+        let mut joined = parts[0].clone();
+        let mut len = lanes;
+        for (i, next) in parts.iter().enumerate().skip(1) {
+            let total = len + lanes;
+            // Both operands of a shuffle have one type: each grown to the total first.
+            let grow = |w: &mut Self, v: &str, from: u64| -> String {
+                let out = w.name(d);
+                let picks: Vec<String> = (0..total).map(|k| format!("i32 {}", k.min(from - 1))).collect();
+                let _ = writeln!(
+                    w.out,
+                    "  {out} = shufflevector <{from} x {e}> {v}, <{from} x {e}> poison, <{total} x i32> <{}>",
+                    picks.join(", ")
+                );
+                out
+            };
+            let (a, b) = (grow(self, &joined, len), grow(self, next, lanes));
+            let out = if i + 1 == parts.len() { d.to_string() } else { self.name(d) };
+            let picks: Vec<String> =
+                (0..total).map(|k| format!("i32 {}", if k < len { k } else { total + k - len })).collect();
+            let _ = writeln!(
+                self.out,
+                "  {out} = shufflevector <{total} x {e}> {a}, <{total} x {e}> {b}, <{total} x i32> <{}>",
+                picks.join(", ")
+            );
+            joined = out;
+            len = total;
         }
         Ok(())
     }
@@ -1823,12 +1990,13 @@ impl Writer<'_> {
             if bytes.is_none() || bytes != n {
                 return Err("a copy of part of a varying variable".into());
             }
-            if matches!(ty, IrType::Struct(..) | IrType::Array(..)) {
-                let into = whole(&to).is_some();
-                let (variable, memory, operand) = match into {
-                    true => (to, from, args.get(1)),
-                    false => (from, to, args.first()),
-                };
+            let into = whole(&to).is_some();
+            let (variable, memory, operand) = match into {
+                true => (to.clone(), from.clone(), args.get(1)),
+                false => (from.clone(), to.clone(), args.first()),
+            };
+            if matches!(ty, IrType::Struct(..) | IrType::Array(..)) && self.varies(&memory) {
+                // Memory at each lane's own address (not another variable).
                 let pointer = operand.and_then(|a| typed(a)).map(|(t, _)| t).ok_or("unreadable copy")?;
                 return self.leaf_copies(&ty, &variable, &memory, &pointer, into);
             }
@@ -1850,6 +2018,8 @@ impl Writer<'_> {
                 true => {
                     let _ = writeln!(self.out, "  call void @{callee}(i64 -1, ptr {ptr})");
                 }
+                // A hint: left out for lanes' own addresses (a variable kept lane by lane).
+                false if self.varies(ptr) => {}
                 false => {
                     let _ = writeln!(self.out, "{c}");
                 }
@@ -2055,9 +2225,6 @@ impl Writer<'_> {
         pointer: &IrType,
         into: bool,
     ) -> Result<(), String> {
-        if !self.varies(memory) {
-            return Err("lanes' variables copied to one address".into());
-        }
         let mut leaves = Vec::new();
         aggregate_leaves(ty, &mut Vec::new(), &mut leaves)?;
         let wide_ty = widened(ty).ok_or("unsupported private variable")?;
@@ -2842,7 +3009,7 @@ mod tests {
     }
 
     #[test]
-    fn a_widened_variable_read_as_other_elements_is_refused_and_shared_aggregates_broadcast() {
+    fn a_variable_read_as_other_elements_is_kept_lane_by_lane_and_shared_aggregates_broadcast() {
         // SYCL's `vec<bool, 4>`: an i32 stored over four bytes read back one by one.
         let text = "define internal spir_func void @k(ptr noundef align 4 %0, ptr %ctx) #0 {
   %3 = alloca [4 x i8], align 4
@@ -2856,8 +3023,14 @@ mod tests {
   ret void
 }";
         let (define, body) = split(&text.replace("STORE", "store i32 %5, ptr %3, align 4"));
-        let e = vectorize(&define, &body, "k").unwrap_err();
-        assert!(e.contains("read or written as i32"), "{e}");
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        let t = &t[..t.find("\n}\n").unwrap()];
+        // Each lane's four bytes together: the i32 scattered to the lanes' copies, a
+        // byte of each gathered back.
+        assert!(t.contains("= alloca [8 x [4 x i8]], align 16"), "{t}");
+        assert!(t.contains("getelementptr inbounds [8 x [4 x i8]], ptr"), "{t}");
+        assert!(t.contains("@llvm.masked.scatter.v8i32.v8p0(<8 x i32>"), "{t}");
+        assert!(t.contains("call <8 x i8> @llvm.masked.gather.v8i8.v8p0("), "{t}");
         // A zeroed aggregate from a constant (SYCL's `vec` initialiser): each byte broadcast.
         let copy = "call void @llvm.memcpy.p0.p0.i64(ptr align 4 %3, ptr align 4 @zero, i64 4, i1 false)
   %s = getelementptr inbounds i8, ptr %3, i64 2
