@@ -242,9 +242,10 @@ COLLECTIVE_TYPES(EXCHANGES)
     }
 COLLECTIVE_TYPES(TWO_OPERANDS)
 
-/* sub_group_broadcast of vectors (cl_khr_subgroup_extended_types), lane by lane: lane L
- * of every work-item in plane L of the lane memory (16 lanes of 8 bytes for each
- * work-item of the largest group); each reads its sub-group's source work-item's. */
+/* sub_group_broadcast and cl_intel_subgroups' shuffles of vectors, lane by lane: lane
+ * L of every work-item in plane L of the lane memory (16 lanes of 8 bytes for each
+ * work-item of the largest group: 32 planes of 4-byte lanes, for the shuffles of two
+ * 16-lane operands); each reads its sub-group's source work-item's. */
 #define LANE_PLANES(c) ((char *)(c)->group->scratch + 16 * COLLECTIVE_SLOTS + 64)
 #define LANES(T, M, MIN, MAX) \
     QUERY void __ferrocl_sg_put_lane_##M(T x, unsigned lane, const ferrocl_ctx *c) { \
@@ -254,6 +255,21 @@ COLLECTIVE_TYPES(TWO_OPERANDS)
     QUERY T __ferrocl_sg_get_lane_##M(unsigned lane, unsigned id, const ferrocl_ctx *c) { \
         size_t at = lane * items(c) + sg_first(c) + (id < sg_size(c) ? id : 0); \
         return at < COLLECTIVE_SLOTS * 16 * 8 / sizeof(T) ? ((T *)LANE_PLANES(c))[at] : (T)0; \
+    } \
+    /* cl_intel_subgroups' shuffles of vectors, as their scalar forms above choose. */ \
+    QUERY T __ferrocl_sg_lane_xor_##M(unsigned lane, unsigned mask, const ferrocl_ctx *c) { \
+        return __ferrocl_sg_get_lane_##M(lane, (unsigned)sg_local(c) ^ mask, c); \
+    } \
+    QUERY T __ferrocl_sg_lane_down_##M(unsigned lane, unsigned lanes, unsigned delta, const ferrocl_ctx *c) { \
+        size_t n = sg_size(c), at = sg_local(c) + delta; \
+        if (at < n) return __ferrocl_sg_get_lane_##M(lane, at, c); \
+        return __ferrocl_sg_get_lane_##M(at - n < n ? lanes + lane : lane, at - n < n ? at - n : sg_local(c), c); \
+    } \
+    QUERY T __ferrocl_sg_lane_up_##M(unsigned lane, unsigned lanes, unsigned delta, const ferrocl_ctx *c) { \
+        size_t n = sg_size(c), l = sg_local(c); \
+        if (delta <= l) return __ferrocl_sg_get_lane_##M(lane, l - delta, c); \
+        return delta - l <= n ? __ferrocl_sg_get_lane_##M(lanes + lane, n - (delta - l), c) \
+                              : __ferrocl_sg_get_lane_##M(lane, l, c); \
     }
 COLLECTIVE_TYPES(LANES)
 

@@ -117,5 +117,52 @@ __FERROCL_FP_ATOMICS(atomic_double, double)
 #define atomic_fetch_max_explicit(p, ...) __FERROCL_FP_SEND(fetch_max_explicit, p)(p, __VA_ARGS__)
 #endif
 
+/* cl_intel_subgroups (claimed by the device; clang declares its functions for SPIR
+ * targets only). The shuffles on the types the specification lists; the block reads
+ * and writes of 32-bit values, in buffers and 2D images. */
+#if defined(cl_intel_subgroups)
+#define __FERROCL_SHUFFLES(T) \
+    T __FERROCL_OVL intel_sub_group_shuffle(T x, uint c); \
+    T __FERROCL_OVL intel_sub_group_shuffle_down(T cur, T next, uint c); \
+    T __FERROCL_OVL intel_sub_group_shuffle_up(T prev, T cur, uint c); \
+    T __FERROCL_OVL intel_sub_group_shuffle_xor(T x, uint c);
+#define __FERROCL_SHUFFLE_WIDTHS(T) \
+    __FERROCL_SHUFFLES(T) __FERROCL_SHUFFLES(T##2) __FERROCL_SHUFFLES(T##3) __FERROCL_SHUFFLES(T##4) \
+    __FERROCL_SHUFFLES(T##8) __FERROCL_SHUFFLES(T##16)
+__FERROCL_SHUFFLE_WIDTHS(float)
+__FERROCL_SHUFFLE_WIDTHS(int)
+__FERROCL_SHUFFLE_WIDTHS(uint)
+__FERROCL_SHUFFLES(long)
+__FERROCL_SHUFFLES(ulong)
+#ifdef cl_khr_fp64
+__FERROCL_SHUFFLES(double)
+#endif
+#ifdef cl_khr_fp16
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+__FERROCL_SHUFFLES(half)
+#pragma OPENCL EXTENSION cl_khr_fp16 : disable
+#endif
+#undef __FERROCL_SHUFFLE_WIDTHS
+#undef __FERROCL_SHUFFLES
+#define __FERROCL_BLOCKS(N, T) \
+    T __FERROCL_OVL intel_sub_group_block_read##N(const __global uint *p); \
+    void __FERROCL_OVL intel_sub_group_block_write##N(__global uint *p, T data);
+#define __FERROCL_IMAGE_BLOCKS(N, T, R, W) \
+    T __FERROCL_OVL intel_sub_group_block_read##N(R image2d_t image, int2 coord); \
+    void __FERROCL_OVL intel_sub_group_block_write##N(W image2d_t image, int2 coord, T data);
+#define __FERROCL_ALL_BLOCKS(F, ...) F(, uint __VA_ARGS__) F(2, uint2 __VA_ARGS__) F(4, uint4 __VA_ARGS__) F(8, uint8 __VA_ARGS__)
+__FERROCL_ALL_BLOCKS(__FERROCL_BLOCKS)
+#if defined(__opencl_c_images) || __OPENCL_C_VERSION__ < 200
+__FERROCL_ALL_BLOCKS(__FERROCL_IMAGE_BLOCKS, , read_only, write_only)
+#endif
+#if defined(__opencl_c_read_write_images)
+__FERROCL_ALL_BLOCKS(__FERROCL_IMAGE_BLOCKS, , read_write, read_write)
+#endif
+#undef __FERROCL_ALL_BLOCKS
+#undef __FERROCL_IMAGE_BLOCKS
+#undef __FERROCL_BLOCKS
+#endif
+
 #undef __FERROCL_OVL
+
 #endif

@@ -555,3 +555,28 @@ ALL_ACCESS(LAYERS, image2d_array_depth_t)
     OVL int get_image_depth(ACC IMG i) { return DESC(i)->size[2]; } \
     OVL int4 get_image_dim(ACC IMG i) { return (int4)(DESC(i)->size[0], DESC(i)->size[1], DESC(i)->size[2], 0); }
 ALL_ACCESS(DEPTH_3D, image3d_t)
+
+/* ---- cl_intel_subgroups' block reads and writes ------------------------------------ */
+
+/* One 32-bit value of a 2D image's rows as raw memory, at byte x of row y (the rewrite,
+ * `passes/collectives.rs`, gives each work-item of a sub-group its own x): 0 outside
+ * the image's bytes, and a write there does nothing. */
+INLINE __global uchar *block_at(__global const img_t *d, int x, int y) {
+    bool inside = x >= 0 && y >= 0 && (ulong)x + 4 <= (ulong)d->size[0] * d->elem && y < d->size[1];
+    return inside ? d->data + (ulong)y * d->row_pitch + (ulong)x : 0;
+}
+
+uint __ferrocl_block_dword(read_only image2d_t im, int x, int y) {
+    __global const uchar *p = block_at(DESC(im), x, y);
+    return p ? (uint)p[0] | (uint)p[1] << 8 | (uint)p[2] << 16 | (uint)p[3] << 24 : 0u;
+}
+
+void __ferrocl_block_put(write_only image2d_t im, int x, int y, uint v) {
+    __global uchar *p = block_at(DESC(im), x, y);
+    if (p) {
+        p[0] = (uchar)v;
+        p[1] = (uchar)(v >> 8);
+        p[2] = (uchar)(v >> 16);
+        p[3] = (uchar)(v >> 24);
+    }
+}

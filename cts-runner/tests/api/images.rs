@@ -1575,3 +1575,55 @@ fn immutable_images_are_read_only() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const IMAGE_BLOCKS: &str = r#"
+kernel void image_blocks(read_only image2d_t src, write_only image2d_t dst, global uint *out) {
+    uint n = get_max_sub_group_size();
+    uint sg = get_sub_group_id() + get_num_sub_groups() * get_group_id(0);
+    int2 at = (int2)((int)(sg % (64 / n) * n * 4), (int)(sg / (64 / n) * 2));
+    uint2 v = intel_sub_group_block_read2(src, at);
+    size_t i = get_global_id(0);
+    out[3 * i] = v.x;
+    out[3 * i + 1] = v.y;
+    out[3 * i + 2] = intel_sub_group_block_read(src, (int2)(1 << 20, 0)) + 7u;
+    intel_sub_group_block_write2(dst, at, v + 1u);
+}
+"#;
+
+/// cl_intel_subgroups' block reads and writes of 2D images: a sub-group's work-items
+/// read or write consecutive 32-bit values of rows taken as raw memory (x in bytes);
+/// outside the image a read gives 0 and nothing faults.
+#[test]
+fn intel_sub_group_block_reads_and_writes_of_images() {
+    let env = Env::new();
+    let (w, h) = (64usize, 8usize);
+    let f = fmt(CL_R, CL_UNSIGNED_INT32);
+    let d = desc(CL_MEM_OBJECT_IMAGE2D, w, h, 0, 0);
+    let texels: Vec<u32> = (0..(w * h) as u32).map(|i| i.wrapping_mul(0x9e37_79b9) >> 3).collect();
+    let src = image(&env, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &f, &d, texels.as_ptr() as *mut c_void);
+    let dst = image(&env, CL_MEM_WRITE_ONLY, &f, &d, null_mut());
+    let p = build(&env, IMAGE_BLOCKS, "");
+    let k = kernel(p, "image_blocks");
+    let total = w * h / 2;
+    let out = env.buffer(0, total * 3 * 4, null_mut());
+    set_arg(k, 0, &src);
+    set_arg(k, 1, &dst);
+    set_arg(k, 2, &out);
+    run(&env, k, &[total], Some(&[64]));
+    let got = read_as::<u32>(&env, out, total * 3);
+    let n = 8;
+    for i in 0..total {
+        let (sg, l) = (i / n, i % n);
+        let (x, y) = (sg % (w / n) * n + l, sg / (w / n) * 2);
+        assert_eq!(got[3 * i..3 * i + 3], [texels[y * w + x], texels[(y + 1) * w + x], 7], "work-item {i}");
+    }
+    let mut back = vec![0u32; w * h];
+    let (origin, region) = ([0usize; 3], [w, h, 1]);
+    read_into(&env, dst, origin.as_ptr(), region.as_ptr(), back.as_mut_ptr().cast());
+    assert_eq!(back, texels.iter().map(|t| t + 1).collect::<Vec<_>>());
+    for m in [src, dst, out] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -1072,3 +1072,141 @@ fn kernel_clock_scopes_read_one_monotonic_clock() {
         ok!(cl!(clReleaseProgram(p)));
     }
 }
+
+/// cl_intel_subgroups through OpenCL C: shuffles of scalars and vectors (one operand,
+/// two, xor) and block reads and writes of buffers, in sub-groups of 8 and of 16.
+const INTEL_SUBGROUPS: &str = r#"
+#ifndef SIZE
+#define SIZE
+#endif
+SIZE kernel void shuffles(global const float4 *f, global const int *x, global float4 *out4, global int *outi) {
+    size_t i = get_global_id(0);
+    uint l = get_sub_group_local_id(), n = get_max_sub_group_size();
+    float4 v = f[i];
+    out4[i * 4] = intel_sub_group_shuffle(v, (l + 3) % n);
+    out4[i * 4 + 1] = intel_sub_group_shuffle_xor(v, 5u);
+    out4[i * 4 + 2] = intel_sub_group_shuffle_down(v, v * 2.0f, 3u);
+    out4[i * 4 + 3] = intel_sub_group_shuffle_up(v * 3.0f, v, 2u);
+    int y = x[i];
+    outi[i * 4] = intel_sub_group_shuffle(y, n - 1 - l);
+    outi[i * 4 + 1] = intel_sub_group_shuffle_xor(y, 1u);
+    outi[i * 4 + 2] = intel_sub_group_shuffle_down(y, y + 100, 5u);
+    outi[i * 4 + 3] = intel_sub_group_shuffle_up(y - 100, y, 6u);
+}
+SIZE kernel void blocks(global uint *in, global uint *out) {
+    uint n = get_max_sub_group_size();
+    uint sg = get_sub_group_id() + get_num_sub_groups() * get_group_id(0);
+    global uint *p = in + sg * n * 8;
+    uint a = intel_sub_group_block_read(p);
+    uint2 b = intel_sub_group_block_read2(p + n);
+    uint4 c = intel_sub_group_block_read4(p);
+    uint8 d = intel_sub_group_block_read8(p);
+    size_t i = get_global_id(0);
+    global uint *o = out + i * 15;
+    o[0] = a;
+    o[1] = b.x; o[2] = b.y;
+    o[3] = c.x; o[4] = c.y; o[5] = c.z; o[6] = c.w;
+    o[7] = d.s0; o[8] = d.s1; o[9] = d.s2; o[10] = d.s3; o[11] = d.s4; o[12] = d.s5; o[13] = d.s6; o[14] = d.s7;
+    global uint *q = out + get_global_size(0) * 15 + sg * n * 8;
+    intel_sub_group_block_write8(q, d + 1u);
+    intel_sub_group_block_write2(q + n * 2, b + 2u);
+    intel_sub_group_block_write(q + n * 7, a + 3u);
+}
+"#;
+
+#[test]
+fn intel_sub_group_shuffles_and_block_reads_and_writes() {
+    let env = Env::new();
+    let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, s, v, r)));
+    assert!(ext.split(' ').any(|e| e == "cl_intel_subgroups"), "{ext}");
+    let (groups, local) = (4usize, 64usize);
+    let total = groups * local;
+    for (size, options) in
+        [(8usize, String::new()), (16, "-DSIZE=__attribute__((intel_reqd_sub_group_size(16)))".into())]
+    {
+        let p = build(&env, INTEL_SUBGROUPS, &options);
+        let at = |i: usize| -> (usize, usize) { (i / size * size, i % size) };
+
+        let k = kernel(p, "shuffles");
+        let f: Vec<f32> = (0..total * 4).map(|i| i as f32 * 0.5 - 7.0).collect();
+        let x: Vec<i32> = (0..total as i32).map(|i| i * 37 % 101 - 50).collect();
+        let (bf, bx) = (buffer_of(&env, &f), buffer_of(&env, &x));
+        let (o4, oi) = (env.buffer(0, total * 64, null_mut()), env.buffer(0, total * 16, null_mut()));
+        for (i, b) in [bf, bx, o4, oi].iter().enumerate() {
+            set_arg(k, i as cl_uint, b);
+        }
+        run(&env, k, &[total], Some(&[local]));
+        let (got4, goti) = (read_as::<f32>(&env, o4, total * 16), read_as::<i32>(&env, oi, total * 4));
+        let v = |j: usize| -> [f32; 4] { [f[4 * j], f[4 * j + 1], f[4 * j + 2], f[4 * j + 3]] };
+        let scaled = |a: [f32; 4], s: f32| a.map(|c| c * s);
+        for i in 0..total {
+            let (b, l) = at(i);
+            let down = |cur: &dyn Fn(usize) -> [f32; 4], next: &dyn Fn(usize) -> [f32; 4], d: usize| {
+                if l + d < size {
+                    cur(b + l + d)
+                } else {
+                    next(b + l + d - size)
+                }
+            };
+            let up = |prev: &dyn Fn(usize) -> [f32; 4], cur: &dyn Fn(usize) -> [f32; 4], d: usize| {
+                if d <= l {
+                    cur(b + l - d)
+                } else {
+                    prev(b + size - (d - l))
+                }
+            };
+            let want = [
+                v(b + (l + 3) % size),
+                v(b + (l ^ 5)),
+                down(&v, &|j| scaled(v(j), 2.0), 3),
+                up(&|j| scaled(v(j), 3.0), &v, 2),
+            ];
+            for (s, w) in want.iter().enumerate() {
+                assert_eq!(
+                    got4[(i * 4 + s) * 4..(i * 4 + s) * 4 + 4],
+                    w[..],
+                    "sub-groups of {size}: float4 {s} of {i}"
+                );
+            }
+            let xd = if l + 5 < size { x[b + l + 5] } else { x[b + l + 5 - size] + 100 };
+            let xu = if 6 <= l { x[b + l - 6] } else { x[b + size - (6 - l)] - 100 };
+            let wanti = [x[b + size - 1 - l], x[b + (l ^ 1)], xd, xu];
+            assert_eq!(goti[i * 4..i * 4 + 4], wanti, "sub-groups of {size}: int shuffles of {i}");
+        }
+        for m in [bf, bx, o4, oi] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+
+        let k = kernel(p, "blocks");
+        let input: Vec<u32> = (0..total as u32 * 8).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let (bin, out) = (buffer_of(&env, &input), env.buffer(0, total * (15 + 8) * 4, null_mut()));
+        set_arg(k, 0, &bin);
+        set_arg(k, 1, &out);
+        run(&env, k, &[total], Some(&[local]));
+        let got = read_as::<u32>(&env, out, total * (15 + 8));
+        for i in 0..total {
+            let (b, l) = at(i);
+            let p = |k: usize| input[b * 8 + l + k * size];
+            let mut want = vec![p(0), p(1), p(2)];
+            want.extend((0..4).map(p));
+            want.extend((0..8).map(p));
+            assert_eq!(got[i * 15..i * 15 + 15], want[..], "sub-groups of {size}: block reads of {i}");
+        }
+        let written = &got[total * 15..];
+        for (j, &w) in written.iter().enumerate() {
+            let (sg, k) = (j / (size * 8), j % (size * 8) / size);
+            let want = match k {
+                2 | 3 => input[j - 2 * size + size] + 2,
+                7 => input[j - 7 * size] + 3,
+                _ => input[j] + 1,
+            };
+            assert_eq!(w, want, "sub-groups of {size}: block writes, sub-group {sg} row {k}");
+        }
+        for m in [bin, out] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+        ok!(cl!(clReleaseProgram(p)));
+    }
+}

@@ -42,6 +42,7 @@ pub(crate) const SPIR_ONLY_MACROS: &[&str] = &[
     "cl_khr_subgroup_extended_types",
     "cl_khr_subgroup_clustered_reduce",
     "cl_intel_required_subgroup_size",
+    "cl_intel_subgroups",
     "cl_khr_kernel_clock",
     "__opencl_c_kernel_clock_scope_device",
     "__opencl_c_kernel_clock_scope_work_group",

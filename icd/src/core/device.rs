@@ -143,6 +143,7 @@ pub(crate) const EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_subgroup_extended_types", cl_version(1, 0, 0)),
     ("cl_khr_subgroup_clustered_reduce", cl_version(1, 0, 0)),
     ("cl_intel_required_subgroup_size", cl_version(1, 0, 0)),
+    ("cl_intel_subgroups", cl_version(1, 0, 0)),
     ("cl_khr_work_group_uniform_arithmetic", cl_version(1, 0, 0)),
     ("cl_ext_float_atomics", cl_version(1, 0, 0)),
     ("cl_khr_kernel_clock", cl_version(1, 0, 0)),

@@ -126,8 +126,10 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     };
     // The parameter codes after the name: the operand's type, then size_t ids (broadcast).
     let params = &name[name.find(full).map_or(name.len(), |at| at + full.len())..];
-    if sub_group && op == "broadcast" && params.starts_with("Dv") {
-        return Some(broadcast_vector(line, &name, open, params, declared).map_or_else(fail, Ok));
+    let vector_exchange =
+        matches!(op, "broadcast" | "shuffle" | "shuffle_xor" | "intel_shuffle_up" | "intel_shuffle_down");
+    if sub_group && vector_exchange && params.starts_with("Dv") {
+        return Some(exchange_vector(line, &name, op, open, params, declared).map_or_else(fail, Ok));
     }
     let code = if params.starts_with("Dh") { "Dh" } else { params.get(..1).unwrap_or("") };
     let (Some(ty), Some(close)) = (ir_type(code), matching_paren(line, open)) else { return Some(fail()) };
@@ -204,15 +206,19 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     Some(Ok(out))
 }
 
-/// `sub_group_broadcast` of a vector (cl_khr_subgroup_extended_types), lane by lane
-/// between one pair of barriers: each work-item puts its lanes into planes of the
-/// operand memory, and reads the source work-item's back. The vector reaches the call
-/// as clang's x86-64 ABI passes it (a vector, a `byval` pointer past 64 bytes, or an
-/// integer for the small ones, `char3` as `i32`), and the result leaves it likewise;
-/// lanes are taken from and put into a vector of the argument's size.
-fn broadcast_vector(
+/// A sub-group exchange of a vector, lane by lane between one pair of barriers:
+/// `sub_group_broadcast` (cl_khr_subgroup_extended_types) and cl_intel_subgroups'
+/// shuffles. Each work-item puts its operand's lanes into planes of the lane memory
+/// (a two-operand shuffle's second operand into the planes after them), and reads the
+/// work-item's the exchange names back (`collectives.c`'s `__ferrocl_sg_lane_*`). The
+/// vector reaches the call as clang's x86-64 ABI passes it (a vector, a `byval` pointer
+/// past 64 bytes, or an integer or double for the small ones, `char3` as `i32`), and
+/// the result leaves it likewise; lanes are taken from and put into a vector of the
+/// argument's size.
+fn exchange_vector(
     line: &str,
     name: &str,
+    op: &str,
     open: usize,
     params: &str,
     declared: &mut BTreeSet<String>,
@@ -225,72 +231,254 @@ fn broadcast_vector(
     let (elem, _) = ir_type::parse(ty)?;
     let elem_bits = elem.layout(&Default::default())?.0 * 8;
     let args = split_top(&line[open + 1..matching_paren(line, open)?]);
-    let [value, index] = args[..] else { return None };
-    let index = index.rsplit(' ').next()?;
+    let operands = if op.starts_with("intel_shuffle_") { 2 } else { 1 };
+    if args.len() != operands + 1 {
+        return None;
+    }
+    let int = args[operands].rsplit(' ').next()?;
     let (lhs, call) = line.split_once(" = ")?;
     let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
     let ret = call.trim_start().strip_prefix("call ")?.split(&format!(" @{name}(")).next()?;
     let ret = ret.trim_start_matches("noundef ").trim_start_matches("signext ").trim_start_matches("zeroext ");
     let id = lhs.trim().trim_start_matches('%');
     let tmp = |what: &str| format!("%__fcl.bc.{id}.{what}");
-    let v = value.rsplit(' ').next()?;
     let mut out = Vec::new();
-    // The vector holding the lanes, and how many it has (vec3 arrives as 4).
-    let (whole, width) = if let Some(inner) = value.split("byval(").nth(1) {
-        let (t, _) = ir_type::parse(inner)?;
-        let text = inner[..inner.len() - ir_type::parse(inner)?.1.len()].to_string();
-        let IrType::Vector(n, _) = t else { return None };
-        out.push(format!("{} = load {text}, ptr {v}{dbg}", tmp("v")));
-        (text, n)
-    } else {
-        let (t, _) = ir_type::parse(value)?;
-        let text = value[..value.len() - ir_type::parse(value)?.1.len()].trim().to_string();
-        match t {
-            // Passed as it is (vec3 included, as `<3 x T>`).
-            IrType::Vector(n, e) if *e == elem => (text, n),
-            _ => {
-                let width = t.layout(&Default::default())?.0 * 8 / elem_bits;
-                let whole = format!("<{width} x {ty}>");
-                out.push(format!("{} = bitcast {text} {v} to {whole}{dbg}", tmp("v")));
-                (whole, width)
+    // Each operand as a vector of its lanes (vec3 arrives as 4), put into its planes:
+    // the current operand first (up's second argument, the others' first).
+    let order: Vec<usize> = if op == "intel_shuffle_up" { vec![1, 0] } else { (0..operands).collect() };
+    let mut whole = String::new();
+    for (plane, &a) in order.iter().enumerate() {
+        let value = args[a];
+        let v = value.rsplit(' ').next()?;
+        // The first operand's names `v`, `e<lane>`; the second's `w`, `f<lane>`.
+        let (vn, en) = if plane == 0 { ("v", "e") } else { ("w", "f") };
+        let name_v = tmp(vn);
+        let (text, width, vector) = if let Some(inner) = value.split("byval(").nth(1) {
+            let (t, rest) = ir_type::parse(inner)?;
+            let text = inner[..inner.len() - rest.len()].to_string();
+            let IrType::Vector(n, _) = t else { return None };
+            out.push(format!("{name_v} = load {text}, ptr {v}{dbg}"));
+            (text, n, name_v)
+        } else {
+            let (t, rest) = ir_type::parse(value)?;
+            let text = value[..value.len() - rest.len()].trim().to_string();
+            match t {
+                // Passed as it is (vec3 included, as `<3 x T>`).
+                IrType::Vector(n, e) if *e == elem => (text, n, v.to_string()),
+                _ => {
+                    let width = t.layout(&Default::default())?.0 * 8 / elem_bits;
+                    let w = format!("<{width} x {ty}>");
+                    out.push(format!("{name_v} = bitcast {text} {v} to {w}{dbg}"));
+                    (w, width, name_v)
+                }
             }
+        };
+        if width < lanes {
+            return None;
         }
-    };
-    if width < lanes {
-        return None;
-    }
-    let vector = if out.is_empty() { v.to_string() } else { tmp("v") };
-    for i in 0..lanes {
-        out.push(format!("{} = extractelement {whole} {vector}, i32 {i}{dbg}", tmp(&format!("e{i}"))));
-        out.push(format!("  call void @__ferrocl_sg_put_lane_{code}({ty} {}, i32 {i}){dbg}", tmp(&format!("e{i}"))));
+        whole = text;
+        for i in 0..lanes {
+            let e = tmp(&format!("{en}{i}"));
+            out.push(format!("{e} = extractelement {whole} {vector}, i32 {i}{dbg}"));
+            out.push(format!(
+                "  call void @__ferrocl_sg_put_lane_{code}({ty} {e}, i32 {}){dbg}",
+                plane as u64 * lanes + i
+            ));
+        }
     }
     out.push(format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"));
+    // The lane each reads: broadcast and shuffle name a work-item, xor a mask; up and
+    // down a delta, with the planes of the second operand `lanes` further on.
+    let (helper, extra) = match op {
+        "broadcast" | "shuffle" => ("get_lane", String::new()),
+        "shuffle_xor" => ("lane_xor", String::new()),
+        "intel_shuffle_down" => ("lane_down", format!(", i32 {lanes}")),
+        "intel_shuffle_up" => ("lane_up", format!(", i32 {lanes}")),
+        _ => return None,
+    };
     let mut built = "poison".to_string();
     for i in 0..lanes {
-        out.push(format!(
-            "{} = call {ty} @__ferrocl_sg_get_lane_{code}(i32 {i}, i32 {index}){dbg}",
-            tmp(&format!("g{i}"))
-        ));
+        let g = tmp(&format!("g{i}"));
+        out.push(format!("{g} = call {ty} @__ferrocl_sg_{helper}_{code}(i32 {i}{extra}, i32 {int}){dbg}"));
         let next = tmp(&format!("r{i}"));
-        out.push(format!("{next} = insertelement {whole} {built}, {ty} {}, i32 {i}{dbg}", tmp(&format!("g{i}"))));
+        out.push(format!("{next} = insertelement {whole} {built}, {ty} {g}, i32 {i}{dbg}"));
         built = next;
     }
     out.push(format!("{lhs} = bitcast {whole} {built} to {ret}{dbg}"));
     out.push(format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"));
     declared.insert(format!("declare void @__ferrocl_sg_put_lane_{code}({ty}, i32)"));
-    declared.insert(format!("declare {ty} @__ferrocl_sg_get_lane_{code}(i32, i32)"));
+    let ints = if extra.is_empty() { "i32, i32" } else { "i32, i32, i32" };
+    declared.insert(format!("declare {ty} @__ferrocl_sg_{helper}_{code}({ints})"));
     Some(out)
+}
+
+/// cl_intel_subgroups' block reads and writes: the sub-group's work-items read or write
+/// consecutive 32-bit values, work-item `i` value `k` at `i + k * sub-group size` (of a
+/// buffer), or at byte `x + 4 i` of row `y + k` (of an image, through `image.cl`'s
+/// `__ferrocl_block_dword` and `__ferrocl_block_put`, which check the bounds). Written
+/// out with the sub-group queries, so the SIMD copies see consecutive accesses.
+fn block_io(line: &str, declared: &mut BTreeSet<String>, writes: &mut usize) -> Option<Result<Vec<String>, String>> {
+    let (name, open) = callee_names(line).into_iter().find(|(n, _)| {
+        opencl_name(n).is_some_and(|o| {
+            o.starts_with("intel_sub_group_block_read") || o.starts_with("intel_sub_group_block_write")
+        })
+    })?;
+    let fail = || Err(format!("cannot expand the block access '{}'", line.trim()));
+    let full = opencl_name(&name).unwrap_or_default();
+    let (write, count) = match full.strip_prefix("intel_sub_group_block_read") {
+        Some(n) => (false, n),
+        None => (true, full.strip_prefix("intel_sub_group_block_write").unwrap_or("")),
+    };
+    let n: u32 = match count {
+        "" => 1,
+        "2" | "4" | "8" => count.parse().unwrap_or(1),
+        _ => return Some(fail()),
+    };
+    let params = &name[name.find(full).map_or(name.len(), |at| at + full.len())..];
+    let image = params.contains("ocl_image2d");
+    let Some(close) = matching_paren(line, open) else { return Some(fail()) };
+    let args = split_top(&line[open + 1..close]);
+    let value = |a: &str| a.rsplit(' ').next().unwrap_or("").to_string();
+    let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
+    let lhs = line.split_once(" = ").map(|(l, _)| l.trim().to_string());
+    let id = match &lhs {
+        Some(l) => l.trim_start_matches('%').to_string(),
+        None => {
+            *writes += 1;
+            format!("w{writes}")
+        }
+    };
+    let tmp = |what: &str| format!("%__fcl.bk.{id}.{what}");
+    let vector = format!("<{n} x i32>");
+    let mut out = vec![
+        format!("{} = call i32 @_Z22get_sub_group_local_idv(){dbg}", tmp("lid")),
+        format!("{} = call i32 @_Z18get_sub_group_sizev(){dbg}", tmp("n")),
+    ];
+    // The coordinates of an image's block: x in bytes, moved by 4 a work-item.
+    let (base, x, y) = match image {
+        true => {
+            let (Some(img), Some(coord)) = (args.first(), args.get(1)) else { return Some(fail()) };
+            let Some(ty) = type_text(coord) else { return Some(fail()) };
+            out.push(format!("{} = bitcast {ty} {} to <2 x i32>{dbg}", tmp("c"), value(coord)));
+            out.push(format!("{} = extractelement <2 x i32> {}, i32 0{dbg}", tmp("cx"), tmp("c")));
+            out.push(format!("{} = extractelement <2 x i32> {}, i32 1{dbg}", tmp("y"), tmp("c")));
+            out.push(format!("{} = shl i32 {}, 2{dbg}", tmp("dx"), tmp("lid")));
+            out.push(format!("{} = add i32 {}, {}{dbg}", tmp("x"), tmp("cx"), tmp("dx")));
+            (value(img), tmp("x"), tmp("y"))
+        }
+        false => (value(args.first()?), String::new(), String::new()),
+    };
+    // Work-item i's k-th value: its index (buffer) or row (image).
+    let place = |out: &mut Vec<String>, k: u32| -> String {
+        match image {
+            true if k == 0 => y.clone(),
+            true => {
+                out.push(format!("{} = add i32 {y}, {k}{dbg}", tmp(&format!("y{k}"))));
+                tmp(&format!("y{k}"))
+            }
+            false => {
+                out.push(format!("{} = mul i32 {}, {k}{dbg}", tmp(&format!("o{k}")), tmp("n")));
+                out.push(format!("{} = add i32 {}, {}{dbg}", tmp(&format!("i{k}")), tmp("lid"), tmp(&format!("o{k}"))));
+                out.push(format!("{} = zext i32 {} to i64{dbg}", tmp(&format!("w{k}")), tmp(&format!("i{k}"))));
+                out.push(format!(
+                    "{} = getelementptr inbounds i32, ptr addrspace(1) {base}, i64 {}{dbg}",
+                    tmp(&format!("p{k}")),
+                    tmp(&format!("w{k}"))
+                ));
+                tmp(&format!("p{k}"))
+            }
+        }
+    };
+    if write {
+        let Some(data) = args.get(if image { 2 } else { 1 }) else { return Some(fail()) };
+        let v = value(data);
+        let whole = match (n, data.split("byval(").nth(1)) {
+            (1, _) => v,
+            (_, Some(_)) => {
+                out.push(format!("{} = load {vector}, ptr {v}{dbg}", tmp("d")));
+                tmp("d")
+            }
+            (_, None) => {
+                let Some(ty) = type_text(data) else { return Some(fail()) };
+                out.push(format!("{} = bitcast {ty} {v} to {vector}{dbg}", tmp("d")));
+                tmp("d")
+            }
+        };
+        for k in 0..n {
+            let at = place(&mut out, k);
+            let one = match n {
+                1 => whole.clone(),
+                _ => {
+                    out.push(format!("{} = extractelement {vector} {whole}, i32 {k}{dbg}", tmp(&format!("e{k}"))));
+                    tmp(&format!("e{k}"))
+                }
+            };
+            match image {
+                true => out.push(format!(
+                    "  call void @__ferrocl_block_put(ptr addrspace(1) {base}, i32 {x}, i32 {at}, i32 {one}){dbg}"
+                )),
+                false => out.push(format!("  store i32 {one}, ptr addrspace(1) {at}, align 4{dbg}")),
+            }
+        }
+        if image {
+            declared.insert("declare void @__ferrocl_block_put(ptr addrspace(1), i32, i32, i32)".into());
+        }
+        return Some(Ok(indented(out)));
+    }
+    let Some(lhs) = lhs else { return Some(fail()) };
+    let Some(ret) = line.split_once(" = call ").and_then(|(_, r)| r.split(&format!(" @{name}(")).next()) else {
+        return Some(fail());
+    };
+    let ret = ret.trim_start_matches("noundef ").trim();
+    let mut built = "poison".to_string();
+    for k in 0..n {
+        let at = place(&mut out, k);
+        let one = if n == 1 { lhs.clone() } else { tmp(&format!("r{k}")) };
+        match image {
+            true => out.push(format!(
+                "{one} = call i32 @__ferrocl_block_dword(ptr addrspace(1) {base}, i32 {x}, i32 {at}){dbg}"
+            )),
+            false => out.push(format!("{one} = load i32, ptr addrspace(1) {at}, align 4{dbg}")),
+        }
+        if n > 1 {
+            let next = tmp(&format!("b{k}"));
+            out.push(format!("{next} = insertelement {vector} {built}, i32 {one}, i32 {k}{dbg}"));
+            built = next;
+        }
+    }
+    if n > 1 {
+        out.push(format!("{lhs} = bitcast {vector} {built} to {ret}{dbg}"));
+    }
+    if image {
+        declared.insert("declare i32 @__ferrocl_block_dword(ptr addrspace(1), i32, i32)".into());
+    }
+    Some(Ok(indented(out)))
+}
+
+/// An argument's type as written (`<8 x i32>` of `<8 x i32> noundef %x`).
+fn type_text(argument: &str) -> Option<&str> {
+    let (_, rest) = super::ir_type::parse(argument)?;
+    Some(argument[..argument.len() - rest.len()].trim())
+}
+
+/// Instructions as the module writes them (a line starting `%0 =` would read as a type).
+fn indented(lines: Vec<String>) -> Vec<String> {
+    lines.into_iter().map(|l| if l.starts_with(' ') { l } else { format!("  {l}") }).collect()
 }
 
 /// Expands every collective call of the module; the text is unchanged without any.
 pub(crate) fn expand_all(text: &str) -> Result<String, String> {
     if !text.contains("@_Z") || !(text.contains("work_group_") || text.contains("sub_group_")) {
+        // (cl_intel_subgroups' functions are `intel_sub_group_*`.)
         return Ok(text.to_string());
     }
     let mut declared = BTreeSet::new();
+    let mut writes = 0;
     let mut out = String::with_capacity(text.len() + 1024);
     for line in text.lines() {
-        match (line.contains("call ") && !line.starts_with("declare ")).then(|| expand(line, &mut declared)).flatten() {
+        let call = line.contains("call ") && !line.starts_with("declare ");
+        match call.then(|| block_io(line, &mut declared, &mut writes).or_else(|| expand(line, &mut declared))).flatten()
+        {
             Some(lines) => lines?.iter().for_each(|l| {
                 out.push_str(l);
                 out.push('\n');
@@ -304,10 +492,15 @@ pub(crate) fn expand_all(text: &str) -> Result<String, String> {
     if !declared.is_empty() && !out.contains("declare void @_Z7barrierj(") {
         declared.insert("declare void @_Z7barrierj(i32)".into());
     }
-    if out.contains(&format!("call void {SUB_GROUP_BARRIER}("))
-        && !out.contains(&format!("declare void {SUB_GROUP_BARRIER}("))
-    {
-        declared.insert(format!("declare void {SUB_GROUP_BARRIER}(i32)"));
+    for (call, declaration) in [
+        (format!("call void {SUB_GROUP_BARRIER}("), format!("declare void {SUB_GROUP_BARRIER}(i32)")),
+        ("call i32 @_Z22get_sub_group_local_idv(".into(), "declare i32 @_Z22get_sub_group_local_idv()".into()),
+        ("call i32 @_Z18get_sub_group_sizev(".into(), "declare i32 @_Z18get_sub_group_sizev()".into()),
+    ] {
+        let name = &declaration[declaration.find('@').unwrap_or(0)..declaration.find('(').unwrap_or(0) + 1];
+        if out.contains(&call) && !out.lines().any(|l| l.starts_with("declare ") && l.contains(name)) {
+            declared.insert(declaration);
+        }
     }
     for d in declared {
         out.push_str(&d);
@@ -407,5 +600,56 @@ mod tests {
         assert!(expand_all(ballot).unwrap().contains("%11 = call <4 x i32> @__ferrocl_sg_ballot_i()\n"));
         let plain = "define void @k() {\n  call void @_Z18work_group_barrierj(i32 1)\n  ret void\n}\n";
         assert_eq!(expand_all(plain).unwrap(), plain);
+    }
+
+    #[test]
+    fn intel_shuffles_of_vectors_go_lane_by_lane_through_planes() {
+        // float2 arrives as a double; down's second operand takes the planes after the
+        // first's; up's current operand is its second argument.
+        let down = "  %3 = call double @_Z28intel_sub_group_shuffle_downDv2_fS_j(double %a, double %b, i32 %d)\n";
+        let out = expand_all(down).unwrap();
+        assert!(out.contains("%__fcl.bc.3.v = bitcast double %a to <2 x float>\n"), "{out}");
+        assert!(out.contains("call void @__ferrocl_sg_put_lane_f(float %__fcl.bc.3.f1, i32 3)\n"), "{out}");
+        assert!(out.contains("%__fcl.bc.3.g1 = call float @__ferrocl_sg_lane_down_f(i32 1, i32 2, i32 %d)\n"), "{out}");
+        assert!(out.contains("%3 = bitcast <2 x float> %__fcl.bc.3.r1 to double\n"), "{out}");
+        assert!(out.contains("declare float @__ferrocl_sg_lane_down_f(i32, i32, i32)"), "{out}");
+        let up = "  %4 = call <4 x i32> @_Z26intel_sub_group_shuffle_upDv4_iS_j(<4 x i32> %p, <4 x i32> %c, i32 2)\n";
+        let out = expand_all(up).unwrap();
+        assert!(out.contains("%__fcl.bc.4.e0 = extractelement <4 x i32> %c, i32 0\n"), "current first: {out}");
+        assert!(out.contains("%__fcl.bc.4.f0 = extractelement <4 x i32> %p, i32 0\n"), "{out}");
+        let xor = "  %5 = call <4 x float> @_Z27intel_sub_group_shuffle_xorDv4_fj(<4 x float> %x, i32 5)\n";
+        assert!(expand_all(xor).unwrap().contains("call float @__ferrocl_sg_lane_xor_f(i32 3, i32 5)\n"));
+    }
+
+    #[test]
+    fn block_reads_and_writes_become_the_sub_groups_consecutive_accesses() {
+        let read = "  %6 = call double @_Z27intel_sub_group_block_read2PU3AS1Kj(ptr addrspace(1) noundef %p)\n";
+        let out = expand_all(read).unwrap();
+        for line in [
+            "  %__fcl.bk.6.lid = call i32 @_Z22get_sub_group_local_idv()\n",
+            "  %__fcl.bk.6.o1 = mul i32 %__fcl.bk.6.n, 1\n",
+            "  %__fcl.bk.6.i1 = add i32 %__fcl.bk.6.lid, %__fcl.bk.6.o1\n",
+            "  %__fcl.bk.6.r1 = load i32, ptr addrspace(1) %__fcl.bk.6.p1, align 4\n",
+            "  %6 = bitcast <2 x i32> %__fcl.bk.6.b1 to double\n",
+            "declare i32 @_Z18get_sub_group_sizev()\n",
+        ] {
+            assert!(out.contains(line), "{line}in:\n{out}");
+        }
+        let write =
+            "  call void @_Z28intel_sub_group_block_write4PU3AS1jDv4_j(ptr addrspace(1) %q, <4 x i32> noundef %v)\n\
+                     call void @_Z27intel_sub_group_block_writePU3AS1jj(ptr addrspace(1) %q, i32 %s)\n";
+        let out = expand_all(write).unwrap();
+        assert!(out.contains("  %__fcl.bk.w1.e3 = extractelement <4 x i32> %__fcl.bk.w1.d, i32 3\n"), "{out}");
+        assert!(out.contains("  store i32 %s, ptr addrspace(1) %__fcl.bk.w2.p0, align 4\n"), "two writes apart: {out}");
+        let image =
+            "  %7 = call i32 @_Z26intel_sub_group_block_read14ocl_image2d_roDv2_i(ptr addrspace(1) %im, double %c)\n";
+        let out = expand_all(image).unwrap();
+        assert!(out.contains("  %__fcl.bk.7.dx = shl i32 %__fcl.bk.7.lid, 2\n"), "{out}");
+        assert!(
+            out.contains(
+                "  %7 = call i32 @__ferrocl_block_dword(ptr addrspace(1) %im, i32 %__fcl.bk.7.x, i32 %__fcl.bk.7.y)\n"
+            ),
+            "{out}"
+        );
     }
 }

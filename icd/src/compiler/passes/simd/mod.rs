@@ -1391,7 +1391,7 @@ impl Writer<'_> {
                 let (t, v) = typed(from).ok_or("unreadable cast")?;
                 let (tt, _) = ir_type::parse(to).ok_or("unreadable cast")?;
                 if op == "bitcast" && components(&t).0 != components(&tt).0 {
-                    return Err("a bitcast between vectors of different lengths".into());
+                    return self.regrouping_bitcast(d, &t, &v, &tt);
                 }
                 let (wide, wide_to) = (widened(&t).ok_or("unsupported cast")?, widened(&tt).ok_or("unsupported cast")?);
                 let v = self.operand(&t, &v)?;
@@ -1681,6 +1681,54 @@ impl Writer<'_> {
                 );
                 self.declarations.push(format!("declare void @{name}({wide}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
             }
+        }
+        Ok(())
+    }
+
+    /// A bitcast between vectors of different lengths (clang passes a `float2` as a
+    /// `double`): the widened value's components are each lane's together only after a
+    /// shuffle, so lanes are put side by side, cast, and taken apart again.
+    fn regrouping_bitcast(&mut self, d: &str, t: &IrType, v: &str, to: &IrType) -> Result<(), String> {
+        let ((n, e), (m, f)) = (components(t), components(to));
+        let bytes = |x: &IrType| x.layout(&HashMap::new()).map(|(s, _)| s);
+        if n == 3 || m == 3 || bytes(t).is_none() || bytes(t) != bytes(to) {
+            return Err("a bitcast between vectors of different lengths".into());
+        }
+        let wide = widened(t).ok_or("unsupported cast")?;
+        let v = self.operand(t, v)?;
+        // Component-major (c * WIDTH + lane) to lane-major (lane * count + c), and back.
+        let order = |count: u64, to_lanes: bool| -> String {
+            let picks: Vec<String> = (0..count * WIDTH)
+                .map(|i| match to_lanes {
+                    true => format!("i32 {}", (i % count) * WIDTH + i / count),
+                    false => format!("i32 {}", (i % WIDTH) * count + i / WIDTH),
+                })
+                .collect();
+            picks.join(", ")
+        };
+        let lanes = match n {
+            1 => v,
+            _ => {
+                let x = self.name(d);
+                let _ = writeln!(
+                    self.out,
+                    "  {x} = shufflevector {wide} {v}, {wide} poison, <{} x i32> <{}>",
+                    n * WIDTH,
+                    order(n, true)
+                );
+                x
+            }
+        };
+        let lane_major = format!("<{} x {f}>", m * WIDTH);
+        let cast = if m == 1 { d.to_string() } else { self.name(d) };
+        let _ = writeln!(self.out, "  {cast} = bitcast <{} x {e}> {lanes} to {lane_major}", n * WIDTH);
+        if m > 1 {
+            let _ = writeln!(
+                self.out,
+                "  {d} = shufflevector {lane_major} {cast}, {lane_major} poison, <{} x i32> <{}>",
+                m * WIDTH,
+                order(m, false)
+            );
         }
         Ok(())
     }
@@ -3228,5 +3276,30 @@ mod tests {
         let t = text.split("\n}\n").next().unwrap();
         assert_eq!(t.matches("call <8 x i64> @llvm.masked.gather.v8i64.v8p1(").count(), 2, "a gather a field: {t}");
         assert_eq!(t.matches("call void @llvm.memcpy.p1.p1.i64(").count(), WIDTH as usize, "a copy a lane: {t}");
+    }
+
+    #[test]
+    fn bitcasts_between_vector_lengths_regroup_the_lanes() {
+        // clang passes a uint2 as a double: each lane's two halves side by side.
+        let (define, body) = split(
+            "define internal spir_func void @k(ptr noundef align 8 %0, ptr %ctx) #0 {
+  %3 = call i64 @_Z13get_global_idj(i32 noundef 0, ptr %ctx) #5
+  %4 = trunc i64 %3 to i32
+  %5 = insertelement <2 x i32> poison, i32 %4, i32 0
+  %6 = insertelement <2 x i32> %5, i32 7, i32 1
+  %7 = bitcast <2 x i32> %6 to double
+  %8 = bitcast double %7 to <2 x i32>
+  %9 = getelementptr inbounds <2 x i32>, ptr %0, i64 %3
+  store <2 x i32> %8, ptr %9, align 8
+  ret void
+}",
+        );
+        let t = vectorize(&define, &body, "k").unwrap().text;
+        let t = &t[..t.find("\n}\n").unwrap()];
+        let lane_major = "<16 x i32> <i32 0, i32 8, i32 1, i32 9, i32 2, i32 10, i32 3, i32 11, i32 4, i32 12";
+        assert!(t.contains(lane_major), "{t}");
+        assert!(t.contains(" to <8 x double>"), "{t}");
+        let back = "<16 x i32> <i32 0, i32 2, i32 4, i32 6, i32 8, i32 10, i32 12, i32 14, i32 1, i32 3";
+        assert!(t.contains(back), "{t}");
     }
 }
