@@ -521,6 +521,25 @@ fn sycl_sub_group_sizes_reach_the_kernel() {
     ok!(cl!(clReleaseProgram(p)));
 }
 
+/// SYCL's sub-group loads, stores and shuffles (SPV_INTEL_subgroups' block reads and
+/// writes, `OpSubgroupShuffleINTEL`): the translator makes them cl_intel_subgroups
+/// calls, which the driver defines.
+#[test]
+fn sycl_sub_group_block_loads_stores_and_shuffles() {
+    let env = Env::new();
+    let p = build_il(&env, &assemble(include_str!("sub_group_blocks.spvasm")));
+    let n = 256usize;
+    let input: Vec<u32> = (0..2 * n as u32).map(|i| i.wrapping_mul(2_246_822_519) >> 5).collect();
+    let out = launch(&env, p, "blocks", &[Arg::In(bytes_of(&input)), Arg::Out(8 * n)], n, 64);
+    let got: Vec<u32> = out[1].chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    for (j, &v) in got.iter().enumerate() {
+        let (base, k) = (j / 16 * 16, j % 16);
+        let want = if k < 8 { input[j] } else { input[j].wrapping_add(input[base + 3]) };
+        assert_eq!(v, want, "value {j}");
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
+
 #[test]
 fn il_programs_and_their_errors() {
     let env = Env::new();
