@@ -2268,3 +2268,85 @@ fn a_private_variable_read_as_other_types_keeps_each_work_items_bytes() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+const RELATIONALS: &str = r#"
+#define TESTS(T, x, y, o) \
+    o[0] = isnan(x); o[1] = isinf(x); o[2] = isfinite(x); o[3] = signbit(x); \
+    o[4] = isequal(x, y); o[5] = isnotequal(x, y); o[6] = isgreater(x, y); \
+    o[7] = isgreaterequal(x, y); o[8] = isless(x, y); o[9] = islessequal(x, y); \
+    o[10] = islessgreater(x, y); o[11] = isordered(x, y); o[12] = isunordered(x, y);
+kernel void floats(global const float *a, global const float *b, global int *out) {
+    size_t i = get_global_id(0);
+    float x = a[i], y = b[i];
+    global int *o = out + 13 * i;
+    TESTS(float, x, y, o)
+}
+kernel void doubles(global const double *a, global const double *b, global int *out) {
+    size_t i = get_global_id(0);
+    double x = a[i], y = b[i];
+    global int *o = out + 13 * i;
+    TESTS(double, x, y, o)
+}
+"#;
+
+/// The scalar relational builtins in SIMD lanes (written out as compares there) answer
+/// 1 or 0 as the scalar functions do, for NaNs, infinities, signed zeros and
+/// subnormals, in floats and doubles.
+#[test]
+fn scalar_relational_builtins_in_lanes_answer_one_or_zero() {
+    let env = Env::new();
+    let p = build(&env, RELATIONALS, "");
+    let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1.0, -2.5, 1e-310, 3.0, f64::MAX];
+    let pairs: Vec<(f64, f64)> = specials.iter().flat_map(|&x| specials.iter().map(move |&y| (x, y))).collect();
+    let n = pairs.len();
+    let want = |x: f64, y: f64| -> Vec<i32> {
+        let b = |c: bool| c as i32;
+        vec![
+            b(x.is_nan()),
+            b(x.is_infinite()),
+            b(x.is_finite()),
+            b(x.is_sign_negative()),
+            b(x == y),
+            b(x != y),
+            b(x > y),
+            b(x >= y),
+            b(x < y),
+            b(x <= y),
+            // (not `x != y`, which NaNs pass)
+            b(x.partial_cmp(&y).is_some_and(|o| o != std::cmp::Ordering::Equal)),
+            b(!x.is_nan() && !y.is_nan()),
+            b(x.is_nan() || y.is_nan()),
+        ]
+    };
+    for name in ["floats", "doubles"] {
+        let k = kernel(p, name);
+        let (a, b): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+        let (ba, bb) = match name {
+            "floats" => {
+                let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+                (buffer_of(&env, &f(&a)), buffer_of(&env, &f(&b)))
+            }
+            _ => (buffer_of(&env, &a), buffer_of(&env, &b)),
+        };
+        let out = env.buffer(0, n * 13 * 4, null_mut());
+        set_arg(k, 0, &ba);
+        set_arg(k, 1, &bb);
+        set_arg(k, 2, &out);
+        run(&env, k, &[n], Some(&[20]));
+        let got = read_as::<i32>(&env, out, n * 13);
+        for (i, &(x, y)) in pairs.iter().enumerate() {
+            let (x, y) = match name {
+                "floats" => (x as f32 as f64, y as f32 as f64),
+                _ => (x, y),
+            };
+            assert_eq!(got[13 * i..13 * i + 13], want(x, y)[..], "{name}: {x:e}, {y:e}");
+        }
+        let code = launcher_code(p, name);
+        assert!(code.lines().any(|l| l.contains("vcmp") && l.contains("ymm")), "no 8-lane compares in {name}");
+        for m in [ba, bb, out] {
+            ok!(cl!(clReleaseMemObject(m)));
+        }
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}
