@@ -155,12 +155,18 @@ fn inline_one(
     let succs: Vec<String> =
         super::super::ir_text::labels_in(code(&lines[block_end])).into_iter().map(str::to_string).collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + inlined.len() + allocas.len());
-    out.extend(lines[..entry_at].iter().cloned());
-    out.extend(allocas);
-    out.extend(lines[entry_at..at].iter().cloned());
-    out.extend(inlined);
+    // Successors before the call too: a loop's header, whose phi names the latch the
+    // call was in (a phi naming the old block would never take that way in).
     let mut current = String::new();
-    for line in &lines[at + 1..] {
+    let mut inlined = Some(inlined);
+    for (i, line) in lines.iter().enumerate() {
+        if i == entry_at {
+            out.extend(allocas.iter().cloned());
+        }
+        if i == at {
+            out.extend(inlined.take().unwrap_or_default());
+            continue;
+        }
         if let Some(l) = label_of(line) {
             current = l.to_string();
         }
@@ -270,4 +276,36 @@ fn pointer_load(c: &str) -> Option<(&str, &str)> {
     let (d, rhs) = def_of(c)?;
     let parts = split_top(rhs.trim_start().strip_prefix("load ptr, ")?);
     Some((d, parts.first()?.trim().strip_prefix("ptr ")?.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_in_a_loops_latch_renames_the_headers_phi() {
+        // SYCL's contiguous kernels: a stride loop whose body calls the functor, the
+        // header's phi naming the latch, which comes after it.
+        let define = "define internal spir_func void @k(ptr %0, i64 %1, ptr %ctx) {";
+        let body: Vec<String> = "  br label %3
+3:
+  %4 = phi i64 [ 0, %2 ], [ %7, %5 ]
+  %c = icmp ult i64 %4, %1
+  br i1 %c, label %5, label %8
+5:
+  %6 = call spir_func i64 @f(i64 %4)
+  %7 = add i64 %4, %6
+  br label %3
+8:
+  ret void"
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let f_body: Vec<String> = ["  %2 = add i64 %0, 1", "  ret i64 %2"].map(str::to_string).to_vec();
+        let f = Callee { define: "define internal spir_func i64 @f(i64 %0) {", body: &f_body };
+        let out = inline_calls(define, &body, &|n| (n == "f").then_some(Callee { ..f }), &HashSet::new()).unwrap();
+        let text = out.join("\n");
+        assert!(text.contains("%4 = phi i64 [ 0, %2 ], [ %7, %inl1.cont ]"), "{text}");
+        assert!(text.contains("inl1.cont:\n  %6 = load i64, ptr %inl1.ret"), "{text}");
+    }
 }
