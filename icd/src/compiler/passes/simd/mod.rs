@@ -1510,15 +1510,7 @@ impl Writer<'_> {
                 }
                 self.concat(d, &wide_e, &parts)?;
             }
-            None => {
-                let (name, ptrs, ones, align_n) = scattered("gather", &t, &pt, align)?;
-                let lanes = mask.unwrap_or(ones);
-                let _ = writeln!(
-                    self.out,
-                    "  {d} = call {wide} @{name}({ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> {lanes}, {wide} poison)"
-                );
-                self.declarations.push(format!("declare {wide} @{name}({ptrs}, i32 immarg, <{WIDTH} x i1>, {wide})"));
-            }
+            None => self.load_lanes(d, &t, &pt, &p, align, mask)?,
         }
         Ok(())
     }
@@ -2287,12 +2279,7 @@ impl Writer<'_> {
             let value = self.name("%leaf");
             match into {
                 true => {
-                    let _ = writeln!(
-                        self.out,
-                        "  {value} = call {wide_leaf} @{name}({ptrs} {at}, i32 1, <{WIDTH} x i1> {mask}, {wide_leaf} poison)"
-                    );
-                    self.declarations
-                        .push(format!("declare {wide_leaf} @{name}({ptrs}, i32 immarg, <{WIDTH} x i1>, {wide_leaf})"));
+                    self.load_lanes(&value, &leaf, pointer, &at, "align 1", Some(mask.clone()))?;
                     let mut kept = value;
                     if self.lanes.is_some() {
                         let (old, new) = (self.name("%old"), self.name("%kept"));
