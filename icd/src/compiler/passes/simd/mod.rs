@@ -1643,7 +1643,6 @@ impl Writer<'_> {
             None if components(&t).0 > 1 => {
                 // A gather's opposite: a scatter a component.
                 let (n, e) = components(&t);
-                let wide_e = widened(&e).ok_or("unsupported store")?;
                 let ptrs = widened(&pt).ok_or("unsupported pointer")?;
                 for c in 0..n {
                     let (at, one) = (self.name("%at"), self.name("%part"));
@@ -1654,25 +1653,10 @@ impl Writer<'_> {
                         picks.join(", ")
                     );
                     let _ = writeln!(self.out, "  {at} = getelementptr inbounds {e}, {ptrs} {p}, i64 {c}");
-                    let (name, ptrs, ones, _) = scattered("scatter", &e, &pt, "align 1")?;
-                    let lanes = mask.clone().unwrap_or(ones);
-                    let _ = writeln!(
-                        self.out,
-                        "  call void @{name}({wide_e} {one}, {ptrs} {at}, i32 1, <{WIDTH} x i1> {lanes})"
-                    );
-                    self.declarations
-                        .push(format!("declare void @{name}({wide_e}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
+                    self.store_lanes(&one, &e, &pt, &at, "align 1", mask.clone())?;
                 }
             }
-            None => {
-                let (name, ptrs, ones, align_n) = scattered("scatter", &t, &pt, align)?;
-                let lanes = mask.unwrap_or(ones);
-                let _ = writeln!(
-                    self.out,
-                    "  call void @{name}({wide} {v}, {ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> {lanes})"
-                );
-                self.declarations.push(format!("declare void @{name}({wide}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
-            }
+            None => self.store_lanes(&v, &t, &pt, &p, align, mask)?,
         }
         Ok(())
     }
@@ -1743,6 +1727,25 @@ impl Writer<'_> {
             "  {d} = call {wide} @{name}({ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> {lanes}, {wide} poison)"
         );
         self.declarations.push(format!("declare {wide} @{name}({ptrs}, i32 immarg, <{WIDTH} x i1>, {wide})"));
+        Ok(())
+    }
+
+    /// A scatter of the widened scalars `v` of type `t` through the lanes' pointers `p`.
+    fn store_lanes(
+        &mut self,
+        v: &str,
+        t: &IrType,
+        pt: &IrType,
+        p: &str,
+        align: &str,
+        mask: Option<String>,
+    ) -> Result<(), String> {
+        let (name, ptrs, ones, align_n) = scattered("scatter", t, pt, align)?;
+        let wide = widened(t).ok_or("unsupported store")?;
+        let lanes = mask.unwrap_or(ones);
+        let _ =
+            writeln!(self.out, "  call void @{name}({wide} {v}, {ptrs} {p}, i32 {align_n}, <{WIDTH} x i1> {lanes})");
+        self.declarations.push(format!("declare void @{name}({wide}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
         Ok(())
     }
 
@@ -2271,7 +2274,7 @@ impl Writer<'_> {
         for (path, leaf) in leaves {
             let (kind, at, var) =
                 (if into { "gather" } else { "scatter" }, self.name("%leaf.at"), self.name("%leaf.var"));
-            let (name, ptrs, ones, _) = scattered(kind, &leaf, pointer, "align 1")?;
+            let (_, ptrs, ones, _) = scattered(kind, &leaf, pointer, "align 1")?;
             let mask = self.lanes.clone().unwrap_or(ones);
             let wide_leaf = widened(&leaf).ok_or("unsupported private variable")?;
             let _ = writeln!(self.out, "  {at} = getelementptr inbounds {ty}, {ptrs} {memory}, i64 0{path}");
@@ -2294,12 +2297,7 @@ impl Writer<'_> {
                 }
                 false => {
                     let _ = writeln!(self.out, "  {value} = load {wide_leaf}, ptr {var}, align 4");
-                    let _ = writeln!(
-                        self.out,
-                        "  call void @{name}({wide_leaf} {value}, {ptrs} {at}, i32 1, <{WIDTH} x i1> {mask})"
-                    );
-                    self.declarations
-                        .push(format!("declare void @{name}({wide_leaf}, {ptrs}, i32 immarg, <{WIDTH} x i1>)"));
+                    self.store_lanes(&value, &leaf, pointer, &at, "align 1", Some(mask.clone()))?;
                 }
             }
         }
