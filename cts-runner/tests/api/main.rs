@@ -8,6 +8,7 @@ mod async_copies;
 mod buffers;
 mod builtins;
 mod clang_tools;
+mod command_buffers;
 mod contexts;
 mod cross_cpu;
 mod events;

@@ -206,6 +206,13 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
                 | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR
                 | CL_DEVICE_KERNEL_CLOCK_SCOPE_SUB_GROUP_KHR),
         ),
+        CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => Info::of(&super::command_buffer::CAPABILITIES),
+        CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR => {
+            Info::of(&super::command_buffer::SUPPORTED_QUEUE_PROPERTIES)
+        }
+        CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR => {
+            Info::of(&super::command_buffer::REQUIRED_QUEUE_PROPERTIES)
+        }
         CL_DEVICE_SUB_GROUP_SIZES_INTEL => Info::of(&crate::compiler::kernel_info::SUB_GROUP_SIZES[..]),
         // Every order and scope (x86 atomics are sequentially consistent across the
         // host), as the OpenCL C features claim.

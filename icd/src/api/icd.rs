@@ -336,7 +336,7 @@ fn extension_function(name: &[u8]) -> *mut c_void {
         b"clGetKernelSuggestedLocalWorkSizeKHR" => {
             kernel::clGetKernelSuggestedLocalWorkSizeKHR as *const () as *mut c_void
         }
-        _ => usm::function(name).unwrap_or(null_mut()),
+        _ => usm::function(name).or_else(|| command_buffer::function(name)).unwrap_or(null_mut()),
     }
 }
 

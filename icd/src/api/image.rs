@@ -13,13 +13,14 @@ use opencl_sys::*;
 use super::icd::{from_handle, into_handle};
 use super::memory::{check_flags, sub_buffer_flags};
 use super::queue::{begin, submit};
-use super::transfer::{check_host_access, map, submit_rect_copy, triple, Ptr};
+use super::transfer::{check_host_access, map, rect_copy, triple, Ptr};
 use super::util::{properties, property_array, write_opt, CLResult, Info, InfoValue};
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::image::{self, Color, Desc, Layout, LIMITS};
 use crate::core::memory::{Mem, IMMUTABLE, KERNEL_ACCESS};
 use crate::core::queue::Queue;
+use crate::core::queue::{once, Action};
 use crate::core::region::{self, RectSide};
 
 impl InfoValue for cl_image_format {
@@ -407,7 +408,8 @@ unsafe fn read_write(
     let (src, dst) = if reading { (image, host) } else { (host, image) };
     // SAFETY: the image side lies inside the image (checked); the host side is the
     // application's.
-    unsafe { submit_rect_copy(&q, cmd, wait, event, blocking != CL_FALSE, m, src, dst, bytes) }
+    let action = unsafe { rect_copy(m, src, dst, bytes) };
+    submit(&q, cmd, wait, event, blocking != CL_FALSE, once(action))
 }
 
 #[cl_entry_point]
@@ -488,7 +490,23 @@ fn clEnqueueCopyImage(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    let (src, dst) = (image_on(&q, src_image)?, image_on(&q, dst_image)?);
+    let action = copy_image(&q, src_image, dst_image, src_origin, dst_origin, region)?;
+    submit(&q, CL_COMMAND_COPY_IMAGE, wait, event, false, once(action))
+}
+
+/// `clEnqueueCopyImage`'s checks and body, which `clCommandCopyImageKHR` records.
+///
+/// # Safety
+/// The origins and region are null or three `size_t`s long.
+pub(super) unsafe fn copy_image(
+    q: &Queue,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+) -> CLResult<Action> {
+    let (src, dst) = (image_on(q, src_image)?, image_on(q, dst_image)?);
     super::transfer::writable(&dst)?;
     let (sl, dl) = (*layout_of(&src), *layout_of(&dst));
     // "CL_IMAGE_FORMAT_MISMATCH if src_image and dst_image do not use the same image
@@ -509,7 +527,7 @@ fn clEnqueueCopyImage(
     }
     let (from, to) = ((Ptr(src.data()), s), (Ptr(dst.data()), d));
     // SAFETY: both regions lie inside their images.
-    unsafe { submit_rect_copy(&q, CL_COMMAND_COPY_IMAGE, wait, event, false, (src, dst), from, to, bytes) }
+    Ok(unsafe { rect_copy((src, dst), from, to, bytes) })
 }
 
 #[cl_entry_point]
@@ -524,7 +542,23 @@ fn clEnqueueFillImage(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    let m = image_on(&q, image)?;
+    let action = fill_image(&q, image, fill_color, origin, region)?;
+    submit(&q, CL_COMMAND_FILL_IMAGE, wait, event, false, once(action))
+}
+
+/// `clEnqueueFillImage`'s checks and body, which `clCommandFillImageKHR` records.
+///
+/// # Safety
+/// `fill_color` is null or four 32-bit values; `origin` and `region` are null or three
+/// `size_t`s long.
+pub(super) unsafe fn fill_image(
+    q: &Queue,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const usize,
+    region: *const usize,
+) -> CLResult<Action> {
+    let m = image_on(q, image)?;
     super::transfer::writable(&m)?;
     let l = *layout_of(&m);
     // "CL_INVALID_VALUE if fill_color is NULL."
@@ -535,23 +569,16 @@ fn clEnqueueFillImage(
     // SAFETY: fill_color points at four 32-bit values by contract.
     let texel = image::encode(&l.format, unsafe { Color::read(fill_color.cast(), l.format.image_channel_data_type) });
     let data = Ptr(m.data());
-    submit(
-        &q,
-        CL_COMMAND_FILL_IMAGE,
-        wait,
-        event,
-        false,
-        Box::new(move || {
-            let _image = m;
-            for z in 0..bytes[2] {
-                for y in 0..bytes[1] {
-                    // SAFETY: each row of the region lies inside the image (checked).
-                    unsafe { region::fill(data.get().add(side.row_offset(y, z)), bytes[0], &texel) };
-                }
+    Ok(Box::new(move || {
+        let _image = &m;
+        for z in 0..bytes[2] {
+            for y in 0..bytes[1] {
+                // SAFETY: each row of the region lies inside the image (checked).
+                unsafe { region::fill(data.get().add(side.row_offset(y, z)), bytes[0], &texel) };
             }
-            Ok(())
-        }),
-    )
+        }
+        Ok(())
+    }))
 }
 
 /// A buffer argument of an image-buffer copy: a buffer, not an image.
@@ -596,17 +623,35 @@ unsafe fn image_buffer_copy(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num, list)?;
-    let m = image_on(&q, image)?;
-    let b = buffer_of(&q, buffer)?;
+    let action = image_buffer_command(&q, image, buffer, to_buffer, origin, region, offset)?;
+    let cmd = if to_buffer { CL_COMMAND_COPY_IMAGE_TO_BUFFER } else { CL_COMMAND_COPY_BUFFER_TO_IMAGE };
+    submit(&q, cmd, wait, event, false, once(action))
+}
+
+/// The checks and body of `clEnqueueCopyImageToBuffer` (`to_buffer`) and
+/// `clEnqueueCopyBufferToImage`, which their `clCommand*KHR` forms record.
+///
+/// # Safety
+/// `origin` and `region` are null or three `size_t`s long.
+pub(super) unsafe fn image_buffer_command(
+    q: &Queue,
+    image: cl_mem,
+    buffer: cl_mem,
+    to_buffer: bool,
+    origin: *const usize,
+    region: *const usize,
+    offset: usize,
+) -> CLResult<Action> {
+    let m = image_on(q, image)?;
+    let b = buffer_of(q, buffer)?;
     super::transfer::writable(if to_buffer { &b } else { &m })?;
     let l = *layout_of(&m);
     let (side, bytes) = image_region(&l, origin, region)?;
     let packed = packed_side(&b, offset, bytes)?;
     let (img, buf) = ((Ptr(m.data()), side), (Ptr(b.data()), packed));
-    let cmd = if to_buffer { CL_COMMAND_COPY_IMAGE_TO_BUFFER } else { CL_COMMAND_COPY_BUFFER_TO_IMAGE };
     let (src, dst) = if to_buffer { (img, buf) } else { (buf, img) };
     // SAFETY: both sides were checked against their objects.
-    unsafe { submit_rect_copy(&q, cmd, wait, event, false, (m, b), src, dst, bytes) }
+    Ok(unsafe { rect_copy((m, b), src, dst, bytes) })
 }
 
 #[cl_entry_point]

@@ -17,6 +17,7 @@ use crate::core::memory::{Mem, IMMUTABLE};
 use crate::core::program::Program;
 use crate::core::queue::Queue;
 use crate::core::sampler::Sampler;
+use crate::exec::ndrange::Launch;
 
 #[cl_entry_point]
 fn clCreateKernel(program: cl_program, kernel_name: *const c_char) -> CLResult<cl_kernel> {
@@ -409,10 +410,7 @@ unsafe fn enqueue_ndrange(
     command: cl_command_type,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events, wait_list)?;
-    let k = from_handle::<Kernel>(kernel)?;
-    let (dims, global, offset) = geometry(&q, &k, work_dim, global_work_offset, global_work_size)?;
-    let local = (!local_work_size.is_null()).then(|| sizes(local_work_size, dims, 1));
-    let launch = k.launch(&q.device, NdRange { dims, global, offset, local }, q.workers())?;
+    let launch = ndrange(&q, kernel, work_dim, global_work_offset, global_work_size, local_work_size)?;
     submit(
         &q,
         command,
@@ -421,6 +419,25 @@ unsafe fn enqueue_ndrange(
         false,
         Box::new(move || if launch.run() { Ok(()) } else { Err(CL_OUT_OF_RESOURCES) }),
     )
+}
+
+/// `clEnqueueNDRangeKernel`'s checks, and the launch it runs, which
+/// `clCommandNDRangeKernelKHR` records with the arguments set now.
+///
+/// # Safety
+/// The work sizes are null or `work_dim` long.
+pub(super) unsafe fn ndrange(
+    q: &Queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    local_work_size: *const usize,
+) -> CLResult<Arc<Launch>> {
+    let k = from_handle::<Kernel>(kernel)?;
+    let (dims, global, offset) = geometry(q, &k, work_dim, global_work_offset, global_work_size)?;
+    let local = (!local_work_size.is_null()).then(|| sizes(local_work_size, dims, 1));
+    k.launch(&q.device, NdRange { dims, global, offset, local }, q.workers())
 }
 
 /// `dims` sizes from `p`, the rest `default` (all `default` where `p` is null).

@@ -4,6 +4,7 @@
 //! (`icd.rs`); each file here holds one object family's entry points, validates their
 //! arguments in the order the spec lists the errors, and calls into `crate::core`.
 
+pub(crate) mod command_buffer;
 pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod event;

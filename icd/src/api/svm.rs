@@ -4,7 +4,6 @@
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
-use std::sync::Arc;
 
 use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
@@ -14,8 +13,7 @@ use super::queue::{begin, submit};
 use super::transfer::Ptr;
 use super::util::{slice, status, with_errcode, CLResult};
 use crate::core::context::Context;
-use crate::core::event::Event;
-use crate::core::queue::Queue;
+use crate::core::queue::{once, Action};
 use crate::core::region;
 use crate::core::svm::{DEFAULT_ALIGNMENT, MAX_ALIGNMENT};
 
@@ -125,26 +123,14 @@ fn clEnqueueSVMMemcpy(
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
     let blocking = blocking != CL_FALSE;
-    memcpy(&q, wait, event, CL_COMMAND_SVM_MEMCPY, blocking, dst, src, size)
+    submit(&q, CL_COMMAND_SVM_MEMCPY, wait, event, blocking, once(memcpy(dst, src, size)?))
 }
 
-/// `clEnqueueSVMMemcpy` and `clEnqueueMemcpyINTEL`: "CL_INVALID_VALUE if dst_ptr or
-/// src_ptr is NULL", "CL_MEM_COPY_OVERLAP if the values specified for dst_ptr, src_ptr
-/// and size result in an overlapping copy"; the copy itself runs guarded.
-///
-/// # Safety
-/// `event` is null or writable.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn memcpy(
-    q: &Arc<Queue>,
-    wait: Vec<Arc<Event>>,
-    event: *mut cl_event,
-    command: cl_command_type,
-    blocking: bool,
-    dst: *mut c_void,
-    src: *const c_void,
-    size: usize,
-) -> CLResult<()> {
+/// `clEnqueueSVMMemcpy`, `clEnqueueMemcpyINTEL` and `clCommandSVMMemcpyKHR`:
+/// "CL_INVALID_VALUE if dst_ptr or src_ptr is NULL", "CL_MEM_COPY_OVERLAP if the values
+/// specified for dst_ptr, src_ptr and size result in an overlapping copy"; the copy
+/// itself runs guarded.
+pub(super) fn memcpy(dst: *mut c_void, src: *const c_void, size: usize) -> CLResult<Action> {
     if dst.is_null() || src.is_null() {
         return Err(CL_INVALID_VALUE);
     }
@@ -152,13 +138,12 @@ pub(super) unsafe fn memcpy(
         return Err(CL_MEM_COPY_OVERLAP);
     }
     let (to, from) = (Ptr(dst.cast()), Ptr(src.cast_mut().cast()));
-    let work = Box::new(move || {
+    Ok(Box::new(move || {
         // SAFETY: both ranges are the application's memory (SVM, USM or, with
         // fine-grain system SVM, any), valid for `size` bytes until the command
         // completes; a wild address faults into the guard.
         guarded(|| unsafe { std::ptr::copy_nonoverlapping(from.get(), to.get(), size) })
-    });
-    submit(q, command, wait, event, blocking, work)
+    }))
 }
 
 #[cl_entry_point]
@@ -173,38 +158,32 @@ fn clEnqueueSVMMemFill(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    fill(&q, wait, event, CL_COMMAND_SVM_MEMFILL, svm_ptr, pattern, pattern_size, size)
+    submit(&q, CL_COMMAND_SVM_MEMFILL, wait, event, false, once(fill(svm_ptr, pattern, pattern_size, size)?))
 }
 
-/// `clEnqueueSVMMemFill` and `clEnqueueMemFillINTEL`: "CL_INVALID_VALUE if svm_ptr is
-/// NULL", "if svm_ptr is not aligned to pattern_size bytes", "if pattern is NULL or if
+/// `clEnqueueSVMMemFill`, `clEnqueueMemFillINTEL` and `clCommandSVMMemFillKHR`:
+/// "CL_INVALID_VALUE if svm_ptr is NULL", "if svm_ptr is not aligned to pattern_size bytes", "if pattern is NULL or if
 /// pattern_size is 0 or if pattern_size is not one of {1, 2, 4, 8, 16, 32, 64, 128}",
 /// "if size is not a multiple of pattern_size"; the fill runs guarded.
 ///
 /// # Safety
-/// `pattern` is null or `pattern_size` bytes; `event` is null or writable.
-#[allow(clippy::too_many_arguments)]
+/// `pattern` is null or `pattern_size` bytes.
 pub(super) unsafe fn fill(
-    q: &Arc<Queue>,
-    wait: Vec<Arc<Event>>,
-    event: *mut cl_event,
-    command: cl_command_type,
     dst: *mut c_void,
     pattern: *const c_void,
     pattern_size: usize,
     size: usize,
-) -> CLResult<()> {
+) -> CLResult<Action> {
     let valid_pattern = pattern_size.is_power_of_two() && pattern_size <= 128 && !pattern.is_null();
     if dst.is_null() || !valid_pattern || dst as usize % pattern_size != 0 || size % pattern_size != 0 {
         return Err(CL_INVALID_VALUE);
     }
     let bytes = slice(pattern.cast::<u8>(), pattern_size).to_vec();
     let at = Ptr(dst.cast());
-    let work = Box::new(move || {
+    Ok(Box::new(move || {
         // SAFETY: `size` bytes at dst are the application's (see `memcpy`).
         guarded(|| unsafe { region::fill(at.get(), size, &bytes) })
-    });
-    submit(q, command, wait, event, false, work)
+    }))
 }
 
 /// Runs a command's access to the application's memory guarded: any pointer may be

@@ -12,6 +12,7 @@ use super::queue::{begin, submit};
 use super::util::{slice, CLResult};
 use crate::core::memory::{Mem, IMMUTABLE};
 use crate::core::queue::Queue;
+use crate::core::queue::{once, Action};
 use crate::core::region::{self, fits, overlaps, RectSide};
 
 /// A pointer moved into a command closure. The application keeps host memory alive
@@ -21,6 +22,8 @@ use crate::core::region::{self, fits, overlaps, RectSide};
 pub(super) struct Ptr(pub(super) *mut u8);
 // SAFETY: see above; the command thread is the only user while the command runs.
 unsafe impl Send for Ptr {}
+// SAFETY: a plain address; what may be done through it is the command's contract.
+unsafe impl Sync for Ptr {}
 
 impl Ptr {
     /// Closures must capture the whole `Ptr` (a field access would capture the bare,
@@ -33,43 +36,25 @@ impl Ptr {
 /// One side of a rectangle copy: where its memory starts and how the region lies in it.
 pub(super) type Side = (Ptr, RectSide);
 
-/// Submits a command copying `region` (bytes, rows, slices) from `src` to `dst`.
-/// `keep` holds the memory objects involved until the command has run.
+/// A command copying `region` (bytes, rows, slices) from `src` to `dst`. `keep` holds
+/// the memory objects involved while the command exists.
 ///
 /// # Safety
-/// Both sides lie inside memory valid for the command's lifetime: memory objects the
+/// Both sides lie inside memory valid whenever the command runs: memory objects the
 /// caller bounds-checked (and `keep` holds), or application memory the spec makes the
 /// application keep valid until the command completes.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn submit_rect_copy(
-    q: &Arc<Queue>,
-    cmd: cl_command_type,
-    wait: Vec<Arc<crate::core::event::Event>>,
-    event: *mut cl_event,
-    blocking: bool,
-    keep: impl Send + 'static,
-    src: Side,
-    dst: Side,
-    region: [usize; 3],
-) -> CLResult<()> {
-    submit(
-        q,
-        cmd,
-        wait,
-        event,
-        blocking,
-        Box::new(move || {
-            let _keep = keep;
-            let ((from, s), (to, d)) = (src, dst);
-            // SAFETY: the caller's contract.
-            unsafe { region::copy_rect(from.get(), &s, to.get(), &d, region) };
-            Ok(())
-        }),
-    )
+pub(super) unsafe fn rect_copy(keep: impl Send + Sync + 'static, src: Side, dst: Side, region: [usize; 3]) -> Action {
+    Box::new(move || {
+        let _keep = &keep;
+        let ((from, s), (to, d)) = (src, dst);
+        // SAFETY: the caller's contract.
+        unsafe { region::copy_rect(from.get(), &s, to.get(), &d, region) };
+        Ok(())
+    })
 }
 
 /// A buffer argument of a command on `queue`: an image is `CL_INVALID_MEM_OBJECT`.
-fn buffer_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
+pub(super) fn buffer_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
     let m = mem_on(queue, mem)?;
     if m.image.is_some() {
         return Err(CL_INVALID_MEM_OBJECT);
@@ -234,8 +219,21 @@ fn clEnqueueCopyBuffer(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    let src = buffer_on(&q, src_buffer)?;
-    let dst = buffer_on(&q, dst_buffer)?;
+    let action = copy_buffer(&q, src_buffer, dst_buffer, src_offset, dst_offset, size)?;
+    submit(&q, CL_COMMAND_COPY_BUFFER, wait, event, false, once(action))
+}
+
+/// `clEnqueueCopyBuffer`'s checks and body, which `clCommandCopyBufferKHR` records.
+pub(super) fn copy_buffer(
+    q: &Queue,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+) -> CLResult<Action> {
+    let src = buffer_on(q, src_buffer)?;
+    let dst = buffer_on(q, dst_buffer)?;
     writable(&dst)?;
     // "CL_INVALID_VALUE if src_offset, dst_offset, size, src_offset + size or
     // dst_offset + size require accessing elements outside the src_buffer and
@@ -253,19 +251,12 @@ fn clEnqueueCopyBuffer(
     }
     // SAFETY: both offsets were bounds-checked above.
     let (from, to) = unsafe { (Ptr(src.data().add(src_offset)), Ptr(dst.data().add(dst_offset))) };
-    submit(
-        &q,
-        CL_COMMAND_COPY_BUFFER,
-        wait,
-        event,
-        false,
-        Box::new(move || {
-            let _buffers = (src, dst);
-            // SAFETY: in bounds of both buffers, which the closure keeps alive.
-            unsafe { std::ptr::copy(from.get(), to.get(), size) };
-            Ok(())
-        }),
-    )
+    Ok(Box::new(move || {
+        let _buffers = (&src, &dst);
+        // SAFETY: in bounds of both buffers, which the closure keeps alive.
+        unsafe { std::ptr::copy(from.get(), to.get(), size) };
+        Ok(())
+    }))
 }
 
 #[cl_entry_point]
@@ -281,7 +272,23 @@ fn clEnqueueFillBuffer(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    let m = buffer_on(&q, buffer)?;
+    let action = fill_buffer(&q, buffer, pattern, pattern_size, offset, size)?;
+    submit(&q, CL_COMMAND_FILL_BUFFER, wait, event, false, once(action))
+}
+
+/// `clEnqueueFillBuffer`'s checks and body, which `clCommandFillBufferKHR` records.
+///
+/// # Safety
+/// `pattern` is null or `pattern_size` bytes long.
+pub(super) unsafe fn fill_buffer(
+    q: &Queue,
+    buffer: cl_mem,
+    pattern: *const c_void,
+    pattern_size: usize,
+    offset: usize,
+    size: usize,
+) -> CLResult<Action> {
+    let m = buffer_on(q, buffer)?;
     writable(&m)?;
     // "CL_INVALID_VALUE if pattern is NULL or if pattern_size is 0 or if pattern_size
     // is not one of { 1, 2, 4, 8, 16, 32, 64, 128 }", "if offset or offset + size
@@ -297,19 +304,12 @@ fn clEnqueueFillBuffer(
     let pattern = slice(pattern.cast::<u8>(), pattern_size).to_vec();
     // SAFETY: bounds-checked above.
     let at = Ptr(unsafe { m.data().add(offset) });
-    submit(
-        &q,
-        CL_COMMAND_FILL_BUFFER,
-        wait,
-        event,
-        false,
-        Box::new(move || {
-            let _buffer = m;
-            // SAFETY: `size` bytes from `at` lie inside the buffer.
-            unsafe { region::fill(at.get(), size, &pattern) };
-            Ok(())
-        }),
-    )
+    Ok(Box::new(move || {
+        let _buffer = &m;
+        // SAFETY: `size` bytes from `at` lie inside the buffer.
+        unsafe { region::fill(at.get(), size, &pattern) };
+        Ok(())
+    }))
 }
 
 /// One side of a `_rect` transfer, checked against `limit` bytes when it is a buffer.
@@ -379,7 +379,8 @@ unsafe fn read_write_rect(
     let cmd = if reading { CL_COMMAND_READ_BUFFER_RECT } else { CL_COMMAND_WRITE_BUFFER_RECT };
     let (src, dst) = if reading { (buffer, host) } else { (host, buffer) };
     // SAFETY: the buffer side was bounds-checked; the host side is the caller's.
-    unsafe { submit_rect_copy(&q, cmd, wait, event, blocking != CL_FALSE, m, src, dst, region) }
+    let action = unsafe { rect_copy(m, src, dst, region) };
+    submit(&q, cmd, wait, event, blocking != CL_FALSE, once(action))
 }
 
 #[cl_entry_point]
@@ -467,12 +468,31 @@ fn clEnqueueCopyBufferRect(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    let src = buffer_on(&q, src_buffer)?;
-    let dst = buffer_on(&q, dst_buffer)?;
+    let pitches = [src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch];
+    let action = copy_buffer_rect(&q, src_buffer, dst_buffer, src_origin, dst_origin, region, pitches)?;
+    submit(&q, CL_COMMAND_COPY_BUFFER_RECT, wait, event, false, once(action))
+}
+
+/// `clEnqueueCopyBufferRect`'s checks and body, which `clCommandCopyBufferRectKHR`
+/// records; `pitches` are the source's row and slice pitches, then the destination's.
+///
+/// # Safety
+/// The origins and region are null or three `size_t`s long.
+pub(super) unsafe fn copy_buffer_rect(
+    q: &Queue,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    pitches: [usize; 4],
+) -> CLResult<Action> {
+    let src = buffer_on(q, src_buffer)?;
+    let dst = buffer_on(q, dst_buffer)?;
     writable(&dst)?;
     let region = rect_region(region)?;
-    let s = rect_side(src_origin, region, src_row_pitch, src_slice_pitch, Some(src.size))?;
-    let d = rect_side(dst_origin, region, dst_row_pitch, dst_slice_pitch, Some(dst.size))?;
+    let s = rect_side(src_origin, region, pitches[0], pitches[1], Some(src.size))?;
+    let d = rect_side(dst_origin, region, pitches[2], pitches[3], Some(dst.size))?;
     if Arc::ptr_eq(&src, &dst) {
         // "CL_INVALID_VALUE if src_buffer and dst_buffer are the same buffer object
         // and src_slice_pitch is not equal to dst_slice_pitch and src_row_pitch is
@@ -488,7 +508,7 @@ fn clEnqueueCopyBufferRect(
     }
     let (from, to) = ((Ptr(src.data()), s), (Ptr(dst.data()), d));
     // SAFETY: both sides were bounds-checked against their buffers.
-    unsafe { submit_rect_copy(&q, CL_COMMAND_COPY_BUFFER_RECT, wait, event, false, (src, dst), from, to, region) }
+    Ok(unsafe { rect_copy((src, dst), from, to, region) })
 }
 
 const MAP_FLAGS: cl_map_flags = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;

@@ -10,11 +10,12 @@ use ferrocl_macros::cl_entry_point;
 use opencl_sys::*;
 
 use super::icd::{from_handle, handle_of};
-use super::queue::begin;
+use super::queue::{begin, submit};
 use super::svm::ordering_point;
 use super::util::{properties, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
+use crate::core::queue::once;
 use crate::core::usm::{alloc_flags, Kind, Usm, MAX_ALIGNMENT};
 
 /// The checks every allocation makes, in the order the extension lists its errors
@@ -167,7 +168,8 @@ fn clEnqueueMemFillINTEL(
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
     // The same errors as clEnqueueSVMMemFill's: the largest vector type is 128 bytes.
-    super::svm::fill(&q, wait, event, CL_COMMAND_MEMFILL_INTEL, dst_ptr, pattern, pattern_size, size)
+    let action = super::svm::fill(dst_ptr, pattern, pattern_size, size)?;
+    submit(&q, CL_COMMAND_MEMFILL_INTEL, wait, event, false, once(action))
 }
 
 #[cl_entry_point]
@@ -182,7 +184,8 @@ fn clEnqueueMemcpyINTEL(
     event: *mut cl_event,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events_in_wait_list, event_wait_list)?;
-    super::svm::memcpy(&q, wait, event, CL_COMMAND_MEMCPY_INTEL, blocking != CL_FALSE, dst_ptr, src_ptr, size)
+    let action = super::svm::memcpy(dst_ptr, src_ptr, size)?;
+    submit(&q, CL_COMMAND_MEMCPY_INTEL, wait, event, blocking != CL_FALSE, once(action))
 }
 
 #[cl_entry_point]

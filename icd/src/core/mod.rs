@@ -1,6 +1,7 @@
 //! The object model behind the API: what each object holds and how commands run.
 
 pub(crate) mod binary;
+pub(crate) mod command_buffer;
 pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod event;

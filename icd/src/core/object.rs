@@ -80,6 +80,7 @@ pub(crate) enum Kind {
     Program,
     Kernel,
     Sampler,
+    CommandBuffer,
 }
 
 /// An object the API hands out as a handle.

@@ -39,6 +39,15 @@ pub(crate) struct Hints {
 /// The body of a command, run once its wait list is complete.
 pub(crate) type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
 
+/// The body of a command that can run again: what a command buffer records
+/// (`command_buffer`) and a plain enqueue runs once (`once`).
+pub(crate) type Action = Box<dyn Fn() -> CLResult<()> + Send + Sync>;
+
+/// An action as the body of one enqueued command.
+pub(crate) fn once(action: Action) -> Work {
+    Box::new(action)
+}
+
 struct Submission {
     event: Arc<Event>,
     wait_for: Vec<Arc<Event>>,

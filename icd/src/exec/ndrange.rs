@@ -344,6 +344,41 @@ impl Launch {
         w.copies.finish()
     }
 
+    /// The same launch (kernel, arguments, geometry) with fresh state of a run (the
+    /// fault and cancellation flags, the copy workers' queue): what a command buffer
+    /// runs at each replay, so that replays in flight at once do not share it.
+    pub(crate) fn again(&self) -> Arc<Launch> {
+        Arc::new(Launch {
+            kernel: self.kernel.clone(),
+            faulted: Default::default(),
+            cancelled: Default::default(),
+            launch: self.launch,
+            item: self.item,
+            flat: self.flat,
+            frame_size: self.frame_size,
+            regions: self.regions,
+            stream: self.stream,
+            validation: self.validation.clone(),
+            static_locals: self.static_locals,
+            flush_denormals: self.flush_denormals,
+            prints: self.prints,
+            copy_queue: self.copy_queue.as_ref().map(|q| Arc::new(q.fresh())),
+            args: self.args.clone(),
+            local_args: self.local_args.clone(),
+            local_arg_total: self.local_arg_total,
+            work_dim: self.work_dim,
+            global: self.global,
+            local: self.local,
+            offset: self.offset,
+            _keep: self._keep.clone(),
+            group_ns: self.group_ns.clone(),
+            merge: self.merge,
+            rows: self.rows,
+            sub_group_size: self.sub_group_size,
+            workers: self.workers.clone(),
+        })
+    }
+
     /// Runs every group on the worker pool; returns when all are done.
     pub(crate) fn run(self: Arc<Self>) -> bool {
         if self.global.contains(&0) {

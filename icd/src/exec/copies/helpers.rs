@@ -112,6 +112,11 @@ impl CopyQueue {
         CopyQueue { lately, ..Default::default() }
     }
 
+    /// An empty queue for another launch of the same kernel.
+    pub(crate) fn fresh(&self) -> CopyQueue {
+        CopyQueue::new(self.lately.clone())
+    }
+
     /// The pool runs the launch with `spare` cores idle, and `recruit` calls a worker.
     /// Workers are called only when a copy is queued: a launch whose copies the model
     /// keeps on the groups' cores costs nothing more than one without a queue.

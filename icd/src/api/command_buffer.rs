@@ -1,0 +1,434 @@
+//! `cl_khr_command_buffer`'s entry points, reached through
+//! `clGetExtensionFunctionAddress*` (`icd::extension_function`). Each `clCommand*KHR`
+//! runs the checks of the enqueue it mirrors (the same functions `transfer`, `image`,
+//! `svm` and `kernel` enqueue with), against the command buffer's queue, and records
+//! the command's body instead of submitting it.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use ferrocl_macros::cl_entry_point;
+use opencl_sys::*;
+
+use super::event::wait_list;
+use super::icd::{self, from_handle, into_handle, retain_release};
+use super::queue::submit;
+use super::util::{properties, property_array, slice, write_opt, CLResult, Info};
+use crate::core::command_buffer::CommandBuffer;
+use crate::core::queue::{Action, Queue};
+
+/// `CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR`: kernels may print (printf writes as the
+/// kernel runs, whoever runs it); no device-side enqueue.
+pub(crate) const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
+    CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR;
+/// `CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR`: every property a queue
+/// of this device can have (a replay runs in order, which an out-of-order queue
+/// permits).
+pub(crate) const SUPPORTED_QUEUE_PROPERTIES: cl_command_queue_properties =
+    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+/// `CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR`: none.
+pub(crate) const REQUIRED_QUEUE_PROPERTIES: cl_command_queue_properties = 0;
+
+#[cl_entry_point]
+fn clCreateCommandBufferKHR(
+    num_queues: cl_uint,
+    queues: *const cl_command_queue,
+    properties_list: *const cl_command_buffer_properties_khr,
+) -> CLResult<cl_command_buffer_khr> {
+    // "CL_INVALID_VALUE if ... the cl_khr_command_buffer_multi_device extension is not
+    // supported and num_queues is not one", "if queues is NULL".
+    if num_queues != 1 || queues.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // SAFETY: `queues` holds `num_queues` handles by contract.
+    let q = from_handle::<Queue>(unsafe { *queues })?;
+    // "CL_INVALID_VALUE if values specified in properties are not valid, or if the same
+    // property name is specified more than once."
+    let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
+    let mut flags = 0;
+    for &(name, value) in &pairs {
+        match name {
+            CL_COMMAND_BUFFER_FLAGS_KHR if value == 0 => flags = value,
+            _ => return Err(CL_INVALID_VALUE),
+        }
+    }
+    let array = property_array(&pairs, !properties_list.is_null());
+    Ok(into_handle(Arc::new(CommandBuffer::new(q, flags, array))))
+}
+
+retain_release!(CommandBuffer, cl_command_buffer_khr, clRetainCommandBufferKHR, clReleaseCommandBufferKHR);
+
+#[cl_entry_point]
+fn clFinalizeCommandBufferKHR(command_buffer: cl_command_buffer_khr) -> CLResult<()> {
+    from_handle::<CommandBuffer>(command_buffer)?.finalize()
+}
+
+#[cl_entry_point]
+fn clEnqueueCommandBufferKHR(
+    num_queues: cl_uint,
+    queues: *mut cl_command_queue,
+    command_buffer: cl_command_buffer_khr,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> CLResult<()> {
+    let b = from_handle::<CommandBuffer>(command_buffer)?;
+    // "CL_INVALID_OPERATION if command_buffer is not in the Executable state."
+    let replay = b.replay()?;
+    // "CL_INVALID_VALUE if queues is NULL and num_queues is > 0, or queues is not NULL
+    // and num_queues is 0", "if num_queues is > 0 and not the same value as num_queues
+    // set on command_buffer creation".
+    if queues.is_null() != (num_queues == 0) || num_queues > 1 {
+        return Err(CL_INVALID_VALUE);
+    }
+    let q = match num_queues {
+        0 => b.queue.clone(),
+        // SAFETY: `queues` holds `num_queues` handles by contract.
+        _ => from_handle::<Queue>(unsafe { *queues })?,
+    };
+    // A substitute queue must be of the recording queue's device ("CL_INCOMPATIBLE_
+    // COMMAND_QUEUE_KHR", as the CTS expects of a queue of another device) and context,
+    // with properties the device supports for command buffers (none is required).
+    if !Arc::ptr_eq(&q.device, &b.queue.device) || q.properties & !SUPPORTED_QUEUE_PROPERTIES != 0 {
+        return Err(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR);
+    }
+    if !Arc::ptr_eq(&q.context, b.context()) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    let wait = wait_list(b.context(), num_events_in_wait_list, event_wait_list)?;
+    submit(&q, CL_COMMAND_COMMAND_BUFFER_KHR, wait, event, false, replay)
+}
+
+#[cl_entry_point]
+fn clGetCommandBufferInfoKHR(
+    command_buffer: cl_command_buffer_khr,
+    param_name: cl_command_buffer_info_khr,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let b = from_handle::<CommandBuffer>(command_buffer)?;
+    let info = match param_name {
+        CL_COMMAND_BUFFER_QUEUES_KHR => Info::of(&vec![icd::handle_of(&b.queue)]),
+        CL_COMMAND_BUFFER_NUM_QUEUES_KHR => Info::of(&1u32),
+        CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR => Info::of(&b.base.ref_count()),
+        CL_COMMAND_BUFFER_STATE_KHR => Info::of(&b.state()),
+        CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR => Info::of(&b.properties),
+        CL_COMMAND_BUFFER_CONTEXT_KHR => Info::of(&icd::handle_of(b.context())),
+        _ => Err(CL_INVALID_VALUE),
+    }?;
+    info.write(param_value_size, param_value, param_value_size_ret)
+}
+
+/// What every `clCommand*KHR` checks before the command's own arguments: the command
+/// buffer, still recording; the queue, which must be NULL without
+/// `cl_khr_command_buffer_multi_device` ("CL_INVALID_COMMAND_QUEUE if ... command_queue
+/// is not NULL"); properties, of which the extension defines none; the mutable handle,
+/// "unused, and must be NULL"; and the form of the sync-point wait list (that its points
+/// exist is checked when the command is recorded).
+///
+/// # Safety
+/// `properties` is null or zero-terminated; the sync-point list is null or `num` long.
+unsafe fn recording(
+    command_buffer: cl_command_buffer_khr,
+    queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    num: cl_uint,
+    list: *const cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<(Arc<CommandBuffer>, Vec<cl_sync_point_khr>)> {
+    let b = from_handle::<CommandBuffer>(command_buffer)?;
+    if !queue.is_null() {
+        return Err(CL_INVALID_COMMAND_QUEUE);
+    }
+    if b.finalized() {
+        return Err(CL_INVALID_OPERATION);
+    }
+    // "CL_INVALID_VALUE if values specified in properties are not valid."
+    if !properties.is_null() && properties.read_unaligned() != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    if !mutable_handle.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_SYNC_POINT_WAIT_LIST_KHR if sync_point_wait_list is NULL and
+    // num_sync_points_in_wait_list is > 0, or sync_point_wait_list is not NULL and
+    // num_sync_points_in_wait_list is 0".
+    if list.is_null() != (num == 0) {
+        return Err(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR);
+    }
+    Ok((b.clone(), slice(list, num as usize).to_vec()))
+}
+
+/// Records a checked command and returns its sync point to the application.
+///
+/// # Safety
+/// `sync_point` is null or writable.
+unsafe fn record(
+    b: &CommandBuffer,
+    waits: &[cl_sync_point_khr],
+    action: Action,
+    sync_point: *mut cl_sync_point_khr,
+) -> CLResult<()> {
+    let point = b.record(waits, action)?;
+    write_opt(sync_point, point);
+    Ok(())
+}
+
+#[cl_entry_point]
+fn clCommandBarrierWithWaitListKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    // A replay runs its commands in order, so every command after the barrier already
+    // runs after everything before it.
+    record(&b, &waits, Box::new(|| Ok(())), sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandCopyBufferKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let action = super::transfer::copy_buffer(&b.queue, src_buffer, dst_buffer, src_offset, dst_offset, size)?;
+    record(&b, &waits, action, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandCopyBufferRectKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    src_row_pitch: usize,
+    src_slice_pitch: usize,
+    dst_row_pitch: usize,
+    dst_slice_pitch: usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let pitches = [src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch];
+    let action =
+        super::transfer::copy_buffer_rect(&b.queue, src_buffer, dst_buffer, src_origin, dst_origin, region, pitches)?;
+    record(&b, &waits, action, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandCopyBufferToImageKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_buffer: cl_mem,
+    dst_image: cl_mem,
+    src_offset: usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let action =
+        super::image::image_buffer_command(&b.queue, dst_image, src_buffer, false, dst_origin, region, src_offset)?;
+    record(&b, &waits, action, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandCopyImageKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let action = super::image::copy_image(&b.queue, src_image, dst_image, src_origin, dst_origin, region)?;
+    record(&b, &waits, action, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandCopyImageToBufferKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    src_image: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const usize,
+    region: *const usize,
+    dst_offset: usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let action =
+        super::image::image_buffer_command(&b.queue, src_image, dst_buffer, true, src_origin, region, dst_offset)?;
+    record(&b, &waits, action, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandFillBufferKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    buffer: cl_mem,
+    pattern: *const c_void,
+    pattern_size: usize,
+    offset: usize,
+    size: usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let action = super::transfer::fill_buffer(&b.queue, buffer, pattern, pattern_size, offset, size)?;
+    record(&b, &waits, action, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandFillImageKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const usize,
+    region: *const usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let action = super::image::fill_image(&b.queue, image, fill_color, origin, region)?;
+    record(&b, &waits, action, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandSVMMemcpyKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    dst_ptr: *mut c_void,
+    src_ptr: *const c_void,
+    size: usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    record(&b, &waits, super::svm::memcpy(dst_ptr, src_ptr, size)?, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandSVMMemFillKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    svm_ptr: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: usize,
+    size: usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    record(&b, &waits, super::svm::fill(svm_ptr, pattern, pattern_size, size)?, sync_point)
+}
+
+#[cl_entry_point]
+fn clCommandNDRangeKernelKHR(
+    command_buffer: cl_command_buffer_khr,
+    command_queue: cl_command_queue,
+    properties: *const cl_command_properties_khr,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    local_work_size: *const usize,
+    num_sync_points_in_wait_list: cl_uint,
+    sync_point_wait_list: *const cl_sync_point_khr,
+    sync_point: *mut cl_sync_point_khr,
+    mutable_handle: *mut cl_mutable_command_khr,
+) -> CLResult<()> {
+    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    // The arguments are those set now; later clSetKernelArg calls do not reach the
+    // recorded command.
+    let launch =
+        super::kernel::ndrange(&b.queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size)?;
+    let action: Action = Box::new(move || if launch.again().run() { Ok(()) } else { Err(CL_OUT_OF_RESOURCES) });
+    record(&b, &waits, action, sync_point)
+}
+
+/// The extension's entry points by name, for `clGetExtensionFunctionAddress*`.
+pub(super) fn function(name: &[u8]) -> Option<*mut c_void> {
+    let f: *const () = match name {
+        b"clCreateCommandBufferKHR" => clCreateCommandBufferKHR as *const (),
+        b"clRetainCommandBufferKHR" => clRetainCommandBufferKHR as *const (),
+        b"clReleaseCommandBufferKHR" => clReleaseCommandBufferKHR as *const (),
+        b"clFinalizeCommandBufferKHR" => clFinalizeCommandBufferKHR as *const (),
+        b"clEnqueueCommandBufferKHR" => clEnqueueCommandBufferKHR as *const (),
+        b"clGetCommandBufferInfoKHR" => clGetCommandBufferInfoKHR as *const (),
+        b"clCommandBarrierWithWaitListKHR" => clCommandBarrierWithWaitListKHR as *const (),
+        b"clCommandCopyBufferKHR" => clCommandCopyBufferKHR as *const (),
+        b"clCommandCopyBufferRectKHR" => clCommandCopyBufferRectKHR as *const (),
+        b"clCommandCopyBufferToImageKHR" => clCommandCopyBufferToImageKHR as *const (),
+        b"clCommandCopyImageKHR" => clCommandCopyImageKHR as *const (),
+        b"clCommandCopyImageToBufferKHR" => clCommandCopyImageToBufferKHR as *const (),
+        b"clCommandFillBufferKHR" => clCommandFillBufferKHR as *const (),
+        b"clCommandFillImageKHR" => clCommandFillImageKHR as *const (),
+        b"clCommandSVMMemcpyKHR" => clCommandSVMMemcpyKHR as *const (),
+        b"clCommandSVMMemFillKHR" => clCommandSVMMemFillKHR as *const (),
+        b"clCommandNDRangeKernelKHR" => clCommandNDRangeKernelKHR as *const (),
+        _ => return None,
+    };
+    Some(f as *mut c_void)
+}
