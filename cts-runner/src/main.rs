@@ -1,6 +1,6 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--only async|builds|vector|shapes|workers] [--json FILE] [--svg FILE]` compares platforms
+//! `bench [--platform NAME ...] [--only async|builds|vector|shapes|workers|commands] [--json FILE] [--svg FILE]` compares platforms
 //! side by side;
 //! `khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME]
 //! [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS suites
@@ -70,7 +70,7 @@ unsupported, or skips every configuration, counts as skipped.",
     ),
     (
         "bench",
-        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector|shapes|workers] [--json FILE] [--svg FILE]
+        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector|shapes|workers|commands] [--json FILE] [--svg FILE]
                         [--save-binaries DIR | --binaries DIR] [--workers N] [--copy NAME]...
 
 Runs the kernel and async-copy benchmarks on each platform (default: FerroCL, PoCL and
@@ -86,7 +86,8 @@ the vector arithmetic chains (float16, int16 and half16), the kernel shapes (loo
 divergence, barriers and tiles as real kernels write them, each checked against the host),
 or FerroCL's copy workers against none (FERROCL_COPY_WORKERS=model and 0; `workers`;
 there --workers N forces N workers instead of the model, and --copy NAME sweeps only the
-copies whose names contain NAME). --async-only is --only async.",
+copies whose names contain NAME), or 100 small launches replayed from a command buffer
+against the same enqueued one by one (`commands`). --async-only is --only async.",
     ),
     (
         "stress",

@@ -399,3 +399,217 @@ fn recording_and_enqueueing_report_the_extensions_errors() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// `cl_khr_command_buffer_mutable_dispatch`'s entry points.
+struct Mutable {
+    update: unsafe extern "C" fn(*mut c_void, cl_uint, *const cl_uint, *const *const c_void) -> cl_int,
+    info: unsafe extern "C" fn(*mut c_void, cl_uint, usize, *mut c_void, *mut usize) -> cl_int,
+}
+
+impl Mutable {
+    fn get() -> Mutable {
+        let (platform, _) = platform_device();
+        let find = |name: &std::ffi::CStr| {
+            let f = cl!(clGetExtensionFunctionAddressForPlatform(platform, name.as_ptr()));
+            assert!(!f.is_null(), "{name:?} is not found");
+            f
+        };
+        // SAFETY: each address is the driver's entry point of that name, whose C
+        // signature the field's type spells.
+        unsafe {
+            Mutable {
+                update: as_fn(find(c"clUpdateMutableCommandsKHR")),
+                info: as_fn(find(c"clGetMutableCommandInfoKHR")),
+            }
+        }
+    }
+
+    /// Applies one dispatch config.
+    fn update(&self, b: *mut c_void, config: &cl_mutable_dispatch_config_khr) -> cl_int {
+        let (kind, ptr) =
+            (CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR, (config as *const cl_mutable_dispatch_config_khr).cast());
+        // SAFETY: one config of the one type.
+        unsafe { (self.update)(b, 1, &kind, &ptr) }
+    }
+}
+
+/// A config for `command` changing nothing yet.
+fn config(command: *mut c_void) -> cl_mutable_dispatch_config_khr {
+    cl_mutable_dispatch_config_khr {
+        command,
+        num_args: 0,
+        num_svm_args: 0,
+        num_exec_infos: 0,
+        work_dim: 0,
+        arg_list: null(),
+        arg_svm_list: null(),
+        exec_info_list: null(),
+        global_work_offset: null(),
+        global_work_size: null(),
+        local_work_size: null(),
+    }
+}
+
+#[test]
+fn a_mutable_kernel_command_takes_new_arguments_and_sizes_between_replays() {
+    let env = Env::new();
+    let (cb, m) = (Cb::get(), Mutable::get());
+    let fields: cl_bitfield = device_info(env.device, CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR);
+    assert_eq!(fields & CL_MUTABLE_DISPATCH_ARGUMENTS_KHR, CL_MUTABLE_DISPATCH_ARGUMENTS_KHR);
+    const N: usize = 256;
+    let p = build(&env, KERNEL, "");
+    let k = kernel(p, "axpb");
+    let x = buffer_of(&env, &(0..N).map(|i| i as f32).collect::<Vec<_>>());
+    let (y1, y2) = (env.buffer(CL_MEM_READ_WRITE, N * 4, null_mut()), env.buffer(CL_MEM_READ_WRITE, N * 4, null_mut()));
+    // Only x is set: the command is recorded with its other arguments deferred.
+    set_arg(k, 0, &x);
+    let props = [CL_COMMAND_BUFFER_FLAGS_KHR, CL_COMMAND_BUFFER_MUTABLE_KHR, 0];
+    let mut e = 0;
+    let q = env.queue;
+    // SAFETY: the driver's entry points with valid objects.
+    unsafe {
+        let b = (cb.create)(1, &q, props.as_ptr(), &mut e);
+        ok!(e);
+        let mut command = null_mut();
+        let global = N / 2;
+        let code =
+            (cb.ndrange)(b, null_mut(), null(), k, 1, null(), &global, null(), 0, null(), null_mut(), &mut command);
+        ok!(code);
+        assert!(!command.is_null());
+        ok!((cb.finalize)(b));
+        let state: cl_uint = info(|n, v, r| (cb.info)(b, CL_COMMAND_BUFFER_STATE_KHR, n, v, r));
+        assert_eq!(state, CL_COMMAND_BUFFER_STATE_FINALIZED_KHR, "arguments are missing");
+        err!(CL_INVALID_OPERATION, cb.enqueue(b, null_mut()));
+
+        // y1 = 2x + 1 over the first half.
+        let (a, c) = (2.0f32, 1.0f32);
+        let args = [
+            cl_mutable_dispatch_arg_khr { arg_index: 1, arg_size: 8, arg_value: (&y1 as *const cl_mem).cast() },
+            cl_mutable_dispatch_arg_khr { arg_index: 2, arg_size: 4, arg_value: (&a as *const f32).cast() },
+            cl_mutable_dispatch_arg_khr { arg_index: 3, arg_size: 4, arg_value: (&c as *const f32).cast() },
+        ];
+        let mut set = config(command);
+        set.num_args = 3;
+        set.arg_list = args.as_ptr();
+        ok!(m.update(b, &set));
+        let state: cl_uint = info(|n, v, r| (cb.info)(b, CL_COMMAND_BUFFER_STATE_KHR, n, v, r));
+        assert_eq!(state, CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR);
+        ok!(cl!(clEnqueueFillBuffer(q, y1, (&0f32 as *const f32).cast(), 4, 0, N * 4, 0, null(), null_mut())));
+        ok!(cb.enqueue(b, null_mut()));
+        // Then y2 = 2x + 1 over all of it, from an offset of 0 and the whole size: the
+        // update reaches later replays only.
+        let whole = N;
+        let retarget =
+            [cl_mutable_dispatch_arg_khr { arg_index: 1, arg_size: 8, arg_value: (&y2 as *const cl_mem).cast() }];
+        let mut grow = config(command);
+        grow.num_args = 1;
+        grow.arg_list = retarget.as_ptr();
+        grow.work_dim = 1;
+        grow.global_work_size = &whole;
+        ok!(m.update(b, &grow));
+        ok!(cb.enqueue(b, null_mut()));
+        ok!(cl!(clFinish(q)));
+        let first: Vec<f32> = read_as(&env, y1, N);
+        let second: Vec<f32> = read_as(&env, y2, N);
+        for i in 0..N {
+            let want1 = if i < N / 2 { 2.0 * i as f32 + 1.0 } else { 0.0 };
+            assert_eq!(first[i], want1, "y1[{i}]");
+            assert_eq!(second[i], 2.0 * i as f32 + 1.0, "y2[{i}]");
+        }
+        let size: usize = info(|n, v, r| (m.info)(command, CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR, n, v, r));
+        assert_eq!(size, N);
+        let kind: cl_command_type = info(|n, v, r| (m.info)(command, CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR, n, v, r));
+        assert_eq!(kind, CL_COMMAND_NDRANGE_KERNEL);
+        let owner: *mut c_void = info(|n, v, r| (m.info)(command, CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR, n, v, r));
+        assert_eq!(owner, b);
+        // The application's kernel kept its own arguments.
+        let mut arg_count = 0u32;
+        ok!(cl!(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, 4, (&mut arg_count as *mut u32).cast(), null_mut())));
+        assert_eq!(arg_count, 4);
+
+        // Errors: another dimension count, a bad handle, an argument of the wrong
+        // size (nothing of a failed update is kept), a list without a count.
+        let mut bad = config(command);
+        bad.work_dim = 2;
+        err!(CL_INVALID_OPERATION, m.update(b, &bad));
+        err!(CL_INVALID_MUTABLE_COMMAND_KHR, m.update(b, &config(0x99usize as *mut c_void)));
+        let wrong = [
+            cl_mutable_dispatch_arg_khr { arg_index: 1, arg_size: 8, arg_value: (&y1 as *const cl_mem).cast() },
+            cl_mutable_dispatch_arg_khr { arg_index: 2, arg_size: 8, arg_value: (&a as *const f32).cast() },
+        ];
+        let mut half_bad = config(command);
+        half_bad.num_args = 2;
+        half_bad.arg_list = wrong.as_ptr();
+        err!(CL_INVALID_ARG_SIZE, m.update(b, &half_bad));
+        let mut no_count = config(command);
+        no_count.arg_list = wrong.as_ptr();
+        err!(CL_INVALID_VALUE, m.update(b, &no_count));
+        err!(CL_INVALID_VALUE, (m.update)(b, 1, null(), null()));
+        err!(
+            CL_INVALID_MUTABLE_COMMAND_KHR,
+            (m.info)(null_mut(), CL_MUTABLE_DISPATCH_KERNEL_KHR, 0, null_mut(), null_mut())
+        );
+        ok!(cl!(clEnqueueFillBuffer(q, y2, (&0f32 as *const f32).cast(), 4, 0, N * 4, 0, null(), null_mut())));
+        ok!(cb.enqueue(b, null_mut()));
+        ok!(cl!(clFinish(q)));
+        let again: Vec<f32> = read_as(&env, y2, N);
+        assert!((0..N).all(|i| again[i] == 2.0 * i as f32 + 1.0), "the failed update changed the command");
+
+        // A command recorded only for fixed sizes refuses a new size; an immutable
+        // command buffer refuses updates.
+        let b2 = (cb.create)(1, &q, props.as_ptr(), &mut e);
+        ok!(e);
+        set_arg(k, 1, &y1);
+        set_arg(k, 2, &a);
+        set_arg(k, 3, &c);
+        let only_args = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, CL_MUTABLE_DISPATCH_ARGUMENTS_KHR, 0];
+        let mut fixed = null_mut();
+        let code = (cb.ndrange)(
+            b2,
+            null_mut(),
+            only_args.as_ptr(),
+            k,
+            1,
+            null(),
+            &whole,
+            null(),
+            0,
+            null(),
+            null_mut(),
+            &mut fixed,
+        );
+        ok!(code);
+        ok!((cb.finalize)(b2));
+        let mut resize = config(fixed);
+        resize.global_work_size = &global;
+        err!(CL_INVALID_OPERATION, m.update(b2, &resize));
+        let b3 = cb.create(&env);
+        let mut plain = null_mut();
+        ok!((cb.ndrange)(b3, null_mut(), null(), k, 1, null(), &whole, null(), 0, null(), null_mut(), &mut plain));
+        ok!((cb.finalize)(b3));
+        err!(CL_INVALID_OPERATION, m.update(b3, &config(plain)));
+        for buffer in [b, b2, b3] {
+            ok!((cb.release)(buffer));
+        }
+        // The handles end with their command buffer.
+        err!(
+            CL_INVALID_MUTABLE_COMMAND_KHR,
+            (m.info)(command, CL_MUTABLE_DISPATCH_KERNEL_KHR, 0, null_mut(), null_mut())
+        );
+    }
+    for mem in [x, y1, y2] {
+        ok!(cl!(clReleaseMemObject(mem)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+/// A looked-up entry point as the function pointer type `F`.
+///
+/// # Safety
+/// `F` is a pointer-sized function pointer type with the entry point's C signature.
+unsafe fn as_fn<F: Copy>(f: *mut c_void) -> F {
+    assert_eq!(size_of::<F>(), size_of::<*mut c_void>());
+    // SAFETY: a function pointer of the size of a pointer, as the caller says.
+    unsafe { std::mem::transmute_copy(&f) }
+}

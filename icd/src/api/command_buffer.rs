@@ -14,13 +14,25 @@ use super::event::wait_list;
 use super::icd::{self, from_handle, into_handle, retain_release};
 use super::queue::submit;
 use super::util::{properties, property_array, slice, write_opt, CLResult, Info};
-use crate::core::command_buffer::CommandBuffer;
+use crate::core::command_buffer::{self as core_cb, CommandBuffer, Dispatch, DispatchState, Recorded};
 use crate::core::queue::{Action, Queue};
 
+/// `CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR`, as the headers and registry have it
+/// (opencl-sys 0.6 has an older value).
+const MUTABLE_DISPATCH_ASSERTS: cl_command_buffer_properties_khr = 0x12B7;
+/// `CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR`: every field of a kernel command can
+/// be updated (an update builds a new launch, as an enqueue would).
+pub(crate) const MUTABLE_FIELDS: cl_mutable_dispatch_fields_khr = CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR
+    | CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR
+    | CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR
+    | CL_MUTABLE_DISPATCH_ARGUMENTS_KHR
+    | CL_MUTABLE_DISPATCH_EXEC_INFO_KHR;
+
 /// `CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR`: kernels may print (printf writes as the
-/// kernel runs, whoever runs it); no device-side enqueue.
+/// kernel runs, whoever runs it); replays may overlap (each runs its own copy of every
+/// launch, `core::command_buffer`); no device-side enqueue.
 pub(crate) const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
-    CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR;
+    CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR | CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR;
 /// `CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR`: every property a queue
 /// of this device can have (a replay runs in order, which an out-of-order queue
 /// permits).
@@ -45,15 +57,19 @@ fn clCreateCommandBufferKHR(
     // "CL_INVALID_VALUE if values specified in properties are not valid, or if the same
     // property name is specified more than once."
     let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
-    let mut flags = 0;
+    let (mut flags, mut asserts) = (0, 0);
+    const FLAGS: cl_command_buffer_flags_khr = CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR | CL_COMMAND_BUFFER_MUTABLE_KHR;
     for &(name, value) in &pairs {
         match name {
-            CL_COMMAND_BUFFER_FLAGS_KHR if value == 0 => flags = value,
+            CL_COMMAND_BUFFER_FLAGS_KHR if value & !FLAGS == 0 => flags = value,
+            MUTABLE_DISPATCH_ASSERTS if value & !CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR == 0 => {
+                asserts = value
+            }
             _ => return Err(CL_INVALID_VALUE),
         }
     }
     let array = property_array(&pairs, !properties_list.is_null());
-    Ok(into_handle(Arc::new(CommandBuffer::new(q, flags, array))))
+    Ok(into_handle(Arc::new(CommandBuffer::new(q, flags, asserts, array))))
 }
 
 retain_release!(CommandBuffer, cl_command_buffer_khr, clRetainCommandBufferKHR, clReleaseCommandBufferKHR);
@@ -123,9 +139,10 @@ fn clGetCommandBufferInfoKHR(
 /// What every `clCommand*KHR` checks before the command's own arguments: the command
 /// buffer, still recording; the queue, which must be NULL without
 /// `cl_khr_command_buffer_multi_device` ("CL_INVALID_COMMAND_QUEUE if ... command_queue
-/// is not NULL"); properties, of which the extension defines none; the mutable handle,
-/// "unused, and must be NULL"; and the form of the sync-point wait list (that its points
-/// exist is checked when the command is recorded).
+/// is not NULL"); properties, of which the extension defines none for commands other
+/// than kernels; the mutable handle, "unused, and must be NULL" but for kernels; and the
+/// form of the sync-point wait list (that its points exist is checked when the command
+/// is recorded).
 ///
 /// # Safety
 /// `properties` is null or zero-terminated; the sync-point list is null or `num` long.
@@ -136,6 +153,7 @@ unsafe fn recording(
     num: cl_uint,
     list: *const cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
+    kernel: bool,
 ) -> CLResult<(Arc<CommandBuffer>, Vec<cl_sync_point_khr>)> {
     let b = from_handle::<CommandBuffer>(command_buffer)?;
     if !queue.is_null() {
@@ -145,10 +163,7 @@ unsafe fn recording(
         return Err(CL_INVALID_OPERATION);
     }
     // "CL_INVALID_VALUE if values specified in properties are not valid."
-    if !properties.is_null() && properties.read_unaligned() != 0 {
-        return Err(CL_INVALID_VALUE);
-    }
-    if !mutable_handle.is_null() {
+    if !kernel && ((!properties.is_null() && properties.read_unaligned() != 0) || !mutable_handle.is_null()) {
         return Err(CL_INVALID_VALUE);
     }
     // "CL_INVALID_SYNC_POINT_WAIT_LIST_KHR if sync_point_wait_list is NULL and
@@ -170,7 +185,7 @@ unsafe fn record(
     action: Action,
     sync_point: *mut cl_sync_point_khr,
 ) -> CLResult<()> {
-    let point = b.record(waits, action)?;
+    let point = b.record(waits, Recorded::Fixed(action))?;
     write_opt(sync_point, point);
     Ok(())
 }
@@ -186,7 +201,7 @@ fn clCommandBarrierWithWaitListKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     // A replay runs its commands in order, so every command after the barrier already
     // runs after everything before it.
     record(&b, &waits, Box::new(|| Ok(())), sync_point)
@@ -208,7 +223,7 @@ fn clCommandCopyBufferKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     let action = super::transfer::copy_buffer(&b.queue, src_buffer, dst_buffer, src_offset, dst_offset, size)?;
     record(&b, &waits, action, sync_point)
 }
@@ -233,7 +248,7 @@ fn clCommandCopyBufferRectKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     let pitches = [src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch];
     let action =
         super::transfer::copy_buffer_rect(&b.queue, src_buffer, dst_buffer, src_origin, dst_origin, region, pitches)?;
@@ -256,7 +271,7 @@ fn clCommandCopyBufferToImageKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     let action =
         super::image::image_buffer_command(&b.queue, dst_image, src_buffer, false, dst_origin, region, src_offset)?;
     record(&b, &waits, action, sync_point)
@@ -278,7 +293,7 @@ fn clCommandCopyImageKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     let action = super::image::copy_image(&b.queue, src_image, dst_image, src_origin, dst_origin, region)?;
     record(&b, &waits, action, sync_point)
 }
@@ -299,7 +314,7 @@ fn clCommandCopyImageToBufferKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     let action =
         super::image::image_buffer_command(&b.queue, src_image, dst_buffer, true, src_origin, region, dst_offset)?;
     record(&b, &waits, action, sync_point)
@@ -321,7 +336,7 @@ fn clCommandFillBufferKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     let action = super::transfer::fill_buffer(&b.queue, buffer, pattern, pattern_size, offset, size)?;
     record(&b, &waits, action, sync_point)
 }
@@ -341,7 +356,7 @@ fn clCommandFillImageKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     let action = super::image::fill_image(&b.queue, image, fill_color, origin, region)?;
     record(&b, &waits, action, sync_point)
 }
@@ -360,7 +375,7 @@ fn clCommandSVMMemcpyKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     record(&b, &waits, super::svm::memcpy(dst_ptr, src_ptr, size)?, sync_point)
 }
 
@@ -379,7 +394,7 @@ fn clCommandSVMMemFillKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
     record(&b, &waits, super::svm::fill(svm_ptr, pattern, pattern_size, size)?, sync_point)
 }
 
@@ -399,13 +414,192 @@ fn clCommandNDRangeKernelKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle)?;
-    // The arguments are those set now; later clSetKernelArg calls do not reach the
-    // recorded command.
-    let launch =
+    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, true)?;
+    // "CL_INVALID_VALUE if values specified in properties are not valid."
+    let pairs = super::util::properties(properties).map_err(|_| CL_INVALID_VALUE)?;
+    let (mut fields, mut asserts) = (MUTABLE_FIELDS, b.asserts);
+    for &(name, value) in &pairs {
+        match name {
+            CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR if value & !MUTABLE_FIELDS == 0 => fields = value,
+            CL_MUTABLE_DISPATCH_ASSERTS_KHR
+                if value & !CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR == 0 =>
+            {
+                asserts |= value
+            }
+            _ => return Err(CL_INVALID_VALUE),
+        }
+    }
+    let (k, range) =
         super::kernel::ndrange(&b.queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size)?;
-    let action: Action = Box::new(move || if launch.again().run() { Ok(()) } else { Err(CL_OUT_OF_RESOURCES) });
-    record(&b, &waits, action, sync_point)
+    // "CL_INVALID_VALUE if command_buffer was created with ... NO_ADDITIONAL_WORK_GROUPS
+    // and local_work_size is NULL", or the command's properties assert it.
+    if asserts & CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR != 0 && range.local.is_none() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // The arguments are those set now; later clSetKernelArg calls do not reach the
+    // recorded command. A mutable command buffer may record a kernel whose arguments
+    // updates will set ("CL_INVALID_KERNEL_ARGS if the kernel argument values have not
+    // been specified and the CL_MUTABLE_DISPATCH_ARGUMENTS_KHR flag was not set").
+    let deferrable = b.flags & CL_COMMAND_BUFFER_MUTABLE_KHR != 0 && fields & CL_MUTABLE_DISPATCH_ARGUMENTS_KHR != 0;
+    let mut state = DispatchState { args: k.copy(), range, launch: None };
+    state.launch = Dispatch::build(&b.queue, &state, deferrable)?;
+    let dispatch = Arc::new(Dispatch {
+        buffer: Arc::as_ptr(&b) as usize,
+        queue: b.queue.clone(),
+        kernel: k,
+        fields,
+        properties: property_array(&pairs, !properties.is_null()),
+        state: parking_lot::Mutex::new(state),
+    });
+    let handle = Arc::as_ptr(&dispatch) as cl_mutable_command_khr;
+    let point = b.record(&waits, Recorded::Dispatch(dispatch))?;
+    write_opt(sync_point, point);
+    write_opt(mutable_handle, handle);
+    Ok(())
+}
+
+#[cl_entry_point]
+fn clUpdateMutableCommandsKHR(
+    command_buffer: cl_command_buffer_khr,
+    num_configs: cl_uint,
+    config_types: *const cl_command_buffer_update_type_khr,
+    configs: *const *const c_void,
+) -> CLResult<()> {
+    let b = from_handle::<CommandBuffer>(command_buffer)?;
+    // "CL_INVALID_OPERATION if command_buffer has not been finalized", "if
+    // command_buffer was not created with the CL_COMMAND_BUFFER_MUTABLE_KHR flag".
+    if !b.finalized() || b.flags & CL_COMMAND_BUFFER_MUTABLE_KHR == 0 {
+        return Err(CL_INVALID_OPERATION);
+    }
+    // "CL_INVALID_VALUE if config_types is NULL and num_configs > 0, or config_types is
+    // not NULL and num_configs is 0", and the same of configs; "if any element of
+    // config_types is not a valid cl_command_buffer_update_type_khr enum", "if any
+    // element of configs is NULL".
+    if config_types.is_null() != (num_configs == 0) || configs.is_null() != (num_configs == 0) {
+        return Err(CL_INVALID_VALUE);
+    }
+    let (types, configs) = (slice(config_types, num_configs as usize), slice(configs, num_configs as usize));
+    if types.iter().any(|&t| t != CL_STRUCTURE_TYPE_MUTABLE_DISPATCH_CONFIG_KHR) || configs.iter().any(|c| c.is_null())
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    // SAFETY: each config of that type is a cl_mutable_dispatch_config_khr.
+    let configs: Vec<cl_mutable_dispatch_config_khr> =
+        configs.iter().map(|&c| unsafe { c.cast::<cl_mutable_dispatch_config_khr>().read_unaligned() }).collect();
+    // "CL_INVALID_MUTABLE_COMMAND_KHR if command is not a valid mutable command object
+    // returned from clCommandNDRangeKernelKHR, or created from command_buffer."
+    let me = Arc::as_ptr(&b) as usize;
+    let targets = configs
+        .iter()
+        .map(|c| core_cb::dispatch(c.command as usize).filter(|d| d.buffer == me).ok_or(CL_INVALID_MUTABLE_COMMAND_KHR))
+        .collect::<CLResult<Vec<_>>>()?;
+    // SAFETY: the config's lists and sizes follow the extension's contract.
+    b.update(&targets, |i, state| unsafe { updated(&targets[i], &configs[i], state) })
+}
+
+/// A kernel command's state after `config` (the checks of `clUpdateMutableCommandsKHR`,
+/// and those of `clSetKernelArg`, `clSetKernelArgSVMPointer`, `clSetKernelExecInfo` and
+/// `clEnqueueNDRangeKernel` for what it sets).
+///
+/// # Safety
+/// The config's lists hold their counts of elements; its sizes are null or `work_dim`
+/// long.
+unsafe fn updated(
+    d: &Dispatch,
+    config: &cl_mutable_dispatch_config_khr,
+    mut state: DispatchState,
+) -> CLResult<DispatchState> {
+    let c = config;
+    let may = |field| d.fields & field != 0;
+    // "CL_INVALID_OPERATION if the CL_MUTABLE_DISPATCH_*_KHR property was not set on
+    // command recording and" the matching member is given.
+    let refused = (!c.global_work_offset.is_null() && !may(CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR))
+        || (!c.global_work_size.is_null() && !may(CL_MUTABLE_DISPATCH_GLOBAL_SIZE_KHR))
+        || (!c.local_work_size.is_null() && !may(CL_MUTABLE_DISPATCH_LOCAL_SIZE_KHR))
+        || ((c.num_args != 0 || c.num_svm_args != 0) && !may(CL_MUTABLE_DISPATCH_ARGUMENTS_KHR))
+        || (c.num_exec_infos != 0 && !may(CL_MUTABLE_DISPATCH_EXEC_INFO_KHR));
+    // "CL_INVALID_OPERATION if work_dim is not zero and different from the work_dim
+    // set on command recording."
+    if refused || (c.work_dim != 0 && c.work_dim as usize != state.range.dims) {
+        return Err(CL_INVALID_OPERATION);
+    }
+    // "CL_INVALID_VALUE if arg_list is NULL and num_args > 0, or arg_list is not NULL
+    // and num_args is 0", and the same of the SVM and exec-info lists.
+    if c.arg_list.is_null() != (c.num_args == 0)
+        || c.arg_svm_list.is_null() != (c.num_svm_args == 0)
+        || c.exec_info_list.is_null() != (c.num_exec_infos == 0)
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    for info in slice(c.exec_info_list, c.num_exec_infos as usize) {
+        super::kernel::exec_info(info.param_name, info.param_value_size, info.param_value)?;
+    }
+    if c.num_args != 0 || c.num_svm_args != 0 {
+        // Set on a new copy: an error leaves the command as it was.
+        state.args = state.args.copy();
+        for a in slice(c.arg_list, c.num_args as usize) {
+            super::kernel::set_arg(&state.args, a.arg_index, a.arg_size, a.arg_value)?;
+        }
+        for a in slice(c.arg_svm_list, c.num_svm_args as usize) {
+            super::kernel::set_svm_arg(&state.args, a.arg_index, a.arg_value)?;
+        }
+    }
+    let before = state.range;
+    let dims = before.dims;
+    let r = &mut state.range;
+    if !c.global_work_offset.is_null() {
+        r.offset = super::kernel::sizes(c.global_work_offset, dims, 0);
+    }
+    if !c.global_work_size.is_null() {
+        r.global = super::kernel::sizes(c.global_work_size, dims, 1);
+    }
+    if !c.local_work_size.is_null() {
+        r.local = Some(super::kernel::sizes(c.local_work_size, dims, 1));
+    }
+    if (0..3).any(|i| r.global[i].checked_add(r.offset[i]).is_none()) {
+        return Err(CL_INVALID_GLOBAL_OFFSET);
+    }
+    // "CL_INVALID_OPERATION if the values of local_work_size and/or global_work_size
+    // result in a change to work-group uniformity."
+    let uniform =
+        |r: &crate::core::kernel::NdRange| r.local.map_or(true, |l| (0..r.dims).all(|i| r.global[i] % l[i] == 0));
+    if uniform(&before) != uniform(r) {
+        return Err(CL_INVALID_OPERATION);
+    }
+    state.launch = Dispatch::build(&d.queue, &state, may(CL_MUTABLE_DISPATCH_ARGUMENTS_KHR))?;
+    Ok(state)
+}
+
+#[cl_entry_point]
+fn clGetMutableCommandInfoKHR(
+    command: cl_mutable_command_khr,
+    param_name: cl_mutable_command_info_khr,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    // "CL_INVALID_MUTABLE_COMMAND_KHR if command is not a valid mutable command object."
+    let d = core_cb::dispatch(command as usize).ok_or(CL_INVALID_MUTABLE_COMMAND_KHR)?;
+    let state = d.state.lock().clone();
+    let r = state.range;
+    let local = match (r.local, &state.launch) {
+        (Some(l), _) => l,
+        (None, Some(launch)) => launch.local,
+        (None, None) => [0; 3],
+    };
+    let info = match param_name {
+        CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR => Info::of(&icd::handle_of(&d.queue)),
+        CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR => Info::of(&(d.buffer as *mut c_void)),
+        CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR => Info::of(&CL_COMMAND_NDRANGE_KERNEL),
+        CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR => Info::of(&d.properties),
+        CL_MUTABLE_DISPATCH_KERNEL_KHR => Info::of(&icd::handle_of(&d.kernel)),
+        CL_MUTABLE_DISPATCH_DIMENSIONS_KHR => Info::of(&(r.dims as cl_uint)),
+        CL_MUTABLE_DISPATCH_GLOBAL_WORK_OFFSET_KHR => Info::of(&r.offset[..r.dims]),
+        CL_MUTABLE_DISPATCH_GLOBAL_WORK_SIZE_KHR => Info::of(&r.global[..r.dims]),
+        CL_MUTABLE_DISPATCH_LOCAL_WORK_SIZE_KHR => Info::of(&local[..r.dims]),
+        _ => Err(CL_INVALID_VALUE),
+    }?;
+    info.write(param_value_size, param_value, param_value_size_ret)
 }
 
 /// The extension's entry points by name, for `clGetExtensionFunctionAddress*`.
@@ -428,6 +622,8 @@ pub(super) fn function(name: &[u8]) -> Option<*mut c_void> {
         b"clCommandSVMMemcpyKHR" => clCommandSVMMemcpyKHR as *const (),
         b"clCommandSVMMemFillKHR" => clCommandSVMMemFillKHR as *const (),
         b"clCommandNDRangeKernelKHR" => clCommandNDRangeKernelKHR as *const (),
+        b"clUpdateMutableCommandsKHR" => clUpdateMutableCommandsKHR as *const (),
+        b"clGetMutableCommandInfoKHR" => clGetMutableCommandInfoKHR as *const (),
         _ => return None,
     };
     Some(f as *mut c_void)

@@ -210,6 +210,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR => {
             Info::of(&super::command_buffer::SUPPORTED_QUEUE_PROPERTIES)
         }
+        CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR => Info::of(&super::command_buffer::MUTABLE_FIELDS),
         CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR => {
             Info::of(&super::command_buffer::REQUIRED_QUEUE_PROPERTIES)
         }

@@ -17,7 +17,6 @@ use crate::core::memory::{Mem, IMMUTABLE};
 use crate::core::program::Program;
 use crate::core::queue::Queue;
 use crate::core::sampler::Sampler;
-use crate::exec::ndrange::Launch;
 
 #[cl_entry_point]
 fn clCreateKernel(program: cl_program, kernel_name: *const c_char) -> CLResult<cl_kernel> {
@@ -67,7 +66,20 @@ fn clCloneKernel(source_kernel: cl_kernel) -> CLResult<cl_kernel> {
 
 #[cl_entry_point]
 fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: usize, arg_value: *const c_void) -> CLResult<()> {
-    let k = from_handle::<Kernel>(kernel)?;
+    set_arg(&*from_handle::<Kernel>(kernel)?, arg_index, arg_size, arg_value)
+}
+
+/// `clSetKernelArg` on a kernel object, which a mutable kernel command's update also
+/// sets its arguments with.
+///
+/// # Safety
+/// `arg_value` is null or points at `arg_size` bytes.
+pub(super) unsafe fn set_arg(
+    k: &Kernel,
+    arg_index: cl_uint,
+    arg_size: usize,
+    arg_value: *const c_void,
+) -> CLResult<()> {
     // "CL_INVALID_ARG_INDEX if arg_index is not a valid argument index."
     let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
     let value = match a.kind {
@@ -351,7 +363,11 @@ fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *c
 /// address is one with fine-grain system SVM, NULL and pointers into the middle of
 /// allocations included.
 pub(super) fn set_pointer_arg(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> CLResult<()> {
-    let k = from_handle::<Kernel>(kernel)?;
+    set_svm_arg(&*from_handle::<Kernel>(kernel)?, arg_index, arg_value)
+}
+
+/// `clSetKernelArgSVMPointer` on a kernel object (see `set_arg`).
+pub(super) fn set_svm_arg(k: &Kernel, arg_index: cl_uint, arg_value: *const c_void) -> CLResult<()> {
     let a = k.info.args.get(arg_index as usize).ok_or(CL_INVALID_ARG_INDEX)?;
     if a.kind != ArgKind::Buffer {
         return Err(CL_INVALID_ARG_VALUE);
@@ -368,6 +384,11 @@ fn clSetKernelExecInfo(
     param_value: *const c_void,
 ) -> CLResult<()> {
     from_handle::<Kernel>(kernel)?;
+    exec_info(param_name, param_value_size, param_value)
+}
+
+/// `clSetKernelExecInfo`'s checks, which a mutable kernel command's update applies too.
+pub(super) fn exec_info(param_name: cl_uint, param_value_size: usize, param_value: *const c_void) -> CLResult<()> {
     // "CL_INVALID_VALUE if param_name is not valid, if param_value is NULL or if the
     // size specified by param_value_size is not valid" (an empty SVM pointer list,
     // size 0 and NULL, unsets the previous one), and the USM ones alike. Kernels reach
@@ -410,7 +431,8 @@ unsafe fn enqueue_ndrange(
     command: cl_command_type,
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events, wait_list)?;
-    let launch = ndrange(&q, kernel, work_dim, global_work_offset, global_work_size, local_work_size)?;
+    let (k, range) = ndrange(&q, kernel, work_dim, global_work_offset, global_work_size, local_work_size)?;
+    let launch = k.launch(&q.device, range, q.workers())?;
     submit(
         &q,
         command,
@@ -421,8 +443,8 @@ unsafe fn enqueue_ndrange(
     )
 }
 
-/// `clEnqueueNDRangeKernel`'s checks, and the launch it runs, which
-/// `clCommandNDRangeKernelKHR` records with the arguments set now.
+/// `clEnqueueNDRangeKernel`'s checks of the kernel and the geometry, which
+/// `clCommandNDRangeKernelKHR` makes too: the kernel and the range.
 ///
 /// # Safety
 /// The work sizes are null or `work_dim` long.
@@ -433,18 +455,18 @@ pub(super) unsafe fn ndrange(
     global_work_offset: *const usize,
     global_work_size: *const usize,
     local_work_size: *const usize,
-) -> CLResult<Arc<Launch>> {
+) -> CLResult<(Arc<Kernel>, NdRange)> {
     let k = from_handle::<Kernel>(kernel)?;
     let (dims, global, offset) = geometry(q, &k, work_dim, global_work_offset, global_work_size)?;
     let local = (!local_work_size.is_null()).then(|| sizes(local_work_size, dims, 1));
-    k.launch(&q.device, NdRange { dims, global, offset, local }, q.workers())
+    Ok((k, NdRange { dims, global, offset, local }))
 }
 
 /// `dims` sizes from `p`, the rest `default` (all `default` where `p` is null).
 ///
 /// # Safety
 /// `p` is null or points at `dims` sizes.
-unsafe fn sizes(p: *const usize, dims: usize, default: usize) -> [usize; 3] {
+pub(super) unsafe fn sizes(p: *const usize, dims: usize, default: usize) -> [usize; 3] {
     let mut v = [default; 3];
     if !p.is_null() {
         v[..dims].copy_from_slice(slice(p, dims));

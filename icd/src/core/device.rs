@@ -177,6 +177,7 @@ pub(crate) const API_EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_create_command_queue", cl_version(1, 0, 0)),
     ("cl_ext_immutable_memory_objects", cl_version(1, 0, 0)),
     ("cl_khr_command_buffer", cl_version(0, 9, 8)),
+    ("cl_khr_command_buffer_mutable_dispatch", cl_version(0, 9, 5)),
 ];
 
 /// A UUID (RFC 9562 version 8, made from a hash) naming `what`: the same text gives

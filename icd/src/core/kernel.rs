@@ -77,6 +77,13 @@ impl Kernel {
     /// `clCloneKernel`: same kernel, a copy of the argument values.
     pub(crate) fn duplicate(&self) -> Arc<Kernel> {
         self.program.kernel_attached();
+        self.copy()
+    }
+
+    /// A copy holding the arguments set now, which the application never sees: a
+    /// command buffer's kernel command keeps its own arguments in one. It does not
+    /// count as a kernel attached to the program.
+    pub(crate) fn copy(&self) -> Arc<Kernel> {
         Arc::new(Kernel {
             base: Base::new(),
             program: self.program.clone(),
@@ -91,6 +98,7 @@ impl Kernel {
 }
 
 /// The geometry of one launch as the application gave it.
+#[derive(Clone, Copy)]
 pub(crate) struct NdRange {
     /// 1 to 3.
     pub(crate) dims: usize,
@@ -226,6 +234,11 @@ impl Kernel {
             sub_group_size: self.info.sub_group_size(),
             workers,
         }))
+    }
+
+    /// Some argument has not been set.
+    pub(crate) fn missing_args(&self) -> bool {
+        self.args.lock().iter().any(Option::is_none)
     }
 
     /// `clGetKernelSuggestedLocalWorkSizeKHR`: the work-group size a launch over
