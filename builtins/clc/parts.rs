@@ -76,6 +76,7 @@ const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
         ),
     ),
     ("collectives.c", include_str!("collectives.c"), &["-x", "c"]),
+    ("pipes.c", include_str!("pipes.c"), &["-x", "c"]),
     ("workitem.c", include_str!("workitem.c"), &["-x", "c"]),
     ("printf.c", include_str!("printf.c"), &["-x", "c"]),
 ];

@@ -283,6 +283,33 @@ const _: () = assert!(core::mem::size_of::<Image>() == IMAGE_SIZE);
 pub const IMAGE_KEY_OFFSET: usize = 56;
 pub const IMAGE_SIZE: usize = 64;
 
+/// The start of an OpenCL 2.0 pipe's memory, which a `pipe` kernel argument points to;
+/// the packets follow at `PIPE_PACKETS`, `max_packets` slots of `packet_size` bytes
+/// (`struct pipe` in builtins/clc/pipes.c). Positions count modulo `2 * max_packets`, so
+/// a full ring and an empty one differ: readable packets run from `read_reserved` to
+/// `write_committed`, free slots from `write_reserved` to `read_committed` plus the
+/// ring. Reservations commit in the order they were made.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PipeHeader {
+    pub packet_size: u32,
+    pub max_packets: u32,
+    /// A spin lock held while a reservation is made.
+    pub lock: u32,
+    pub read_reserved: u32,
+    pub read_committed: u32,
+    pub write_reserved: u32,
+    pub write_committed: u32,
+    pub _pad: u32,
+}
+
+// The same layout is written out in builtins/clc/pipes.c.
+const _: () = assert!(core::mem::offset_of!(PipeHeader, write_committed) == 24);
+const _: () = assert!(core::mem::size_of::<PipeHeader>() <= PIPE_PACKETS);
+
+/// Where a pipe's packets start: a cache line of their own past the header.
+pub const PIPE_PACKETS: usize = 128;
+
 /// One dense number per channel type and order (`OKEY` in builtins/clc/image.cl):
 /// types count from `CL_SNORM_INT8` (0x10D0), orders from `CL_R` (0x10B0), both far
 /// below 32 apart.

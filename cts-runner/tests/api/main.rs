@@ -17,6 +17,7 @@ mod hostile;
 mod images;
 mod kernels;
 mod opencl_c2;
+mod pipes;
 mod platform;
 mod programs;
 mod queues;

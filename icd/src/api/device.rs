@@ -241,11 +241,13 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         | CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL
         | CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL
         | CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL => Info::of(&crate::core::usm::CAPABILITIES),
-        // Optional features we do not support: pipes, device enqueue.
-        CL_DEVICE_MAX_PIPE_ARGS
-        | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
-        | CL_DEVICE_PIPE_MAX_PACKET_SIZE
-        | CL_DEVICE_MAX_ON_DEVICE_QUEUES
+        // Pipes (builtins/clc/pipes.c): reservations are limited only by the ring.
+        CL_DEVICE_MAX_PIPE_ARGS => Info::of(&device::pipes::MAX_ARGS),
+        CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS => Info::of(&device::pipes::MAX_ACTIVE_RESERVATIONS),
+        CL_DEVICE_PIPE_MAX_PACKET_SIZE => Info::of(&device::pipes::MAX_PACKET_SIZE),
+        CL_DEVICE_PIPE_SUPPORT => Info::of(&true),
+        // Optional features we do not support: device enqueue.
+        CL_DEVICE_MAX_ON_DEVICE_QUEUES
         | CL_DEVICE_MAX_ON_DEVICE_EVENTS
         | CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
         | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
@@ -264,7 +266,6 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT | DOT_PRODUCT_ACCELERATION_PACKED => {
             Info::of(&[CL_FALSE; 6])
         }
-        CL_DEVICE_PIPE_SUPPORT => Info::of(&false),
         CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => Info::of(&none_u64),
         _ => Err(CL_INVALID_VALUE),
     }

@@ -50,7 +50,7 @@ fn image_source(
     // "CL_INVALID_IMAGE_DESCRIPTOR if values specified in image_desc are not valid":
     // only 1D buffer images and 2D images are made from other objects.
     let m = from_handle::<Mem>(source).map_err(|_| CL_INVALID_IMAGE_DESCRIPTOR)?;
-    if !Arc::ptr_eq(&m.context, c) {
+    if !Arc::ptr_eq(&m.context, c) || m.pipe.is_some() {
         return Err(CL_INVALID_IMAGE_DESCRIPTOR);
     }
     let flags = sub_buffer_flags(m.flags, flags)?;
@@ -584,7 +584,7 @@ pub(super) unsafe fn fill_image(
 /// A buffer argument of an image-buffer copy: a buffer, not an image.
 fn buffer_of(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
     let m = from_handle::<Mem>(mem)?;
-    if m.image.is_some() {
+    if !m.is_buffer() {
         return Err(CL_INVALID_MEM_OBJECT);
     }
     if !Arc::ptr_eq(&m.context, &queue.context) {

@@ -101,7 +101,7 @@ pub(super) unsafe fn set_arg(
                 // object when the specified arg_value is not a valid memory object"
                 // (an image is not a buffer).
                 let m = from_handle::<Mem>(mem)?;
-                if m.image.is_some() {
+                if !m.is_buffer() {
                     return Err(CL_INVALID_MEM_OBJECT);
                 }
                 // cl_ext_immutable_memory_objects: "CL_INVALID_ARG_VALUE if ... a
@@ -113,6 +113,22 @@ pub(super) unsafe fn set_arg(
                 }
                 ArgValue::Buffer(Some(Arc::downgrade(&m)))
             }
+        }
+        ArgKind::Pipe => {
+            if arg_size != std::mem::size_of::<cl_mem>() {
+                return Err(CL_INVALID_ARG_SIZE);
+            }
+            if arg_value.is_null() {
+                return Err(CL_INVALID_ARG_VALUE);
+            }
+            // SAFETY: arg_value points at a cl_mem.
+            let m = from_handle::<Mem>(unsafe { *(arg_value as *const cl_mem) })?;
+            // "CL_INVALID_ARG_VALUE if ... the argument is declared to be a pipe and
+            // arg_value is not a pipe object" (another memory object).
+            if m.pipe.is_none() {
+                return Err(CL_INVALID_ARG_VALUE);
+            }
+            ArgValue::Buffer(Some(Arc::downgrade(&m)))
         }
         ArgKind::Image => {
             if arg_size != std::mem::size_of::<cl_mem>() {

@@ -155,7 +155,7 @@ fn clCreateSubBuffer(
     let parent = from_handle::<Mem>(buffer)?;
     // "CL_INVALID_MEM_OBJECT if buffer is not a buffer object or is a sub-buffer
     // object."
-    if parent.parent.is_some() || parent.image.is_some() {
+    if parent.parent.is_some() || !parent.is_buffer() {
         return Err(CL_INVALID_MEM_OBJECT);
     }
     let flags = sub_buffer_flags(parent.flags, flags)?;
@@ -188,7 +188,11 @@ retain_release!(Mem, cl_mem, clRetainMemObject, clReleaseMemObject);
 
 fn mem_info(m: &Arc<Mem>, param: cl_mem_info) -> CLResult<Info> {
     match param {
-        CL_MEM_TYPE => Info::of(&m.image.as_ref().map_or(CL_MEM_OBJECT_BUFFER, |i| i.layout.image_type)),
+        CL_MEM_TYPE => Info::of(&match (&m.image, &m.pipe) {
+            (Some(i), _) => i.layout.image_type,
+            (None, Some(_)) => CL_MEM_OBJECT_PIPE,
+            (None, None) => CL_MEM_OBJECT_BUFFER,
+        }),
         CL_MEM_FLAGS => Info::of(&m.flags),
         CL_MEM_SIZE => Info::of(&m.size),
         CL_MEM_HOST_PTR => Info::of(&m.host_ptr),
@@ -232,6 +236,63 @@ fn clSetMemObjectDestructorCallback(
     let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
     m.add_destructor(f, user_data as usize);
     Ok(())
+}
+
+#[cl_entry_point]
+fn clCreatePipe(
+    context: cl_context,
+    flags: cl_mem_flags,
+    pipe_packet_size: cl_uint,
+    pipe_max_packets: cl_uint,
+    properties: *const cl_pipe_properties,
+) -> CLResult<cl_mem> {
+    let c = from_handle::<Context>(context)?;
+    // "CL_INVALID_VALUE if values specified in flags are not as defined above": only
+    // CL_MEM_READ_WRITE and CL_MEM_HOST_NO_ACCESS, which 0 means too.
+    if flags & !(CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS) != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_VALUE if properties is not NULL": no pipe property is defined (an
+    // empty list is NULL's equal).
+    // SAFETY: a non-NULL list is zero-terminated by contract.
+    if !properties.is_null() && unsafe { properties.read_unaligned() } != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_PIPE_SIZE if pipe_packet_size is 0 or the pipe_packet_size exceeds
+    // CL_DEVICE_PIPE_MAX_PACKET_SIZE value specified in table 4.3 (see
+    // clGetDeviceInfo) for all devices in context or if pipe_max_packets is 0." A ring
+    // past the largest allocation cannot be made (positions count up to twice it).
+    let total = u64::from(pipe_packet_size) * u64::from(pipe_max_packets);
+    let fits = total <= crate::core::device::Device::get().limits.max_mem_alloc && pipe_max_packets < 1 << 31;
+    if pipe_packet_size == 0 || pipe_packet_size > crate::core::device::pipes::MAX_PACKET_SIZE || !fits {
+        return Err(CL_INVALID_PIPE_SIZE);
+    }
+    if pipe_max_packets == 0 {
+        return Err(CL_INVALID_PIPE_SIZE);
+    }
+    let flags = CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS;
+    let given = if properties.is_null() { Vec::new() } else { vec![0] };
+    Ok(into_handle(Mem::new_pipe(c, flags, pipe_packet_size, pipe_max_packets, given)?))
+}
+
+#[cl_entry_point]
+fn clGetPipeInfo(
+    pipe: cl_mem,
+    param_name: cl_pipe_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> CLResult<()> {
+    let m = from_handle::<Mem>(pipe)?;
+    // "CL_INVALID_MEM_OBJECT if pipe is a not a valid pipe object."
+    let p = m.pipe.as_ref().ok_or(CL_INVALID_MEM_OBJECT)?;
+    let info = match param_name {
+        CL_PIPE_PACKET_SIZE => Info::of(&p.packet_size),
+        CL_PIPE_MAX_PACKETS => Info::of(&p.max_packets),
+        CL_PIPE_PROPERTIES => Info::of(&p.properties),
+        _ => Err(CL_INVALID_VALUE),
+    }?;
+    info.write(param_value_size, param_value, param_value_size_ret)
 }
 
 #[cfg(test)]

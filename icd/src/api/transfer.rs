@@ -56,7 +56,7 @@ pub(super) unsafe fn rect_copy(keep: impl Send + Sync + 'static, src: Side, dst:
 /// A buffer argument of a command on `queue`: an image is `CL_INVALID_MEM_OBJECT`.
 pub(super) fn buffer_on(queue: &Queue, mem: cl_mem) -> CLResult<Arc<Mem>> {
     let m = mem_on(queue, mem)?;
-    if m.image.is_some() {
+    if !m.is_buffer() {
         return Err(CL_INVALID_MEM_OBJECT);
     }
     Ok(m)

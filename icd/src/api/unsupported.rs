@@ -1,7 +1,6 @@
-//! Entry points of optional OpenCL 3.0 features this device does not support (pipes)
-//! and of GL sharing. Each validates what it can and returns the
-//! error the spec names for a device without the feature, so the dispatch table has no
-//! holes a host program could fall into.
+//! Entry points of GL sharing, which this device does not support. Each validates what
+//! it can and returns the error the spec names for a device without the feature, so the
+//! dispatch table has no holes a host program could fall into.
 
 use std::ffi::c_void;
 
@@ -13,35 +12,6 @@ use super::util::CLResult;
 use crate::core::context::Context;
 use crate::core::memory::Mem;
 use crate::core::queue::Queue;
-
-/// "CL_INVALID_OPERATION if no devices in context support pipes".
-fn context_without_feature(context: cl_context) -> CLResult<*mut c_void> {
-    from_handle::<Context>(context)?;
-    Err(CL_INVALID_OPERATION)
-}
-
-#[cl_entry_point]
-fn clCreatePipe(
-    context: cl_context,
-    _flags: cl_mem_flags,
-    _packet_size: cl_uint,
-    _max_packets: cl_uint,
-    _properties: *const cl_pipe_properties,
-) -> CLResult<cl_mem> {
-    context_without_feature(context)
-}
-
-#[cl_entry_point]
-fn clGetPipeInfo(
-    pipe: cl_mem,
-    _param_name: cl_pipe_info,
-    _size: usize,
-    _value: *mut c_void,
-    _size_ret: *mut usize,
-) -> CLResult<()> {
-    // "CL_INVALID_MEM_OBJECT if pipe is a not a valid pipe object."
-    from_handle::<Mem>(pipe).and(Err(CL_INVALID_MEM_OBJECT))
-}
 
 /// GL sharing: no context of ours is created from a GL context ("CL_INVALID_CONTEXT if
 /// context is not a valid context or was not created from a GL context").

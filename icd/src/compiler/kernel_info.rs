@@ -15,6 +15,9 @@ pub(crate) enum ArgKind {
     Image,
     /// A sampler: the host gives a `cl_sampler`, the kernel gets its `CLK_*` bits.
     Sampler,
+    /// A pipe: the host gives a pipe's `cl_mem`, the kernel a pointer to its memory
+    /// (kernel-abi `PipeHeader`).
+    Pipe,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -34,6 +34,7 @@ pub(crate) fn to_text(kernels: &[Kernel], global_variable_size: u64) -> String {
                 ArgKind::Value => "V",
                 ArgKind::Image => "I",
                 ArgKind::Sampler => "S",
+                ArgKind::Pipe => "P",
             };
             s += &format!(
                 "arg\t{kind}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
@@ -93,6 +94,7 @@ pub(crate) fn from_text(s: &str) -> Option<(Vec<Kernel>, u64)> {
                     "L" => ArgKind::Local,
                     "I" => ArgKind::Image,
                     "S" => ArgKind::Sampler,
+                    "P" => ArgKind::Pipe,
                     _ => ArgKind::Value,
                 },
                 offset: f[2].parse().ok()?,

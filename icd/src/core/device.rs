@@ -305,6 +305,7 @@ pub(crate) const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_images", cl_version(3, 0, 0)),
     ("__opencl_c_read_write_images", cl_version(3, 0, 0)),
     ("__opencl_c_3d_image_writes", cl_version(3, 0, 0)),
+    ("__opencl_c_pipes", cl_version(3, 0, 0)),
     // cl_khr_integer_dot_product's, with its version.
     ("__opencl_c_integer_dot_product_input_4x8bit", cl_version(2, 0, 0)),
     ("__opencl_c_integer_dot_product_input_4x8bit_packed", cl_version(2, 0, 0)),
@@ -313,6 +314,14 @@ pub(crate) const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_kernel_clock_scope_work_group", cl_version(1, 0, 0)),
     ("__opencl_c_kernel_clock_scope_sub_group", cl_version(1, 0, 0)),
 ];
+
+/// OpenCL 2.0 pipes' limits: the spec's minimum packet size and pipe arguments, as
+/// Intel's CPU runtime has them; reservations are limited by a pipe's ring alone.
+pub(crate) mod pipes {
+    pub(crate) const MAX_PACKET_SIZE: u32 = 1024;
+    pub(crate) const MAX_ARGS: u32 = 16;
+    pub(crate) const MAX_ACTIVE_RESERVATIONS: u32 = 65536;
+}
 
 /// cl_ext_float_atomics' queries and capability bits (cl_ext.h; opencl-sys lacks them).
 pub(crate) mod fp_atomics {

@@ -130,9 +130,20 @@ pub(crate) struct Mem {
     data: *mut u8,
     /// Set for images.
     pub(crate) image: Option<ImageData>,
+    /// Set for pipes.
+    pub(crate) pipe: Option<PipeData>,
     /// Pointers handed out by map commands and not yet unmapped (a multiset).
     maps: Mutex<Vec<usize>>,
     destructors: Mutex<Vec<(MemDestructor, usize)>>,
+}
+
+/// What a pipe adds to a memory object: its packets' size and count, and the property
+/// list as given (`CL_PIPE_PROPERTIES`). Its memory is a kernel-abi `PipeHeader` and the
+/// ring after it, which only kernels touch (builtins/clc/pipes.c).
+pub(crate) struct PipeData {
+    pub(crate) packet_size: u32,
+    pub(crate) max_packets: u32,
+    pub(crate) properties: Vec<cl_pipe_properties>,
 }
 
 /// What an image adds to a memory object.
@@ -257,9 +268,37 @@ impl Mem {
             data,
             _storage: storage,
             image,
+            pipe: None,
             maps: Mutex::new(Vec::new()),
             destructors: Mutex::new(Vec::new()),
         })
+    }
+
+    /// A new pipe of `max_packets` packets of `packet_size` bytes (validated by the API
+    /// layer), empty.
+    pub(crate) fn new_pipe(
+        context: Arc<Context>,
+        flags: cl_mem_flags,
+        packet_size: u32,
+        max_packets: u32,
+        properties: Vec<cl_pipe_properties>,
+    ) -> CLResult<Arc<Mem>> {
+        use ferrocl_kernel_abi::{PipeHeader, PIPE_PACKETS};
+        let ring = (packet_size as usize).checked_mul(max_packets as usize);
+        let size = ring.and_then(|r| r.checked_add(PIPE_PACKETS)).ok_or(CL_INVALID_PIPE_SIZE)?;
+        let storage = Storage::new(flags, size, std::ptr::null_mut(), 128)?;
+        let header = PipeHeader { packet_size, max_packets, ..Default::default() };
+        // SAFETY: the allocation is at least PIPE_PACKETS bytes, 128-aligned.
+        unsafe { storage.ptr.cast::<PipeHeader>().write(header) };
+        let mut m = Mem::assemble(context, flags, size, std::ptr::null_mut(), Vec::new(), Some(storage), None, None);
+        let pipe = Some(PipeData { packet_size, max_packets, properties });
+        Arc::get_mut(&mut m).expect("a new object has one owner").pipe = pipe;
+        Ok(m)
+    }
+
+    /// A buffer (or sub-buffer): neither an image nor a pipe.
+    pub(crate) fn is_buffer(&self) -> bool {
+        self.image.is_none() && self.pipe.is_none()
     }
 
     /// A sub-buffer of `parent` (a root buffer) over `[origin, origin + size)`.
@@ -283,6 +322,7 @@ impl Mem {
             // SAFETY: origin + size <= parent.size (checked by the API layer).
             data: unsafe { parent.data.add(origin) },
             image: None,
+            pipe: None,
             maps: Mutex::new(Vec::new()),
             destructors: Mutex::new(Vec::new()),
         })

@@ -466,19 +466,73 @@ fn indented(lines: Vec<String>) -> Vec<String> {
     lines.into_iter().map(|l| if l.starts_with(' ') { l } else { format!("  {l}") }).collect()
 }
 
+/// The pipe functions of a work-group or sub-group (OpenCL C 6.13.16.3), which clang
+/// calls `__work_group_reserve_read_pipe`, `__sub_group_commit_write_pipe` and so on.
+fn is_group_pipe(name: &str) -> bool {
+    let rest = name.strip_prefix("__work_group_").or_else(|| name.strip_prefix("__sub_group_"));
+    rest.is_some_and(|r| {
+        matches!(r, "reserve_read_pipe" | "reserve_write_pipe" | "commit_read_pipe" | "commit_write_pipe")
+    })
+}
+
+/// A work-group or sub-group pipe reservation or commit, which every work-item of the
+/// group reaches, as calls this pass expands further (builtins/clc/pipes.c): the
+/// leader (local id 0) reserves and a sum gives every work-item its id; a commit waits
+/// for the group at a barrier (every packet is read or written) and the leader commits.
+/// `n` numbers the values it defines.
+fn group_pipe(line: &str, declared: &mut BTreeSet<String>, n: &mut usize) -> Option<Result<Vec<String>, String>> {
+    let (name, open) = callee_names(line).into_iter().find(|(n, _)| is_group_pipe(n))?;
+    let fail = || Err(format!("cannot expand the pipe call '{}'", line.trim()));
+    let Some(close) = matching_paren(line, open) else { return Some(fail()) };
+    let args = split_top(&line[open + 1..close]);
+    if args.len() != 4 {
+        return Some(fail());
+    }
+    let (sub, reading) = (name.starts_with("__sub_group_"), name.contains("_read_"));
+    let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
+    *n += 1;
+    let v = format!("%ferrocl.pipe.{n}");
+    let mut out = Vec::new();
+    let commit = name.contains("_commit_");
+    if commit {
+        let barrier = if sub { SUB_GROUP_BARRIER } else { "@_Z7barrierj" };
+        out.push(format!("  call void {barrier}(i32 3){dbg}"));
+    }
+    out.push(match sub {
+        true => format!("  {v}.id = call i32 @_Z22get_sub_group_local_idv(){dbg}"),
+        false => format!("  {v}.id = call i64 @_Z19get_local_linear_idv(){dbg}"),
+    });
+    out.push(format!("  {v}.leads = icmp eq {} {v}.id, 0", if sub { "i32" } else { "i64" }));
+    let (pipe, second, reading) = (args[0], args[1], i32::from(reading));
+    if commit {
+        declared.insert("declare void @__ferrocl_pipe_commit(ptr addrspace(1), ptr, i1, i32)".into());
+        out.push(format!("  call void @__ferrocl_pipe_commit({pipe}, {second}, i1 {v}.leads, i32 {reading}){dbg}"));
+        return Some(Ok(out));
+    }
+    let Some((lhs, _)) = line.split_once(" = ") else { return Some(fail()) };
+    declared.insert("declare i64 @__ferrocl_pipe_reserve(ptr addrspace(1), i32, i1, i32)".into());
+    let sum = if sub { "@_Z20sub_group_reduce_addm" } else { "@_Z21work_group_reduce_addm" };
+    out.extend([
+        format!("  {v}.mine = call i64 @__ferrocl_pipe_reserve({pipe}, {second}, i1 {v}.leads, i32 {reading}){dbg}"),
+        format!("  {v}.all = call i64 {sum}(i64 {v}.mine){dbg}"),
+        format!("{lhs} = inttoptr i64 {v}.all to ptr"),
+    ]);
+    Some(Ok(out))
+}
+
 /// Expands every collective call of the module; the text is unchanged without any.
 pub(crate) fn expand_all(text: &str) -> Result<String, String> {
-    if !text.contains("@_Z") || !(text.contains("work_group_") || text.contains("sub_group_")) {
+    let pipes = text.contains("_group_reserve_");
+    if !pipes && (!text.contains("@_Z") || !(text.contains("work_group_") || text.contains("sub_group_"))) {
         // (cl_intel_subgroups' functions are `intel_sub_group_*`.)
         return Ok(text.to_string());
     }
     let mut declared = BTreeSet::new();
-    let mut writes = 0;
+    let (mut writes, mut pipe_values) = (0, 0);
     let mut out = String::with_capacity(text.len() + 1024);
-    for line in text.lines() {
+    let mut emit = |line: &str, declared: &mut BTreeSet<String>| -> Result<(), String> {
         let call = line.contains("call ") && !line.starts_with("declare ");
-        match call.then(|| block_io(line, &mut declared, &mut writes).or_else(|| expand(line, &mut declared))).flatten()
-        {
+        match call.then(|| block_io(line, declared, &mut writes).or_else(|| expand(line, declared))).flatten() {
             Some(lines) => lines?.iter().for_each(|l| {
                 out.push_str(l);
                 out.push('\n');
@@ -488,6 +542,16 @@ pub(crate) fn expand_all(text: &str) -> Result<String, String> {
                 out.push('\n');
             }
         }
+        Ok(())
+    };
+    for line in text.lines() {
+        if line.starts_with("declare ") && callee_names(line).iter().any(|(n, _)| is_group_pipe(n)) {
+            continue;
+        }
+        match (pipes && line.contains("call ")).then(|| group_pipe(line, &mut declared, &mut pipe_values)).flatten() {
+            Some(lines) => lines?.iter().try_for_each(|l| emit(l, &mut declared))?,
+            None => emit(line, &mut declared)?,
+        }
     }
     if !declared.is_empty() && !out.contains("declare void @_Z7barrierj(") {
         declared.insert("declare void @_Z7barrierj(i32)".into());
@@ -496,6 +560,7 @@ pub(crate) fn expand_all(text: &str) -> Result<String, String> {
         (format!("call void {SUB_GROUP_BARRIER}("), format!("declare void {SUB_GROUP_BARRIER}(i32)")),
         ("call i32 @_Z22get_sub_group_local_idv(".into(), "declare i32 @_Z22get_sub_group_local_idv()".into()),
         ("call i32 @_Z18get_sub_group_sizev(".into(), "declare i32 @_Z18get_sub_group_sizev()".into()),
+        ("call i64 @_Z19get_local_linear_idv(".into(), "declare i64 @_Z19get_local_linear_idv()".into()),
     ] {
         let name = &declaration[declaration.find('@').unwrap_or(0)..declaration.find('(').unwrap_or(0) + 1];
         if out.contains(&call) && !out.lines().any(|l| l.starts_with("declare ") && l.contains(name)) {
@@ -512,6 +577,25 @@ pub(crate) fn expand_all(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn group_pipe_reservations_become_a_leaders_reservation_summed_and_commits_a_barrier() {
+        let ir = "define void @k(ptr addrspace(1) %p, i32 %n) {\n  \
+                  %r = call ptr @__work_group_reserve_read_pipe(ptr addrspace(1) %p, i32 %n, i32 4, i32 4)\n  \
+                  call void @__sub_group_commit_write_pipe(ptr addrspace(1) %p, ptr %r, i32 4, i32 4)\n  ret void\n}\n\
+                  declare ptr @__work_group_reserve_read_pipe(ptr addrspace(1), i32, i32, i32)\n";
+        let out = expand_all(ir).unwrap();
+        assert!(out.contains("call i64 @_Z19get_local_linear_idv()"), "{out}");
+        assert!(out.contains("@__ferrocl_pipe_reserve(ptr addrspace(1) %p, i32 %n, i1 %ferrocl.pipe.1.leads, i32 1)"));
+        // The sum is expanded like any reduction.
+        assert!(out.contains("@__ferrocl_wg_reduce_add_m()"), "{out}");
+        assert!(out.contains("%r = inttoptr i64 %ferrocl.pipe.1.all to ptr"));
+        let barrier = out.find("call void @_Z17sub_group_barrierj(i32 3)").unwrap();
+        let commit =
+            out.find("call void @__ferrocl_pipe_commit(ptr addrspace(1) %p, ptr %r, i1 %ferrocl.pipe.2.leads, i32 0)");
+        assert!(commit.is_some_and(|c| c > barrier), "{out}");
+        assert!(!out.contains("declare ptr @__work_group_reserve_read_pipe"));
+    }
 
     #[test]
     fn calls_become_put_barrier_compute_barrier_get() {

@@ -789,8 +789,10 @@ fn kernel_info(
     for (i, p) in params.iter().enumerate() {
         // Images and samplers are pointers to clang; their base type tells them apart.
         let base = base_types.get(i).map(|s| md_string(s)).unwrap_or_default();
+        let qual = quals.get(i).map(|s| md_string(s)).unwrap_or_default();
         let kind = match (&p.ty, spaces[i]) {
             (IrType::Ptr(_), _) if base == "sampler_t" => ArgKind::Sampler,
+            (IrType::Ptr(_), _) if qual.split_whitespace().any(|q| q == "pipe") => ArgKind::Pipe,
             (IrType::Ptr(_), _) if base.starts_with("image") && base.ends_with("_t") => ArgKind::Image,
             (IrType::Ptr(_), 3) => ArgKind::Local,
             (IrType::Ptr(_), 1 | 2) => ArgKind::Buffer,
@@ -811,7 +813,7 @@ fn kernel_info(
             addr_space: spaces[i],
             access: access.get(i).map(|s| md_string(s)).unwrap_or_else(|| "none".into()),
             type_name: type_names.get(i).map(|s| md_string(s)).unwrap_or_default(),
-            type_qual: quals.get(i).map(|s| md_string(s)).unwrap_or_default(),
+            type_qual: qual,
             name: names.and_then(|n| n.get(i)).map(|s| md_string(s)),
         });
         offset += size as usize;
