@@ -335,3 +335,34 @@ fn print_uuid_for_another_process() {
     let (_, d) = platform_device();
     println!("uuid={:02x?}", device_info::<[u8; 16]>(d, CL_DEVICE_UUID_KHR));
 }
+
+#[test]
+fn intel_device_attributes_describe_the_cpu() {
+    let (_, d) = platform_device();
+    let extensions = info_string(|n, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, v, r)));
+    assert!(extensions.split(' ').any(|e| e == "cl_intel_device_attribute_query"), "{extensions}");
+    let cores: cl_uint = device_info(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+    let eus: cl_uint = device_info(d, CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL);
+    assert_eq!(eus, cores);
+    for query in
+        [CL_DEVICE_NUM_SLICES_INTEL, CL_DEVICE_NUM_SUB_SLICES_PER_SLICE_INTEL, CL_DEVICE_NUM_THREADS_PER_EU_INTEL]
+    {
+        assert_eq!(device_info::<cl_uint>(d, query), 1);
+    }
+    // The CPUID signature: the family as /proc/cpuinfo gives it is in bits 8-11 (and
+    // 20-27 past 15).
+    let id: cl_uint = device_info(d, CL_DEVICE_ID_INTEL);
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+    let family: u32 = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("cpu family"))
+        .unwrap()
+        .split(':')
+        .nth(1)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!((id >> 8 & 0xF) + (id >> 20 & 0xFF), family, "{id:#x}");
+    assert_eq!(device_info::<cl_bitfield>(d, CL_DEVICE_FEATURE_CAPABILITIES_INTEL), 0);
+}

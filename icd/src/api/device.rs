@@ -206,6 +206,16 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
                 | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR
                 | CL_DEVICE_KERNEL_CLOCK_SCOPE_SUB_GROUP_KHR),
         ),
+        // cl_intel_device_attribute_query, as Intel's CPU runtime answers it: the CPU's
+        // signature; one slice of one sub-slice whose "EUs" are the cores, each a thread;
+        // no DP4A or DPAS instructions; no GPU IP version.
+        CL_DEVICE_IP_VERSION_INTEL => Info::of(&0u32),
+        CL_DEVICE_ID_INTEL => Info::of(&h.cpu_signature),
+        CL_DEVICE_NUM_SLICES_INTEL | CL_DEVICE_NUM_SUB_SLICES_PER_SLICE_INTEL | CL_DEVICE_NUM_THREADS_PER_EU_INTEL => {
+            Info::of(&1u32)
+        }
+        CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL => Info::of(&d.compute_units()),
+        CL_DEVICE_FEATURE_CAPABILITIES_INTEL => Info::of(&none_u64),
         CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => Info::of(&super::command_buffer::CAPABILITIES),
         CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR => {
             Info::of(&super::command_buffer::SUPPORTED_QUEUE_PROPERTIES)

@@ -8,6 +8,9 @@ pub(crate) struct HostFacts {
     pub(crate) memory_bytes: u64,
     pub(crate) cpu_name: String,
     pub(crate) cpu_vendor: String,
+    /// CPUID leaf 1's signature (stepping, model and family, as EAX encodes them), which
+    /// `CL_DEVICE_ID_INTEL` reports as Intel's CPU runtime does.
+    pub(crate) cpu_signature: u32,
     /// The CPU's feature flags (what `-march=native` compiles for).
     pub(crate) cpu_flags: String,
     pub(crate) max_clock_mhz: u32,
@@ -34,6 +37,11 @@ impl HostFacts {
             memory_bytes: physical_memory(),
             cpu_name: field("model name").unwrap_or_else(|| "CPU".into()),
             cpu_vendor: field("vendor_id").unwrap_or_else(|| "unknown".into()),
+            cpu_signature: signature(
+                field("cpu family").and_then(|v| v.parse().ok()).unwrap_or(0),
+                field("model").and_then(|v| v.parse().ok()).unwrap_or(0),
+                field("stepping").and_then(|v| v.parse().ok()).unwrap_or(0),
+            ),
             cpu_flags: field("flags").unwrap_or_default(),
             max_clock_mhz: max_clock_mhz()
                 .unwrap_or_else(|| field("cpu MHz").and_then(|v| v.parse::<f64>().ok()).map_or(0, |v| v as u32)),
@@ -44,6 +52,14 @@ impl HostFacts {
             has_fma: is_x86_feature_detected!("fma"),
         }
     }
+}
+
+/// CPUID leaf 1's EAX for a family, model and stepping as /proc/cpuinfo gives them
+/// (the kernel adds the extended fields in): the family's base nibble saturates at 15
+/// with the rest in the extended family, the model's high nibble is the extended model.
+fn signature(family: u32, model: u32, stepping: u32) -> u32 {
+    let (base, extended) = (family.min(15), family.saturating_sub(15));
+    (stepping & 0xF) | (model & 0xF) << 4 | base << 8 | (model >> 4 & 0xF) << 16 | (extended & 0xFF) << 20
 }
 
 /// Cores this process may run on (respects `taskset` and cgroup cpusets).
@@ -110,6 +126,14 @@ mod tests {
         assert_eq!(parse_size("8M"), Some(8 << 20));
         assert_eq!(parse_size("512"), Some(512));
         assert_eq!(parse_size("x"), None);
+    }
+
+    #[test]
+    fn signatures_encode_cpuid_leaf_1() {
+        // A Xeon of family 6, model 207, stepping 2 (Intel's runtime reports 788210);
+        // a Zen 3 of family 25, model 1, stepping 1.
+        assert_eq!(signature(6, 207, 2), 0xC06F2);
+        assert_eq!(signature(25, 1, 1), 0xA00F11);
     }
 
     #[test]
