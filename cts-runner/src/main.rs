@@ -1,6 +1,6 @@
 //! cts-runner: `platforms` lists what the ICD loader offers; `build FILE` builds an
 //! OpenCL C file on the first platform and prints the status, build log and time;
-//! `bench [--platform NAME ...] [--only async|builds|vector|shapes|workers|commands] [--json FILE] [--svg FILE]` compares platforms
+//! `bench [--platform NAME ...] [--only async|builds|vector|shapes|workers|commands|features] [--json FILE] [--svg FILE]` compares platforms
 //! side by side;
 //! `khronos (--suite PATH | --test-basic PATH)... [--filter GLOB]... [--platform NAME]
 //! [--jobs N] [--timeout SECS] [--junit FILE] [--json FILE]` runs Khronos CTS suites
@@ -70,7 +70,7 @@ unsupported, or skips every configuration, counts as skipped.",
     ),
     (
         "bench",
-        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector|shapes|workers|commands] [--json FILE] [--svg FILE]
+        "usage: cts-runner bench [--ferrocl-build] [--platform NAME]... [--only async|builds|vector|shapes|workers|commands|features] [--json FILE] [--svg FILE]
                         [--save-binaries DIR | --binaries DIR] [--workers N] [--copy NAME]...
 
 Runs the kernel and async-copy benchmarks on each platform (default: FerroCL, PoCL and
@@ -87,7 +87,8 @@ divergence, barriers and tiles as real kernels write them, each checked against 
 or FerroCL's copy workers against none (FERROCL_COPY_WORKERS=model and 0; `workers`;
 there --workers N forces N workers instead of the model, and --copy NAME sweeps only the
 copies whose names contain NAME), or 100 small launches replayed from a command buffer
-against the same enqueued one by one (`commands`). --async-only is --only async.",
+against the same enqueued one by one (`commands`), or float atomics under contention and
+a launch split over two sub-devices (`features`). --async-only is --only async.",
     ),
     (
         "stress",

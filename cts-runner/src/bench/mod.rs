@@ -8,6 +8,7 @@ use std::time::Instant;
 pub mod async_copies;
 pub mod builds;
 pub mod command_buffers;
+pub mod features;
 pub mod image;
 pub mod reduce;
 pub mod shapes;
@@ -26,6 +27,10 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("launch16_per_s", "  the same launches back to back, launches/s", true),
     ("cb_replay100_us", "100 small launches replayed from a command buffer, us", false),
     ("cb_enqueue100_us", "  the same 100 launches enqueued one by one, us", false),
+    ("fatomic_add_mops", "float atomic_fetch_add on 64 counters, M ops/s", true),
+    ("fatomic_cas_mops", "  the same as a compare-exchange loop, M ops/s", true),
+    ("subdev_pair_ms", "saxpy 2x32 MiB as halves on two sub-devices at once, ms", false),
+    ("subdev_whole_ms", "  the same as one launch on the whole device, ms", false),
     ("cold_build_ms", "cold build + first launch of each kernel, ms", false),
     ("warm_build_ms", "warm build + first launch of each kernel, ms", false),
     ("cold_one_ms", "  later cold builds: 1-kernel program + launch, ms", false),
@@ -203,7 +208,7 @@ fn first_launches(s: &Session, prog: cl_program, scratch: cl_mem) -> Result<(), 
 
 /// Measures one platform; returns `key=value` lines. `warm` is a source file some
 /// earlier process has built already; `only` names one section to run alone (`async`,
-/// `builds`, `vector`, `shapes`, `workers`, `commands`), or `warm`: only build `warm`.
+/// `builds`, `vector`, `shapes`, `workers`, `commands`, `features`), or `warm`: only build `warm`.
 pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(String, f64)>, String> {
     let (p, _) = platform_named(platform)?;
     let s = Session::new(p)?;
@@ -215,6 +220,7 @@ pub fn measure(platform: &str, warm: &str, only: Option<&str>) -> Result<Vec<(St
         Some("shapes") => return shapes::measure(&s),
         Some("workers") => return workers::measure(&s),
         Some("commands") => return command_buffers::measure(&s),
+        Some("features") => return features::measure(&s),
         // The warm source built and each kernel launched once (some platforms make a
         // kernel's code at its first launch), for the measuring process to find in the
         // cache.
@@ -398,6 +404,7 @@ fn launch_figures(s: &Session, prog: cl_program, scratch: cl_mem, out: &mut Vec<
     check(cl!(clFinish(s.queue())), "clFinish")?;
     out.push(("launch16_per_s".into(), reps as f64 / t.elapsed().as_secs_f64()));
     out.extend(command_buffers::measure(s)?);
+    out.extend(features::measure(s)?);
 
     // saxpy over 64 MiB arrays: 12 bytes per element.
     let n = 16 << 20;
