@@ -697,3 +697,45 @@ fn without_the_translator_the_device_takes_no_il() {
     assert!(without.contains(&format!("build: {CL_INVALID_OPERATION}")), "CL_INVALID_OPERATION expected: {without}");
     let _ = std::fs::remove_file(&file);
 }
+
+#[test]
+fn pipes_in_spirv_modules_carry_packets() {
+    let env = Env::new();
+    let src = "kernel void produce(global const int *src, write_only pipe int out) {
+                   reserve_id_t r = work_group_reserve_write_pipe(out, get_local_size(0));
+                   if (is_valid_reserve_id(r)) {
+                       write_pipe(out, r, get_local_id(0), &src[get_global_id(0)]);
+                       work_group_commit_write_pipe(out, r);
+                   }
+               }
+               kernel void consume(read_only pipe int in, global int *dst, global int *count) {
+                   int v;
+                   if (read_pipe(in, &v) == 0) dst[atomic_inc(count)] = v;
+               }";
+    let p = build_il(&env, &spirv_of(src, "CL2.0"));
+    const N: usize = 512;
+    let data: Vec<i32> = (0..N as i32).map(|i| 3 * i + 1).collect();
+    let (pipe, e) = with_err(|e| cl!(clCreatePipe(env.context, 0, 4, N as cl_uint, null(), e)));
+    ok!(e);
+    let (src_buf, dst, count) =
+        (env.buffer_with(&bytes_of(&data)), env.buffer_with(&[0; N * 4]), env.buffer_with(&[0; 4]));
+    let (produce, consume) = (kernel(p, "produce"), kernel(p, "consume"));
+    set_arg(produce, 0, &src_buf);
+    set_arg(produce, 1, &pipe);
+    set_arg(consume, 0, &pipe);
+    set_arg(consume, 1, &dst);
+    set_arg(consume, 2, &count);
+    run(&env, produce, &[N], Some(&[64]));
+    run(&env, consume, &[N], Some(&[64]));
+    assert_eq!(read_as::<i32>(&env, count, 1), [N as i32]);
+    let mut got: Vec<i32> = read_as(&env, dst, N);
+    got.sort_unstable();
+    assert_eq!(got, data);
+    for k in [produce, consume] {
+        ok!(cl!(clReleaseKernel(k)));
+    }
+    for m in [pipe, src_buf, dst, count] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}

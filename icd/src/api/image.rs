@@ -724,6 +724,11 @@ fn clEnqueueMapImage(
     let m = image_on(&q, image)?;
     let l = *layout_of(&m);
     let (side, _) = image_region(&l, origin, region)?;
+    // An immutable image refuses a map for writing before the pitches are looked at
+    // (the CTS's negative_enqueue_map_image passes none).
+    if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) != 0 {
+        super::transfer::writable(&m)?;
+    }
     // "CL_INVALID_VALUE if image_row_pitch is NULL", and "if image is a 3D image, 1D
     // or 2D image array object and image_slice_pitch is NULL".
     let (_, array) = image::shape(l.image_type).unwrap_or((1, false));

@@ -216,7 +216,7 @@ pub(crate) fn extensions() -> Vec<(&'static str, u32)> {
 /// instruction sets, extensions and capabilities. The lists are the ones the Khronos
 /// CTS (test_api's spirv_queries) requires of an OpenCL 3.0 full-profile device with
 /// this device's features and OpenCL C extensions (images and read-write images,
-/// sub-groups and work-group collectives, the generic address space, no pipes or
+/// sub-groups and work-group collectives, the generic address space, pipes, no
 /// device-side enqueue), plus `SPV_INTEL_memory_access_aliasing`, which SYCL modules
 /// use and the driver reads. Empty without the translator.
 pub(crate) struct SpirvQueries {
@@ -249,6 +249,7 @@ pub(crate) fn spirv_queries() -> SpirvQueries {
         18,   // Groups (sub-groups, work-group collectives)
         38,   // GenericPointer
         58,   // SubgroupDispatch (SPIR-V 1.1 with sub-groups)
+        17,   // Pipes
         5910, // MemoryAccessAliasingINTEL
     ];
     let mut extensions = vec![c"SPV_INTEL_memory_access_aliasing"];

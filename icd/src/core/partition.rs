@@ -98,7 +98,14 @@ pub(crate) fn split(
     let units = workers.len();
     Ok(match scheme {
         Scheme::Equally(n) => {
+            // "CL_INVALID_DEVICE_PARTITION_COUNT if ... the total number of compute
+            // units requested exceeds CL_DEVICE_MAX_COMPUTE_UNITS for in_device"; one
+            // sub-device of every unit is no partition ("could not be further
+            // partitioned", as the CTS's negative_create_sub_devices has it).
             if *n > units {
+                return Err(CL_INVALID_DEVICE_PARTITION_COUNT);
+            }
+            if *n == units {
                 return Err(CL_DEVICE_PARTITION_FAILED);
             }
             let sets = workers.chunks_exact(*n).map(<[usize]>::to_vec).collect();
@@ -280,7 +287,8 @@ mod tests {
         let (sets, props) = split(&Scheme::Equally(3), &w).unwrap();
         assert_eq!(sets, [vec![0, 1, 2], vec![3, 4, 5]], "the seventh unit is left out");
         assert_eq!(props, [CL_DEVICE_PARTITION_EQUALLY, 3, 0]);
-        assert_eq!(split(&Scheme::Equally(8), &w).unwrap_err(), CL_DEVICE_PARTITION_FAILED);
+        assert_eq!(split(&Scheme::Equally(8), &w).unwrap_err(), CL_INVALID_DEVICE_PARTITION_COUNT);
+        assert_eq!(split(&Scheme::Equally(7), &w).unwrap_err(), CL_DEVICE_PARTITION_FAILED);
         let (sets, _) = split(&Scheme::Counts(vec![1, 4]), &w).unwrap();
         assert_eq!(sets, [vec![0], vec![1, 2, 3, 4]]);
         assert_eq!(split(&Scheme::Counts(vec![4, 4]), &w).unwrap_err(), CL_INVALID_DEVICE_PARTITION_COUNT);
