@@ -29,6 +29,12 @@ fn tool(cmd: &mut Command) {
 
 /// OpenCL C compiled offline to SPIR-V, as an application's build step would.
 fn spirv_of(source: &str, std: &str) -> Vec<u8> {
+    spirv_with(source, std, "", "")
+}
+
+/// `spirv_of` with more OpenCL C extensions and features (`,+name` each) and SPIR-V
+/// extensions for the translator (`+name,+name`).
+fn spirv_with(source: &str, std: &str, cl_ext: &str, spirv_ext: &str) -> Vec<u8> {
     let d = scratch();
     let (cl, bc, spv) = (d.join("k.cl"), d.join("k.bc"), d.join("k.spv"));
     std::fs::write(&cl, source).unwrap();
@@ -45,12 +51,19 @@ fn spirv_of(source: &str, std: &str) -> Vec<u8> {
                 "-emit-llvm",
             ])
             .args(["-Xclang", "-finclude-default-header", "-Xclang", "-no-opaque-pointers"])
-            .args(["-Xclang", "-cl-ext=+cl_khr_fp16,+cl_khr_fp64,+__opencl_c_images,+__opencl_c_read_write_images"])
+            .args([
+                "-Xclang",
+                &format!("-cl-ext=+cl_khr_fp16,+cl_khr_fp64,+__opencl_c_images,+__opencl_c_read_write_images{cl_ext}"),
+            ])
             .arg(&cl)
             .arg("-o")
             .arg(&bc),
     );
-    tool(Command::new(OFFLINE_TRANSLATOR).arg(&bc).arg("-o").arg(&spv));
+    let mut translate = Command::new(OFFLINE_TRANSLATOR);
+    if !spirv_ext.is_empty() {
+        translate.arg(format!("--spirv-ext={spirv_ext}"));
+    }
+    tool(translate.arg(&bc).arg("-o").arg(&spv));
     let bytes = std::fs::read(&spv).unwrap();
     let _ = std::fs::remove_dir_all(&d);
     bytes
@@ -737,5 +750,61 @@ fn pipes_in_spirv_modules_carry_packets() {
     for m in [pipe, src_buf, dst, count] {
         ok!(cl!(clReleaseMemObject(m)));
     }
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn shader_clock_reads_cl_khr_kernel_clocks_at_each_scope() {
+    let env = Env::new();
+    let extensions = info_string(|n, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, n, v, r)));
+    assert!(extensions.split(' ').any(|e| e == "cl_khr_kernel_clock"));
+    let p = build_il(&env, &assemble(include_str!("shader_clock.spvasm")));
+    let before = std::time::Instant::now();
+    let out = launch(&env, p, "clocks", &[Arg::Out(3 * 8), Arg::Out(8)], 1, 1);
+    let clocks: Vec<u64> = out[0].chunks(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap())).collect();
+    let hilo = u64::from(u32::from_ne_bytes(out[1][..4].try_into().unwrap()))
+        | u64::from(u32::from_ne_bytes(out[1][4..].try_into().unwrap())) << 32;
+    // One monotonic clock in nanoseconds at every scope, read in order.
+    assert!(clocks.iter().all(|&c| c > 0), "{clocks:?}");
+    assert!(clocks.windows(2).all(|w| w[0] <= w[1]) && clocks[2] <= hilo, "{clocks:?} then {hilo}");
+    assert!(hilo - clocks[0] < before.elapsed().as_nanos() as u64 + 1_000_000, "{clocks:?} {hilo}");
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn float_atomics_in_spirv_modules_add_and_order_under_contention() {
+    let env = Env::new();
+    let src = "kernel void fatomics(global atomic_float *f, global atomic_double *d) {
+                   float g = (float)get_global_id(0);
+                   atomic_fetch_add_explicit(&f[0], 1.0f, memory_order_relaxed, memory_scope_device);
+                   atomic_fetch_max_explicit(&f[1], g, memory_order_relaxed, memory_scope_device);
+                   atomic_fetch_min_explicit(&f[2], -g, memory_order_relaxed, memory_scope_device);
+                   atomic_fetch_add_explicit(&d[0], 0.5, memory_order_relaxed, memory_scope_device);
+                   atomic_fetch_max_explicit(&d[1], (double)g, memory_order_relaxed, memory_scope_device);
+                   atomic_fetch_min_explicit(&d[2], -(double)g, memory_order_relaxed, memory_scope_device);
+               }";
+    let features = ",+__opencl_c_fp64,+__opencl_c_generic_address_space,+__opencl_c_atomic_order_seq_cst,\
+                    +__opencl_c_atomic_scope_device,+__opencl_c_int64,+cl_ext_float_atomics,\
+                    +__opencl_c_ext_fp32_global_atomic_add,+__opencl_c_ext_fp32_global_atomic_min_max,\
+                    +__opencl_c_ext_fp64_global_atomic_add,+__opencl_c_ext_fp64_global_atomic_min_max";
+    let il =
+        spirv_with(src, "CL3.0", features, "+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max");
+    let p = build_il(&env, &il);
+    const N: usize = 4096;
+    let out = launch(&env, p, "fatomics", &[Arg::Out(3 * 4), Arg::Out(3 * 8)], N, 64);
+    assert_eq!(floats(&out[0]), [N as f32, (N - 1) as f32, -((N - 1) as f32)]);
+    let doubles: Vec<f64> = out[1].chunks(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(doubles, [N as f64 / 2.0, (N - 1) as f64, -((N - 1) as f64)]);
+    ok!(cl!(clReleaseProgram(p)));
+}
+
+#[test]
+fn uniform_group_instructions_fold_the_work_group() {
+    let env = Env::new();
+    let p = build_il(&env, &assemble(include_str!("uniform_group.spvasm")));
+    // Groups of 8: the product of 1, 2, 3, 1, 2, 3, 1, 2 and the or of 7 down to 0.
+    let out = launch(&env, p, "products", &[Arg::Out(32 * 4)], 32, 8);
+    let got: Vec<u32> = out[0].chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(got, [72 + 7; 32]);
     ok!(cl!(clReleaseProgram(p)));
 }

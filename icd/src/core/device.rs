@@ -268,6 +268,18 @@ pub(crate) fn spirv_queries() -> SpirvQueries {
         ("cl_khr_subgroup_rotate", &[c"SPV_KHR_subgroup_rotate"], &[6026]),
         ("cl_khr_subgroup_shuffle", &[], &[65]),
         ("cl_khr_subgroup_shuffle_relative", &[], &[66]),
+        // ShaderClockKHR: `OpReadClockKHR` becomes the kernel clock's calls
+        // (`spirv::legalize`).
+        ("cl_khr_kernel_clock", &[c"SPV_KHR_shader_clock"], &[5055]),
+        // GroupUniformArithmeticKHR: the translator's `work_group_reduce_bitwise_*`.
+        ("cl_khr_work_group_uniform_arithmetic", &[c"SPV_KHR_uniform_group_instructions"], &[6400]),
+        // AtomicFloat32AddEXT, AtomicFloat64AddEXT, AtomicFloat32MinMaxEXT,
+        // AtomicFloat64MinMaxEXT: float and double (`fp_atomics::CAPABILITIES`).
+        (
+            "cl_ext_float_atomics",
+            &[c"SPV_EXT_shader_atomic_float_add", c"SPV_EXT_shader_atomic_float_min_max"],
+            &[6033, 6034, 5612, 5613],
+        ),
     ];
     for &(name, exts, caps) in by_extension {
         if has(name) {

@@ -124,6 +124,10 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     else {
         return Some(fail());
     };
+    // The SPIR-V translator names SPV_KHR_uniform_group_instructions' bitwise folds
+    // `reduce_bitwise_or` and so on; OpenCL C names them `reduce_or`.
+    let unified = op.replacen("bitwise_", "", 1);
+    let op = unified.as_str();
     // The parameter codes after the name: the operand's type, then size_t ids (broadcast).
     let params = &name[name.find(full).map_or(name.len(), |at| at + full.len())..];
     let vector_exchange =

@@ -12,7 +12,11 @@
 //! - `OpVectorShuffle` of vectors of different lengths (valid; the translator asserts
 //!   they match) first widens the shorter one with a shuffle of its own;
 //! - `OpConstantNull` of a scalar (valid SPIR-V the translator asserts on) becomes a
-//!   zero or false constant.
+//!   zero or false constant;
+//! - `OpReadClockKHR` (`SPV_KHR_shader_clock`, which the translator does not know)
+//!   becomes a call of cl_khr_kernel_clock's `clock_read_device`, `_work_group` or
+//!   `_sub_group` for its scope, declared as an imported function (a `uint2` result is
+//!   the 64-bit count cast, low half first).
 
 use std::collections::HashMap;
 
@@ -52,6 +56,16 @@ const CAPABILITY_INT64: u32 = 11;
 const DECORATION_CPACKED: u32 = 10;
 
 const OP_VECTOR_SHUFFLE: u32 = 79;
+const OP_EXTENSION: u32 = 10;
+const OP_TYPE_FUNCTION: u32 = 33;
+const OP_FUNCTION_END: u32 = 56;
+const OP_FUNCTION_CALL: u32 = 57;
+const OP_BITCAST: u32 = 124;
+const OP_READ_CLOCK: u32 = 5056;
+const CAPABILITY_LINKAGE: u32 = 5;
+const CAPABILITY_SHADER_CLOCK: u32 = 5055;
+const DECORATION_LINKAGE_ATTRIBUTES: u32 = 41;
+const LINKAGE_IMPORT: u32 = 1;
 /// Deeper type nesting than any real module has.
 const MAX_DEPTH: u32 = 64;
 /// Most instructions one `OpCopyLogical` may become.
@@ -86,6 +100,13 @@ struct Module {
     globals: Vec<Inst>,
     /// Capabilities to add.
     capabilities: Vec<u32>,
+    /// Decorations to add (before the first type), and functions to declare (before
+    /// the first function).
+    decorations: Vec<Inst>,
+    declarations: Vec<Inst>,
+    /// The clock functions declared, by scope.
+    clocks: HashMap<u64, u32>,
+    has_linkage: bool,
     has_int64: bool,
     physical64: bool,
 }
@@ -95,7 +116,15 @@ struct Module {
 pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
     let Some(insts) = instructions(words) else { return words.to_vec() };
     let wanted = [OP_DECORATE_STRING, OP_MEMBER_DECORATE_STRING, OP_COPY_MEMORY, OP_COPY_MEMORY_SIZED];
-    let rare = [OP_COPY_LOGICAL, OP_PTR_EQUAL, OP_PTR_NOT_EQUAL, OP_PTR_DIFF, OP_CONSTANT_NULL, OP_VECTOR_SHUFFLE];
+    let rare = [
+        OP_COPY_LOGICAL,
+        OP_PTR_EQUAL,
+        OP_PTR_NOT_EQUAL,
+        OP_PTR_DIFF,
+        OP_CONSTANT_NULL,
+        OP_VECTOR_SHUFFLE,
+        OP_READ_CLOCK,
+    ];
     if !insts.iter().any(|i| wanted.contains(&i.op) || rare.contains(&i.op)) {
         return words.to_vec();
     }
@@ -107,6 +136,10 @@ pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
         bound: words[3],
         globals: Vec::new(),
         capabilities: Vec::new(),
+        decorations: Vec::new(),
+        declarations: Vec::new(),
+        clocks: HashMap::new(),
+        has_linkage: false,
         has_int64: false,
         physical64: true,
     };
@@ -117,6 +150,12 @@ pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
     for i in insts {
         match i.op {
             OP_DECORATE_STRING | OP_MEMBER_DECORATE_STRING => {}
+            OP_CAPABILITY if i.ops.first() == Some(&CAPABILITY_SHADER_CLOCK) => {}
+            OP_EXTENSION if literal(&i.ops) == "SPV_KHR_shader_clock" => {}
+            OP_READ_CLOCK if i.ops.len() == 3 => match m.read_clock(&i.ops) {
+                Some(insts) => body.extend(insts),
+                None => body.push(i),
+            },
             OP_VECTOR_SHUFFLE if i.ops.len() >= 4 => match m.matched_shuffle(&i.ops) {
                 Some((widen, ops)) => {
                     body.extend(widen);
@@ -174,24 +213,49 @@ pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
             _ => body.push(i),
         }
     }
+    if !m.declarations.is_empty() && !m.has_linkage {
+        m.capabilities.push(CAPABILITY_LINKAGE);
+    }
     let mut out = words[..5].to_vec();
     out[3] = m.bound;
-    let mut added = false;
+    let (mut added, mut decorated) = (false, false);
     for (n, i) in body.iter().enumerate() {
         if n == 0 {
             for &c in &m.capabilities {
                 emit(&mut out, OP_CAPABILITY, &[c]);
             }
         }
+        // Annotations come before the types, constants and variables: the first of
+        // those or of the decorations takes the new ones before it.
+        if !decorated && (i.op == OP_DECORATE || (19..=46).contains(&i.op) || i.op == 59 || i.op == OP_FUNCTION) {
+            decorated = true;
+            for d in &m.decorations {
+                emit(&mut out, d.op, &d.ops);
+            }
+        }
         if i.op == OP_FUNCTION && !added {
             added = true;
-            for g in &m.globals {
+            for g in m.globals.iter().chain(&m.declarations) {
                 emit(&mut out, g.op, &g.ops);
             }
         }
         emit(&mut out, i.op, &i.ops);
     }
     out
+}
+
+/// A literal string operand (nul-terminated, packed four bytes a word, low first).
+fn literal(ops: &[u32]) -> String {
+    let bytes: Vec<u8> = ops.iter().flat_map(|w| w.to_le_bytes()).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The words of a literal string operand.
+fn literal_words(text: &str) -> Vec<u32> {
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.push(0);
+    bytes.resize(bytes.len().next_multiple_of(4), 0);
+    bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 fn instructions(words: &[u32]) -> Option<Vec<Inst>> {
@@ -261,6 +325,7 @@ impl Module {
                 self.constants.insert(o[1], (hi << 32) | o[2] as u64);
             }
             OP_DECORATE if o.get(1) == Some(&DECORATION_CPACKED) => self.packed.push(o[0]),
+            OP_CAPABILITY if o.first() == Some(&CAPABILITY_LINKAGE) => self.has_linkage = true,
             _ => {}
         }
     }
@@ -270,9 +335,48 @@ impl Module {
         self.bound - 1
     }
 
-    /// An unsigned integer type as wide as a pointer, found or added.
-    fn address_int(&mut self) -> u32 {
-        let width = if self.physical64 { 64 } else { 32 };
+    /// `%r = OpReadClockKHR %type %scope` as a call of cl_khr_kernel_clock's function
+    /// of that scope (Device 1, Workgroup 2, Subgroup 3), cast for a `uint2` result.
+    fn read_clock(&mut self, ops: &[u32]) -> Option<Vec<Inst>> {
+        let (ty, result, scope) = (ops[0], ops[1], *self.constants.get(&ops[2])?);
+        let name = match scope {
+            1 => "_Z17clock_read_devicev",
+            2 => "_Z21clock_read_work_groupv",
+            3 => "_Z20clock_read_sub_groupv",
+            _ => return None,
+        };
+        let vector = match self.types.get(&ty)? {
+            Type::Int(64, _) => false,
+            Type::Vector(e, 2) if self.types.get(e) == Some(&Type::Int(32, 0)) => true,
+            _ => return None,
+        };
+        let ulong = self.int_type(64);
+        let function = match self.clocks.get(&scope) {
+            Some(&f) => f,
+            None => {
+                let (fty, f) = (self.fresh(), self.fresh());
+                self.globals.push(Inst { op: OP_TYPE_FUNCTION, ops: vec![fty, ulong] });
+                self.declarations.push(Inst { op: OP_FUNCTION, ops: vec![ulong, f, 0, fty] });
+                self.declarations.push(Inst { op: OP_FUNCTION_END, ops: vec![] });
+                let linkage =
+                    [&[f, DECORATION_LINKAGE_ATTRIBUTES][..], &literal_words(name), &[LINKAGE_IMPORT]].concat();
+                self.decorations.push(Inst { op: OP_DECORATE, ops: linkage });
+                self.clocks.insert(scope, f);
+                f
+            }
+        };
+        if !vector {
+            return Some(vec![Inst { op: OP_FUNCTION_CALL, ops: vec![ty, result, function] }]);
+        }
+        let count = self.fresh();
+        Some(vec![
+            Inst { op: OP_FUNCTION_CALL, ops: vec![ulong, count, function] },
+            Inst { op: OP_BITCAST, ops: vec![ty, result, count] },
+        ])
+    }
+
+    /// An unsigned integer type of `width` bits, found or added.
+    fn int_type(&mut self, width: u32) -> u32 {
         if let Some((&id, _)) = self.types.iter().find(|(_, t)| **t == Type::Int(width, 0)) {
             return id;
         }
@@ -284,6 +388,11 @@ impl Module {
         self.globals.push(Inst { op: OP_TYPE_INT, ops: vec![id, width, 0] });
         self.types.insert(id, Type::Int(width, 0));
         id
+    }
+
+    /// An unsigned integer type as wide as a pointer, found or added.
+    fn address_int(&mut self) -> u32 {
+        self.int_type(if self.physical64 { 64 } else { 32 })
     }
 
     /// A constant of integer type `ty`, found or added.
@@ -440,6 +549,44 @@ mod tests {
 
     fn ops_of(words: &[u32]) -> Vec<(u32, Vec<u32>)> {
         instructions(words).unwrap().into_iter().map(|i| (i.op, i.ops)).collect()
+    }
+
+    #[test]
+    fn clock_reads_become_calls_of_imported_kernel_clock_functions() {
+        // %2 = uint, %3 = ulong, %4 = uint2, %5/%6 scopes 1 and 3.
+        let ext = literal_words("SPV_KHR_shader_clock");
+        let m = module(
+            &[
+                (OP_CAPABILITY, &[CAPABILITY_SHADER_CLOCK]),
+                (OP_EXTENSION, &ext),
+                (OP_MEMORY_MODEL, &[2, 2]),
+                (OP_TYPE_INT, &[2, 32, 0]),
+                (OP_TYPE_INT, &[3, 64, 0]),
+                (OP_TYPE_VECTOR, &[4, 2, 2]),
+                (OP_CONSTANT, &[2, 5, 1]),
+                (OP_CONSTANT, &[2, 6, 3]),
+                (OP_FUNCTION, &[1, 8, 0, 9]),
+                (OP_READ_CLOCK, &[3, 10, 5]),
+                (OP_READ_CLOCK, &[4, 11, 6]),
+                (OP_READ_CLOCK, &[3, 12, 5]),
+            ],
+            20,
+        );
+        let out = ops_of(&legalize(&m));
+        assert!(!out.iter().any(|(op, ops)| *op == OP_EXTENSION || ops.first() == Some(&CAPABILITY_SHADER_CLOCK)));
+        assert!(out.contains(&(OP_CAPABILITY, vec![CAPABILITY_LINKAGE])), "Linkage is added for the imports");
+        let imports: Vec<String> = out
+            .iter()
+            .filter(|(op, ops)| *op == OP_DECORATE && ops.get(1) == Some(&DECORATION_LINKAGE_ATTRIBUTES))
+            .map(|(_, ops)| literal(&ops[2..]))
+            .collect();
+        assert_eq!(imports, ["_Z17clock_read_devicev", "_Z20clock_read_sub_groupv"], "one import a scope");
+        let calls: Vec<&Vec<u32>> = out.iter().filter(|(op, _)| *op == OP_FUNCTION_CALL).map(|(_, o)| o).collect();
+        assert_eq!(calls.len(), 3);
+        assert_eq!((calls[0][0], calls[0][1]), (3, 10));
+        assert_eq!(calls[0][2], calls[2][2], "the device clock is declared once");
+        // The uint2 read is the 64-bit count cast.
+        assert!(out.contains(&(OP_BITCAST, vec![4, 11, calls[1][1]])));
     }
 
     #[test]
