@@ -73,10 +73,13 @@ fn released_handles_become_invalid() {
 #[test]
 fn unsupported_features_say_so() {
     let env = Env::new();
-    let (p, e) = with_err(|e| cl!(clCreatePipe(env.context, 0, 4, 16, null(), e)));
-    assert!(p.is_null());
-    err!(CL_INVALID_OPERATION, e);
-    let m = env.buffer(0, 64, null_mut());
-    err!(CL_INVALID_MEM_OBJECT, cl!(clGetPipeInfo(m, CL_PIPE_PACKET_SIZE, 0, null_mut(), null_mut())));
-    ok!(cl!(clReleaseMemObject(m)));
+    // Device-side enqueue: no on-device queues.
+    let props =
+        [CL_QUEUE_PROPERTIES as cl_queue_properties, CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0];
+    let (q, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e)));
+    assert!(q.is_null());
+    err!(CL_INVALID_QUEUE_PROPERTIES, e);
+    err!(CL_INVALID_OPERATION, cl!(clSetDefaultDeviceCommandQueue(env.context, env.device, env.queue)));
+    let caps: cl_bitfield = device_info(env.device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES);
+    assert_eq!(caps, 0);
 }
