@@ -15,6 +15,10 @@ fn platform_strings_and_versions() {
     assert_eq!(v, (3 << 22));
     let ext = info_bytes(|sz, v, r| cl!(clGetPlatformInfo(p, CL_PLATFORM_EXTENSIONS_WITH_VERSION, sz, v, r)));
     assert_eq!(ext.len() % std::mem::size_of::<cl_name_version>(), 0);
+    // cl_khr_icd 2.0.0: loader-managed dispatch.
+    let icd = ext.chunks(std::mem::size_of::<cl_name_version>()).find(|c| c[4..].starts_with(b"cl_khr_icd\0"));
+    let version = u32::from_ne_bytes(icd.expect("cl_khr_icd with its version")[..4].try_into().unwrap());
+    assert_eq!(version, 2 << 22);
     let _: cl_ulong = info(|sz, v, r| cl!(clGetPlatformInfo(p, CL_PLATFORM_HOST_TIMER_RESOLUTION, sz, v, r)));
 }
 

@@ -24,8 +24,10 @@ pub(crate) const PROFILE: &str = "FULL_PROFILE";
 pub(crate) const NUMERIC_VERSION: u32 = cl_version(3, 0, 0);
 
 /// Platform extensions: the ones the platform itself implements (device extensions are
-/// listed by the device).
-pub(crate) const EXTENSIONS: &[(&str, u32)] = &[("cl_khr_icd", cl_version(1, 0, 0))];
+/// listed by the device). cl_khr_icd 2.0.0: loader-managed dispatch (`api::icd`: the
+/// tagged table, `clIcdGetFunctionAddressForPlatformKHR`, the dispatch data every new
+/// object carries, those of extension functions included); not 2.0.1's unloading.
+pub(crate) const EXTENSIONS: &[(&str, u32)] = &[("cl_khr_icd", cl_version(2, 0, 0))];
 
 impl Platform {
     pub(crate) fn get() -> &'static Arc<Platform> {
