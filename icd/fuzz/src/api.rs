@@ -415,6 +415,15 @@ pub enum Op {
         size: Size,
         alignment: u32,
     },
+    /// `clCreatePipe`: the pipe joins the memory objects, so later calls pass it where
+    /// buffers and images go (and kernels' pipe arguments take buffers).
+    CreatePipe {
+        context: Ref,
+        flags: Flags,
+        packet_size: u32,
+        max_packets: u32,
+        props: bool,
+    },
     Sampler {
         context: Ref,
         props: Vec<Prop>,
@@ -1098,6 +1107,18 @@ impl Session {
                 if !p.is_null() {
                     cl!(clSVMFree(ctx, p));
                 }
+            }
+            Op::CreatePipe { context, flags, packet_size, max_packets, props } => {
+                // Large valid rings only cost time in memset.
+                if u64::from(*packet_size) * u64::from(*max_packets) > HOST_CAP as u64 {
+                    return;
+                }
+                let list: [cl_pipe_properties; 3] = [0x1234, 1, 0];
+                let props = if *props { list.as_ptr() } else { null() };
+                let ctx = self.handle(Family::Context, *context);
+                let flags = flags.get(MEM_FLAGS);
+                let pipe = cl!(clCreatePipe(ctx, flags, *packet_size, *max_packets, props, &mut err));
+                self.add(Family::Mem, pipe);
             }
             Op::Sampler { context, props } => {
                 let list = prop_list(props, &[CL_SAMPLER_NORMALIZED_COORDS as u64], 0, Family::Context, self);
