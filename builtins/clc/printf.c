@@ -85,6 +85,15 @@ static int put_vector(out_t *o, const char *spec, int n, int bits, int floating,
     return -1;
 }
 
+/* Writes a call's output to descriptor `fd` whole. */
+static void emit(int fd, const out_t *o) {
+    for (size_t at = 0; at < o->len;) {
+        long n = write(fd, o->buf + at, o->len - at);
+        if (n > 0) at += (size_t)n;
+        else if (n == 0 || *__errno_location() != EINTR) break;
+    }
+}
+
 static int is_flag(char c) { return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0'; }
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -165,10 +174,23 @@ int __ferrocl_printf(cl_char_t *format, ...) {
         }
     }
     va_end(ap);
-    for (size_t at = 0; at < o.len;) {
-        long n = write(1, o.buf + at, o.len - at);
-        if (n > 0) at += (size_t)n;
-        else if (n == 0 || *__errno_location() != EINTR) break;
-    }
+    emit(1, &o);
     return status;
+}
+
+/* cl_intel_devicelib_assert: what a failed `assert` in SYCL device code calls (the SYCL
+ * runtime then links no assert library of its own). The message Intel's runtimes write,
+ * to standard error, and a trap, which fails the launch like any kernel fault
+ * (`CL_OUT_OF_RESOURCES` on its event) and leaves the process running. */
+typedef __attribute__((address_space(4))) const char any_char_t;
+void __devicelib_assert_fail(any_char_t *expr, any_char_t *file, int line, any_char_t *func, unsigned long gid0,
+                             unsigned long gid1, unsigned long gid2, unsigned long lid0, unsigned long lid1,
+                             unsigned long lid2) {
+    out_t o = {.len = 0};
+    const char *name = func ? (const char *)func : "<unknown>";
+    put(&o, "%s:%d: %s: global id: [%lu,%lu,%lu], local id: [%lu,%lu,%lu] Assertion `%s` failed.\n",
+        file ? (const char *)file : "<unknown>", line, name, gid0, gid1, gid2, lid0, lid1, lid2,
+        expr ? (const char *)expr : "<unknown>");
+    emit(2, &o);
+    __builtin_trap();
 }

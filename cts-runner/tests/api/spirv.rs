@@ -808,3 +808,41 @@ fn uniform_group_instructions_fold_the_work_group() {
     assert_eq!(got, [72 + 7; 32]);
     ok!(cl!(clReleaseProgram(p)));
 }
+
+#[test]
+fn a_failed_device_assert_fails_the_launch_and_not_the_process() {
+    let env = Env::new();
+    let extensions = info_string(|n, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, n, v, r)));
+    assert!(extensions.split(' ').any(|e| e == "cl_intel_devicelib_assert"), "{extensions}");
+    // What SYCL's assert calls, with the strings in global memory (generic pointers).
+    let src = "void __devicelib_assert_fail(const char *expr, const char *file, int line, const char *func,
+                                            ulong g0, ulong g1, ulong g2, ulong l0, ulong l1, ulong l2);
+               kernel void checked(global const char *text, global int *out, int bad) {
+                   size_t i = get_global_id(0);
+                   if (i == bad)
+                       __devicelib_assert_fail(text, text + 16, 42, text + 32, i, 0, 0, get_local_id(0), 0, 0);
+                   out[i] = 1;
+               }";
+    let p = build_il(&env, &spirv_of(src, "CL2.0"));
+    let mut text = vec![0u8; 48];
+    text[..9].copy_from_slice(b"x == y\0\0\0");
+    text[16..23].copy_from_slice(b"file.c\0");
+    text[32..39].copy_from_slice(b"kernel\0");
+    let (text_buf, out) = (env.buffer_with(&text), env.buffer_with(&[0; 64 * 4]));
+    let k = kernel(p, "checked");
+    set_arg(k, 0, &text_buf);
+    set_arg(k, 1, &out);
+    // No work-item fails: the launch completes.
+    set_arg(k, 2, &-1i32);
+    assert_eq!(run_status(&env, k, 64, 16), CL_COMPLETE);
+    // Work-item 37 fails its assert: the launch fails, the process and the queue go on.
+    set_arg(k, 2, &37i32);
+    assert_eq!(run_status(&env, k, 64, 16), CL_OUT_OF_RESOURCES);
+    set_arg(k, 2, &-1i32);
+    assert_eq!(run_status(&env, k, 64, 16), CL_COMPLETE);
+    ok!(cl!(clReleaseKernel(k)));
+    for m in [text_buf, out] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -165,6 +165,9 @@ pub(crate) const IL_EXTENSIONS: &[(&str, u32)] = &[
     ("cl_khr_spirv_no_integer_wrap_decoration", cl_version(1, 0, 0)),
     ("cl_khr_spirv_linkonce_odr", cl_version(1, 0, 0)),
     ("cl_khr_expect_assume", cl_version(1, 0, 0)),
+    // `__devicelib_assert_fail`, which SYCL modules call on a failed assert
+    // (builtins/clc/printf.c).
+    ("cl_intel_devicelib_assert", cl_version(1, 0, 0)),
 ];
 
 /// Extensions of the API alone (so not in the list clang is told about).
