@@ -29,6 +29,25 @@ INLINE size_t items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->ls
 #define RESULTS(T, c) ((T *)((char *)(c)->group->scratch + 8 * COLLECTIVE_SLOTS))
 /* The broadcast's source work-item, after the results. */
 #define SOURCE(c) ((size_t *)((char *)(c)->group->scratch + 16 * COLLECTIVE_SLOTS))
+/* A byte per work-item, after the lane planes (kernel-abi `COLLECTIVE_MARKS`): set to the
+ * number of the sub-group call it enters (`__ferrocl_sg_enter`, 1 to 255, numbered by
+ * the driver) and cleared after the call's second barrier, so between the barriers it
+ * tells the work-items of the sub-group in the same call. The non-uniform functions
+ * (cl_khr_subgroup_non_uniform_arithmetic, _vote, _ballot) fold, vote and elect over
+ * those alone, even while the sub-group's other branch makes another call; where every
+ * work-item calls, all are marked alike and nothing changes. */
+#define ACTIVE(c) ((unsigned char *)(c)->group->scratch + 16 * COLLECTIVE_SLOTS + 64 + 16 * 8 * COLLECTIVE_SLOTS)
+
+/* The first work-item of the caller's sub-group in the call (the caller, at the latest). */
+INLINE size_t sg_first_active(const ferrocl_ctx *c) {
+    const unsigned char *on = ACTIVE(c), site = on[c->item];
+    for (size_t i = sg_first(c), end = c->item; i < end; i++)
+        if (on[i] == site) return i;
+    return c->item;
+}
+
+QUERY void __ferrocl_sg_enter(unsigned site, const ferrocl_ctx *c) { ACTIVE(c)[c->item] = (unsigned char)site; }
+QUERY void __ferrocl_sg_done(const ferrocl_ctx *c) { ACTIVE(c)[c->item] = 0; }
 
 /* The operations, with OpenCL's min/max for floating point (fmin/fmax: a NaN operand
  * yields the other); mul, the bitwise and the logical ones are
@@ -102,15 +121,17 @@ INLINE size_t items(const ferrocl_ctx *c) { return c->lsz[0] * c->lsz[1] * c->ls
 #define SG_FOLD(NAME, T, INIT, START, END, OP) \
     QUERY T NAME(const ferrocl_ctx *c) { \
         const T *in = OPERANDS(T, c); \
+        const unsigned char *on = ACTIVE(c), site = on[c->item]; \
         T r = INIT; \
-        for (size_t i = START, end = END; i < end; i++) r = OP(r, in[i]); \
+        for (size_t i = START, end = END; i < end; i++) \
+            if (on[i] == site) r = OP(r, in[i]); \
         return r; \
     }
 #define SG_FOLDS(OP, T, M, MIN, MAX) \
-    SG_FOLD(__ferrocl_sg_reduce_##OP##_##M, T, FIRST_##OP(in[sg_first(c)]), sg_first(c) + 1, \
+    SG_FOLD(__ferrocl_sg_reduce_##OP##_##M, T, FIRST_##OP(in[sg_first_active(c)]), sg_first_active(c) + 1, \
             sg_first(c) + sg_size(c), OP_##OP) \
-    SG_FOLD(__ferrocl_sg_scan_inclusive_##OP##_##M, T, FIRST_##OP(in[sg_first(c)]), sg_first(c) + 1, c->item + 1, \
-            OP_##OP) \
+    SG_FOLD(__ferrocl_sg_scan_inclusive_##OP##_##M, T, FIRST_##OP(in[sg_first_active(c)]), sg_first_active(c) + 1, \
+            c->item + 1, OP_##OP) \
     SG_FOLD(__ferrocl_sg_scan_exclusive_##OP##_##M, T, ID_##OP(T, MIN, MAX), sg_first(c), c->item, OP_##OP)
 
 /* One operation's work-group and sub-group reduction and scans. */
@@ -136,7 +157,8 @@ QUERY void __ferrocl_wg_source(size_t x, size_t y, size_t z, const ferrocl_ctx *
     QUERY T __ferrocl_sg_broadcast_##M(unsigned id, const ferrocl_ctx *c) { \
         /* An id outside the sub-group (undefined) reads its first work-item's. */ \
         return OPERANDS(T, c)[sg_first(c) + (id < sg_size(c) ? id : 0)]; \
-    }
+    } \
+    QUERY T __ferrocl_sg_broadcast_first_##M(const ferrocl_ctx *c) { return OPERANDS(T, c)[sg_first_active(c)]; }
 
 /* The operand types: T, its mangled code M, its least and greatest values. */
 #define INTEGER_OPERANDS(F) \
@@ -178,10 +200,14 @@ typedef unsigned ferrocl_uint4 __attribute__((ext_vector_type(4)));
 QUERY ferrocl_uint4 __ferrocl_sg_ballot_i(const ferrocl_ctx *c) {
     const int *in = OPERANDS(int, c) + sg_first(c);
     ferrocl_uint4 r = 0;
+    const unsigned char *on = ACTIVE(c) + sg_first(c), site = ACTIVE(c)[c->item];
     for (size_t i = 0, n = sg_size(c); i < n && i < 128; i++)
-        if (in[i]) r[i / 32] |= 1u << (i % 32);
+        if (in[i] && on[i] == site) r[i / 32] |= 1u << (i % 32);
     return r;
 }
+
+/* sub_group_elect (cl_khr_subgroup_non_uniform_vote): the first work-item in the call. */
+QUERY int __ferrocl_sg_elect_i(const ferrocl_ctx *c) { return sg_first_active(c) == c->item; }
 
 /* Sub-group exchanges (cl_khr_subgroup_shuffle, _shuffle_relative, _rotate): after the
  * first barrier each work-item reads the operand of the work-item of its sub-group it
@@ -235,9 +261,11 @@ COLLECTIVE_TYPES(EXCHANGES)
     } \
     /* sub_group_non_uniform_all_equal (cl_khr_subgroup_non_uniform_vote). */ \
     QUERY int __ferrocl_sg_all_equal_##M(const ferrocl_ctx *c) { \
-        const T *in = OPERANDS(T, c) + sg_first(c); \
-        for (size_t i = 1, n = sg_size(c); i < n; i++) \
-            if (!(in[i] == in[0])) return 0; \
+        const T *in = OPERANDS(T, c); \
+        const unsigned char *on = ACTIVE(c), site = on[c->item]; \
+        T first = in[sg_first_active(c)]; \
+        for (size_t i = sg_first(c), end = sg_first(c) + sg_size(c); i < end; i++) \
+            if (on[i] == site && !(in[i] == first)) return 0; \
         return 1; \
     }
 COLLECTIVE_TYPES(TWO_OPERANDS)

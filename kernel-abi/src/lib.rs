@@ -63,9 +63,14 @@ pub struct Group {
 }
 
 /// Bytes of `Group::scratch`: two slots of 8 bytes per work-item of the largest group
-/// (operands, then results), a broadcast's source, then 16 lanes of 8 bytes per
-/// work-item for sub-group broadcasts of vectors (builtins/clc/collectives.c).
-pub const COLLECTIVE_SCRATCH: usize = 2 * 8 * 4096 + 64 + 16 * 8 * 4096;
+/// (operands, then results), a broadcast's source, 16 lanes of 8 bytes per work-item
+/// for sub-group broadcasts of vectors, then a byte per work-item marking those in the
+/// sub-group call in progress (`COLLECTIVE_MARKS`; builtins/clc/collectives.c).
+pub const COLLECTIVE_SCRATCH: usize = COLLECTIVE_MARKS + 4096;
+
+/// Where the marks of `COLLECTIVE_SCRATCH` start: the driver clears them after a group
+/// that faulted in the middle of a sub-group call.
+pub const COLLECTIVE_MARKS: usize = 2 * 8 * 4096 + 64 + 16 * 8 * 4096;
 
 impl Default for Group {
     fn default() -> Group {

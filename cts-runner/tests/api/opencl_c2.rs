@@ -1210,3 +1210,89 @@ fn intel_sub_group_shuffles_and_block_reads_and_writes() {
         ok!(cl!(clReleaseProgram(p)));
     }
 }
+
+const NON_UNIFORM: &str = "kernel void nu(global const int *in, global int *out, uint mask) {
+    const size_t n = get_global_size(0), g = get_global_id(0);
+    uint l = get_sub_group_local_id();
+    out[6 * n + g] = get_sub_group_size();
+    for (int f = 0; f < 6; f++) out[f * n + g] = -1;
+    if ((1u << l) & mask) {
+        out[g] = sub_group_non_uniform_reduce_add(in[g]);
+        out[n + g] = sub_group_non_uniform_scan_inclusive_add(in[g]);
+        out[2 * n + g] = sub_group_elect();
+        out[3 * n + g] = sub_group_non_uniform_all(in[g] > 0);
+        out[4 * n + g] = (int)sub_group_ballot(in[g] > 1).x;
+        out[5 * n + g] = sub_group_broadcast_first((int)l);
+    }
+}
+kernel void halves(global const int *in, global int *out) {
+    size_t g = get_global_id(0);
+    if (get_sub_group_local_id() < get_sub_group_size() / 2)
+        out[g] = sub_group_broadcast_first(in[g]);
+    else
+        out[g] = sub_group_non_uniform_reduce_add(in[g]);
+}";
+
+#[test]
+fn non_uniform_sub_group_functions_see_the_work_items_in_the_call() {
+    let env = Env::new();
+    let extensions = info_string(|n, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, n, v, r)));
+    for e in ["cl_khr_subgroup_ballot", "cl_khr_subgroup_non_uniform_vote", "cl_khr_subgroup_non_uniform_arithmetic"] {
+        assert!(extensions.split(' ').any(|x| x == e), "{e}: {extensions}");
+    }
+    let p = build(&env, NON_UNIFORM, "-cl-std=CL3.0");
+    let k = kernel(p, "nu");
+    const N: usize = 256;
+    let input: Vec<i32> = (0..N as i32).map(|g| g % 5).collect();
+    let in_buf = buffer_of(&env, &input);
+    let out = buffer_of(&env, &vec![0i32; 7 * N]);
+    for mask in [0xffff_ffffu32, 0x0000_f0f0, 0x5555_aaaa, 0x8000_0001, 0] {
+        set_arg(k, 0, &in_buf);
+        set_arg(k, 1, &out);
+        set_arg(k, 2, &mask);
+        run(&env, k, &[N], Some(&[64]));
+        let got: Vec<i32> = read_as(&env, out, 7 * N);
+        let size = got[6 * N] as usize;
+        assert!(got[6 * N..].iter().all(|&s| s as usize == size), "one sub-group size");
+        for first in (0..N).step_by(size) {
+            let lanes: Vec<usize> = (0..size).filter(|&l| mask & (1 << l) != 0).collect();
+            let sum: i32 = lanes.iter().map(|&l| input[first + l]).sum();
+            for l in 0..size {
+                let g = first + l;
+                let field = |f: usize| got[f * N + g];
+                if !lanes.contains(&l) {
+                    assert!((0..6).all(|f| field(f) == -1), "work-item {g} is not in the call (mask {mask:#x})");
+                    continue;
+                }
+                let scan: i32 = lanes.iter().filter(|&&m| m <= l).map(|&m| input[first + m]).sum();
+                let ballot = lanes.iter().filter(|&&m| input[first + m] > 1).fold(0u32, |b, &m| b | 1 << m);
+                let all = lanes.iter().all(|&m| input[first + m] > 0);
+                let want = [sum, scan, (l == lanes[0]) as i32, all as i32, ballot as i32, lanes[0] as i32];
+                let have: Vec<i32> = (0..6).map(field).collect();
+                assert_eq!(have, want, "work-item {g}, lane {l}, mask {mask:#x}");
+            }
+        }
+    }
+    // Each branch's call sees its own half, though the two halves' calls are under way
+    // at once.
+    let halves = kernel(p, "halves");
+    set_arg(halves, 0, &in_buf);
+    set_arg(halves, 1, &out);
+    run(&env, halves, &[N], Some(&[64]));
+    let got: Vec<i32> = read_as(&env, out, N);
+    let size = read_as::<i32>(&env, out, 7 * N)[6 * N] as usize;
+    for (g, &have) in got.iter().enumerate() {
+        let (first, l) = (g - g % size, g % size);
+        let want = match l < size / 2 {
+            true => input[first],
+            false => input[first + size / 2..first + size].iter().sum(),
+        };
+        assert_eq!(have, want, "work-item {g}");
+    }
+    ok!(cl!(clReleaseKernel(halves)));
+    ok!(cl!(clReleaseKernel(k)));
+    for m in [in_buf, out] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -176,9 +176,10 @@ impl Fibers {
 }
 
 /// Lets waiting fibers run on: those at a work-group barrier once every fiber is at one
-/// (or finished), those at a sub-group barrier once every fiber of their sub-group is
-/// (`sub_group`: each fiber's). Fibers waiting for each other at barriers of different
-/// kinds (undefined in OpenCL) are all let go rather than left to wait for ever.
+/// (or finished), those at a sub-group barrier once every other fiber of their
+/// sub-group (`sub_group`: each fiber's) is at one, at the group's or finished: the
+/// fibers at the sub-group's barrier are the work-items in its call. Fibers waiting for
+/// each other otherwise (undefined in OpenCL) are all let go rather than left to wait.
 /// `false` once every fiber has finished.
 fn release(state: &mut [Wait], sub_group: &[usize]) -> bool {
     if state.iter().all(|&s| s == Wait::Finished) {
@@ -190,10 +191,12 @@ fn release(state: &mut [Wait], sub_group: &[usize]) -> bool {
         state.iter_mut().filter(|s| **s == Wait::Group).for_each(|s| *s = Wait::Nothing);
         return true;
     }
+    // A fiber waiting at the group's barrier is not in its sub-group's call (a
+    // non-uniform function called by the work-items of a branch it did not take).
     let groups = sub_group.iter().copied().max().map_or(0, |m| m + 1);
     let mut ready = vec![true; groups];
     for (&s, &g) in state.iter().zip(sub_group) {
-        ready[g] &= at(s, Wait::SubGroup);
+        ready[g] &= at(s, Wait::SubGroup) || s == Wait::Group;
     }
     for (s, &g) in state.iter_mut().zip(sub_group) {
         if ready[g] && *s == Wait::SubGroup {
@@ -223,10 +226,11 @@ mod tests {
         let mut s = [Group, Finished, Group, Group];
         assert!(release(&mut s, &[0, 0, 1, 1]));
         assert_eq!(s, [Nothing, Finished, Nothing, Nothing]);
-        // Half a sub-group at each kind: undefined, all let go.
+        // Half a sub-group at each kind: the half in the sub-group's call runs on, the
+        // other waits for the group.
         let mut s = [SubGroup, Group, Group, Group];
         assert!(release(&mut s, &[0, 0, 1, 1]));
-        assert_eq!(s, [Nothing; 4]);
+        assert_eq!(s, [Nothing, Group, Group, Group]);
         assert!(!release(&mut [Finished; 3], &[0, 0, 0]));
     }
 }

@@ -238,6 +238,9 @@ impl Launch {
                 unsafe { w.fibers.abandon() };
                 // Copies it left in flight still write its local memory.
                 w.copies.finish();
+                // A fault inside a sub-group call leaves its work-items marked as in it
+                // (builtins/clc/collectives.c), which the next group must not see.
+                w.clear_collective_marks();
                 // Groups merged into a call that faulted end with it; of a call that
                 // loops over its groups only the one the launcher was running does:
                 // those before it are done, and those after it run anew.

@@ -75,6 +75,15 @@ impl Worker {
             index: None,
         }
     }
+
+    /// Unmarks every work-item as in a sub-group call (`COLLECTIVE_MARKS`).
+    pub(crate) fn clear_collective_marks(&mut self) {
+        use ferrocl_kernel_abi::{COLLECTIVE_MARKS, COLLECTIVE_SCRATCH};
+        // SAFETY: the scratch holds COLLECTIVE_SCRATCH bytes, the marks its last ones.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(self.scratch.as_mut_ptr().cast::<u8>(), COLLECTIVE_SCRATCH) };
+        bytes[COLLECTIVE_MARKS..].fill(0);
+    }
 }
 
 thread_local! {

@@ -77,11 +77,11 @@ pub(crate) fn is_collective(opencl_name: &str) -> bool {
 }
 
 /// The operation a sub-group function performs, as its helpers name it: the function's
-/// name less `sub_group_`, the non-uniform functions as the uniform ones (every
-/// work-item of the sub-group calls them here: cl_khr_subgroup_non_uniform_arithmetic
-/// and _vote are not claimed, but SPIR-V from SYCL's compiler calls them in code all
-/// work-items run), and cl_intel_subgroups' shuffles (`intel_sub_group_shuffle`) as
-/// the khr ones, but for the two-operand `intel_shuffle_up` and `_down`.
+/// name less `sub_group_`, the non-uniform functions as the uniform ones (the helpers
+/// fold over the work-items that reached the call, collectives.c's `ACTIVE`, which is
+/// all of them for a uniform function), and cl_intel_subgroups' shuffles
+/// (`intel_sub_group_shuffle`) as the khr ones, but for the two-operand
+/// `intel_shuffle_up` and `_down`.
 fn sub_group_op(opencl_name: &str) -> Option<&str> {
     if let Some(o) = opencl_name.strip_prefix("intel_sub_group_") {
         return match o {
@@ -93,7 +93,7 @@ fn sub_group_op(opencl_name: &str) -> Option<&str> {
     }
     let o = opencl_name.strip_prefix("sub_group_")?;
     let o = o.strip_prefix("non_uniform_").unwrap_or(o);
-    let folds = matches!(o, "all" | "any" | "broadcast" | "broadcast_first" | "all_equal" | "ballot")
+    let folds = matches!(o, "all" | "any" | "broadcast" | "broadcast_first" | "all_equal" | "ballot" | "elect")
         || o.starts_with("reduce_")
         || o.starts_with("scan_");
     (folds || EXCHANGES.contains(&o) || is_clustered(o)).then_some(o)
@@ -115,7 +115,8 @@ fn is_clustered(op: &str) -> bool {
 const EXCHANGES: &[&str] = &["shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "rotate", "clustered_rotate"];
 
 /// Expands one call line, or returns None when it calls no collective.
-fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<String>, String>> {
+/// `sites` numbers the module's sub-group calls.
+fn expand(line: &str, declared: &mut BTreeSet<String>, sites: &mut u32) -> Option<Result<Vec<String>, String>> {
     let (name, open) = callee_names(line).into_iter().find(|(n, _)| opencl_name(n).is_some_and(is_collective))?;
     let fail = || Err(format!("cannot expand the collective call '{}'", line.trim()));
     let full = opencl_name(&name).unwrap_or_default();
@@ -135,10 +136,21 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
     if sub_group && vector_exchange && params.starts_with("Dv") {
         return Some(exchange_vector(line, &name, op, open, params, declared).map_or_else(fail, Ok));
     }
-    let code = if params.starts_with("Dh") { "Dh" } else { params.get(..1).unwrap_or("") };
+    // `sub_group_elect()` puts a 1 of its own: the work-items in the call are marked.
+    let elect = sub_group && op == "elect";
+    let code = if params.starts_with("Dh") {
+        "Dh"
+    } else if elect {
+        "i"
+    } else {
+        params.get(..1).unwrap_or("")
+    };
     let (Some(ty), Some(close)) = (ir_type(code), matching_paren(line, open)) else { return Some(fail()) };
-    let args: Vec<&str> =
+    let mut args: Vec<&str> =
         split_top(&line[open + 1..close]).into_iter().map(|a| a.rsplit(' ').next().unwrap_or("")).collect();
+    if elect {
+        args = vec!["1"];
+    }
     let Some((lhs, _)) = line.split_once(" = ") else { return Some(fail()) };
     let dbg = line.find(", !dbg ").map_or("", |at| &line[at..]);
     if sub_group {
@@ -150,20 +162,17 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
             "intel_shuffle_up" | "intel_shuffle_down" => (2, 3),
             o if EXCHANGES.contains(&o) || is_clustered(o) || o == "broadcast" => (1, 2),
             "all" | "any" | "all_equal" | "ballot" | "broadcast_first" => (1, 1),
+            "elect" => (1, 1),
             o if o.starts_with("reduce_") || o.starts_with("scan_") => (1, 1),
             _ => return Some(fail()),
         };
         if args.len() != expected {
             return Some(fail());
         }
-        let mut ints: Vec<String> = args[operands..].iter().map(|a| format!("i32 {a}")).collect();
+        let ints: Vec<String> = args[operands..].iter().map(|a| format!("i32 {a}")).collect();
         let (helper_op, ret) = match op {
-            // The first work-item's: every work-item of the sub-group is active here.
-            "broadcast_first" => {
-                ints.push("i32 0".into());
-                ("broadcast", ty)
-            }
             "ballot" => ("ballot", "<4 x i32>"),
+            "elect" => ("elect", "i32"),
             "all_equal" => ("all_equal", "i32"),
             o => (o, ty),
         };
@@ -174,15 +183,27 @@ fn expand(line: &str, declared: &mut BTreeSet<String>) -> Option<Result<Vec<Stri
         // operand.
         let (first, second) = if op == "intel_shuffle_up" { (args[1], Some(args[0])) } else { (args[0], None) };
         let second = second.or((op == "intel_shuffle_down").then(|| args[1]));
-        let mut out = vec![format!("  call void {}({ty} {first}){dbg}", put(code, true))];
+        // Each work-item entering the call marks itself with the call's number (1 to
+        // 255), so that the helpers fold over the work-items of this call alone, not
+        // those of another call the sub-group's other branch makes meanwhile.
+        *sites += 1;
+        declared.insert("declare void @__ferrocl_sg_enter(i32)".into());
+        let mut out = vec![
+            format!("  call void @__ferrocl_sg_enter(i32 {}){dbg}", (*sites - 1) % 255 + 1),
+            format!("  call void {}({ty} {first}){dbg}", put(code, true)),
+        ];
         if let Some(v) = second {
             declared.insert(format!("declare void @__ferrocl_sg_put2_{code}({ty})"));
             out.push(format!("  call void @__ferrocl_sg_put2_{code}({ty} {v}){dbg}"));
         }
+        // After the second barrier each work-item unmarks itself (collectives.c's
+        // `ACTIVE`).
+        declared.insert("declare void @__ferrocl_sg_done()".into());
         out.extend([
             format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"),
             format!("{lhs} = call {ret} {helper}({}){dbg}", ints.join(", ")),
             format!("  call void {SUB_GROUP_BARRIER}(i32 1){dbg}"),
+            format!("  call void @__ferrocl_sg_done(){dbg}"),
         ]);
         return Some(Ok(out));
     }
@@ -532,11 +553,12 @@ pub(crate) fn expand_all(text: &str) -> Result<String, String> {
         return Ok(text.to_string());
     }
     let mut declared = BTreeSet::new();
-    let (mut writes, mut pipe_values) = (0, 0);
+    let (mut writes, mut pipe_values, mut sites) = (0, 0, 0);
     let mut out = String::with_capacity(text.len() + 1024);
     let mut emit = |line: &str, declared: &mut BTreeSet<String>| -> Result<(), String> {
         let call = line.contains("call ") && !line.starts_with("declare ");
-        match call.then(|| block_io(line, declared, &mut writes).or_else(|| expand(line, declared))).flatten() {
+        let expanded = block_io(line, declared, &mut writes).or_else(|| expand(line, declared, &mut sites));
+        match call.then_some(expanded).flatten() {
             Some(lines) => lines?.iter().for_each(|l| {
                 out.push_str(l);
                 out.push('\n');
