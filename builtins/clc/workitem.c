@@ -84,8 +84,11 @@ INLINE ferrocl_uint4 id_range(size_t lo, size_t hi) {
     return r;
 }
 CONTEXT_FN(ferrocl_uint4, get_sub_group_eq_mask, const ferrocl_ctx *c) { return id_range(sg_local(c), sg_local(c) + 1); }
-CONTEXT_FN(ferrocl_uint4, get_sub_group_ge_mask, const ferrocl_ctx *c) { return id_range(sg_local(c), sg_size(c)); }
-CONTEXT_FN(ferrocl_uint4, get_sub_group_gt_mask, const ferrocl_ctx *c) { return id_range(sg_local(c) + 1, sg_size(c)); }
+/* The masks and the bit counts and searches below take the bits of the sub-group's
+ * largest size (`get_max_sub_group_size`), as the Khronos CTS reads them, also in a
+ * row's shorter last sub-group. */
+CONTEXT_FN(ferrocl_uint4, get_sub_group_ge_mask, const ferrocl_ctx *c) { return id_range(sg_local(c), sg_width(c)); }
+CONTEXT_FN(ferrocl_uint4, get_sub_group_gt_mask, const ferrocl_ctx *c) { return id_range(sg_local(c) + 1, sg_width(c)); }
 CONTEXT_FN(ferrocl_uint4, get_sub_group_le_mask, const ferrocl_ctx *c) { return id_range(0, sg_local(c) + 1); }
 CONTEXT_FN(ferrocl_uint4, get_sub_group_lt_mask, const ferrocl_ctx *c) { return id_range(0, sg_local(c)); }
 CONTEXT_FN(int, sub_group_inverse_ballot, ferrocl_uint4 v, const ferrocl_ctx *c) { return ballot_bit(v, sg_local(c)); }
@@ -98,7 +101,7 @@ INLINE unsigned bits_between(ferrocl_uint4 v, size_t lo, size_t hi) {
     ferrocl_uint4 m = v & id_range(lo, hi);
     return __builtin_popcount(m.x) + __builtin_popcount(m.y) + __builtin_popcount(m.z) + __builtin_popcount(m.w);
 }
-CONTEXT_FN(unsigned, sub_group_ballot_bit_count, ferrocl_uint4 v, const ferrocl_ctx *c) { return bits_between(v, 0, sg_size(c)); }
+CONTEXT_FN(unsigned, sub_group_ballot_bit_count, ferrocl_uint4 v, const ferrocl_ctx *c) { return bits_between(v, 0, sg_width(c)); }
 CONTEXT_FN(unsigned, sub_group_ballot_inclusive_scan, ferrocl_uint4 v, const ferrocl_ctx *c) {
     return bits_between(v, 0, sg_local(c) + 1);
 }
@@ -109,11 +112,11 @@ CONTEXT_FN(unsigned, sub_group_ballot_exclusive_scan, ferrocl_uint4 v, const fer
  * sub-group's size and -1. */
 CONTEXT_FN(unsigned, sub_group_ballot_find_lsb, ferrocl_uint4 v, const ferrocl_ctx *c) {
     size_t i = 0;
-    while (i < sg_size(c) && !ballot_bit(v, i)) i++;
+    while (i < sg_width(c) && !ballot_bit(v, i)) i++;
     return (unsigned)i;
 }
 CONTEXT_FN(unsigned, sub_group_ballot_find_msb, ferrocl_uint4 v, const ferrocl_ctx *c) {
-    size_t i = sg_size(c);
+    size_t i = sg_width(c);
     while (i > 0 && !ballot_bit(v, i - 1)) i--;
     return (unsigned)i - 1;
 }
