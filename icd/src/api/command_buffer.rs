@@ -175,17 +175,25 @@ unsafe fn recording(
     Ok((b.clone(), slice(list, num as usize).to_vec()))
 }
 
-/// Records a checked command and returns its sync point to the application.
+/// Where a `clCommand*KHR` call records, as its common parameters give it: the command
+/// buffer, queue, properties and mutable handle; then the sync-point wait list and the
+/// sync point to return.
+type RecordAt =
+    (cl_command_buffer_khr, cl_command_queue, *const cl_command_properties_khr, *mut cl_mutable_command_khr);
+type Syncs = (cl_uint, *const cl_sync_point_khr, *mut cl_sync_point_khr);
+
+/// Records a command other than a kernel after `recording`'s checks and those `make`
+/// runs on the command buffer's queue (the enqueue's), and returns its sync point.
 ///
 /// # Safety
-/// `sync_point` is null or writable.
+/// As `recording`; the sync point is null or writable.
 unsafe fn record(
-    b: &CommandBuffer,
-    waits: &[cl_sync_point_khr],
-    action: Action,
-    sync_point: *mut cl_sync_point_khr,
+    (command_buffer, queue, properties, mutable_handle): RecordAt,
+    (num, list, sync_point): Syncs,
+    make: impl FnOnce(&Queue) -> CLResult<Action>,
 ) -> CLResult<()> {
-    let point = b.record(waits, Recorded::Fixed(action))?;
+    let (b, waits) = recording(command_buffer, queue, properties, num, list, mutable_handle, false)?;
+    let point = b.record(&waits, Recorded::Fixed(make(&b.queue)?))?;
     write_opt(sync_point, point);
     Ok(())
 }
@@ -200,11 +208,11 @@ fn clCommandBarrierWithWaitListKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
     // A replay runs its commands in order, so every command after the barrier already
     // runs after everything before it.
-    record(&b, &waits, Box::new(|| Ok(())), sync_point)
+    record(into, syncs, |_| Ok(Box::new(|| Ok(()))))
 }
 
 #[cl_entry_point]
@@ -222,10 +230,9 @@ fn clCommandCopyBufferKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
-    let action = super::transfer::copy_buffer(&b.queue, src_buffer, dst_buffer, src_offset, dst_offset, size)?;
-    record(&b, &waits, action, sync_point)
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
+    record(into, syncs, |q| super::transfer::copy_buffer(q, src_buffer, dst_buffer, src_offset, dst_offset, size))
 }
 
 #[cl_entry_point]
@@ -247,12 +254,12 @@ fn clCommandCopyBufferRectKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
     let pitches = [src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch];
-    let action =
-        super::transfer::copy_buffer_rect(&b.queue, src_buffer, dst_buffer, src_origin, dst_origin, region, pitches)?;
-    record(&b, &waits, action, sync_point)
+    record(into, syncs, |q| {
+        super::transfer::copy_buffer_rect(q, src_buffer, dst_buffer, src_origin, dst_origin, region, pitches)
+    })
 }
 
 #[cl_entry_point]
@@ -270,11 +277,11 @@ fn clCommandCopyBufferToImageKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
-    let action =
-        super::image::image_buffer_command(&b.queue, dst_image, src_buffer, false, dst_origin, region, src_offset)?;
-    record(&b, &waits, action, sync_point)
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
+    record(into, syncs, |q| {
+        super::image::image_buffer_command(q, dst_image, src_buffer, false, dst_origin, region, src_offset)
+    })
 }
 
 #[cl_entry_point]
@@ -292,10 +299,9 @@ fn clCommandCopyImageKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
-    let action = super::image::copy_image(&b.queue, src_image, dst_image, src_origin, dst_origin, region)?;
-    record(&b, &waits, action, sync_point)
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
+    record(into, syncs, |q| super::image::copy_image(q, src_image, dst_image, src_origin, dst_origin, region))
 }
 
 #[cl_entry_point]
@@ -313,11 +319,11 @@ fn clCommandCopyImageToBufferKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
-    let action =
-        super::image::image_buffer_command(&b.queue, src_image, dst_buffer, true, src_origin, region, dst_offset)?;
-    record(&b, &waits, action, sync_point)
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
+    record(into, syncs, |q| {
+        super::image::image_buffer_command(q, src_image, dst_buffer, true, src_origin, region, dst_offset)
+    })
 }
 
 #[cl_entry_point]
@@ -335,10 +341,9 @@ fn clCommandFillBufferKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
-    let action = super::transfer::fill_buffer(&b.queue, buffer, pattern, pattern_size, offset, size)?;
-    record(&b, &waits, action, sync_point)
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
+    record(into, syncs, |q| super::transfer::fill_buffer(q, buffer, pattern, pattern_size, offset, size))
 }
 
 #[cl_entry_point]
@@ -355,10 +360,9 @@ fn clCommandFillImageKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
-    let action = super::image::fill_image(&b.queue, image, fill_color, origin, region)?;
-    record(&b, &waits, action, sync_point)
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
+    record(into, syncs, |q| super::image::fill_image(q, image, fill_color, origin, region))
 }
 
 #[cl_entry_point]
@@ -374,9 +378,9 @@ fn clCommandSVMMemcpyKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
-    record(&b, &waits, super::svm::memcpy(dst_ptr, src_ptr, size)?, sync_point)
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
+    record(into, syncs, |_| super::svm::memcpy(dst_ptr, src_ptr, size))
 }
 
 #[cl_entry_point]
@@ -393,9 +397,9 @@ fn clCommandSVMMemFillKHR(
     sync_point: *mut cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
-    let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, false)?;
-    record(&b, &waits, super::svm::fill(svm_ptr, pattern, pattern_size, size)?, sync_point)
+    let into = (command_buffer, command_queue, properties, mutable_handle);
+    let syncs = (num_sync_points_in_wait_list, sync_point_wait_list, sync_point);
+    record(into, syncs, |_| super::svm::fill(svm_ptr, pattern, pattern_size, size))
 }
 
 #[cl_entry_point]
