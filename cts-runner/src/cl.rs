@@ -4,6 +4,7 @@
 //! opening it here lets the runner say what to install. Types and constants come from
 //! `opencl-sys` (which, unlike `cl-sys`, covers OpenCL 3.0).
 
+use std::ffi::c_void;
 use std::sync::OnceLock;
 
 use opencl_sys::cl_function_types::*;
@@ -183,4 +184,130 @@ macro_rules! cl {
         // SAFETY: the caller passes arguments valid for this OpenCL entry point.
         unsafe { f($($arg),*) }
     }};
+}
+
+/// `cl_khr_command_buffer`'s entry points, looked up through the loader's
+/// extension-function lookup as an application does (the benchmark and the tests use
+/// them).
+pub struct CommandBuffers {
+    pub create:
+        unsafe extern "C" fn(cl_uint, *const cl_command_queue, *const cl_properties, *mut cl_int) -> *mut c_void,
+    pub release: unsafe extern "C" fn(*mut c_void) -> cl_int,
+    pub retain: unsafe extern "C" fn(*mut c_void) -> cl_int,
+    pub finalize: unsafe extern "C" fn(*mut c_void) -> cl_int,
+    pub enqueue: unsafe extern "C" fn(
+        cl_uint,
+        *mut cl_command_queue,
+        *mut c_void,
+        cl_uint,
+        *const cl_event,
+        *mut cl_event,
+    ) -> cl_int,
+    pub info: unsafe extern "C" fn(*mut c_void, cl_uint, usize, *mut c_void, *mut usize) -> cl_int,
+    pub barrier: unsafe extern "C" fn(
+        *mut c_void,
+        cl_command_queue,
+        *const cl_properties,
+        cl_uint,
+        *const cl_uint,
+        *mut cl_uint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    pub fill: unsafe extern "C" fn(
+        *mut c_void,
+        cl_command_queue,
+        *const cl_properties,
+        cl_mem,
+        *const c_void,
+        usize,
+        usize,
+        usize,
+        cl_uint,
+        *const cl_uint,
+        *mut cl_uint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    pub copy: unsafe extern "C" fn(
+        *mut c_void,
+        cl_command_queue,
+        *const cl_properties,
+        cl_mem,
+        cl_mem,
+        usize,
+        usize,
+        usize,
+        cl_uint,
+        *const cl_uint,
+        *mut cl_uint,
+        *mut *mut c_void,
+    ) -> cl_int,
+    pub svm_copy: Option<
+        unsafe extern "C" fn(
+            *mut c_void,
+            cl_command_queue,
+            *const cl_properties,
+            *mut c_void,
+            *const c_void,
+            usize,
+            cl_uint,
+            *const cl_uint,
+            *mut cl_uint,
+            *mut *mut c_void,
+        ) -> cl_int,
+    >,
+    pub ndrange: unsafe extern "C" fn(
+        *mut c_void,
+        cl_command_queue,
+        *const cl_properties,
+        cl_kernel,
+        cl_uint,
+        *const usize,
+        *const usize,
+        *const usize,
+        cl_uint,
+        *const cl_uint,
+        *mut cl_uint,
+        *mut *mut c_void,
+    ) -> cl_int,
+}
+
+impl CommandBuffers {
+    /// The entry points `platform` offers; `None` where a required one is missing
+    /// (`svm_copy` is optional: PoCL has no `clCommandSVMMemcpyKHR`).
+    ///
+    /// # Safety
+    /// `platform` is a platform handle the loader gave.
+    pub unsafe fn of(platform: cl_platform_id) -> Option<CommandBuffers> {
+        let find = |name: &std::ffi::CStr| {
+            let f = crate::cl!(clGetExtensionFunctionAddressForPlatform(platform, name.as_ptr()));
+            (!f.is_null()).then_some(f)
+        };
+        // SAFETY: each address is the platform's entry point of that name, whose C
+        // signature the field's type spells; function pointers are pointer-sized.
+        unsafe {
+            Some(CommandBuffers {
+                create: as_fn(find(c"clCreateCommandBufferKHR")?),
+                release: as_fn(find(c"clReleaseCommandBufferKHR")?),
+                retain: as_fn(find(c"clRetainCommandBufferKHR")?),
+                finalize: as_fn(find(c"clFinalizeCommandBufferKHR")?),
+                enqueue: as_fn(find(c"clEnqueueCommandBufferKHR")?),
+                info: as_fn(find(c"clGetCommandBufferInfoKHR")?),
+                barrier: as_fn(find(c"clCommandBarrierWithWaitListKHR")?),
+                fill: as_fn(find(c"clCommandFillBufferKHR")?),
+                copy: as_fn(find(c"clCommandCopyBufferKHR")?),
+                svm_copy: find(c"clCommandSVMMemcpyKHR").map(|f| as_fn(f)),
+                ndrange: as_fn(find(c"clCommandNDRangeKernelKHR")?),
+            })
+        }
+    }
+}
+
+/// A looked-up entry point as the function pointer type `F`.
+///
+/// # Safety
+/// `F` is a pointer-sized function pointer type with the entry point's C signature.
+pub unsafe fn as_fn<F: Copy>(f: *mut c_void) -> F {
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+    // SAFETY: a function pointer of the size of a pointer, as the caller says.
+    unsafe { std::mem::transmute_copy(&f) }
 }

@@ -3,7 +3,6 @@
 //! against the same 100 enqueued one by one, each batch ended by `clFinish`. A platform
 //! without the extension gets no figures.
 
-use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::time::Instant;
 
@@ -19,62 +18,13 @@ const SOURCE: &str = "kernel void saxpy(global float *y, global const float *x, 
     size_t i = get_global_id(0); y[i] = a * x[i] + y[i];
 }";
 
-/// The entry points the figures need, from the platform's extension-function lookup.
-struct Entry {
-    create: unsafe extern "C" fn(cl_uint, *const cl_command_queue, *const cl_properties, *mut cl_int) -> *mut c_void,
-    finalize: unsafe extern "C" fn(*mut c_void) -> cl_int,
-    release: unsafe extern "C" fn(*mut c_void) -> cl_int,
-    enqueue: unsafe extern "C" fn(
-        cl_uint,
-        *mut cl_command_queue,
-        *mut c_void,
-        cl_uint,
-        *const cl_event,
-        *mut cl_event,
-    ) -> cl_int,
-    ndrange: unsafe extern "C" fn(
-        *mut c_void,
-        cl_command_queue,
-        *const cl_properties,
-        cl_kernel,
-        cl_uint,
-        *const usize,
-        *const usize,
-        *const usize,
-        cl_uint,
-        *const cl_uint,
-        *mut cl_uint,
-        *mut *mut c_void,
-    ) -> cl_int,
-}
-
-impl Entry {
-    fn find(s: &Session) -> Option<Entry> {
-        let mut platform: cl_platform_id = null_mut();
-        let size = std::mem::size_of::<cl_platform_id>();
-        cl!(clGetDeviceInfo(
-            s.device,
-            CL_DEVICE_PLATFORM,
-            size,
-            (&mut platform as *mut cl_platform_id).cast(),
-            null_mut()
-        ));
-        let find = |name: &std::ffi::CStr| {
-            let f = cl!(clGetExtensionFunctionAddressForPlatform(platform, name.as_ptr()));
-            (!f.is_null()).then_some(f)
-        };
-        // SAFETY: each address is the platform's entry point of that name, whose C
-        // signature the field's type spells; function pointers are pointer-sized.
-        unsafe {
-            Some(Entry {
-                create: as_fn(find(c"clCreateCommandBufferKHR")?),
-                finalize: as_fn(find(c"clFinalizeCommandBufferKHR")?),
-                release: as_fn(find(c"clReleaseCommandBufferKHR")?),
-                enqueue: as_fn(find(c"clEnqueueCommandBufferKHR")?),
-                ndrange: as_fn(find(c"clCommandNDRangeKernelKHR")?),
-            })
-        }
-    }
+/// The platform's command-buffer entry points, where it has them.
+fn entry_points(s: &Session) -> Option<CommandBuffers> {
+    let mut platform: cl_platform_id = null_mut();
+    let size = std::mem::size_of::<cl_platform_id>();
+    cl!(clGetDeviceInfo(s.device, CL_DEVICE_PLATFORM, size, (&mut platform as *mut cl_platform_id).cast(), null_mut()));
+    // SAFETY: the device's platform, from the loader.
+    unsafe { CommandBuffers::of(platform) }
 }
 
 /// Microseconds for the best of `rounds` batches of `batch` runs of `f`.
@@ -91,7 +41,7 @@ fn best_us(rounds: usize, batch: usize, mut f: impl FnMut() -> Result<(), String
 }
 
 pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
-    let Some(e) = Entry::find(s) else { return Ok(Vec::new()) };
+    let Some(e) = entry_points(s) else { return Ok(Vec::new()) };
     let prog = s.build(SOURCE)?;
     let k = s.kernel(prog, "saxpy")?;
     let (y, x) = (s.buffer(N * 4, Some(&vec![0.0; N]))?, s.buffer(N * 4, Some(&vec![1.0; N]))?);
@@ -146,14 +96,4 @@ pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
     cl!(clReleaseMemObject(x));
     cl!(clReleaseMemObject(y));
     Ok(vec![("cb_replay100_us".into(), replayed), ("cb_enqueue100_us".into(), enqueued)])
-}
-
-/// A looked-up entry point as the function pointer type `F`.
-///
-/// # Safety
-/// `F` is a pointer-sized function pointer type with the entry point's C signature.
-unsafe fn as_fn<F: Copy>(f: *mut c_void) -> F {
-    assert_eq!(size_of::<F>(), size_of::<*mut c_void>());
-    // SAFETY: a function pointer of the size of a pointer, as the caller says.
-    unsafe { std::mem::transmute_copy(&f) }
 }

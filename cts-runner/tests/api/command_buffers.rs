@@ -5,119 +5,21 @@
 
 use crate::common::*;
 
-/// The extension's entry points, looked up as an application does.
-struct Cb {
-    create: unsafe extern "C" fn(cl_uint, *const cl_command_queue, *const cl_properties, *mut cl_int) -> *mut c_void,
-    release: unsafe extern "C" fn(*mut c_void) -> cl_int,
-    retain: unsafe extern "C" fn(*mut c_void) -> cl_int,
-    finalize: unsafe extern "C" fn(*mut c_void) -> cl_int,
-    enqueue: unsafe extern "C" fn(
-        cl_uint,
-        *mut cl_command_queue,
-        *mut c_void,
-        cl_uint,
-        *const cl_event,
-        *mut cl_event,
-    ) -> cl_int,
-    info: unsafe extern "C" fn(*mut c_void, cl_uint, usize, *mut c_void, *mut usize) -> cl_int,
-    barrier: unsafe extern "C" fn(
-        *mut c_void,
-        cl_command_queue,
-        *const cl_properties,
-        cl_uint,
-        *const cl_uint,
-        *mut cl_uint,
-        *mut *mut c_void,
-    ) -> cl_int,
-    fill: unsafe extern "C" fn(
-        *mut c_void,
-        cl_command_queue,
-        *const cl_properties,
-        cl_mem,
-        *const c_void,
-        usize,
-        usize,
-        usize,
-        cl_uint,
-        *const cl_uint,
-        *mut cl_uint,
-        *mut *mut c_void,
-    ) -> cl_int,
-    copy: unsafe extern "C" fn(
-        *mut c_void,
-        cl_command_queue,
-        *const cl_properties,
-        cl_mem,
-        cl_mem,
-        usize,
-        usize,
-        usize,
-        cl_uint,
-        *const cl_uint,
-        *mut cl_uint,
-        *mut *mut c_void,
-    ) -> cl_int,
-    svm_copy: unsafe extern "C" fn(
-        *mut c_void,
-        cl_command_queue,
-        *const cl_properties,
-        *mut c_void,
-        *const c_void,
-        usize,
-        cl_uint,
-        *const cl_uint,
-        *mut cl_uint,
-        *mut *mut c_void,
-    ) -> cl_int,
-    ndrange: unsafe extern "C" fn(
-        *mut c_void,
-        cl_command_queue,
-        *const cl_properties,
-        cl_kernel,
-        cl_uint,
-        *const usize,
-        *const usize,
-        *const usize,
-        cl_uint,
-        *const cl_uint,
-        *mut cl_uint,
-        *mut *mut c_void,
-    ) -> cl_int,
+/// The extension's entry points (the harness's table) and calls the tests make often.
+type Cb = CommandBuffers;
+
+fn cb() -> Cb {
+    // SAFETY: the loader's platform handle.
+    unsafe { CommandBuffers::of(platform_device().0) }.expect("the driver offers cl_khr_command_buffer's entry points")
 }
 
-impl Cb {
-    fn get() -> Cb {
-        let (platform, _) = platform_device();
-        /// The entry point `name` as the function pointer type `F`.
-        ///
-        /// # Safety
-        /// `F` is a function pointer type with the entry point's C signature.
-        unsafe fn find<F: Copy>(platform: cl_platform_id, name: &std::ffi::CStr) -> F {
-            let f = cl!(clGetExtensionFunctionAddressForPlatform(platform, name.as_ptr()));
-            assert!(!f.is_null(), "{name:?} is not found");
-            assert_eq!(size_of::<F>(), size_of::<*mut c_void>());
-            // SAFETY: a function pointer of the size of a pointer, as the caller says.
-            unsafe { std::mem::transmute_copy(&f) }
-        }
-        // SAFETY: each address is the driver's entry point of that name, whose C
-        // signature the field's type spells.
-        unsafe {
-            Cb {
-                create: find(platform, c"clCreateCommandBufferKHR"),
-                release: find(platform, c"clReleaseCommandBufferKHR"),
-                retain: find(platform, c"clRetainCommandBufferKHR"),
-                finalize: find(platform, c"clFinalizeCommandBufferKHR"),
-                enqueue: find(platform, c"clEnqueueCommandBufferKHR"),
-                info: find(platform, c"clGetCommandBufferInfoKHR"),
-                barrier: find(platform, c"clCommandBarrierWithWaitListKHR"),
-                fill: find(platform, c"clCommandFillBufferKHR"),
-                copy: find(platform, c"clCommandCopyBufferKHR"),
-                svm_copy: find(platform, c"clCommandSVMMemcpyKHR"),
-                ndrange: find(platform, c"clCommandNDRangeKernelKHR"),
-            }
-        }
-    }
+trait Calls {
+    fn create(&self, env: &Env) -> *mut c_void;
+    fn enqueue(&self, b: *mut c_void, event: *mut cl_event) -> cl_int;
+    fn kernel(&self, b: *mut c_void, k: cl_kernel, n: usize, waits: &[cl_uint], point: *mut cl_uint) -> cl_int;
+}
 
+impl Calls for Cb {
     fn create(&self, env: &Env) -> *mut c_void {
         let mut e = 0;
         // SAFETY: the driver's entry point with one queue and no properties.
@@ -161,7 +63,7 @@ const KERNEL: &str = "kernel void axpb(global const float *x, global float *y, f
 #[test]
 fn a_recorded_sequence_replays_against_host_references_in_queue_order() {
     let env = Env::new();
-    let cb = Cb::get();
+    let cb = cb();
     let extensions = info_string(|n, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_EXTENSIONS, n, v, r)));
     assert!(extensions.split(' ').any(|e| e == "cl_khr_command_buffer"), "{extensions}");
     let caps: cl_bitfield = device_info(env.device, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
@@ -246,7 +148,7 @@ fn a_recorded_sequence_replays_against_host_references_in_queue_order() {
     let b2 = cb.create(&env);
     // SAFETY: the driver's entry points; `svm` holds N floats.
     unsafe {
-        ok!((cb.svm_copy)(
+        ok!((cb.svm_copy.expect("clCommandSVMMemcpyKHR"))(
             b2,
             null_mut(),
             null(),
@@ -315,7 +217,7 @@ fn a_recorded_sequence_replays_against_host_references_in_queue_order() {
 #[test]
 fn recording_and_enqueueing_report_the_extensions_errors() {
     let env = Env::new();
-    let cb = Cb::get();
+    let cb = cb();
     let p = build(&env, KERNEL, "");
     let k = kernel(p, "axpb");
     let x = env.buffer_with(&[0; 64]);
@@ -453,7 +355,7 @@ fn config(command: *mut c_void) -> cl_mutable_dispatch_config_khr {
 #[test]
 fn a_mutable_kernel_command_takes_new_arguments_and_sizes_between_replays() {
     let env = Env::new();
-    let (cb, m) = (Cb::get(), Mutable::get());
+    let (cb, m) = (cb(), Mutable::get());
     let fields: cl_bitfield = device_info(env.device, CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR);
     assert_eq!(fields & CL_MUTABLE_DISPATCH_ARGUMENTS_KHR, CL_MUTABLE_DISPATCH_ARGUMENTS_KHR);
     const N: usize = 256;
@@ -602,14 +504,4 @@ fn a_mutable_kernel_command_takes_new_arguments_and_sizes_between_replays() {
     }
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
-}
-
-/// A looked-up entry point as the function pointer type `F`.
-///
-/// # Safety
-/// `F` is a pointer-sized function pointer type with the entry point's C signature.
-unsafe fn as_fn<F: Copy>(f: *mut c_void) -> F {
-    assert_eq!(size_of::<F>(), size_of::<*mut c_void>());
-    // SAFETY: a function pointer of the size of a pointer, as the caller says.
-    unsafe { std::mem::transmute_copy(&f) }
 }
