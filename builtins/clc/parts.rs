@@ -75,7 +75,13 @@ const BITCODE_LIBRARIES: &[(&str, &str, &[&str])] = &[
              +__opencl_c_atomic_order_seq_cst,+__opencl_c_atomic_scope_device,+__opencl_c_atomic_scope_all_devices"
         ),
     ),
+    (
+        "enqueue.cl",
+        include_str!("enqueue.cl"),
+        opencl_library_3!("+__opencl_c_device_enqueue,+__opencl_c_program_scope_global_variables")
+    ),
     ("collectives.c", include_str!("collectives.c"), &["-x", "c"]),
+    ("enqueue.c", include_str!("enqueue.c"), &["-x", "c"]),
     ("pipes.c", include_str!("pipes.c"), &["-x", "c"]),
     ("workitem.c", include_str!("workitem.c"), &["-x", "c"]),
     ("printf.c", include_str!("printf.c"), &["-x", "c"]),

@@ -13,6 +13,22 @@ typedef struct {
     size_t dst, src, elem, per_line, lines, planes, src_line, src_plane, dst_line, dst_plane;
     unsigned to_local, pad;
 } ferrocl_copy;
+/* kernel-abi's `NdRange` (clang's `ndrange_t`) and `Enqueue`. */
+typedef struct {
+    unsigned work_dim;
+    size_t offset[3], global[3], local[3];
+} ferrocl_ndrange;
+typedef struct {
+    size_t queue;
+    unsigned flags, num_events;
+    const ferrocl_ndrange *range;
+    const char *kernel;
+    const void *block;
+    const size_t *locals;
+    unsigned num_locals, pad;
+    const size_t *events;
+    size_t *event_ret;
+} ferrocl_enqueue;
 typedef struct {
     void (*barrier)(const ferrocl_group *);
     size_t (*copy)(const ferrocl_group *, size_t item, const ferrocl_copy *, size_t event);
@@ -20,6 +36,8 @@ typedef struct {
     void (*fence)(const ferrocl_group *, size_t item, unsigned flags);
     void (*settle)(const ferrocl_group *);
     void (*sub_group_barrier)(const ferrocl_group *);
+    int (*enqueue)(const ferrocl_group *, const ferrocl_enqueue *);
+    size_t (*device)(const ferrocl_group *, unsigned op, size_t event, size_t value);
 } ferrocl_services;
 
 struct ferrocl_group {
@@ -79,6 +97,10 @@ _Static_assert(__builtin_offsetof(ferrocl_copy_log, pending) == 64, "CopyLog lay
 _Static_assert(sizeof(ferrocl_copy) == 88, "Copy layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, settle) == 32, "Services layout");
 _Static_assert(__builtin_offsetof(ferrocl_services, sub_group_barrier) == 40, "Services layout");
+_Static_assert(__builtin_offsetof(ferrocl_services, device) == 56, "Services layout");
+_Static_assert(sizeof(ferrocl_ndrange) == 80, "NdRange layout");
+_Static_assert(__builtin_offsetof(ferrocl_enqueue, locals) == 40, "Enqueue layout");
+_Static_assert(sizeof(ferrocl_enqueue) == 72, "Enqueue layout");
 
 /* One work-item's view: a private copy of the group geometry plus its local id. Mirrors
  * kernel-abi's `WorkItem`: the archive's async-copy builtins receive it too. */

@@ -13,4 +13,4 @@ pub mod async_copies;
 /// (`ferrocl_kernel_abi::BUILTINS_ABI_SYMBOL`) in the archive's symbol index and refuses
 /// an archive without it. Change the number with any change of the contract.
 #[no_mangle]
-pub static FERROCL_BUILTINS_ABI_9: u32 = 9;
+pub static FERROCL_BUILTINS_ABI_10: u32 = 10;

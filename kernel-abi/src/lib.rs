@@ -119,6 +119,102 @@ pub struct Services {
     /// Suspends the calling work-item until every work-item of its sub-group has
     /// arrived (at a barrier of its sub-group) or finished.
     pub sub_group_barrier: unsafe extern "C" fn(group: *const Group),
+    /// Device-side enqueue: `enqueue_kernel` and `enqueue_marker` (OpenCL C 2.0). Returns
+    /// a `CLK_*` code.
+    pub enqueue: unsafe extern "C" fn(group: *const Group, request: *const Enqueue) -> i32,
+    /// The device-side event functions and `get_default_queue`: `op` is one of
+    /// `DeviceOp`'s values.
+    pub device: unsafe extern "C" fn(group: *const Group, op: u32, event: usize, value: usize) -> usize,
+}
+
+/// OpenCL C's `ndrange_t` as clang lays it out (opencl-c-base.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NdRange {
+    pub work_dim: u32,
+    pub offset: [usize; 3],
+    pub global: [usize; 3],
+    /// All 0: the driver picks the work-group size.
+    pub local: [usize; 3],
+}
+
+/// One `enqueue_kernel` (or, with `kernel` null, `enqueue_marker`) as kernel code hands
+/// it to the driver (builtins/clc/enqueue.c).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Enqueue {
+    /// The `queue_t`: a device queue's handle.
+    pub queue: usize,
+    /// `CLK_ENQUEUE_FLAGS_*`.
+    pub flags: u32,
+    pub num_events: u32,
+    pub range: *const NdRange,
+    /// The block's kernel, by name (NUL-terminated): the compiler replaces the address
+    /// of the kernel clang made for the block with its name.
+    pub kernel: *const u8,
+    /// The block literal: a 4-byte size first, the block's captures after.
+    pub block: *const u8,
+    /// Sizes of the block's `__local void *` parameters.
+    pub locals: *const usize,
+    pub num_locals: u32,
+    pub _pad: u32,
+    /// The events to wait for, and where the event of this command goes (null: none).
+    pub events: *const usize,
+    pub event_ret: *mut usize,
+}
+
+/// What `Services::device` is asked.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceOp {
+    DefaultQueue = 0,
+    RetainEvent = 1,
+    ReleaseEvent = 2,
+    CreateUserEvent = 3,
+    /// `value`: the status.
+    SetUserEventStatus = 4,
+    IsValidEvent = 5,
+    /// `value`: where the two 64-bit times go.
+    CaptureProfiling = 6,
+    /// The `get_kernel_*` queries of a block's kernel: `event` is the kernel's name,
+    /// `value` the `ndrange_t` (for the sub-group ones).
+    KernelWorkGroupSize = 7,
+    KernelPreferredMultiple = 8,
+    KernelMaxSubGroupSize = 9,
+    KernelSubGroupCount = 10,
+}
+
+impl DeviceOp {
+    pub const ALL: [DeviceOp; 11] = [
+        DeviceOp::DefaultQueue,
+        DeviceOp::RetainEvent,
+        DeviceOp::ReleaseEvent,
+        DeviceOp::CreateUserEvent,
+        DeviceOp::SetUserEventStatus,
+        DeviceOp::IsValidEvent,
+        DeviceOp::CaptureProfiling,
+        DeviceOp::KernelWorkGroupSize,
+        DeviceOp::KernelPreferredMultiple,
+        DeviceOp::KernelMaxSubGroupSize,
+        DeviceOp::KernelSubGroupCount,
+    ];
+
+    pub fn from_u32(op: u32) -> Option<DeviceOp> {
+        DeviceOp::ALL.get(op as usize).copied()
+    }
+}
+
+/// `enqueue_kernel`'s results (opencl-c-base.h).
+pub mod clk {
+    pub const SUCCESS: i32 = 0;
+    pub const ENQUEUE_FAILURE: i32 = -101;
+    pub const INVALID_QUEUE: i32 = -102;
+    pub const INVALID_NDRANGE: i32 = -160;
+    pub const INVALID_EVENT_WAIT_LIST: i32 = -57;
+    pub const DEVICE_QUEUE_FULL: i32 = -161;
+    pub const INVALID_ARG_SIZE: i32 = -51;
+    pub const EVENT_ALLOCATION_FAILURE: i32 = -100;
+    pub const OUT_OF_RESOURCES: i32 = -5;
 }
 
 /// One async copy: `planes` x `lines` x `per_line` elements of `elem` bytes, strides in
@@ -251,6 +347,10 @@ const _: () = assert!(core::mem::offset_of!(Group, sub_group_size) == 232);
 const _: () = assert!(core::mem::size_of::<AsyncCopy>() == 88);
 const _: () = assert!(core::mem::offset_of!(Services, settle) == 32);
 const _: () = assert!(core::mem::offset_of!(Services, sub_group_barrier) == 40);
+const _: () = assert!(core::mem::offset_of!(Services, device) == 56);
+const _: () = assert!(core::mem::size_of::<NdRange>() == 80);
+const _: () = assert!(core::mem::offset_of!(Enqueue, locals) == 40);
+const _: () = assert!(core::mem::size_of::<Enqueue>() == 72);
 
 /// An image as kernel code sees it: what an `image2d_t` (and every other image type)
 /// argument points to (`img_t` in builtins/clc/image.cl). Texel (x, y, z) lies at
@@ -331,9 +431,9 @@ pub const SPECIALISED_IMAGE_FORMATS: [(u32, u32); 5] =
 /// The version of the contract between the driver and kernel code (these types, the
 /// builtins archive, the helpers compiled into every kernel): program binaries record
 /// it, and the driver refuses those of another version.
-pub const KERNEL_ABI: u32 = 9;
+pub const KERNEL_ABI: u32 = 10;
 /// The symbol the builtins archive of this version defines (builtins/src/lib.rs).
-pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_9";
+pub const BUILTINS_ABI_SYMBOL: &str = "FERROCL_BUILTINS_ABI_10";
 const _: () = assert!(suffix_number(BUILTINS_ABI_SYMBOL) == KERNEL_ABI);
 
 /// The decimal number a name ends with (for the check that the archive's symbol and

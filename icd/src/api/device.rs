@@ -8,6 +8,7 @@ use opencl_sys::*;
 use super::icd::{self, from_handle};
 use super::util::{write_opt, CLResult, Info};
 use crate::core::device::{self, Device};
+use crate::core::device_enqueue;
 use crate::core::event::now_ns;
 use crate::core::image;
 use crate::core::partition;
@@ -135,7 +136,9 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_VERSION => Info::of(&format!("OpenCL 3.0 FerroCL {DRIVER_VERSION}")),
         CL_DEVICE_NUMERIC_VERSION => Info::of(&cl_version(3, 0, 0)),
         // "the highest fully backwards compatible OpenCL C version": 1.2 for 3.0 devices.
-        CL_DEVICE_OPENCL_C_VERSION => Info::of("OpenCL C 1.2 FerroCL"),
+        // Every optional feature of OpenCL C 2.0 is there (pipes, device-side enqueue,
+        // the generic address space, program-scope variables, ...).
+        CL_DEVICE_OPENCL_C_VERSION => Info::of("OpenCL C 2.0 FerroCL"),
         CL_DEVICE_OPENCL_C_ALL_VERSIONS => Info::of(&platform::name_versions(device::OPENCL_C_VERSIONS)),
         CL_DEVICE_OPENCL_C_FEATURES => Info::of(&platform::name_versions(device::OPENCL_C_FEATURES)),
         CL_DEVICE_EXTENSIONS => Info::of(&platform::extension_string(&device::extensions())),
@@ -256,18 +259,24 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS => Info::of(&device::pipes::MAX_ACTIVE_RESERVATIONS),
         CL_DEVICE_PIPE_MAX_PACKET_SIZE => Info::of(&device::pipes::MAX_PACKET_SIZE),
         CL_DEVICE_PIPE_SUPPORT => Info::of(&true),
-        // Optional features we do not support: device enqueue.
-        CL_DEVICE_MAX_ON_DEVICE_QUEUES
-        | CL_DEVICE_MAX_ON_DEVICE_EVENTS
-        | CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
-        | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
-        | CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
+        // Device-side enqueue (core/device_enqueue.rs, exec/enqueue.rs).
+        CL_DEVICE_MAX_ON_DEVICE_QUEUES => Info::of(&device_enqueue::MAX_QUEUES),
+        CL_DEVICE_MAX_ON_DEVICE_EVENTS => Info::of(&device_enqueue::MAX_EVENTS),
+        CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE => Info::of(&device_enqueue::PREFERRED_SIZE),
+        CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE => Info::of(&device_enqueue::MAX_SIZE),
+        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => {
+            Info::of(&(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE))
+        }
+        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => {
+            Info::of(&(CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT))
+        }
+        // "0 indicates that the device has no preference": any alignment is as fast.
+        CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => Info::of(&none_u32),
         CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
             Info::of(&device::MAX_GLOBAL_VARIABLE_SIZE)
         }
-        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => Info::of(&none_u64),
         // cl_khr_integer_dot_product: both input forms, computed with ordinary vector
         // instructions, which the spec's "accelerated" does not describe.
         CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES => {
@@ -276,7 +285,6 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT | DOT_PRODUCT_ACCELERATION_PACKED => {
             Info::of(&[CL_FALSE; 6])
         }
-        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => Info::of(&none_u64),
         _ => Err(CL_INVALID_VALUE),
     }
 }

@@ -10,7 +10,7 @@ use opencl_sys::*;
 use super::icd::{self, from_handle, into_handle, retain_release};
 use super::queue::{begin, submit};
 use super::util::{c_str, slice, write_opt, CLResult, Info};
-use crate::compiler::kernel_info::ArgKind;
+use crate::compiler::kernel_info::{self, ArgKind};
 use crate::core::device::Device;
 use crate::core::kernel::{ArgValue, Kernel, NdRange};
 use crate::core::memory::{Mem, IMMUTABLE};
@@ -40,14 +40,15 @@ fn clCreateKernelsInProgram(
 ) -> CLResult<()> {
     let p = from_handle::<Program>(program)?;
     let lib = p.library().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
-    let n = lib.info.kernels.len();
+    let own: Vec<_> = lib.info.kernels.iter().filter(|k| !kernel_info::is_block_kernel(&k.name)).collect();
+    let n = own.len();
     // "CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the
     // number of kernels in program."
     if !kernels.is_null() {
         if (num_kernels as usize) < n {
             return Err(CL_INVALID_VALUE);
         }
-        for (i, k) in lib.info.kernels.iter().enumerate() {
+        for (i, k) in own.iter().enumerate() {
             let kernel = Kernel::new(p.clone(), lib.clone(), &k.name).ok_or(CL_OUT_OF_HOST_MEMORY)?;
             // SAFETY: kernels has room for num_kernels >= n handles.
             unsafe { kernels.add(i).write(into_handle(kernel)) };
@@ -187,6 +188,17 @@ pub(super) unsafe fn set_arg(
             // "CL_INVALID_ARG_VALUE if arg_value specified is not a valid value."
             if arg_value.is_null() {
                 return Err(CL_INVALID_ARG_VALUE);
+            }
+            // "CL_INVALID_DEVICE_QUEUE for an argument declared to be of type queue_t
+            // when the specified arg_value is not a valid device queue object." The
+            // kernel gets the handle, which the driver looks up when it enqueues.
+            if a.type_name == "queue_t" {
+                // SAFETY: arg_value points at a cl_command_queue (its size checked).
+                let handle = unsafe { *(arg_value as *const cl_command_queue) };
+                let q = from_handle::<Queue>(handle).map_err(|_| CL_INVALID_DEVICE_QUEUE)?;
+                if q.on_device.is_none() {
+                    return Err(CL_INVALID_DEVICE_QUEUE);
+                }
             }
             ArgValue::Bytes(slice(arg_value.cast::<u8>(), arg_size).to_vec())
         }

@@ -9,6 +9,7 @@ use opencl_sys::*;
 
 use super::icd::{self, from_handle, from_handles, into_handle, retain_release};
 use super::util::{c_str, fallible_vec, slice, utf8_lossy, with_errcode, write_opt, CLResult, Info};
+use crate::compiler::kernel_info;
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::program::{self, Program};
@@ -333,7 +334,7 @@ fn program_info(p: &Program, param: cl_program_info) -> CLResult<Info> {
         // CL_PROGRAM_KERNEL_NAMES and a successful program executable has not been built
         // for at least one device in the list of devices associated with program."
         let lib = lib.as_ref().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
-        Ok(lib.info.kernels.iter().map(|k| k.name.clone()).collect())
+        Ok(lib.info.kernels.iter().filter(|k| !kernel_info::is_block_kernel(&k.name)).map(|k| k.name.clone()).collect())
     };
     match param {
         CL_PROGRAM_REFERENCE_COUNT => Info::of(&p.base.ref_count()),

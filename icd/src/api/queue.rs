@@ -13,6 +13,7 @@ use super::icd::{self, from_handle, into_handle, retain_release};
 use super::util::{properties, property_array, write_opt, CLResult, Info};
 use crate::core::context::Context;
 use crate::core::device::Device;
+use crate::core::device_enqueue;
 use crate::core::event::Event;
 use crate::core::queue::{Hints, Queue, Work};
 
@@ -20,15 +21,13 @@ const KNOWN_PROPERTIES: cl_command_queue_properties = CL_QUEUE_OUT_OF_ORDER_EXEC
     | CL_QUEUE_PROFILING_ENABLE
     | CL_QUEUE_ON_DEVICE
     | CL_QUEUE_ON_DEVICE_DEFAULT;
-const SUPPORTED_PROPERTIES: cl_command_queue_properties =
-    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
-
 fn create_queue(
     context: cl_context,
     device: cl_device_id,
     props: cl_command_queue_properties,
     props_array: Vec<cl_queue_properties>,
     hints: Option<Hints>,
+    size: Option<cl_queue_properties>,
 ) -> CLResult<cl_command_queue> {
     let c = from_handle::<Context>(context)?;
     // "CL_INVALID_DEVICE if device is not a valid device or is not associated with
@@ -49,12 +48,27 @@ fn create_queue(
     {
         return Err(CL_INVALID_VALUE);
     }
-    // "CL_INVALID_QUEUE_PROPERTIES if values specified in properties are valid but are
-    // not supported by the device." No on-device queues.
-    if props & !SUPPORTED_PROPERTIES != 0 {
-        return Err(CL_INVALID_QUEUE_PROPERTIES);
+    if !on_device {
+        return Ok(into_handle(Queue::new(c, d, props, props_array, hints.unwrap_or_default())?));
     }
-    Ok(into_handle(Queue::new(c, d, props, props_array, hints.unwrap_or_default())?))
+    // CL_QUEUE_SIZE "must be a value <= CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE".
+    let size = match size {
+        None => device_enqueue::PREFERRED_SIZE,
+        Some(s) if s <= device_enqueue::MAX_SIZE as cl_queue_properties => s as u32,
+        Some(_) => return Err(CL_INVALID_VALUE),
+    };
+    // "If a default device queue has already been created, calling
+    // clCreateCommandQueueWithProperties with CL_QUEUE_PROPERTIES set to
+    // CL_QUEUE_ON_DEVICE and CL_QUEUE_ON_DEVICE_DEFAULT will return the default device
+    // queue that has already been created and increment its reference count by 1."
+    if props & CL_QUEUE_ON_DEVICE_DEFAULT != 0 {
+        if let Some(q) = c.device_queues.default_for(&d) {
+            let handle = icd::handle_of(&q);
+            icd::retain::<Queue>(handle)?;
+            return Ok(handle);
+        }
+    }
+    Ok(into_handle(Queue::new_on_device(c, d, props, props_array, size)?))
 }
 
 /// A `cl_khr_priority_hints` or `cl_khr_throttle_hints` value: exactly one of the
@@ -73,7 +87,7 @@ fn clCreateCommandQueue(
     device: cl_device_id,
     properties: cl_command_queue_properties,
 ) -> CLResult<cl_command_queue> {
-    create_queue(context, device, properties, Vec::new(), None)
+    create_queue(context, device, properties, Vec::new(), None, None)
 }
 
 #[cl_entry_point]
@@ -83,11 +97,11 @@ fn clCreateCommandQueueWithProperties(
     properties_list: *const cl_queue_properties,
 ) -> CLResult<cl_command_queue> {
     let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
-    let (mut props, mut sized, mut hints) = (0, false, None::<Hints>);
+    let (mut props, mut size, mut hints) = (0, None, None::<Hints>);
     for &(name, value) in &pairs {
         match name as cl_uint {
             CL_QUEUE_PROPERTIES => props = value,
-            CL_QUEUE_SIZE => sized = true,
+            CL_QUEUE_SIZE => size = Some(value),
             n if n as cl_queue_properties == CL_QUEUE_PRIORITY_KHR => {
                 hints.get_or_insert_with(Hints::default).urgent = hint(value, CL_QUEUE_PRIORITY_HIGH_KHR as _)?
             }
@@ -97,9 +111,8 @@ fn clCreateCommandQueueWithProperties(
             _ => return Err(CL_INVALID_VALUE),
         }
     }
-    // CL_QUEUE_SIZE "can only be specified if CL_QUEUE_ON_DEVICE is set"; with it,
-    // the queue is valid but unsupported (create_queue says so).
-    if sized && props & CL_QUEUE_ON_DEVICE == 0 {
+    // CL_QUEUE_SIZE "can only be specified if CL_QUEUE_ON_DEVICE is set".
+    if size.is_some() && props & CL_QUEUE_ON_DEVICE == 0 {
         return Err(CL_INVALID_VALUE);
     }
     // Both hint extensions: "CL_INVALID_QUEUE_PROPERTIES if ... [the hint] is
@@ -107,7 +120,7 @@ fn clCreateCommandQueueWithProperties(
     if hints.is_some() && props & CL_QUEUE_ON_DEVICE != 0 {
         return Err(CL_INVALID_QUEUE_PROPERTIES);
     }
-    create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()), hints)
+    create_queue(context, device, props, property_array(&pairs, !properties_list.is_null()), hints, size)
 }
 
 // "clReleaseCommandQueue performs an implicit flush": commands already run on the
@@ -123,8 +136,11 @@ fn queue_info(q: &Queue, param: cl_command_queue_info) -> CLResult<Info> {
         CL_QUEUE_PROPERTIES_ARRAY => Info::of(&q.properties_array),
         // "CL_INVALID_COMMAND_QUEUE ... if command_queue is not a valid command-queue for
         // param_name": the size only exists for device queues.
-        CL_QUEUE_SIZE => Err(CL_INVALID_COMMAND_QUEUE),
-        CL_QUEUE_DEVICE_DEFAULT => Info::of(&null_mut::<c_void>()),
+        CL_QUEUE_SIZE => Info::of(&q.on_device.ok_or(CL_INVALID_COMMAND_QUEUE)?),
+        // "the current default command-queue for the underlying device".
+        CL_QUEUE_DEVICE_DEFAULT => Info::of(
+            &q.context.device_queues.default_for(&q.device).map_or(null_mut::<c_void>(), |d| icd::handle_of(&d)),
+        ),
         _ => Err(CL_INVALID_VALUE),
     }
 }
@@ -156,25 +172,41 @@ fn clSetCommandQueueProperty(
 
 #[cl_entry_point]
 fn clSetDefaultDeviceCommandQueue(context: cl_context, device: cl_device_id, queue: cl_command_queue) -> CLResult<()> {
-    from_handle::<Context>(context)?;
-    from_handle::<Device>(device)?;
-    // "CL_INVALID_OPERATION if device does not support a replaceable default
-    // on-device queue": whatever the queue argument (the CTS passes NULL), since
-    // there can be no on-device queue to check it against.
-    let _ = queue;
-    Err(CL_INVALID_OPERATION)
+    let c = from_handle::<Context>(context)?;
+    let d = from_handle::<Device>(device)?;
+    if !c.has_device(&d) {
+        return Err(CL_INVALID_DEVICE);
+    }
+    // "CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue for
+    // device": a device queue of this context and device.
+    let q = from_handle::<Queue>(queue)?;
+    if q.on_device.is_none() || !Arc::ptr_eq(&q.device, &d) || !Arc::ptr_eq(&q.context, &c) {
+        return Err(CL_INVALID_COMMAND_QUEUE);
+    }
+    c.device_queues.set_default(&q);
+    Ok(())
 }
 
 #[cl_entry_point]
 fn clFlush(queue: cl_command_queue) -> CLResult<()> {
     // Commands are handed to the queue's thread when enqueued, so they are issued.
-    from_handle::<Queue>(queue).map(drop)
+    host_queue(queue).map(drop)
 }
 
 #[cl_entry_point]
 fn clFinish(queue: cl_command_queue) -> CLResult<()> {
-    from_handle::<Queue>(queue)?.finish();
+    host_queue(queue)?.finish();
     Ok(())
+}
+
+/// A host command-queue: "CL_INVALID_COMMAND_QUEUE if command_queue is not a valid
+/// host command-queue" (a device queue takes commands from kernels alone).
+pub(crate) fn host_queue(queue: cl_command_queue) -> CLResult<Arc<Queue>> {
+    let q = from_handle::<Queue>(queue)?;
+    match q.on_device {
+        Some(_) => Err(CL_INVALID_COMMAND_QUEUE),
+        None => Ok(q),
+    }
 }
 
 /// The part of an enqueue before its command-specific checks: the queue and its
@@ -187,7 +219,7 @@ pub(crate) unsafe fn begin(
     num: cl_uint,
     list: *const cl_event,
 ) -> CLResult<(Arc<Queue>, Vec<Arc<Event>>)> {
-    let q = from_handle::<Queue>(queue)?;
+    let q = host_queue(queue)?;
     let wait = wait_list(&q.context, num, list)?;
     Ok((q, wait))
 }

@@ -80,6 +80,14 @@ pub(crate) const SUB_GROUP_SIZES: [usize; 5] = [4, 8, 16, 32, 64];
 /// (`passes::simd`), so that a sub-group is the lanes one SIMD step runs.
 pub(crate) const SUB_GROUP_SIZE: usize = 8;
 
+/// Whether a kernel is one clang made for a block given to `enqueue_kernel`
+/// (`__<function>_block_invoke[_<n>]_kernel`): the driver launches it for kernel code,
+/// and the application never sees it (names starting with two underscores are the
+/// implementation's).
+pub(crate) fn is_block_kernel(name: &str) -> bool {
+    name.starts_with("__") && name.ends_with("_kernel") && name.contains("_block_invoke")
+}
+
 impl Kernel {
     /// The sub-group size of this kernel's launches.
     pub(crate) fn sub_group_size(&self) -> usize {

@@ -27,6 +27,9 @@ pub(crate) struct Context {
     /// The context's command queues, for `clMemBlockingFreeINTEL`.
     queues: Mutex<Vec<Weak<dyn Drain>>>,
     destructors: Mutex<Vec<(ContextDestructor, usize)>>,
+    /// The context's device queues (`CL_QUEUE_ON_DEVICE`) and, per device, the default
+    /// one (`super::device_enqueue`).
+    pub(crate) device_queues: super::device_enqueue::DeviceQueues,
 }
 
 /// A command queue of the context, as the context sees it.
@@ -44,7 +47,8 @@ impl Context {
         notify: Option<(ContextNotify, usize)>,
     ) -> Arc<Context> {
         let (base, svm, usm, destructors) = (Base::new(), Default::default(), Default::default(), Default::default());
-        Arc::new(Context { base, devices, properties, notify, svm, usm, queues: Default::default(), destructors })
+        let (queues, device_queues) = Default::default();
+        Arc::new(Context { base, devices, properties, notify, svm, usm, queues, destructors, device_queues })
     }
 
     /// Tells the application's error callback, if any, why a call failed ("information

@@ -331,6 +331,7 @@ pub(crate) const OPENCL_C_FEATURES: &[(&str, u32)] = &[
     ("__opencl_c_read_write_images", cl_version(3, 0, 0)),
     ("__opencl_c_3d_image_writes", cl_version(3, 0, 0)),
     ("__opencl_c_pipes", cl_version(3, 0, 0)),
+    ("__opencl_c_device_enqueue", cl_version(3, 0, 0)),
     // cl_khr_integer_dot_product's, with its version.
     ("__opencl_c_integer_dot_product_input_4x8bit", cl_version(2, 0, 0)),
     ("__opencl_c_integer_dot_product_input_4x8bit_packed", cl_version(2, 0, 0)),

@@ -66,10 +66,24 @@ cl_object!(Kernel, CL_INVALID_KERNEL;
 );
 
 impl Kernel {
+    /// The application's kernel `name` (`None` for a block's kernel, which is the
+    /// driver's).
     pub(crate) fn new(program: Arc<Program>, code: Arc<Executable>, name: &str) -> Option<Arc<Kernel>> {
+        if kernel_info::is_block_kernel(name) {
+            return None;
+        }
         let info = code.info.kernels.iter().find(|k| k.name == name)?.clone();
         let args = Mutex::new(vec![None; info.args.len()]);
         program.kernel_attached();
+        let (group_ns, entries, copies_given) = Default::default();
+        Some(Arc::new(Kernel { base: Base::new(), program, code, info, entries, args, group_ns, copies_given }))
+    }
+
+    /// The kernel of a block kernel code enqueues (`super::device_enqueue`): not the
+    /// application's, so not counted as attached to the program.
+    pub(crate) fn internal(program: Arc<Program>, code: Arc<Executable>, name: &str) -> Option<Arc<Kernel>> {
+        let info = code.info.kernels.iter().find(|k| k.name == name)?.clone();
+        let args = Mutex::new(vec![None; info.args.len()]);
         let (group_ns, entries, copies_given) = Default::default();
         Some(Arc::new(Kernel { base: Base::new(), program, code, info, entries, args, group_ns, copies_given }))
     }
@@ -140,6 +154,25 @@ impl Kernel {
     /// `clEnqueueNDRangeKernel` must, and packs the argument block. `workers` run it
     /// (`None`: all the pool's).
     pub(crate) fn launch(
+        self: &Arc<Self>,
+        device: &Arc<Device>,
+        range: NdRange,
+        workers: Option<crate::exec::pool::Workers>,
+    ) -> CLResult<Arc<Launch>> {
+        let launch = self.launch_child(device, range, workers.clone())?;
+        // A program with blocks' kernels may enqueue them: its launches from the host
+        // carry the tree of the commands their work-items enqueue.
+        if self.code.info.kernels.iter().any(|k| kernel_info::is_block_kernel(&k.name)) {
+            let spawn =
+                super::device_enqueue::Spawn::new(self.program.clone(), self.code.clone(), device.clone(), workers);
+            let _ = launch.device.set(crate::exec::enqueue::DeviceSide::top(Arc::new(spawn)));
+        }
+        Ok(launch)
+    }
+
+    /// `launch` for a command kernel code enqueued (`super::device_enqueue`), which
+    /// belongs to its parent's tree.
+    pub(crate) fn launch_child(
         self: &Arc<Self>,
         device: &Device,
         range: NdRange,
@@ -233,6 +266,7 @@ impl Kernel {
             rows: group_use == kernel_info::GroupUse::Ids,
             sub_group_size: self.info.sub_group_size(),
             workers,
+            device: Default::default(),
         }))
     }
 

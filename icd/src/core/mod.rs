@@ -4,6 +4,7 @@ pub(crate) mod binary;
 pub(crate) mod command_buffer;
 pub(crate) mod context;
 pub(crate) mod device;
+pub(crate) mod device_enqueue;
 pub(crate) mod event;
 pub(crate) mod executable;
 pub(crate) mod host;

@@ -283,6 +283,9 @@ pub(crate) struct Queue {
     pub(crate) properties_array: Vec<cl_queue_properties>,
     /// `cl_khr_throttle_hints`' low throttle: launches take half the device's workers.
     pub(crate) throttled: bool,
+    /// A device queue (`CL_QUEUE_ON_DEVICE`): its `CL_QUEUE_SIZE` in bytes. Only kernel
+    /// code enqueues to it (`super::device_enqueue`).
+    pub(crate) on_device: Option<u32>,
     commands: Arc<Commands>,
 }
 
@@ -309,7 +312,41 @@ impl Queue {
         let commands = Arc::new(Commands { urgent: hints.urgent, ..Default::default() });
         context.add_queue(Arc::downgrade(&commands) as std::sync::Weak<dyn super::context::Drain>);
         let throttled = hints.throttled;
-        Ok(Arc::new(Queue { base: Base::new(), context, device, properties, properties_array, throttled, commands }))
+        let on_device = None;
+        Ok(Arc::new(Queue {
+            base: Base::new(),
+            context,
+            device,
+            properties,
+            properties_array,
+            throttled,
+            on_device,
+            commands,
+        }))
+    }
+
+    /// A device queue of `size` bytes (`CL_QUEUE_ON_DEVICE`), the device's default one
+    /// where `default` (`CL_QUEUE_ON_DEVICE_DEFAULT`).
+    pub(crate) fn new_on_device(
+        context: Arc<Context>,
+        device: Arc<Device>,
+        properties: cl_command_queue_properties,
+        properties_array: Vec<cl_queue_properties>,
+        size: u32,
+    ) -> CLResult<Arc<Queue>> {
+        let commands = Arc::new(Commands::default());
+        let q = Arc::new(Queue {
+            base: Base::new(),
+            context: context.clone(),
+            device,
+            properties,
+            properties_array,
+            throttled: false,
+            on_device: Some(size),
+            commands,
+        });
+        context.device_queues.add(&q, properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0);
+        Ok(q)
     }
 
     /// The workers this queue's launches run on: the device's, or the first half of

@@ -4,6 +4,7 @@
 
 pub(crate) mod copies;
 pub(crate) mod denormals;
+pub(crate) mod enqueue;
 pub(crate) mod fault;
 pub(crate) mod fibers;
 pub(crate) mod ndrange;
@@ -22,6 +23,8 @@ pub(crate) static SERVICES: Services = Services {
     fence: copies::group::fence,
     settle: copies::group::settle,
     sub_group_barrier: fibers::sub_group_barrier,
+    enqueue: enqueue::enqueue,
+    device: enqueue::device,
 };
 
 /// Storage aligned for any OpenCL type: the largest (`double16`, `long16`) needs 128

@@ -72,6 +72,9 @@ pub(crate) struct Launch {
     pub(crate) sub_group_size: usize,
     /// The workers of the sub-device the launch runs on (`None`: the whole device).
     pub(crate) workers: Option<super::pool::Workers>,
+    /// For a kernel that may enqueue kernels (device-side enqueue): the tree of commands
+    /// it belongs to; set once, by the objects layer or by the parent's enqueue.
+    pub(crate) device: std::sync::OnceLock<super::enqueue::DeviceSide>,
 }
 
 /// The most work-items in x one call of the launcher may run: the item loop's bound
@@ -182,6 +185,8 @@ impl Launch {
     fn run_groups(&self, w: &mut Worker, range: std::ops::Range<usize>, n: [usize; 3]) -> usize {
         // Everything the kernel keeps on this thread's stack lies below this frame.
         let stack_marker = 0u8;
+        // The services of device-side enqueue find the launch through it.
+        let _current = (self.device.get().is_some()).then(|| super::enqueue::Current::enter(self));
         let args = self.args_for(w);
         let most_items: usize = self.local.iter().product();
         if self.frame_size > 0 {
@@ -379,6 +384,7 @@ impl Launch {
             rows: self.rows,
             sub_group_size: self.sub_group_size,
             workers: self.workers.clone(),
+            device: self.device.get().and_then(|d| d.fresh()).map(std::sync::OnceLock::from).unwrap_or_default(),
         })
     }
 
@@ -402,14 +408,20 @@ impl Launch {
         let _watched = super::watchdog::watch(self.clone());
         // A call merges groups of one row only.
         let merged = self.merge.min(n[0]);
-        Pool::get().run(
+        let ran = Pool::get().run(
             n.iter().product(),
             merged,
             &self.group_ns,
             self.copy_queue.clone(),
             self.workers.clone(),
             Box::new(move |w, groups| me.run_groups(w, groups, n)),
-        )
+        );
+        // A launch from the host runs the commands its work-items enqueued (and theirs)
+        // before it completes.
+        match self.device.get() {
+            Some(d) if d.command.is_none() => d.work.drain() && ran,
+            _ => ran,
+        }
     }
 }
 

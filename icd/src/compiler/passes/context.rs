@@ -63,6 +63,8 @@ pub(crate) enum Role {
     Barrier,
     /// Tells where a generic pointer points (`get_fence`, `to_global`, ...).
     Address,
+    /// Device-side enqueue and its events (builtins/clc/enqueue.c): reaches the driver.
+    Device,
 }
 
 /// One builtin of the table.
@@ -91,6 +93,11 @@ const fn query(c: &'static str, params: &'static [Ty<'static>], signature: &'sta
 const fn barrier(c: &'static str, opencl: &'static str, params: &'static [Ty<'static>]) -> Builtin {
     let signature = if params.len() == 1 { "void (i32, ptr)" } else { "void (i32, i32, ptr)" };
     Builtin { c, opencl, params: Some(params), signature, role: Role::Barrier }
+}
+
+/// A device-side enqueue builtin, called by the symbol clang gives it.
+const fn device(c: &'static str, symbol: &'static str, signature: &'static str) -> Builtin {
+    Builtin { c, opencl: symbol, params: None, signature, role: Role::Device }
 }
 
 /// `size_t f(uint dimension)`.
@@ -166,6 +173,57 @@ const TABLE: &[Builtin] = &[
         signature: "ptr addrspace(3) (ptr addrspace(4), ptr)",
         role: Role::Address,
     },
+    // OpenCL C 2.0's device-side enqueue: clang's calls for `enqueue_kernel`'s four forms
+    // (the kernel argument is the block kernel's name, `passes::block_kernels_by_name`),
+    // then the functions of queues and events.
+    device("enqueue_kernel_basic", "__enqueue_kernel_basic", "i32 (ptr, i32, ptr, ptr addrspace(4), ptr addrspace(4), ptr)"),
+    device(
+        "enqueue_kernel_basic_events",
+        "__enqueue_kernel_basic_events",
+        "i32 (ptr, i32, ptr, i32, ptr addrspace(4), ptr addrspace(4), ptr addrspace(4), ptr addrspace(4), ptr)",
+    ),
+    device(
+        "enqueue_kernel_varargs",
+        "__enqueue_kernel_varargs",
+        "i32 (ptr, i32, ptr, ptr addrspace(4), ptr addrspace(4), i32, ptr, ptr)",
+    ),
+    device(
+        "enqueue_kernel_events_varargs",
+        "__enqueue_kernel_events_varargs",
+        "i32 (ptr, i32, ptr, i32, ptr addrspace(4), ptr addrspace(4), ptr addrspace(4), ptr addrspace(4), i32, ptr, ptr)",
+    ),
+    device(
+        "enqueue_marker",
+        "_Z14enqueue_marker9ocl_queuejPU9CLgenericK12ocl_clkeventPU9CLgenericS0_",
+        "i32 (ptr, i32, ptr addrspace(4), ptr addrspace(4), ptr)",
+    ),
+    device("kernel_work_group_size", "__get_kernel_work_group_size_impl", "i32 (ptr addrspace(4), ptr addrspace(4), ptr)"),
+    device(
+        "kernel_preferred_multiple",
+        "__get_kernel_preferred_work_group_size_multiple_impl",
+        "i32 (ptr addrspace(4), ptr addrspace(4), ptr)",
+    ),
+    device(
+        "kernel_max_sub_group_size",
+        "__get_kernel_max_sub_group_size_for_ndrange_impl",
+        "i32 (ptr, ptr addrspace(4), ptr addrspace(4), ptr)",
+    ),
+    device(
+        "kernel_sub_group_count",
+        "__get_kernel_sub_group_count_for_ndrange_impl",
+        "i32 (ptr, ptr addrspace(4), ptr addrspace(4), ptr)",
+    ),
+    device("get_default_queue", "_Z17get_default_queuev", "ptr (ptr)"),
+    device("retain_event", "_Z12retain_event12ocl_clkevent", "void (ptr, ptr)"),
+    device("release_event", "_Z13release_event12ocl_clkevent", "void (ptr, ptr)"),
+    device("create_user_event", "_Z17create_user_eventv", "ptr (ptr)"),
+    device("set_user_event_status", "_Z21set_user_event_status12ocl_clkeventi", "void (ptr, i32, ptr)"),
+    device("is_valid_event", "_Z14is_valid_event12ocl_clkevent", "i1 (ptr, ptr)"),
+    device(
+        "capture_event_profiling_info",
+        "_Z28capture_event_profiling_info12ocl_clkeventiPU8CLglobalv",
+        "void (ptr, i32, ptr addrspace(1), ptr)",
+    ),
     Builtin {
         c: "to_private",
         opencl: "__to_private",

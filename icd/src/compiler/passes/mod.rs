@@ -34,7 +34,7 @@ mod uniform;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
-use crate::compiler::kernel_info::{Arg, ArgKind, GroupUse, Kernel};
+use crate::compiler::kernel_info::{self, Arg, ArgKind, GroupUse, Kernel};
 use context::{takes_context, Role};
 use ferrocl_kernel_abi::{async_builtin, AsyncReach};
 use ir_text::{callee_names, callees_in, matching_paren, opencl_name, parse_param, split_top, Param};
@@ -224,8 +224,54 @@ pub(crate) fn has_simd_copies(module: &str) -> bool {
     module.contains(".simd(")
 }
 
+/// Prefix of the constant holding a block kernel's name (`block_kernels_by_name`).
+const BLOCK_NAME: &str = "__ferrocl_block_name.";
+
+/// clang passes `enqueue_kernel` (and the `get_kernel_*` queries) the address of the
+/// kernel it made for the block; the driver launches kernels by name, through their
+/// launchers, so the address becomes that of a constant holding the name
+/// (builtins/clc/enqueue.c hands it to the driver). The kernel itself is then no longer
+/// referred to and becomes an entry point like any other.
+fn block_kernels_by_name(text: &str) -> std::borrow::Cow<'_, str> {
+    let blocks: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("define ") && l.contains(" spir_kernel "))
+        .filter_map(|l| callee_names(l).into_iter().next().map(|(n, _)| n))
+        .filter(|n| kernel_info::is_block_kernel(n))
+        .collect();
+    if blocks.is_empty() {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 128 * blocks.len());
+    for line in text.lines() {
+        let mut line = line.to_string();
+        if !line.starts_with("define ") {
+            for b in &blocks {
+                let at = format!("@{b}");
+                let mut from = 0;
+                while let Some(i) = line[from..].find(&at).map(|i| i + from) {
+                    let end = i + at.len();
+                    from = end;
+                    if !line[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || "_.$-".contains(c)) {
+                        let named = format!("@{BLOCK_NAME}{b}");
+                        from = i + named.len();
+                        line.replace_range(i..end, &named);
+                    }
+                }
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    for b in &blocks {
+        let _ = writeln!(out, "@{BLOCK_NAME}{b} = private unnamed_addr constant [{} x i8] c\"{b}\\00\"", b.len() + 1);
+    }
+    out.into()
+}
+
 fn rewrite_with(text: &str, unit: Option<&Unit>, simd_copies: bool) -> Result<Rewritten, String> {
-    let text = ir_text::unquote_local_names(text);
+    let text = block_kernels_by_name(text);
+    let text = ir_text::unquote_local_names(&text);
     let text = division::guard(&collectives::expand_all(&inline_definitions_kept(&text))?);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let types = type_table_of(&lines);
@@ -775,7 +821,13 @@ fn kernel_info(
         .map(|p| parse_param(p).ok_or_else(|| format!("kernel {name}: unsupported parameter '{p}'")))
         .collect::<Result<_, _>>()?;
     let list = |key: &str| attached(define, key, md).cloned().unwrap_or_default();
-    let spaces: Vec<u32> = list("kernel_arg_addr_space").iter().map(|i| md_int(i).unwrap_or(0) as u32).collect();
+    let mut spaces: Vec<u32> = list("kernel_arg_addr_space").iter().map(|i| md_int(i).unwrap_or(0) as u32).collect();
+    // The kernel clang makes for a block given to `enqueue_kernel` has no argument
+    // metadata: its parameters are the block literal (a generic pointer) and the
+    // block's `__local` pointers.
+    if spaces.is_empty() && kernel_info::is_block_kernel(&name) {
+        spaces = params.iter().map(|p| if let IrType::Ptr(s) = p.ty { s } else { 0 }).collect();
+    }
     let access = list("kernel_arg_access_qual");
     let type_names = list("kernel_arg_type");
     let base_types = list("kernel_arg_base_type");
@@ -796,6 +848,8 @@ fn kernel_info(
             (IrType::Ptr(_), _) if base.starts_with("image") && base.ends_with("_t") => ArgKind::Image,
             (IrType::Ptr(_), 3) => ArgKind::Local,
             (IrType::Ptr(_), 1 | 2) => ArgKind::Buffer,
+            // A block kernel's literal: the driver passes the address of its copy.
+            (IrType::Ptr(_), 4) => ArgKind::Buffer,
             _ => ArgKind::Value,
         };
         let (size, align) = match (&p.byval, &p.ty) {
