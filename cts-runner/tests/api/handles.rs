@@ -69,17 +69,3 @@ fn released_handles_become_invalid() {
     assert_eq!(size, 64);
     ok!(cl!(clReleaseMemObject(live)));
 }
-
-#[test]
-fn unsupported_features_say_so() {
-    let env = Env::new();
-    // Device-side enqueue: no on-device queues.
-    let props =
-        [CL_QUEUE_PROPERTIES as cl_queue_properties, CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0];
-    let (q, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e)));
-    assert!(q.is_null());
-    err!(CL_INVALID_QUEUE_PROPERTIES, e);
-    err!(CL_INVALID_OPERATION, cl!(clSetDefaultDeviceCommandQueue(env.context, env.device, env.queue)));
-    let caps: cl_bitfield = device_info(env.device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES);
-    assert_eq!(caps, 0);
-}

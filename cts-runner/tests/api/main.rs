@@ -11,6 +11,7 @@ mod clang_tools;
 mod command_buffers;
 mod contexts;
 mod cross_cpu;
+mod device_enqueue;
 mod events;
 mod handles;
 mod hostile;

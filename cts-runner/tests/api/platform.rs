@@ -208,7 +208,7 @@ fn device_values_are_truthful() {
     assert!(device_info::<usize>(d, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE) >= 65536);
     assert!(device_info::<cl_uint>(d, CL_DEVICE_MAX_READ_IMAGE_ARGS) >= 128);
     assert!(device_info::<cl_uint>(d, CL_DEVICE_MAX_SAMPLERS) >= 16);
-    // Pipes are supported (`pipes.rs`); device-side enqueue is not and says so.
+    // Pipes (`pipes.rs`) and device-side enqueue (`device_enqueue.rs`) are supported.
     assert_eq!(device_info::<cl_bool>(d, CL_DEVICE_PIPE_SUPPORT), CL_TRUE);
     // Every SVM level: device and host share the address space.
     let svm = CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
@@ -216,7 +216,9 @@ fn device_values_are_truthful() {
         | CL_DEVICE_SVM_FINE_GRAIN_SYSTEM
         | CL_DEVICE_SVM_ATOMICS;
     assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_SVM_CAPABILITIES), svm);
-    assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0);
+    let queues = CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT;
+    assert_eq!(device_info::<cl_ulong>(d, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), queues);
+    assert!(device_info::<cl_uint>(d, CL_DEVICE_MAX_ON_DEVICE_QUEUES) >= 1);
     // The extension string and the versioned list name the same extensions.
     let ext = info_string(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, s, v, r)));
     let listed = info_bytes(|s, v, r| cl!(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS_WITH_VERSION, s, v, r)));

@@ -54,7 +54,6 @@ fn bad_queue_arguments() {
         assert!(q.is_null());
         e
     };
-    err!(CL_INVALID_QUEUE_PROPERTIES, bad(CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE));
     err!(CL_INVALID_VALUE, bad(1 << 20));
     // Invalid combinations (not merely unsupported ones): an on-device queue must be
     // out of order; the default on-device queue must be an on-device queue.
@@ -64,20 +63,26 @@ fn bad_queue_arguments() {
         with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e))).1
     };
     err!(CL_INVALID_VALUE, with(&[0x7777, 0, 0]));
-    // A size belongs to on-device queues only: invalid without one, unsupported with one.
+    // A size belongs to on-device queues only, and at most the device's largest.
     err!(CL_INVALID_VALUE, with(&[CL_QUEUE_SIZE as cl_queue_properties, 16, 0]));
     let on_device = CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+    let most: cl_uint = device_info(env.device, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE);
     err!(
-        CL_INVALID_QUEUE_PROPERTIES,
-        with(&[CL_QUEUE_PROPERTIES as cl_queue_properties, on_device, CL_QUEUE_SIZE as cl_queue_properties, 16, 0])
+        CL_INVALID_VALUE,
+        with(&[
+            CL_QUEUE_PROPERTIES as cl_queue_properties,
+            on_device,
+            CL_QUEUE_SIZE as cl_queue_properties,
+            most as cl_queue_properties + 1,
+            0
+        ])
     );
     let (_, e) = with_err(|e| cl!(clCreateCommandQueue(env.context, env.context as cl_device_id, 0, e)));
     err!(CL_INVALID_DEVICE, e);
     let (_, e) = with_err(|e| cl!(clCreateCommandQueue(env.queue as cl_context, env.device, 0, e)));
     err!(CL_INVALID_CONTEXT, e);
     err!(CL_INVALID_COMMAND_QUEUE, cl!(clFinish(env.context as cl_command_queue)));
-    // No on-device queues, so no default one to replace, whatever the queue argument.
-    err!(CL_INVALID_OPERATION, cl!(clSetDefaultDeviceCommandQueue(env.context, env.device, null_mut())));
+    err!(CL_INVALID_COMMAND_QUEUE, cl!(clSetDefaultDeviceCommandQueue(env.context, env.device, null_mut())));
     err!(CL_INVALID_COMMAND_QUEUE, cl!(clFlush(env.context as cl_command_queue)));
 }
 

@@ -846,3 +846,38 @@ fn a_failed_device_assert_fails_the_launch_and_not_the_process() {
     }
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// Device-side enqueue in a SPIR-V module (DeviceEnqueue: `OpEnqueueKernel`, the
+/// block's kernel an entry point, markers, user events, a `__local` parameter).
+#[test]
+fn device_side_enqueue_in_spirv_modules_runs_children() {
+    let env = Env::new();
+    let props = [
+        CL_QUEUE_PROPERTIES as cl_queue_properties,
+        CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        0,
+    ];
+    let (def, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e)));
+    ok!(e);
+    let src = "kernel void enq(global int *out) {
+                   size_t tid = get_global_id(0);
+                   clk_event_t user = create_user_event(), ev, mk;
+                   int r = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(4, 2), 1, &user, &ev,
+                       ^(local void *p) { local int *l = (local int *)p;
+                                          l[get_local_id(0)] = (int)get_global_id(0);
+                                          barrier(CLK_LOCAL_MEM_FENCE);
+                                          if (get_local_id(0) == 0) atomic_add(&out[tid], l[0] + l[1] + 1000); }, 8u);
+                   r |= enqueue_marker(get_default_queue(), 1, &ev, &mk);
+                   out[tid + 8] = r;
+                   set_user_event_status(user, CL_COMPLETE);
+                   release_event(user); release_event(ev); release_event(mk);
+               }";
+    let p = build_il(&env, &spirv_with(src, "CL2.0", "", ""));
+    let out = launch(&env, p, "enq", &[Arg::Out(16 * 4)], 8, 8);
+    let got: Vec<i32> = out[0].chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect();
+    // Two groups of two: 0 + 1 + 1000 and 2 + 3 + 1000.
+    assert_eq!(&got[..8], &[2006; 8]);
+    assert_eq!(&got[8..], &[0; 8]);
+    ok!(cl!(clReleaseProgram(p)));
+    ok!(cl!(clReleaseCommandQueue(def)));
+}

@@ -256,6 +256,7 @@ pub(crate) fn spirv_queries() -> SpirvQueries {
         38,   // GenericPointer
         58,   // SubgroupDispatch (SPIR-V 1.1 with sub-groups)
         17,   // Pipes
+        19,   // DeviceEnqueue
         5910, // MemoryAccessAliasingINTEL
     ];
     let mut extensions = vec![c"SPV_INTEL_memory_access_aliasing"];
