@@ -247,6 +247,12 @@ pub enum Op {
         props: Vec<Prop>,
         legacy: Option<Flags>,
     },
+    /// `clSetDefaultDeviceCommandQueue` (device queues come from `CreateQueue`).
+    SetDefaultDeviceQueue {
+        context: Ref,
+        device: Ref,
+        queue: Ref,
+    },
     CreateBuffer {
         context: Ref,
         flags: Flags,
@@ -1089,6 +1095,10 @@ impl Session {
             }
             Op::Flush { queue } => {
                 cl!(clFlush(self.handle(Family::Queue, *queue)));
+            }
+            Op::SetDefaultDeviceQueue { context, device, queue } => {
+                let (ctx, dev) = (self.handle(Family::Context, *context), self.handle(Family::Device, *device));
+                cl!(clSetDefaultDeviceCommandQueue(ctx, dev, self.handle(Family::Queue, *queue)));
             }
             Op::Finish { queue } => {
                 if self.may_block() {
