@@ -505,3 +505,47 @@ fn a_mutable_kernel_command_takes_new_arguments_and_sizes_between_replays() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(p)));
 }
+
+/// A recorded kernel that enqueues kernels (`CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR`):
+/// each replay runs the children of its own copy of the launch, before the replay
+/// completes.
+#[test]
+fn recorded_kernels_enqueue_children_at_every_replay() {
+    let env = Env::new();
+    let cb = cb();
+    let caps: cl_bitfield = device_info(env.device, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
+    let device_side = CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR;
+    assert_eq!(caps & device_side, device_side);
+    let props = [
+        CL_QUEUE_PROPERTIES as cl_queue_properties,
+        CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        0,
+    ];
+    let (def, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e)));
+    ok!(e);
+    let src = "kernel void twice(global int *out) {
+                   size_t i = get_global_id(0);
+                   enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(2),
+                                  ^{ atomic_add(&out[i], (int)get_global_id(0) + 1); });
+               }";
+    let prog = build(&env, src, "-cl-std=CL2.0");
+    let k = kernel(prog, "twice");
+    let out = buffer_of(&env, &[0i32; 8]);
+    set_arg(k, 0, &out);
+    let b = cb.create(&env);
+    ok!(cb.kernel(b, k, 8, &[], null_mut()));
+    // SAFETY: a command buffer just recorded.
+    unsafe { ok!((cb.finalize)(b)) };
+    for _ in 0..3 {
+        ok!(cb.enqueue(b, null_mut()));
+    }
+    ok!(cl!(clFinish(env.queue)));
+    // Each replay's children add 1 + 2 to every slot.
+    assert_eq!(read_as::<i32>(&env, out, 8), [9; 8]);
+    // SAFETY: the buffer made above, released once.
+    unsafe { ok!((cb.release)(b)) };
+    ok!(cl!(clReleaseMemObject(out)));
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(prog)));
+    ok!(cl!(clReleaseCommandQueue(def)));
+}

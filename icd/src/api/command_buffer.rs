@@ -30,9 +30,12 @@ pub(crate) const MUTABLE_FIELDS: cl_mutable_dispatch_fields_khr = CL_MUTABLE_DIS
 
 /// `CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR`: kernels may print (printf writes as the
 /// kernel runs, whoever runs it); replays may overlap (each runs its own copy of every
-/// launch, `core::command_buffer`); no device-side enqueue.
+/// launch, `core::command_buffer`); recorded kernels may enqueue kernels (each replay's
+/// copy of a launch has a tree of its own, `exec::enqueue`).
 pub(crate) const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
-    CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR | CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR;
+    CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR
+        | CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR
+        | CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR;
 /// `CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR`: every property a queue
 /// of this device can have (a replay runs in order, which an out-of-order queue
 /// permits).

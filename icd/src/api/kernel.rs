@@ -12,6 +12,7 @@ use super::queue::{begin, submit};
 use super::util::{c_str, slice, write_opt, CLResult, Info};
 use crate::compiler::kernel_info::{self, ArgKind};
 use crate::core::device::Device;
+use crate::core::device_enqueue;
 use crate::core::kernel::{ArgValue, Kernel, NdRange};
 use crate::core::memory::{Mem, IMMUTABLE};
 use crate::core::program::Program;
@@ -460,7 +461,7 @@ unsafe fn enqueue_ndrange(
 ) -> CLResult<()> {
     let (q, wait) = begin(queue, num_events, wait_list)?;
     let (k, range) = ndrange(&q, kernel, work_dim, global_work_offset, global_work_size, local_work_size)?;
-    let launch = k.launch(&q.device, range, q.workers())?;
+    let launch = device_enqueue::launch(&k, &q.device, range, q.workers())?;
     submit(
         &q,
         command,

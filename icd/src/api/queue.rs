@@ -62,10 +62,11 @@ fn create_queue(
     // CL_QUEUE_ON_DEVICE and CL_QUEUE_ON_DEVICE_DEFAULT will return the default device
     // queue that has already been created and increment its reference count by 1."
     if props & CL_QUEUE_ON_DEVICE_DEFAULT != 0 {
-        if let Some(q) = c.device_queues.default_for(&d) {
-            let handle = icd::handle_of(&q);
-            icd::retain::<Queue>(handle)?;
-            return Ok(handle);
+        if let Some(handle) = c.device_queues.default_for(device_enqueue::key(&d)) {
+            // Released meanwhile: made anew below.
+            if icd::retain::<Queue>(handle as cl_command_queue).is_ok() {
+                return Ok(handle as cl_command_queue);
+            }
         }
     }
     Ok(into_handle(Queue::new_on_device(c, d, props, props_array, size)?))
@@ -139,7 +140,7 @@ fn queue_info(q: &Queue, param: cl_command_queue_info) -> CLResult<Info> {
         CL_QUEUE_SIZE => Info::of(&q.on_device.ok_or(CL_INVALID_COMMAND_QUEUE)?),
         // "the current default command-queue for the underlying device".
         CL_QUEUE_DEVICE_DEFAULT => Info::of(
-            &q.context.device_queues.default_for(&q.device).map_or(null_mut::<c_void>(), |d| icd::handle_of(&d)),
+            &(q.context.device_queues.default_for(device_enqueue::key(&q.device)).unwrap_or(0) as cl_command_queue),
         ),
         _ => Err(CL_INVALID_VALUE),
     }
@@ -183,7 +184,7 @@ fn clSetDefaultDeviceCommandQueue(context: cl_context, device: cl_device_id, que
     if q.on_device.is_none() || !Arc::ptr_eq(&q.device, &d) || !Arc::ptr_eq(&q.context, &c) {
         return Err(CL_INVALID_COMMAND_QUEUE);
     }
-    c.device_queues.set_default(&q);
+    c.device_queues.set_default(device_enqueue::key(&d), icd::handle_of(&q) as usize);
     Ok(())
 }
 

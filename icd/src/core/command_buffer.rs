@@ -62,7 +62,7 @@ impl Dispatch {
     /// The launch of `state`'s kernel copy over its range; `None` when an argument is
     /// not set and `deferrable` says that is allowed.
     pub(crate) fn build(queue: &Queue, state: &DispatchState, deferrable: bool) -> CLResult<Option<Arc<Launch>>> {
-        match state.args.launch(&queue.device, state.range, queue.workers()) {
+        match super::device_enqueue::launch(&state.args, &queue.device, state.range, queue.workers()) {
             Ok(launch) => Ok(Some(launch)),
             Err(CL_INVALID_KERNEL_ARGS) if deferrable && state.args.missing_args() => Ok(None),
             Err(e) => Err(e),

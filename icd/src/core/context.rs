@@ -1,5 +1,7 @@
 //! Contexts: a set of devices plus the callbacks the application attached.
 
+use std::any::Any;
+use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Weak};
 
@@ -29,7 +31,7 @@ pub(crate) struct Context {
     destructors: Mutex<Vec<(ContextDestructor, usize)>>,
     /// The context's device queues (`CL_QUEUE_ON_DEVICE`) and, per device, the default
     /// one (`super::device_enqueue`).
-    pub(crate) device_queues: super::device_enqueue::DeviceQueues,
+    pub(crate) device_queues: DeviceQueues,
 }
 
 /// A command queue of the context, as the context sees it.
@@ -89,6 +91,70 @@ impl Context {
 
     pub(crate) fn add_destructor(&self, f: ContextDestructor, user_data: usize) {
         self.destructors.lock().push((f, user_data));
+    }
+}
+
+/// A context's device queues, by handle (a queue's address), each with its device's
+/// address, its `CL_QUEUE_SIZE` and a weak reference telling whether the application
+/// still holds it; and each device's default device queue. Kept apart from the queue
+/// type, which builds on the context.
+#[derive(Default)]
+pub(crate) struct DeviceQueues(Mutex<DeviceQueueList>);
+
+#[derive(Default)]
+struct DeviceQueueList {
+    all: Vec<DeviceQueue>,
+    /// Device address -> the default queue's handle.
+    defaults: HashMap<usize, usize>,
+}
+
+struct DeviceQueue {
+    handle: usize,
+    device: usize,
+    size: u32,
+    alive: Weak<dyn Any + Send + Sync>,
+}
+
+impl DeviceQueues {
+    /// Records a new device queue, the default of its device where `default`. A device
+    /// queue costs a record, so none is refused (the CTS makes the default queue and
+    /// then `CL_DEVICE_MAX_ON_DEVICE_QUEUES` more).
+    pub(crate) fn add(
+        &self,
+        handle: usize,
+        device: usize,
+        size: u32,
+        alive: Weak<dyn Any + Send + Sync>,
+        default: bool,
+    ) {
+        let mut list = self.0.lock();
+        list.all.retain(|q| q.alive.strong_count() > 0);
+        list.all.push(DeviceQueue { handle, device, size, alive });
+        if default {
+            list.defaults.insert(device, handle);
+        }
+    }
+
+    fn live(list: &DeviceQueueList, handle: usize) -> Option<&DeviceQueue> {
+        list.all.iter().find(|q| q.handle == handle && q.alive.strong_count() > 0)
+    }
+
+    /// The handle of the device's default device queue, while the application holds it.
+    pub(crate) fn default_for(&self, device: usize) -> Option<usize> {
+        let list = self.0.lock();
+        let handle = *list.defaults.get(&device)?;
+        Self::live(&list, handle).map(|q| q.handle)
+    }
+
+    /// `clSetDefaultDeviceCommandQueue`.
+    pub(crate) fn set_default(&self, device: usize, handle: usize) {
+        self.0.lock().defaults.insert(device, handle);
+    }
+
+    /// The `CL_QUEUE_SIZE` of the live device queue `handle` of `device`.
+    pub(crate) fn size_of(&self, handle: usize, device: usize) -> Option<u32> {
+        let list = self.0.lock();
+        Self::live(&list, handle).filter(|q| q.device == device).map(|q| q.size)
     }
 }
 

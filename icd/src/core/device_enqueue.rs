@@ -8,7 +8,7 @@
 //! on how many commands it holds at once.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use ferrocl_kernel_abi::{clk, DeviceOp, NdRange as AbiRange};
 use opencl_sys::*;
@@ -17,13 +17,14 @@ use parking_lot::Mutex;
 use super::device::Device;
 use super::executable::Executable;
 use super::kernel::{ArgValue, Kernel, NdRange};
+use super::object::CLResult;
 use super::program::Program;
-use super::queue::Queue;
 use crate::compiler::kernel_info::{self, SUB_GROUP_SIZE};
-use crate::exec::enqueue::Spawner;
+use crate::exec::enqueue::{ChildLaunch, DeviceSide, Spawner};
 use crate::exec::ndrange::Launch;
 
-/// `CL_DEVICE_MAX_ON_DEVICE_QUEUES` (a figure, not a limit: see `DeviceQueues::add`).
+/// `CL_DEVICE_MAX_ON_DEVICE_QUEUES` (a figure, not a limit: see
+/// `context::DeviceQueues::add`).
 pub(crate) const MAX_QUEUES: u32 = 64;
 /// `CL_DEVICE_MAX_ON_DEVICE_EVENTS`: events kernel code holds at once.
 pub(crate) const MAX_EVENTS: u32 = 4096;
@@ -35,48 +36,25 @@ const COMMAND_BYTES: u32 = 128;
 pub(crate) const PREFERRED_SIZE: u32 = 128 << 10;
 pub(crate) const MAX_SIZE: u32 = 8 << 20;
 
-/// A context's device queues.
-#[derive(Default)]
-pub(crate) struct DeviceQueues(Mutex<Inner>);
-
-#[derive(Default)]
-struct Inner {
-    all: Vec<Weak<Queue>>,
-    /// The default device queue of each device (by address).
-    defaults: HashMap<usize, Weak<Queue>>,
+/// `Kernel::launch` for a command from the host: a launch of a kernel whose program has
+/// blocks' kernels carries the tree of the commands its work-items enqueue.
+pub(crate) fn launch(
+    k: &Arc<Kernel>,
+    device: &Arc<Device>,
+    range: NdRange,
+    workers: Option<crate::exec::pool::Workers>,
+) -> CLResult<Arc<Launch>> {
+    let launch = k.launch(device, range, workers.clone())?;
+    if let Some(code) = k.enqueues() {
+        let spawn = Spawn::new(k.program.clone(), code.clone(), device.clone(), workers);
+        let _ = launch.device.set(DeviceSide::top(Arc::new(spawn)));
+    }
+    Ok(launch)
 }
 
-fn key(device: &Arc<Device>) -> usize {
+/// The key of a device in a context's `DeviceQueues`: its address.
+pub(crate) fn key(device: &Arc<Device>) -> usize {
     Arc::as_ptr(device) as usize
-}
-
-impl DeviceQueues {
-    /// Records a new device queue, the default of its device where `default`. A device
-    /// queue costs a small record, so none is refused: the CTS makes the default queue
-    /// and then `MAX_QUEUES` more.
-    pub(crate) fn add(&self, q: &Arc<Queue>, default: bool) {
-        let mut inner = self.0.lock();
-        inner.all.retain(|q| q.strong_count() > 0);
-        inner.all.push(Arc::downgrade(q));
-        if default {
-            inner.defaults.insert(key(&q.device), Arc::downgrade(q));
-        }
-    }
-
-    /// The device's default device queue, while the application holds it.
-    pub(crate) fn default_for(&self, device: &Arc<Device>) -> Option<Arc<Queue>> {
-        self.0.lock().defaults.get(&key(device)).and_then(Weak::upgrade)
-    }
-
-    /// `clSetDefaultDeviceCommandQueue`.
-    pub(crate) fn set_default(&self, q: &Arc<Queue>) {
-        self.0.lock().defaults.insert(key(&q.device), Arc::downgrade(q));
-    }
-
-    /// The device queue kernel code names by `handle` (its handle is its address).
-    fn find(&self, handle: usize) -> Option<Arc<Queue>> {
-        self.0.lock().all.iter().filter_map(Weak::upgrade).find(|q| Arc::as_ptr(q) as usize == handle)
-    }
 }
 
 /// What a launch of a kernel that may enqueue kernels can make: launches of the blocks'
@@ -127,7 +105,13 @@ fn range_of(r: &AbiRange) -> Option<NdRange> {
 }
 
 impl Spawner for Spawn {
-    fn launch(&self, kernel: &str, block: usize, locals: &[usize], range: &AbiRange) -> Result<Arc<Launch>, i32> {
+    fn launch(
+        &self,
+        kernel: &str,
+        block: usize,
+        locals: &[usize],
+        range: &AbiRange,
+    ) -> Result<Arc<dyn ChildLaunch>, i32> {
         let base = self.kernel(kernel).ok_or(clk::ENQUEUE_FAILURE)?;
         if base.info.args.len() != locals.len() + 1 {
             return Err(clk::INVALID_ARG_SIZE);
@@ -144,20 +128,21 @@ impl Spawner for Spawn {
         for (i, &size) in locals.iter().enumerate() {
             set(i + 1, ArgValue::Local(size))?;
         }
-        k.launch_child(&self.device, range, self.workers.clone()).map_err(|e| match e {
-            CL_OUT_OF_RESOURCES => clk::OUT_OF_RESOURCES,
-            CL_INVALID_PROGRAM_EXECUTABLE | CL_INVALID_KERNEL_ARGS => clk::ENQUEUE_FAILURE,
-            _ => clk::INVALID_NDRANGE,
-        })
+        match k.launch(&self.device, range, self.workers.clone()) {
+            Ok(launch) => Ok(launch),
+            Err(CL_OUT_OF_RESOURCES) => Err(clk::OUT_OF_RESOURCES),
+            Err(CL_INVALID_PROGRAM_EXECUTABLE | CL_INVALID_KERNEL_ARGS) => Err(clk::ENQUEUE_FAILURE),
+            Err(_) => Err(clk::INVALID_NDRANGE),
+        }
     }
 
     fn queue_capacity(&self, queue: usize) -> Option<usize> {
-        let q = self.program.context.device_queues.find(queue)?;
-        Arc::ptr_eq(&q.device, &self.device).then(|| (q.on_device.unwrap_or(0) / COMMAND_BYTES).max(1) as usize)
+        let size = self.program.context.device_queues.size_of(queue, key(&self.device))?;
+        Some((size / COMMAND_BYTES).max(1) as usize)
     }
 
     fn default_queue(&self) -> usize {
-        self.program.context.device_queues.default_for(&self.device).map_or(0, |q| Arc::as_ptr(&q) as usize)
+        self.program.context.device_queues.default_for(key(&self.device)).unwrap_or(0)
     }
 
     fn kernel_query(&self, kernel: &str, op: DeviceOp, range: Option<&AbiRange>) -> usize {

@@ -79,6 +79,12 @@ impl Kernel {
         Some(Arc::new(Kernel { base: Base::new(), program, code, info, entries, args, group_ns, copies_given }))
     }
 
+    /// Whether the kernel's program has blocks' kernels, which its kernels may enqueue
+    /// (`super::device_enqueue`), and the program's code they come from.
+    pub(crate) fn enqueues(&self) -> Option<&Arc<Executable>> {
+        self.code.info.kernels.iter().any(|k| kernel_info::is_block_kernel(&k.name)).then_some(&self.code)
+    }
+
     /// The kernel of a block kernel code enqueues (`super::device_enqueue`): not the
     /// application's, so not counted as attached to the program.
     pub(crate) fn internal(program: Arc<Program>, code: Arc<Executable>, name: &str) -> Option<Arc<Kernel>> {
@@ -154,25 +160,6 @@ impl Kernel {
     /// `clEnqueueNDRangeKernel` must, and packs the argument block. `workers` run it
     /// (`None`: all the pool's).
     pub(crate) fn launch(
-        self: &Arc<Self>,
-        device: &Arc<Device>,
-        range: NdRange,
-        workers: Option<crate::exec::pool::Workers>,
-    ) -> CLResult<Arc<Launch>> {
-        let launch = self.launch_child(device, range, workers.clone())?;
-        // A program with blocks' kernels may enqueue them: its launches from the host
-        // carry the tree of the commands their work-items enqueue.
-        if self.code.info.kernels.iter().any(|k| kernel_info::is_block_kernel(&k.name)) {
-            let spawn =
-                super::device_enqueue::Spawn::new(self.program.clone(), self.code.clone(), device.clone(), workers);
-            let _ = launch.device.set(crate::exec::enqueue::DeviceSide::top(Arc::new(spawn)));
-        }
-        Ok(launch)
-    }
-
-    /// `launch` for a command kernel code enqueued (`super::device_enqueue`), which
-    /// belongs to its parent's tree.
-    pub(crate) fn launch_child(
         self: &Arc<Self>,
         device: &Device,
         range: NdRange,

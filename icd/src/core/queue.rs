@@ -345,7 +345,10 @@ impl Queue {
             on_device: Some(size),
             commands,
         });
-        context.device_queues.add(&q, properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0);
+        let alive = Arc::downgrade(&q) as std::sync::Weak<dyn std::any::Any + Send + Sync>;
+        let default = properties & CL_QUEUE_ON_DEVICE_DEFAULT != 0;
+        let device = Arc::as_ptr(&q.device) as usize;
+        context.device_queues.add(Arc::as_ptr(&q) as usize, device, size, alive, default);
         Ok(q)
     }
 

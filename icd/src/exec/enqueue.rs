@@ -22,13 +22,26 @@ use ferrocl_kernel_abi::{clk, DeviceOp, Enqueue, Group, NdRange};
 use parking_lot::Mutex;
 
 use super::fault::DriverSection;
-use super::ndrange::Launch;
+
+/// A launch of a block's kernel, as a tree runs it (`ndrange::Launch`).
+pub(crate) trait ChildLaunch: Send + Sync {
+    /// Places the launch in its tree (once, before it runs).
+    fn join(&self, side: DeviceSide);
+    /// Runs every group; false when one failed.
+    fn run_all(self: Arc<Self>) -> bool;
+}
 
 /// What device-side enqueue needs of the objects layer.
 pub(crate) trait Spawner: Send + Sync {
     /// A launch of the block kernel `kernel` over `range`, its literal at `block` and
     /// its `__local` parameters `locals` bytes each; a `CLK_*` error otherwise.
-    fn launch(&self, kernel: &str, block: usize, locals: &[usize], range: &NdRange) -> Result<Arc<Launch>, i32>;
+    fn launch(
+        &self,
+        kernel: &str,
+        block: usize,
+        locals: &[usize],
+        range: &NdRange,
+    ) -> Result<Arc<dyn ChildLaunch>, i32>;
     /// The commands a device queue holds at once (`None`: not a device queue of the
     /// launch's context and device).
     fn queue_capacity(&self, queue: usize) -> Option<usize>;
@@ -88,7 +101,7 @@ struct Event {
 struct Command {
     event: usize,
     /// `None`: a marker.
-    launch: Option<Arc<Launch>>,
+    launch: Option<Arc<dyn ChildLaunch>>,
     wait: Vec<usize>,
     /// The block literal's copy, which the launch points to.
     _block: Vec<super::Aligned>,
@@ -159,16 +172,17 @@ pub(crate) struct DeviceWork {
 }
 
 thread_local! {
-    /// The launch whose groups this thread runs (`Current`).
-    static CURRENT: Cell<*const Launch> = const { Cell::new(std::ptr::null()) };
+    /// The device side of the launch whose groups this thread runs (`Current`).
+    static CURRENT: Cell<*const DeviceSide> = const { Cell::new(std::ptr::null()) };
 }
 
-/// Marks the launch whose groups the thread runs, for the services, until dropped.
-pub(crate) struct Current(*const Launch);
+/// Marks the device side of the launch whose groups the thread runs, for the services,
+/// until dropped.
+pub(crate) struct Current(*const DeviceSide);
 
 impl Current {
-    pub(crate) fn enter(launch: &Launch) -> Current {
-        Current(CURRENT.with(|c| c.replace(launch)))
+    pub(crate) fn enter(side: &DeviceSide) -> Current {
+        Current(CURRENT.with(|c| c.replace(side)))
     }
 }
 
@@ -180,10 +194,10 @@ impl Drop for Current {
 
 /// The device side of the launch whose groups this thread runs.
 fn side() -> Option<&'static DeviceSide> {
-    let launch = CURRENT.with(Cell::get);
-    // SAFETY: `Current` marks the launch for as long as its groups run on this thread,
-    // and the services are called only from them.
-    unsafe { launch.as_ref() }?.device.get()
+    let side = CURRENT.with(Cell::get);
+    // SAFETY: `Current` marks the side for as long as the launch's groups run on this
+    // thread (the launch holds it), and the services are called only from them.
+    unsafe { side.as_ref() }
 }
 
 /// Reads `n` values kernel code passed (a wild pointer faults inside the kernel's
@@ -359,7 +373,7 @@ impl DeviceWork {
         self: &Arc<Self>,
         parent: Option<usize>,
         queue: usize,
-        launch: Option<(Arc<Launch>, Vec<super::Aligned>)>,
+        launch: Option<(Arc<dyn ChildLaunch>, Vec<super::Aligned>)>,
         wait: Vec<usize>,
         event_ret: *mut usize,
     ) -> i32 {
@@ -396,7 +410,7 @@ impl DeviceWork {
             let (launch, block) = launch.map_or((None, Vec::new()), |(l, b)| (Some(l), b));
             if let Some(l) = &launch {
                 // A launch fresh from the spawner: its side is set here only.
-                let _ = l.device.set(DeviceSide { work: self.clone(), command: Some(event) });
+                l.join(DeviceSide { work: self.clone(), command: Some(event) });
             }
             s.pending.push_back(Command { event, launch, wait, _block: block });
             event
@@ -444,7 +458,7 @@ impl DeviceWork {
                 (None, None) => COMPLETE,
                 (Some(launch), None) => {
                     let start = Instant::now();
-                    let ok = launch.clone().run();
+                    let ok = launch.clone().run_all();
                     let mut s = self.state.lock();
                     let e = &mut s.events[command.event - 1];
                     e.started = Some(start);

@@ -186,7 +186,7 @@ impl Launch {
         // Everything the kernel keeps on this thread's stack lies below this frame.
         let stack_marker = 0u8;
         // The services of device-side enqueue find the launch through it.
-        let _current = (self.device.get().is_some()).then(|| super::enqueue::Current::enter(self));
+        let _current = self.device.get().map(super::enqueue::Current::enter);
         let args = self.args_for(w);
         let most_items: usize = self.local.iter().product();
         if self.frame_size > 0 {
@@ -422,6 +422,16 @@ impl Launch {
             Some(d) if d.command.is_none() => d.work.drain() && ran,
             _ => ran,
         }
+    }
+}
+
+impl super::enqueue::ChildLaunch for Launch {
+    fn join(&self, side: super::enqueue::DeviceSide) {
+        let _ = self.device.set(side);
+    }
+
+    fn run_all(self: Arc<Self>) -> bool {
+        self.run()
     }
 }
 
