@@ -222,7 +222,7 @@ kernel void stuck(global int *out) {
 fn mistakes_in_kernel_code_get_clk_errors_and_a_stuck_tree_fails_its_command() {
     let env = Env::new();
     let def = device_queue(&env, ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT, None);
-    let small = device_queue(&env, ON_DEVICE, Some(256));
+    let small = device_queue(&env, ON_DEVICE, Some(32));
     let prog = build(&env, MISTAKES, "-cl-std=CL2.0");
     let k = kernel(prog, "mistakes");
     let out = buffer_of(&env, &[0i32; 10]);

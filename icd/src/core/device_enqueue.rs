@@ -28,13 +28,16 @@ use crate::exec::ndrange::Launch;
 pub(crate) const MAX_QUEUES: u32 = 64;
 /// `CL_DEVICE_MAX_ON_DEVICE_EVENTS`: events kernel code holds at once.
 pub(crate) const MAX_EVENTS: u32 = 4096;
-/// What one command takes of a device queue's `CL_QUEUE_SIZE` (a command here is its
-/// launch and its block's copy, about this many bytes beside the literal).
-const COMMAND_BYTES: u32 = 128;
-/// `CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE` (1,024 commands) and `_MAX_SIZE`
-/// (65,536), Intel's CPU runtime's figures.
-pub(crate) const PREFERRED_SIZE: u32 = 128 << 10;
-pub(crate) const MAX_SIZE: u32 = 8 << 20;
+/// What one command takes of a device queue's `CL_QUEUE_SIZE`: the queue is a limit on
+/// commands held at once, not memory of the device's (a command here is its launch and
+/// its block's copy in host memory, about 1 KiB). Every child waits for its parent's
+/// end, so a launch's work-items' children are all held at once: the CTS's command
+/// buffer test has 4,096 on a queue of the preferred size.
+const COMMAND_BYTES: u32 = 16;
+/// `CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE` (16,384 commands) and `_MAX_SIZE`
+/// (262,144).
+pub(crate) const PREFERRED_SIZE: u32 = 256 << 10;
+pub(crate) const MAX_SIZE: u32 = 4 << 20;
 
 /// `Kernel::launch` for a command from the host: a launch of a kernel whose program has
 /// blocks' kernels carries the tree of the commands its work-items enqueue.
