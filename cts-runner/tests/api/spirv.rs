@@ -881,3 +881,76 @@ fn device_side_enqueue_in_spirv_modules_runs_children() {
     ok!(cl!(clReleaseProgram(p)));
     ok!(cl!(clReleaseCommandQueue(def)));
 }
+
+/// A SPIR-V 1.6 module (lowered to 1.4 for the translator): `UniformId` decorations,
+/// `OpBitcast` of a pointer to an integer and to a vector of integers (1.5).
+const SPIRV_1_6: &str = "
+               OpCapability Addresses
+               OpCapability Kernel
+               OpCapability Int64
+               OpCapability UniformDecoration
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %kernel \"newer\" %gid
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %gid Constant
+               OpDecorateId %value UniformId %scope_device
+               OpDecorate %newvalue Uniform
+       %uint = OpTypeInt 32 0
+      %ulong = OpTypeInt 64 0
+      %uint2 = OpTypeVector %uint 2
+    %v3ulong = OpTypeVector %ulong 3
+    %ptr_gid = OpTypePointer Input %v3ulong
+%scope_device = OpConstant %uint 1
+     %uint_1 = OpConstant %uint 1
+    %uint_42 = OpConstant %uint 42
+       %void = OpTypeVoid
+  %gptr_uint = OpTypePointer CrossWorkgroup %uint
+ %gptr_ulong = OpTypePointer CrossWorkgroup %ulong
+ %gptr_uint2 = OpTypePointer CrossWorkgroup %uint2
+   %pptr_int = OpTypePointer Function %uint
+        %sig = OpTypeFunction %void %gptr_uint %uint %gptr_ulong %gptr_uint2
+        %gid = OpVariable %ptr_gid Input
+     %kernel = OpFunction %void None %sig
+       %base = OpFunctionParameter %gptr_uint
+      %value = OpFunctionParameter %uint
+   %as_ulong = OpFunctionParameter %gptr_ulong
+   %as_uint2 = OpFunctionParameter %gptr_uint2
+      %entry = OpLabel
+     %pvalue = OpVariable %pptr_int Function %uint_42
+      %gidv3 = OpLoad %v3ulong %gid Aligned 32
+       %gid0 = OpCompositeExtract %ulong %gidv3 0
+        %ptr = OpInBoundsPtrAccessChain %gptr_uint %base %gid0
+   %newvalue = OpIAdd %uint %value %uint_1
+               OpStore %ptr %newvalue Aligned 4
+          %a = OpBitcast %ulong %pvalue
+          %b = OpBitcast %uint2 %pvalue
+       %pa = OpInBoundsPtrAccessChain %gptr_ulong %as_ulong %gid0
+       %pb = OpInBoundsPtrAccessChain %gptr_uint2 %as_uint2 %gid0
+               OpStore %pa %a
+               OpStore %pb %b
+               OpReturn
+               OpFunctionEnd
+";
+
+#[test]
+fn spirv_1_5_and_1_6_modules_run_as_1_4_ones() {
+    let env = Env::new();
+    let il = info_string(|n, v, r| cl!(clGetDeviceInfo(env.device, CL_DEVICE_IL_VERSION, n, v, r)));
+    assert!(il.split(' ').any(|v| v == "SPIR-V_1.6") && il.split(' ').any(|v| v == "SPIR-V_1.5"), "{il}");
+    let d = scratch();
+    let (asm, spv) = (d.join("k.spvasm"), d.join("k.spv"));
+    std::fs::write(&asm, SPIRV_1_6).unwrap();
+    tool(Command::new("spirv-as").args(["--target-env", "spv1.6"]).arg(&asm).arg("-o").arg(&spv));
+    let bytes = std::fs::read(&spv).unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), 0x0001_0600);
+    let p = build_il(&env, &bytes);
+    let n = 16;
+    let value = 41u32.to_ne_bytes().to_vec();
+    let out = launch(&env, p, "newer", &[Arg::Out(n * 4), Arg::Value(value), Arg::Out(n * 8), Arg::Out(n * 8)], n, 4);
+    assert!(out[0].chunks(4).all(|c| u32::from_ne_bytes(c.try_into().unwrap()) == 42));
+    // The address, as a ulong and as a uint2 (the same bytes), non-zero.
+    assert_eq!(out[1], out[2]);
+    assert!(out[1].chunks(8).all(|c| u64::from_ne_bytes(c.try_into().unwrap()) != 0));
+    ok!(cl!(clReleaseProgram(p)));
+}

@@ -17,6 +17,16 @@
 //!   becomes a call of cl_khr_kernel_clock's `clock_read_device`, `_work_group` or
 //!   `_sub_group` for its scope, declared as an imported function (a `uint2` result is
 //!   the 64-bit count cast, low half first).
+//!
+//! And modules of SPIR-V 1.5 and 1.6 become 1.4 ones, so the device claims those too
+//! (`super::versions`): what those versions add for kernels is said in 1.4 terms:
+//! - `OpBitcast` between a pointer and a vector of integers (1.5) goes through an
+//!   integer as wide as an address (and one between a pointer and such an integer, in
+//!   any version, is that conversion);
+//! - the `Nontemporal` image operand (1.6, a hint) is dropped, as are the `Uniform` and
+//!   `UniformId` decorations and their capability (1.6, hints too);
+//! - integer dot products, core in 1.6, get `SPV_KHR_integer_dot_product` declared
+//!   (the same capabilities and opcodes).
 
 use std::collections::HashMap;
 
@@ -62,6 +72,20 @@ const OP_FUNCTION_END: u32 = 56;
 const OP_FUNCTION_CALL: u32 = 57;
 const OP_BITCAST: u32 = 124;
 const OP_READ_CLOCK: u32 = 5056;
+const OP_CONVERT_U_TO_PTR: u32 = 120;
+const OP_DECORATE_ID: u32 = 332;
+const OP_IMAGE_SAMPLE_EXPLICIT_LOD: u32 = 88;
+const OP_IMAGE_FETCH: u32 = 95;
+const OP_IMAGE_READ: u32 = 98;
+const OP_IMAGE_WRITE: u32 = 99;
+const CAPABILITY_UNIFORM_DECORATION: u32 = 71;
+/// DotProductInputAll, DotProductInput4x8Bit, DotProductInput4x8BitPacked, DotProduct.
+const CAPABILITIES_DOT_PRODUCT: [u32; 4] = [6016, 6017, 6018, 6019];
+const DECORATION_UNIFORM: u32 = 26;
+const DECORATION_UNIFORM_ID: u32 = 27;
+const IMAGE_OPERAND_NONTEMPORAL: u32 = 0x4000;
+/// The newest version the translator reads, which later modules are lowered to.
+const VERSION_1_4: u32 = 0x0001_0400;
 const CAPABILITY_LINKAGE: u32 = 5;
 const CAPABILITY_SHADER_CLOCK: u32 = 5055;
 const DECORATION_LINKAGE_ATTRIBUTES: u32 = 41;
@@ -109,6 +133,8 @@ struct Module {
     has_linkage: bool,
     has_int64: bool,
     physical64: bool,
+    /// Extensions to declare (after the capabilities).
+    extensions: Vec<String>,
 }
 
 /// The module (host-order words, header included) with those instructions rewritten;
@@ -124,8 +150,10 @@ pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
         OP_CONSTANT_NULL,
         OP_VECTOR_SHUFFLE,
         OP_READ_CLOCK,
+        OP_BITCAST,
     ];
-    if !insts.iter().any(|i| wanted.contains(&i.op) || rare.contains(&i.op)) {
+    let newer = words[1] > VERSION_1_4;
+    if !newer && !insts.iter().any(|i| wanted.contains(&i.op) || rare.contains(&i.op)) {
         return words.to_vec();
     }
     let mut m = Module {
@@ -142,13 +170,26 @@ pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
         has_linkage: false,
         has_int64: false,
         physical64: true,
+        extensions: Vec::new(),
     };
     for i in &insts {
         m.learn(i);
     }
+    let declares = |name: &str| insts.iter().any(|i| i.op == OP_EXTENSION && literal(&i.ops) == name);
+    let dot_products = insts.iter().any(|i| i.op == OP_CAPABILITY && CAPABILITIES_DOT_PRODUCT.contains(&i.ops[0]));
+    if newer && dot_products && !declares("SPV_KHR_integer_dot_product") {
+        m.extensions.push("SPV_KHR_integer_dot_product".into());
+    }
     let mut body: Vec<Inst> = Vec::with_capacity(insts.len());
-    for i in insts {
+    for mut i in insts {
+        if newer && lowered_away(&mut i) {
+            continue;
+        }
         match i.op {
+            OP_BITCAST if i.ops.len() == 3 => match m.pointer_bitcast(&i.ops) {
+                Some(insts) => body.extend(insts),
+                None => body.push(i),
+            },
             OP_DECORATE_STRING | OP_MEMBER_DECORATE_STRING => {}
             OP_CAPABILITY if i.ops.first() == Some(&CAPABILITY_SHADER_CLOCK) => {}
             OP_EXTENSION if literal(&i.ops) == "SPV_KHR_shader_clock" => {}
@@ -217,12 +258,19 @@ pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
         m.capabilities.push(CAPABILITY_LINKAGE);
     }
     let mut out = words[..5].to_vec();
+    out[1] = out[1].min(VERSION_1_4);
     out[3] = m.bound;
-    let (mut added, mut decorated) = (false, false);
+    let (mut added, mut decorated, mut extended) = (false, false, false);
     for (n, i) in body.iter().enumerate() {
         if n == 0 {
             for &c in &m.capabilities {
                 emit(&mut out, OP_CAPABILITY, &[c]);
+            }
+        }
+        if !extended && i.op != OP_CAPABILITY {
+            extended = true;
+            for e in &m.extensions {
+                emit(&mut out, OP_EXTENSION, &literal_words(e));
             }
         }
         // Annotations come before the types, constants and variables: the first of
@@ -242,6 +290,30 @@ pub(crate) fn legalize(words: &[u32]) -> Vec<u32> {
         emit(&mut out, i.op, &i.ops);
     }
     out
+}
+
+/// For a module of SPIR-V 1.5 or later: whether `i` says nothing a 1.4 module must (the
+/// `Uniform` hints and their capability), else `i` without what 1.4 lacks (the
+/// `Nontemporal` image operand, a hint).
+fn lowered_away(i: &mut Inst) -> bool {
+    let uniform = |d: Option<&u32>| matches!(d, Some(&DECORATION_UNIFORM | &DECORATION_UNIFORM_ID));
+    match i.op {
+        OP_CAPABILITY => i.ops.first() == Some(&CAPABILITY_UNIFORM_DECORATION),
+        OP_DECORATE | OP_DECORATE_ID => uniform(i.ops.get(1)),
+        OP_IMAGE_SAMPLE_EXPLICIT_LOD | OP_IMAGE_FETCH | OP_IMAGE_READ | OP_IMAGE_WRITE => {
+            // The operand mask follows the image, the coordinate and (for a write) the
+            // texel or (for the others) the result's type and id.
+            let at = if i.op == OP_IMAGE_WRITE { 3 } else { 4 };
+            if let Some(mask) = i.ops.get_mut(at) {
+                *mask &= !IMAGE_OPERAND_NONTEMPORAL;
+                if *mask == 0 && i.ops.len() == at + 1 {
+                    i.ops.pop();
+                }
+            }
+            false
+        }
+        _ => false,
+    }
 }
 
 /// A literal string operand (nul-terminated, packed four bytes a word, low first).
@@ -373,6 +445,35 @@ impl Module {
             Inst { op: OP_FUNCTION_CALL, ops: vec![ulong, count, function] },
             Inst { op: OP_BITCAST, ops: vec![ty, result, count] },
         ])
+    }
+
+    /// `%r = OpBitcast %type %value` between a pointer and a vector of integers (SPIR-V
+    /// 1.5) as a conversion through an address-wide integer, and between a pointer and
+    /// such an integer as the conversion (LLVM has no bitcast between pointers and
+    /// integers); `None` for other bitcasts.
+    fn pointer_bitcast(&mut self, ops: &[u32]) -> Option<Vec<Inst>> {
+        let (ty, result, value) = (ops[0], ops[1], ops[2]);
+        let from = self.types.get(self.value_types.get(&value)?)?.clone();
+        let to = self.types.get(&ty)?.clone();
+        let int = self.address_int();
+        let via = self.fresh();
+        match (from, to) {
+            (Type::Pointer(_), Type::Vector(..)) => Some(vec![
+                Inst { op: OP_CONVERT_PTR_TO_U, ops: vec![int, via, value] },
+                Inst { op: OP_BITCAST, ops: vec![ty, result, via] },
+            ]),
+            (Type::Vector(..), Type::Pointer(_)) => Some(vec![
+                Inst { op: OP_BITCAST, ops: vec![int, via, value] },
+                Inst { op: OP_CONVERT_U_TO_PTR, ops: vec![ty, result, via] },
+            ]),
+            (Type::Pointer(_), Type::Int(..)) if ty == int => {
+                Some(vec![Inst { op: OP_CONVERT_PTR_TO_U, ops: vec![ty, result, value] }])
+            }
+            (Type::Int(..), Type::Pointer(_)) if self.value_types.get(&value) == Some(&int) => {
+                Some(vec![Inst { op: OP_CONVERT_U_TO_PTR, ops: vec![ty, result, value] }])
+            }
+            _ => None,
+        }
     }
 
     /// An unsigned integer type of `width` bits, found or added.
@@ -634,6 +735,52 @@ mod tests {
         assert!(insts.contains(&(OP_STORE, vec![4, load[1], 1])));
         assert!(insts.contains(&(OP_COPY_MEMORY_SIZED, vec![4, 5, 7, 2, 4])), "the second memory operand set goes");
         assert!(out[3] > 22, "the bound covers the new ids");
+    }
+
+    #[test]
+    fn modules_of_spirv_1_6_become_1_4_ones() {
+        // %2 = uint, %3 = uint2, %4 = ulong, %5 = ptr to uint, %6 a pointer value, %7 an
+        // image, %8 a coordinate, %9 a texel.
+        let mut m = module(
+            &[
+                (OP_CAPABILITY, &[6]),
+                (OP_CAPABILITY, &[CAPABILITY_UNIFORM_DECORATION]),
+                (OP_CAPABILITY, &[6019]),
+                (OP_MEMORY_MODEL, &[2, 2]),
+                (OP_DECORATE, &[6, DECORATION_UNIFORM]),
+                (OP_DECORATE_ID, &[6, DECORATION_UNIFORM_ID, 2]),
+                (OP_TYPE_INT, &[2, 32, 0]),
+                (OP_TYPE_VECTOR, &[3, 2, 2]),
+                (OP_TYPE_INT, &[4, 64, 0]),
+                (OP_TYPE_POINTER, &[5, 7, 2]),
+                (OP_FUNCTION, &[1, 10, 0, 11]),
+                (55, &[5, 6]),
+                (OP_BITCAST, &[3, 12, 6]),
+                (OP_BITCAST, &[4, 13, 6]),
+                (OP_IMAGE_WRITE, &[7, 8, 9, IMAGE_OPERAND_NONTEMPORAL]),
+                (OP_IMAGE_READ, &[3, 14, 7, 8, IMAGE_OPERAND_NONTEMPORAL | 0x2, 15]),
+            ],
+            20,
+        );
+        m[1] = 0x0001_0600;
+        let out = legalize(&m);
+        assert_eq!(out[1], VERSION_1_4);
+        let insts = ops_of(&out);
+        assert!(!insts.iter().any(|(op, o)| *op == OP_CAPABILITY && o[0] == CAPABILITY_UNIFORM_DECORATION));
+        assert!(!insts.iter().any(|(op, _)| *op == OP_DECORATE || *op == OP_DECORATE_ID));
+        let ext = insts.iter().position(|(op, o)| *op == OP_EXTENSION && literal(o) == "SPV_KHR_integer_dot_product");
+        let last_capability = insts.iter().rposition(|(op, _)| *op == OP_CAPABILITY).unwrap();
+        assert_eq!(ext, Some(last_capability + 1), "{insts:?}");
+        // Pointer to uint2: through a ulong; pointer to ulong: the conversion alone.
+        assert!(insts.contains(&(OP_CONVERT_PTR_TO_U, vec![4, 20, 6])), "{insts:?}");
+        assert!(insts.contains(&(OP_BITCAST, vec![3, 12, 20])));
+        assert!(insts.contains(&(OP_CONVERT_PTR_TO_U, vec![4, 13, 6])));
+        assert!(insts.contains(&(OP_IMAGE_WRITE, vec![7, 8, 9])), "the hint goes, and its empty mask");
+        assert!(insts.contains(&(OP_IMAGE_READ, vec![3, 14, 7, 8, 0x2, 15])));
+        // A 1.4 module keeps its Uniform decorations.
+        let mut old = m.clone();
+        old[1] = VERSION_1_4;
+        assert!(ops_of(&legalize(&old)).iter().any(|(op, _)| *op == OP_DECORATE));
     }
 
     #[test]

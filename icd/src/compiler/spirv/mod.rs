@@ -50,7 +50,8 @@ pub(crate) fn find() -> Option<&'static Translator> {
 }
 
 /// The SPIR-V versions the translator reads (those it lists for `--spirv-max-version`),
-/// oldest first; empty without a translator.
+/// and 1.5 and 1.6 where it reads 1.4 (`legalize` lowers them), oldest first; empty
+/// without a translator.
 pub(crate) fn versions() -> &'static [(u8, u8)] {
     static VERSIONS: OnceLock<Vec<(u8, u8)>> = OnceLock::new();
     VERSIONS.get_or_init(|| {
@@ -65,6 +66,10 @@ pub(crate) fn versions() -> &'static [(u8, u8)] {
                 Some((major.parse().ok()?, minor.parse().ok()?))
             })
             .collect();
+        // Modules of 1.5 and 1.6 are lowered to 1.4 (`legalize`).
+        if v.contains(&(1, 4)) {
+            v.extend([(1, 5), (1, 6)]);
+        }
         v.sort_unstable();
         v.dedup();
         v
