@@ -269,11 +269,24 @@ pub struct CommandBuffers {
         *mut cl_uint,
         *mut *mut c_void,
     ) -> cl_int,
+    /// `clRemapCommandBufferKHR` (cl_khr_command_buffer_multi_device), where offered.
+    pub remap: Option<
+        unsafe extern "C" fn(
+            *mut c_void,
+            cl_bool,
+            cl_uint,
+            *const cl_command_queue,
+            cl_uint,
+            *const *mut c_void,
+            *mut *mut c_void,
+            *mut cl_int,
+        ) -> *mut c_void,
+    >,
 }
 
 impl CommandBuffers {
     /// The entry points `platform` offers; `None` where a required one is missing
-    /// (`svm_copy` is optional: PoCL has no `clCommandSVMMemcpyKHR`).
+    /// (`svm_copy` and `remap` are optional: PoCL has no `clCommandSVMMemcpyKHR`).
     ///
     /// # Safety
     /// `platform` is a platform handle the loader gave.
@@ -297,6 +310,7 @@ impl CommandBuffers {
                 copy: as_fn(find(c"clCommandCopyBufferKHR")?),
                 svm_copy: find(c"clCommandSVMMemcpyKHR").map(|f| as_fn(f)),
                 ndrange: as_fn(find(c"clCommandNDRangeKernelKHR")?),
+                remap: find(c"clRemapCommandBufferKHR").map(|f| as_fn(f)),
             })
         }
     }

@@ -255,9 +255,13 @@ fn recording_and_enqueueing_report_the_extensions_errors() {
         err!(CL_INVALID_VALUE, (cb.info)(b, 0x7777, 0, null_mut(), null_mut()));
 
         let mut point = 0;
-        // A queue is given (only one is possible), a sync point that names no command,
-        // a list without a count, a mutable handle, an unknown property.
-        err!(CL_INVALID_COMMAND_QUEUE, (cb.barrier)(b, q, null(), 0, null(), null_mut(), null_mut()));
+        // A queue not the buffer's (with multi_device, a command may name one of the
+        // buffer's), a sync point that names no command, a list without a count, a
+        // mutable handle, an unknown property.
+        let (other, e2) = with_err(|e| cl!(clCreateCommandQueue(env.context, env.device, 0, e)));
+        ok!(e2);
+        err!(CL_INVALID_COMMAND_QUEUE, (cb.barrier)(b, other, null(), 0, null(), null_mut(), null_mut()));
+        ok!(cl!(clReleaseCommandQueue(other)));
         err!(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR, cb.kernel(b, k, 16, &[1], &mut point));
         err!(
             CL_INVALID_SYNC_POINT_WAIT_LIST_KHR,
@@ -548,4 +552,149 @@ fn recorded_kernels_enqueue_children_at_every_replay() {
     ok!(cl!(clReleaseKernel(k)));
     ok!(cl!(clReleaseProgram(prog)));
     ok!(cl!(clReleaseCommandQueue(def)));
+}
+
+/// `cl_khr_command_buffer_multi_device`: commands recorded to queues of two
+/// sub-devices (and to two queues of one device), replayed in their sync-point order;
+/// the queries; the errors of recording without naming a queue; remapping (explicit and
+/// automatic) with the kernel command's handle carried over.
+#[test]
+fn commands_recorded_to_queues_of_several_devices_replay_and_remap() {
+    let root = platform_device().1;
+    let cb = cb();
+    let remap = cb.remap.expect("clRemapCommandBufferKHR");
+    let extensions = info_string(|n, v, r| cl!(clGetDeviceInfo(root, CL_DEVICE_EXTENSIONS, n, v, r)));
+    assert!(extensions.split(' ').any(|e| e == "cl_khr_command_buffer_multi_device"), "{extensions}");
+    let platform = platform_device().0;
+    let caps: cl_bitfield =
+        info(|n, v, r| cl!(clGetPlatformInfo(platform, CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR, n, v, r)));
+    let all = CL_COMMAND_BUFFER_PLATFORM_UNIVERSAL_SYNC_KHR
+        | CL_COMMAND_BUFFER_PLATFORM_REMAP_QUEUES_KHR
+        | CL_COMMAND_BUFFER_PLATFORM_AUTOMATIC_REMAP_KHR;
+    assert_eq!(caps, all);
+    let device_caps: cl_bitfield = device_info(root, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
+    assert_ne!(device_caps & CL_COMMAND_BUFFER_CAPABILITY_MULTIPLE_QUEUE_KHR, 0);
+
+    // Two sub-devices of one compute unit each, in one context.
+    let mut subs = [null_mut(); 2];
+    let props = [CL_DEVICE_PARTITION_EQUALLY, 1, 0];
+    ok!(cl!(clCreateSubDevices(root, props.as_ptr(), 2, subs.as_mut_ptr(), null_mut())));
+    let (context, e) = with_err(|e| cl!(clCreateContext(null(), 2, subs.as_ptr(), None, null_mut(), e)));
+    ok!(e);
+    let queue_on = |d: cl_device_id| {
+        let (q, e) = with_err(|e| cl!(clCreateCommandQueue(context, d, 0, e)));
+        ok!(e);
+        q
+    };
+    let queues = [queue_on(subs[0]), queue_on(subs[1])];
+    let env = Env { device: subs[0], context, queue: queues[0] };
+    let n = 1024usize;
+    let x = buffer_of(&env, &(0..n).map(|i| i as f32).collect::<Vec<f32>>());
+    let y = env.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let out = env.buffer(CL_MEM_READ_WRITE, n * 4, null_mut());
+    let src = std::ffi::CString::new(KERNEL).unwrap();
+    let ptr = src.as_ptr();
+    let (prog, e) = with_err(|e| cl!(clCreateProgramWithSource(context, 1, &ptr as *const _ as *mut _, null(), e)));
+    ok!(e);
+    ok!(cl!(clBuildProgram(prog, 2, subs.as_ptr(), null(), None, null_mut())));
+    let k = kernel(prog, "axpb");
+    set_arg(k, 0, &x);
+    set_arg(k, 1, &y);
+    set_arg(k, 2, &2.0f32);
+    set_arg(k, 3, &1.0f32);
+
+    let mut e = 0;
+    // SAFETY: the driver's entry points, with the lists and handles made here.
+    unsafe {
+        let b = (cb.create)(2, queues.as_ptr(), null(), &mut e);
+        ok!(e);
+        let n_queues: cl_uint = info(|s, v, r| (cb.info)(b, CL_COMMAND_BUFFER_NUM_QUEUES_KHR, s, v, r));
+        assert_eq!(n_queues, 2);
+        let listed = info_bytes(|s, v, r| (cb.info)(b, CL_COMMAND_BUFFER_QUEUES_KHR, s, v, r));
+        assert_eq!(listed.len(), 2 * size_of::<cl_command_queue>());
+        // With two queues, every command names one of them.
+        let zero = 0f32;
+        let fill = |q: cl_command_queue, point: *mut cl_uint| {
+            (cb.fill)(b, q, null(), y, (&zero as *const f32).cast(), 4, 0, n * 4, 0, null(), point, null_mut())
+        };
+        err!(CL_INVALID_COMMAND_QUEUE, fill(null_mut(), null_mut()));
+        let (foreign, e2) = with_err(|e| cl!(clCreateCommandQueue(context, subs[0], 0, e)));
+        ok!(e2);
+        err!(CL_INVALID_COMMAND_QUEUE, fill(foreign, null_mut()));
+        let mut filled = 0;
+        ok!(fill(queues[0], &mut filled));
+        let mut ran = 0;
+        let mut handle = null_mut();
+        ok!((cb.ndrange)(b, queues[1], null(), k, 1, null(), &n, null(), 1, &filled, &mut ran, &mut handle));
+        ok!((cb.copy)(b, queues[0], null(), y, out, 0, 0, n * 4, 1, &ran, null_mut(), null_mut()));
+        ok!((cb.finalize)(b));
+        ok!((cb.enqueue)(0, null_mut(), b, 0, null(), null_mut()));
+        ok!(cl!(clFinish(queues[0])));
+        ok!(cl!(clFinish(queues[1])));
+        let want: Vec<f32> = (0..n).map(|i| 2.0 * i as f32 + 1.0).collect();
+        assert_eq!(read_as::<f32>(&env, out, n), want);
+
+        // Explicit remapping swaps the queues; automatic onto one queue puts every
+        // command there. Each copy runs alone.
+        for (automatic, list) in [(CL_FALSE, vec![queues[1], queues[0]]), (CL_TRUE, vec![queues[1]])] {
+            let mut copied = null_mut();
+            let r = remap(b, automatic, list.len() as cl_uint, list.as_ptr(), 1, &handle, &mut copied, &mut e);
+            ok!(e);
+            assert!(!copied.is_null() && copied != handle);
+            let state: cl_command_buffer_state_khr = info(|s, v, p| (cb.info)(r, CL_COMMAND_BUFFER_STATE_KHR, s, v, p));
+            assert_eq!(state, CL_COMMAND_BUFFER_STATE_EXECUTABLE_KHR);
+            ok!(cl!(clEnqueueFillBuffer(
+                queues[0],
+                out,
+                (&zero as *const f32).cast(),
+                4,
+                0,
+                n * 4,
+                0,
+                null(),
+                null_mut()
+            )));
+            ok!(cl!(clFinish(queues[0])));
+            ok!((cb.enqueue)(0, null_mut(), r, 0, null(), null_mut()));
+            ok!(cl!(clFinish(list[0])));
+            assert_eq!(read_as::<f32>(&env, out, n), want, "remapped, automatic {automatic}");
+            ok!((cb.release)(r));
+        }
+        // Explicit remapping takes as many queues as the buffer has.
+        let r = remap(b, CL_FALSE, 1, queues.as_ptr(), 0, null(), null_mut(), &mut e);
+        assert!(r.is_null());
+        err!(CL_INVALID_VALUE, e);
+        // Handles of another command buffer are refused.
+        let bogus = b;
+        let mut slot = null_mut();
+        let r = remap(b, CL_TRUE, 1, queues.as_ptr(), 1, &bogus, &mut slot, &mut e);
+        assert!(r.is_null());
+        err!(CL_INVALID_VALUE, e);
+        // Device-side sync between two devices is not offered.
+        let flags = [CL_COMMAND_BUFFER_FLAGS_KHR as cl_properties, CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR, 0];
+        let refused = (cb.create)(2, queues.as_ptr(), flags.as_ptr(), &mut e);
+        assert!(refused.is_null());
+        err!(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR, e);
+        let none = (cb.create)(0, queues.as_ptr(), null(), &mut e);
+        assert!(none.is_null());
+        err!(CL_INVALID_VALUE, e);
+        // Two queues of one device are fine, device-side sync included.
+        let same = [queues[0], foreign];
+        let twice = (cb.create)(2, same.as_ptr(), flags.as_ptr(), &mut e);
+        ok!(e);
+        ok!((cb.release)(twice));
+        ok!((cb.release)(b));
+        ok!(cl!(clReleaseCommandQueue(foreign)));
+    }
+    for m in [x, y, out] {
+        ok!(cl!(clReleaseMemObject(m)));
+    }
+    ok!(cl!(clReleaseKernel(k)));
+    ok!(cl!(clReleaseProgram(prog)));
+    // The first queue and the context go with `env`.
+    drop(env);
+    ok!(cl!(clReleaseCommandQueue(queues[1])));
+    for d in subs {
+        ok!(cl!(clReleaseDevice(d)));
+    }
 }

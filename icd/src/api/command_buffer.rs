@@ -5,6 +5,7 @@
 //! the command's body instead of submitting it.
 
 use std::ffi::c_void;
+use std::ptr::null_mut;
 use std::sync::Arc;
 
 use ferrocl_macros::cl_entry_point;
@@ -12,10 +13,11 @@ use opencl_sys::*;
 
 use super::event::wait_list;
 use super::icd::{self, from_handle, into_handle, retain_release};
-use super::queue::submit;
+use super::queue::{host_queue, submit};
 use super::util::{properties, property_array, slice, write_opt, CLResult, Info};
 use crate::core::command_buffer::{self as core_cb, CommandBuffer, Dispatch, DispatchState, Recorded};
-use crate::core::queue::{Action, Queue};
+use crate::core::event::Event;
+use crate::core::queue::{self, Action, Queue};
 
 /// `CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR`, as the headers and registry have it
 /// (opencl-sys 0.6 has an older value).
@@ -31,11 +33,13 @@ pub(crate) const MUTABLE_FIELDS: cl_mutable_dispatch_fields_khr = CL_MUTABLE_DIS
 /// `CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR`: kernels may print (printf writes as the
 /// kernel runs, whoever runs it); replays may overlap (each runs its own copy of every
 /// launch, `core::command_buffer`); recorded kernels may enqueue kernels (each replay's
-/// copy of a launch has a tree of its own, `exec::enqueue`).
+/// copy of a launch has a tree of its own, `exec::enqueue`); commands may be recorded to
+/// several queues of one device (cl_khr_command_buffer_multi_device).
 pub(crate) const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
     CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR
         | CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR
-        | CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR;
+        | CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR
+        | CL_COMMAND_BUFFER_CAPABILITY_MULTIPLE_QUEUE_KHR;
 /// `CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR`: every property a queue
 /// of this device can have (a replay runs in order, which an out-of-order queue
 /// permits).
@@ -44,24 +48,46 @@ pub(crate) const SUPPORTED_QUEUE_PROPERTIES: cl_command_queue_properties =
 /// `CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR`: none.
 pub(crate) const REQUIRED_QUEUE_PROPERTIES: cl_command_queue_properties = 0;
 
+/// `CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR` (cl_khr_command_buffer_multi_device):
+/// every device of the platform (the device and its sub-devices) shares the host, so
+/// commands of any of them synchronise there (universal sync), and a command buffer is
+/// remapped to other queues by the user's list or by the driver's.
+pub(crate) const PLATFORM_CAPABILITIES: cl_platform_command_buffer_capabilities_khr =
+    CL_COMMAND_BUFFER_PLATFORM_UNIVERSAL_SYNC_KHR
+        | CL_COMMAND_BUFFER_PLATFORM_REMAP_QUEUES_KHR
+        | CL_COMMAND_BUFFER_PLATFORM_AUTOMATIC_REMAP_KHR;
+
+/// The queues a command buffer is created for, or remapped or enqueued to: "CL_INVALID_
+/// VALUE if ... num_queues is zero" or "queues is NULL"; "CL_INVALID_COMMAND_QUEUE if
+/// any command-queue in queues is not a valid command-queue"; "CL_INVALID_CONTEXT if
+/// all the command-queues in queues do not have the same OpenCL context".
+///
+/// # Safety
+/// `queues` is null or holds `num_queues` handles.
+unsafe fn queue_list(num_queues: cl_uint, queues: *const cl_command_queue) -> CLResult<Vec<Arc<Queue>>> {
+    if num_queues == 0 || queues.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    let list = slice(queues, num_queues as usize).iter().map(|&q| host_queue(q)).collect::<CLResult<Vec<_>>>()?;
+    if list.iter().any(|q| !Arc::ptr_eq(&q.context, &list[0].context)) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    Ok(list)
+}
+
 #[cl_entry_point]
 fn clCreateCommandBufferKHR(
     num_queues: cl_uint,
     queues: *const cl_command_queue,
     properties_list: *const cl_command_buffer_properties_khr,
 ) -> CLResult<cl_command_buffer_khr> {
-    // "CL_INVALID_VALUE if ... the cl_khr_command_buffer_multi_device extension is not
-    // supported and num_queues is not one", "if queues is NULL".
-    if num_queues != 1 || queues.is_null() {
-        return Err(CL_INVALID_VALUE);
-    }
-    // SAFETY: `queues` holds `num_queues` handles by contract.
-    let q = from_handle::<Queue>(unsafe { *queues })?;
+    let list = queue_list(num_queues, queues)?;
     // "CL_INVALID_VALUE if values specified in properties are not valid, or if the same
     // property name is specified more than once."
     let pairs = properties(properties_list).map_err(|_| CL_INVALID_VALUE)?;
     let (mut flags, mut asserts) = (0, 0);
-    const FLAGS: cl_command_buffer_flags_khr = CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR | CL_COMMAND_BUFFER_MUTABLE_KHR;
+    const FLAGS: cl_command_buffer_flags_khr =
+        CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR | CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR;
     for &(name, value) in &pairs {
         match name {
             CL_COMMAND_BUFFER_FLAGS_KHR if value & !FLAGS == 0 => flags = value,
@@ -71,8 +97,65 @@ fn clCreateCommandBufferKHR(
             _ => return Err(CL_INVALID_VALUE),
         }
     }
+    // "CL_INCOMPATIBLE_COMMAND_QUEUE_KHR if the CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR
+    // flag is set, and any device associated with a command-queue in queues cannot
+    // natively synchronize with the other devices": no device lists another
+    // (CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR), their commands meet on the host.
+    let one_device = list.iter().all(|q| Arc::ptr_eq(&q.device, &list[0].device));
+    if flags & CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR != 0 && !one_device {
+        return Err(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR);
+    }
     let array = property_array(&pairs, !properties_list.is_null());
-    Ok(into_handle(Arc::new(CommandBuffer::new(q, flags, asserts, array))))
+    Ok(into_handle(Arc::new(CommandBuffer::new(list, flags, asserts, array))))
+}
+
+/// `clRemapCommandBufferKHR`: a copy of the command buffer whose commands target
+/// `queues`: each command the queue at its own queue's index (`automatic` false), or
+/// the same spread round-robin over however many queues are given (`automatic`).
+#[cl_entry_point]
+fn clRemapCommandBufferKHR(
+    command_buffer: cl_command_buffer_khr,
+    automatic: cl_bool,
+    num_queues: cl_uint,
+    queues: *const cl_command_queue,
+    num_handles: cl_uint,
+    handles: *const cl_mutable_command_khr,
+    handles_ret: *mut cl_mutable_command_khr,
+) -> CLResult<cl_command_buffer_khr> {
+    let b = from_handle::<CommandBuffer>(command_buffer)?;
+    let list = queue_list(num_queues, queues)?;
+    // "CL_INVALID_VALUE if automatic is CL_FALSE and num_queues is not equal to the
+    // number of queues used on creation of command_buffer".
+    if automatic == CL_FALSE && list.len() != b.queues.len() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_VALUE if handles or handles_ret is NULL and num_handles is > 0, or
+    // either handles or handles_ret is not NULL and num_handles is 0".
+    if (num_handles > 0 && (handles.is_null() || handles_ret.is_null()))
+        || (num_handles == 0 && (!handles.is_null() || !handles_ret.is_null()))
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    let wanted: Vec<usize> = slice(handles, num_handles as usize).iter().map(|&h| h as usize).collect();
+    // "CL_INVALID_VALUE if any handle in handles is not a valid command handle belonging
+    // to command_buffer".
+    let me = Arc::as_ptr(&b) as usize;
+    if wanted.iter().any(|&h| !core_cb::dispatch(h).is_some_and(|d| d.buffer == me)) {
+        return Err(CL_INVALID_VALUE);
+    }
+    // "CL_INVALID_CONTEXT if command_buffer and all the command-queues in queues do not
+    // have the same OpenCL context."
+    if !Arc::ptr_eq(&list[0].context, b.context()) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    // Automatic remapping spreads the buffer's queues over the given ones in turn.
+    let (copy, pairs) = b.remap(list, |i| i)?;
+    for (i, h) in wanted.iter().enumerate() {
+        let new = pairs.iter().find(|(old, _)| old == h).map_or(0, |&(_, new)| new);
+        // SAFETY: `handles_ret` holds `num_handles` slots by contract (checked non-null).
+        unsafe { handles_ret.add(i).write(new as cl_mutable_command_khr) };
+    }
+    Ok(into_handle(copy))
 }
 
 retain_release!(CommandBuffer, cl_command_buffer_khr, clRetainCommandBufferKHR, clReleaseCommandBufferKHR);
@@ -97,25 +180,49 @@ fn clEnqueueCommandBufferKHR(
     // "CL_INVALID_VALUE if queues is NULL and num_queues is > 0, or queues is not NULL
     // and num_queues is 0", "if num_queues is > 0 and not the same value as num_queues
     // set on command_buffer creation".
-    if queues.is_null() != (num_queues == 0) || num_queues > 1 {
+    if queues.is_null() != (num_queues == 0) || (num_queues > 0 && num_queues as usize != b.queues.len()) {
         return Err(CL_INVALID_VALUE);
     }
-    let q = match num_queues {
-        0 => b.queue.clone(),
+    let list = match num_queues {
+        0 => b.queues.clone(),
         // SAFETY: `queues` holds `num_queues` handles by contract.
-        _ => from_handle::<Queue>(unsafe { *queues })?,
+        n => unsafe { slice(queues, n as usize) }.iter().map(|&q| host_queue(q)).collect::<CLResult<Vec<_>>>()?,
     };
-    // A substitute queue must be of the recording queue's device ("CL_INCOMPATIBLE_
-    // COMMAND_QUEUE_KHR", as the CTS expects of a queue of another device) and context,
-    // with properties the device supports for command buffers (none is required).
-    if !Arc::ptr_eq(&q.device, &b.queue.device) || q.properties & !SUPPORTED_QUEUE_PROPERTIES != 0 {
-        return Err(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR);
+    for (q, recorded) in list.iter().zip(&b.queues) {
+        // A substitute queue must be of the recording queue's device ("CL_INCOMPATIBLE_
+        // COMMAND_QUEUE_KHR", as the CTS expects of a queue of another device) and
+        // context, with properties the device supports for command buffers (none is
+        // required).
+        if !Arc::ptr_eq(&q.device, &recorded.device) || q.properties & !SUPPORTED_QUEUE_PROPERTIES != 0 {
+            return Err(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR);
+        }
+        if !Arc::ptr_eq(&q.context, b.context()) {
+            return Err(CL_INVALID_CONTEXT);
+        }
     }
-    if !Arc::ptr_eq(&q.context, b.context()) {
-        return Err(CL_INVALID_CONTEXT);
+    let mut wait = wait_list(b.context(), num_events_in_wait_list, event_wait_list)?;
+    // Across queues the replay is one command of the first, after what the others hold
+    // (a marker on each) and before what they take next (a wait on each for the replay):
+    // each queue's order holds for the commands recorded to it.
+    let others: Vec<&Arc<Queue>> = list[1..].iter().filter(|q| !Arc::ptr_eq(q, &list[0])).collect();
+    for q in &others {
+        wait.push(q.enqueue(CL_COMMAND_MARKER, Vec::new(), queue::once(Box::new(|| Ok(())))));
     }
-    let wait = wait_list(b.context(), num_events_in_wait_list, event_wait_list)?;
-    submit(&q, CL_COMMAND_COMMAND_BUFFER_KHR, wait, event, false, replay)
+    let mut replayed = null_mut();
+    submit(&list[0], CL_COMMAND_COMMAND_BUFFER_KHR, wait, &mut replayed, false, replay)?;
+    // SAFETY: the event handle `submit` just made.
+    let done = from_handle::<Event>(replayed)?;
+    for q in &others {
+        q.enqueue(CL_COMMAND_BARRIER, vec![done.clone()], queue::once(Box::new(|| Ok(()))));
+    }
+    match event.is_null() {
+        true => icd::release::<Event>(replayed),
+        false => {
+            // SAFETY: `event` is writable by contract.
+            unsafe { event.write(replayed) };
+            Ok(())
+        }
+    }
 }
 
 #[cl_entry_point]
@@ -128,8 +235,8 @@ fn clGetCommandBufferInfoKHR(
 ) -> CLResult<()> {
     let b = from_handle::<CommandBuffer>(command_buffer)?;
     let info = match param_name {
-        CL_COMMAND_BUFFER_QUEUES_KHR => Info::of(&vec![icd::handle_of(&b.queue)]),
-        CL_COMMAND_BUFFER_NUM_QUEUES_KHR => Info::of(&1u32),
+        CL_COMMAND_BUFFER_QUEUES_KHR => Info::of(&b.queues.iter().map(icd::handle_of).collect::<Vec<_>>()),
+        CL_COMMAND_BUFFER_NUM_QUEUES_KHR => Info::of(&(b.queues.len() as cl_uint)),
         CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR => Info::of(&b.base.ref_count()),
         CL_COMMAND_BUFFER_STATE_KHR => Info::of(&b.state()),
         CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR => Info::of(&b.properties),
@@ -140,12 +247,15 @@ fn clGetCommandBufferInfoKHR(
 }
 
 /// What every `clCommand*KHR` checks before the command's own arguments: the command
-/// buffer, still recording; the queue, which must be NULL without
-/// `cl_khr_command_buffer_multi_device` ("CL_INVALID_COMMAND_QUEUE if ... command_queue
-/// is not NULL"); properties, of which the extension defines none for commands other
-/// than kernels; the mutable handle, "unused, and must be NULL" but for kernels; and the
-/// form of the sync-point wait list (that its points exist is checked when the command
-/// is recorded).
+/// buffer, still recording; the queue the command is recorded to ("CL_INVALID_COMMAND_
+/// QUEUE if ... either command_queue is NULL and command_buffer was created with more
+/// than one queue, or command_queue is not NULL and not a command-queue listed on
+/// command_buffer creation"; "CL_INVALID_CONTEXT if command_queue is not NULL, and the
+/// context associated with command_queue and command_buffer is not the same");
+/// properties, of which the extension defines none for commands other than kernels; the
+/// mutable handle, "unused, and must be NULL" but for kernels; and the form of the
+/// sync-point wait list (that its points exist is checked when the command is
+/// recorded). Returns the buffer, its queue's index and the wait list.
 ///
 /// # Safety
 /// `properties` is null or zero-terminated; the sync-point list is null or `num` long.
@@ -157,11 +267,19 @@ unsafe fn recording(
     list: *const cl_sync_point_khr,
     mutable_handle: *mut cl_mutable_command_khr,
     kernel: bool,
-) -> CLResult<(Arc<CommandBuffer>, Vec<cl_sync_point_khr>)> {
+) -> CLResult<(Arc<CommandBuffer>, Arc<Queue>, Vec<cl_sync_point_khr>)> {
     let b = from_handle::<CommandBuffer>(command_buffer)?;
-    if !queue.is_null() {
-        return Err(CL_INVALID_COMMAND_QUEUE);
-    }
+    let q = match queue.is_null() {
+        true if b.queues.len() == 1 => b.queues[0].clone(),
+        true => return Err(CL_INVALID_COMMAND_QUEUE),
+        false => {
+            let q = from_handle::<Queue>(queue)?;
+            if !Arc::ptr_eq(&q.context, b.context()) {
+                return Err(CL_INVALID_CONTEXT);
+            }
+            b.queues.iter().find(|r| Arc::ptr_eq(r, &q)).cloned().ok_or(CL_INVALID_COMMAND_QUEUE)?
+        }
+    };
     if b.finalized() {
         return Err(CL_INVALID_OPERATION);
     }
@@ -175,7 +293,7 @@ unsafe fn recording(
     if list.is_null() != (num == 0) {
         return Err(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR);
     }
-    Ok((b.clone(), slice(list, num as usize).to_vec()))
+    Ok((b.clone(), q, slice(list, num as usize).to_vec()))
 }
 
 /// Where a `clCommand*KHR` call records, as its common parameters give it: the command
@@ -195,8 +313,8 @@ unsafe fn record(
     (num, list, sync_point): Syncs,
     make: impl FnOnce(&Queue) -> CLResult<Action>,
 ) -> CLResult<()> {
-    let (b, waits) = recording(command_buffer, queue, properties, num, list, mutable_handle, false)?;
-    let point = b.record(&waits, Recorded::Fixed(make(&b.queue)?))?;
+    let (b, q, waits) = recording(command_buffer, queue, properties, num, list, mutable_handle, false)?;
+    let point = b.record(&waits, Recorded::Fixed(Arc::new(make(&q)?)))?;
     write_opt(sync_point, point);
     Ok(())
 }
@@ -421,7 +539,7 @@ fn clCommandNDRangeKernelKHR(
     mutable_handle: *mut cl_mutable_command_khr,
 ) -> CLResult<()> {
     let (n, list) = (num_sync_points_in_wait_list, sync_point_wait_list);
-    let (b, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, true)?;
+    let (b, q, waits) = recording(command_buffer, command_queue, properties, n, list, mutable_handle, true)?;
     // "CL_INVALID_VALUE if values specified in properties are not valid."
     let pairs = super::util::properties(properties).map_err(|_| CL_INVALID_VALUE)?;
     let (mut fields, mut asserts) = (MUTABLE_FIELDS, b.asserts);
@@ -437,7 +555,7 @@ fn clCommandNDRangeKernelKHR(
         }
     }
     let (k, range) =
-        super::kernel::ndrange(&b.queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size)?;
+        super::kernel::ndrange(&q, kernel, work_dim, global_work_offset, global_work_size, local_work_size)?;
     // "CL_INVALID_VALUE if command_buffer was created with ... NO_ADDITIONAL_WORK_GROUPS
     // and local_work_size is NULL", or the command's properties assert it.
     if asserts & CL_MUTABLE_DISPATCH_ASSERT_NO_ADDITIONAL_WORK_GROUPS_KHR != 0 && range.local.is_none() {
@@ -449,10 +567,10 @@ fn clCommandNDRangeKernelKHR(
     // been specified and the CL_MUTABLE_DISPATCH_ARGUMENTS_KHR flag was not set").
     let deferrable = b.flags & CL_COMMAND_BUFFER_MUTABLE_KHR != 0 && fields & CL_MUTABLE_DISPATCH_ARGUMENTS_KHR != 0;
     let mut state = DispatchState { args: k.copy(), range, launch: None };
-    state.launch = Dispatch::build(&b.queue, &state, deferrable)?;
+    state.launch = Dispatch::build(&q, &state, deferrable)?;
     let dispatch = Arc::new(Dispatch {
         buffer: Arc::as_ptr(&b) as usize,
-        queue: b.queue.clone(),
+        queue: q,
         kernel: k,
         fields,
         properties: property_array(&pairs, !properties.is_null()),
@@ -631,6 +749,7 @@ pub(super) fn function(name: &[u8]) -> Option<*mut c_void> {
         b"clCommandNDRangeKernelKHR" => clCommandNDRangeKernelKHR as *const (),
         b"clUpdateMutableCommandsKHR" => clUpdateMutableCommandsKHR as *const (),
         b"clGetMutableCommandInfoKHR" => clGetMutableCommandInfoKHR as *const (),
+        b"clRemapCommandBufferKHR" => clRemapCommandBufferKHR as *const (),
         _ => return None,
     };
     Some(f as *mut c_void)

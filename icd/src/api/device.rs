@@ -220,6 +220,10 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Info> {
         CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL => Info::of(&d.compute_units()),
         CL_DEVICE_FEATURE_CAPABILITIES_INTEL => Info::of(&none_u64),
         CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => Info::of(&super::command_buffer::CAPABILITIES),
+        // cl_khr_command_buffer_multi_device: no device synchronises with another on
+        // its own; the platform's universal sync (on the host) serves them all.
+        CL_DEVICE_COMMAND_BUFFER_NUM_SYNC_DEVICES_KHR => Info::of(&none_u32),
+        CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR => Info::of(&Vec::<cl_device_id>::new()),
         CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR => {
             Info::of(&super::command_buffer::SUPPORTED_QUEUE_PROPERTIES)
         }

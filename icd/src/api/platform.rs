@@ -42,6 +42,7 @@ fn platform_info(param: cl_platform_info) -> CLResult<Info> {
         CL_PLATFORM_EXTENSIONS => Info::of(&platform::extension_string(platform::EXTENSIONS)),
         CL_PLATFORM_EXTENSIONS_WITH_VERSION => Info::of(&platform::name_versions(platform::EXTENSIONS)),
         CL_PLATFORM_HOST_TIMER_RESOLUTION => Info::of(&1u64),
+        CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR => Info::of(&super::command_buffer::PLATFORM_CAPABILITIES),
         CL_PLATFORM_ICD_SUFFIX_KHR => Info::of(platform::ICD_SUFFIX),
         _ => Err(CL_INVALID_VALUE),
     }

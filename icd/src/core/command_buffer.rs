@@ -25,9 +25,12 @@ use super::object::{cl_object, Base, CLResult};
 use super::queue::{Action, Queue, Work};
 use crate::exec::ndrange::Launch;
 
-/// One recorded command.
+/// One recorded command. A command other than a kernel runs the same whatever queue it
+/// was recorded to (every queue's device shares the host's memory), so a remapped copy
+/// shares it.
+#[derive(Clone)]
 pub(crate) enum Recorded {
-    Fixed(Action),
+    Fixed(Arc<Action>),
     Dispatch(Arc<Dispatch>),
 }
 
@@ -79,11 +82,15 @@ pub(crate) fn dispatch(handle: usize) -> Option<Arc<Dispatch>> {
     DISPATCHES.lock().get(&handle).cloned()
 }
 
+/// A kernel command's handle and its remapped copy's.
+pub(crate) type HandlePair = (usize, usize);
+
 #[repr(C)]
 pub(crate) struct CommandBuffer {
     pub(crate) base: Base,
-    /// The queue the commands are recorded for (the extension's one).
-    pub(crate) queue: Arc<Queue>,
+    /// The queues commands are recorded to (`cl_khr_command_buffer_multi_device`: one or
+    /// more, of the context's devices and sub-devices); the first runs the replay.
+    pub(crate) queues: Vec<Arc<Queue>>,
     /// `CL_COMMAND_BUFFER_FLAGS_KHR`.
     pub(crate) flags: cl_command_buffer_flags_khr,
     /// `CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS_KHR`.
@@ -108,14 +115,14 @@ cl_object!(CommandBuffer, CL_INVALID_COMMAND_BUFFER_KHR;
 
 impl CommandBuffer {
     pub(crate) fn new(
-        queue: Arc<Queue>,
+        queues: Vec<Arc<Queue>>,
         flags: cl_command_buffer_flags_khr,
         asserts: cl_bitfield,
         properties: Vec<cl_command_buffer_properties_khr>,
     ) -> CommandBuffer {
         CommandBuffer {
             base: Base::new(),
-            queue,
+            queues,
             flags,
             asserts,
             properties,
@@ -126,7 +133,59 @@ impl CommandBuffer {
     }
 
     pub(crate) fn context(&self) -> &Arc<Context> {
-        &self.queue.context
+        &self.queues[0].context
+    }
+
+    /// `clRemapCommandBufferKHR`: a deep copy whose commands target `queues` (the queue
+    /// at each command's queue's index in this buffer, or by `map` for automatic
+    /// remapping), in the same state; `map_handles` gets each kernel command's
+    /// handle and its copy's. Kernel commands are rebuilt for their new queue's device
+    /// and workers.
+    pub(crate) fn remap(
+        self: &Arc<Self>,
+        queues: Vec<Arc<Queue>>,
+        map: impl Fn(usize) -> usize,
+    ) -> CLResult<(Arc<CommandBuffer>, Vec<HandlePair>)> {
+        let _whole = self.updating.lock();
+        let copy = Arc::new(CommandBuffer::new(queues, self.flags, self.asserts, self.properties.clone()));
+        let recorded: Vec<Recorded> = match self.executable.get() {
+            Some(all) => all.to_vec(),
+            None => self.recording.lock().clone(),
+        };
+        let mut handles = Vec::new();
+        let mut commands = Vec::with_capacity(recorded.len());
+        for c in recorded {
+            commands.push(match c {
+                Recorded::Fixed(action) => Recorded::Fixed(action),
+                Recorded::Dispatch(d) => {
+                    let index = self.queues.iter().position(|q| Arc::ptr_eq(q, &d.queue)).unwrap_or(0);
+                    let queue = copy.queues[map(index) % copy.queues.len()].clone();
+                    let old = d.state.lock().clone();
+                    let mut state = DispatchState { args: old.args.copy(), range: old.range, launch: None };
+                    if old.launch.is_some() {
+                        state.launch = Dispatch::build(&queue, &state, false)?;
+                    }
+                    let new = Arc::new(Dispatch {
+                        buffer: Arc::as_ptr(&copy) as usize,
+                        queue,
+                        kernel: d.kernel.clone(),
+                        fields: d.fields,
+                        properties: d.properties.clone(),
+                        state: Mutex::new(state),
+                    });
+                    handles.push((Arc::as_ptr(&d) as usize, Arc::as_ptr(&new) as usize));
+                    DISPATCHES.lock().insert(Arc::as_ptr(&new) as usize, new.clone());
+                    Recorded::Dispatch(new)
+                }
+            });
+        }
+        match self.finalized() {
+            true => {
+                let _ = copy.executable.set(commands.into());
+            }
+            false => *copy.recording.lock() = commands,
+        }
+        Ok((copy, handles))
     }
 
     pub(crate) fn finalized(&self) -> bool {
@@ -179,7 +238,7 @@ impl CommandBuffer {
         };
         Ok(Box::new(move || {
             commands.iter().zip(&launches).try_for_each(|step| match step {
-                (Recorded::Fixed(action), _) => action(),
+                (Recorded::Fixed(action), _) => (**action)(),
                 (_, Some(launch)) => run(launch),
                 (_, None) => Err(CL_INVALID_OPERATION),
             })

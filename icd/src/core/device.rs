@@ -184,6 +184,7 @@ pub(crate) const API_EXTENSIONS: &[(&str, u32)] = &[
     ("cl_ext_immutable_memory_objects", cl_version(1, 0, 0)),
     ("cl_khr_command_buffer", cl_version(0, 9, 8)),
     ("cl_khr_command_buffer_mutable_dispatch", cl_version(0, 9, 5)),
+    ("cl_khr_command_buffer_multi_device", cl_version(0, 9, 2)),
     ("cl_intel_device_attribute_query", cl_version(1, 0, 0)),
 ];
 
