@@ -182,8 +182,8 @@ fn kernels_enqueue_trees_of_kernels_markers_and_events() {
 }
 
 /// `enqueue_kernel`'s results for what kernel code gets wrong, events it never made,
-/// and a child waiting for a user event nobody sets (the host command fails; it does not
-/// hang), then a good launch on the same queue.
+/// a child waiting for a user event nobody sets (the host command fails; it does not
+/// hang) and a child that faults, then a good launch on the same queue.
 const MISTAKES: &str = r#"
 kernel void mistakes(global int *out, queue_t other) {
     queue_t q = get_default_queue();
@@ -208,6 +208,12 @@ kernel void mistakes(global int *out, queue_t other) {
     int r[3];
     for (int i = 0; i < 3; i++) r[i] = enqueue_kernel(other, CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(1), ^{ atomic_inc(&out[8]); });
     out[6] = r[0] == CLK_SUCCESS && r[1] == CLK_SUCCESS && r[2] == CLK_DEVICE_QUEUE_FULL;
+}
+
+kernel void faulty(global int *out) {
+    out[0] = 3;
+    enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1),
+                   ^{ *(volatile global int *)0 = 1; });
 }
 
 kernel void stuck(global int *out) {
@@ -247,6 +253,11 @@ fn mistakes_in_kernel_code_get_clk_errors_and_a_stuck_tree_fails_its_command() {
     assert!(run_status(&env, stuck, 1, 1) < 0, "a tree that cannot finish fails its command");
     let got: Vec<i32> = read_as(&env, out2, 2);
     assert_eq!(got, [0, 7], "enqueued, never run");
+    // A child that faults fails its host command, not the process.
+    let faulty = kernel(prog, "faulty");
+    set_arg(faulty, 0, &out2);
+    assert!(run_status(&env, faulty, 1, 1) < 0, "a faulting child fails the command");
+    ok!(cl!(clReleaseKernel(faulty)));
     // The queue goes on.
     assert_eq!(run_status(&env, k, 1, 1), CL_COMPLETE);
     for m in [out, out2] {
