@@ -260,6 +260,10 @@ pub(crate) fn spirv_queries() -> SpirvQueries {
         19,   // DeviceEnqueue
         5910, // MemoryAccessAliasingINTEL
     ];
+    // UniformDecoration: SPIR-V 1.6's, accepted (and dropped: a hint) by `legalize`.
+    if crate::compiler::spirv::versions().contains(&(1, 6)) {
+        capabilities.push(71);
+    }
     let mut extensions = vec![c"SPV_INTEL_memory_access_aliasing"];
     let has = |name: &str| extensions_named(name);
     let by_extension: &[(&str, &[&std::ffi::CStr], &[u32])] = &[
