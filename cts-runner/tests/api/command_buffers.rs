@@ -520,13 +520,7 @@ fn recorded_kernels_enqueue_children_at_every_replay() {
     let caps: cl_bitfield = device_info(env.device, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
     let device_side = CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR;
     assert_eq!(caps & device_side, device_side);
-    let props = [
-        CL_QUEUE_PROPERTIES as cl_queue_properties,
-        CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
-        0,
-    ];
-    let (def, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e)));
-    ok!(e);
+    let def = device_queue(&env, CL_QUEUE_ON_DEVICE_DEFAULT, None);
     let src = "kernel void twice(global int *out) {
                    size_t i = get_global_id(0);
                    enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(2),

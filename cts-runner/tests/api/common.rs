@@ -148,6 +148,21 @@ pub fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
 
+/// An out-of-order device queue (`CL_QUEUE_ON_DEVICE`) on `env`'s device with `extra`
+/// properties (`CL_QUEUE_ON_DEVICE_DEFAULT` makes it the default one) and, where given,
+/// `CL_QUEUE_SIZE`.
+pub fn device_queue(env: &Env, extra: cl_command_queue_properties, size: Option<cl_uint>) -> cl_command_queue {
+    let props = CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | extra;
+    let mut list = vec![CL_QUEUE_PROPERTIES as cl_queue_properties, props];
+    if let Some(s) = size {
+        list.extend([CL_QUEUE_SIZE as cl_queue_properties, s as cl_queue_properties]);
+    }
+    list.push(0);
+    let (q, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, list.as_ptr(), e)));
+    ok!(e);
+    q
+}
+
 /// Builds `source` with `options`; panics with the build log on failure.
 pub fn build(env: &Env, source: &str, options: &str) -> cl_program {
     let p = program(env, source);

@@ -7,19 +7,6 @@
 
 use crate::common::*;
 
-const ON_DEVICE: cl_command_queue_properties = CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
-
-fn device_queue(env: &Env, props: cl_command_queue_properties, size: Option<cl_uint>) -> cl_command_queue {
-    let mut list = vec![CL_QUEUE_PROPERTIES as cl_queue_properties, props];
-    if let Some(s) = size {
-        list.extend([CL_QUEUE_SIZE as cl_queue_properties, s as cl_queue_properties]);
-    }
-    list.push(0);
-    let (q, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, list.as_ptr(), e)));
-    ok!(e);
-    q
-}
-
 fn queue_info<T: Copy>(q: cl_command_queue, p: cl_command_queue_info) -> T {
     info(|n, v, r| cl!(clGetCommandQueueInfo(q, p, n, v, r)))
 }
@@ -40,14 +27,14 @@ fn device_queues_are_made_queried_and_replaced_with_the_specs_errors() {
     // No default device queue yet.
     let none: cl_command_queue = queue_info(env.queue, CL_QUEUE_DEVICE_DEFAULT);
     assert!(none.is_null());
-    let q = device_queue(&env, ON_DEVICE, None);
+    let q = device_queue(&env, 0, None);
     let size: cl_uint = queue_info(q, CL_QUEUE_SIZE);
     assert_eq!(size, preferred);
     err!(CL_INVALID_COMMAND_QUEUE, cl!(clGetCommandQueueInfo(env.queue, CL_QUEUE_SIZE, 4, null_mut(), null_mut())));
-    let def = device_queue(&env, ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT, Some(4096));
+    let def = device_queue(&env, CL_QUEUE_ON_DEVICE_DEFAULT, Some(4096));
     // "will return the default device queue that has already been created and
     // increment its reference count by 1".
-    let again = device_queue(&env, ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT, None);
+    let again = device_queue(&env, CL_QUEUE_ON_DEVICE_DEFAULT, None);
     assert_eq!(again, def);
     let refs: cl_uint = queue_info(def, CL_QUEUE_REFERENCE_COUNT);
     assert_eq!(refs, 2);
@@ -149,7 +136,7 @@ kernel void parent(global int *out, global uint *info) {
 #[test]
 fn kernels_enqueue_trees_of_kernels_markers_and_events() {
     let env = Env::new();
-    let def = device_queue(&env, ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT, None);
+    let def = device_queue(&env, CL_QUEUE_ON_DEVICE_DEFAULT, None);
     for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
         let prog = build(&env, TREE, std);
         // The blocks' kernels are the driver's: the program names its own kernel only.
@@ -227,8 +214,8 @@ kernel void stuck(global int *out) {
 #[test]
 fn mistakes_in_kernel_code_get_clk_errors_and_a_stuck_tree_fails_its_command() {
     let env = Env::new();
-    let def = device_queue(&env, ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT, None);
-    let small = device_queue(&env, ON_DEVICE, Some(32));
+    let def = device_queue(&env, CL_QUEUE_ON_DEVICE_DEFAULT, None);
+    let small = device_queue(&env, 0, Some(32));
     let prog = build(&env, MISTAKES, "-cl-std=CL2.0");
     let k = kernel(prog, "mistakes");
     let out = buffer_of(&env, &[0i32; 10]);
@@ -277,7 +264,7 @@ fn mistakes_in_kernel_code_get_clk_errors_and_a_stuck_tree_fails_its_command() {
 #[test]
 fn profiling_info_is_captured_when_a_child_completes() {
     let env = Env::new();
-    let def = device_queue(&env, ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT, None);
+    let def = device_queue(&env, CL_QUEUE_ON_DEVICE_DEFAULT, None);
     let source = r#"
         void spin(global ulong *t) { ulong x = 1; for (int i = 0; i < 200000; i++) x = x * 3 + i; t[3] = x; }
         kernel void timed(global ulong *times) {

@@ -852,13 +852,7 @@ fn a_failed_device_assert_fails_the_launch_and_not_the_process() {
 #[test]
 fn device_side_enqueue_in_spirv_modules_runs_children() {
     let env = Env::new();
-    let props = [
-        CL_QUEUE_PROPERTIES as cl_queue_properties,
-        CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
-        0,
-    ];
-    let (def, e) = with_err(|e| cl!(clCreateCommandQueueWithProperties(env.context, env.device, props.as_ptr(), e)));
-    ok!(e);
+    let def = device_queue(&env, CL_QUEUE_ON_DEVICE_DEFAULT, None);
     let src = "kernel void enq(global int *out) {
                    size_t tid = get_global_id(0);
                    clk_event_t user = create_user_event(), ev, mk;
