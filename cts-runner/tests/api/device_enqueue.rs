@@ -195,6 +195,8 @@ kernel void mistakes(global int *out, queue_t other) {
     int r[3];
     for (int i = 0; i < 3; i++) r[i] = enqueue_kernel(other, CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(1), ^{ atomic_inc(&out[8]); });
     out[6] = r[0] == CLK_SUCCESS && r[1] == CLK_SUCCESS && r[2] == CLK_DEVICE_QUEUE_FULL;
+    // A wait list longer than any that can exist.
+    out[10] = enqueue_marker(q, 0xffffffffu, &e, &e);
 }
 
 kernel void faulty(global int *out) {
@@ -218,11 +220,11 @@ fn mistakes_in_kernel_code_get_clk_errors_and_a_stuck_tree_fails_its_command() {
     let small = device_queue(&env, 0, Some(32));
     let prog = build(&env, MISTAKES, "-cl-std=CL2.0");
     let k = kernel(prog, "mistakes");
-    let out = buffer_of(&env, &[0i32; 10]);
+    let out = buffer_of(&env, &[0i32; 11]);
     set_arg(k, 0, &out);
     set_arg(k, 1, &small);
     assert_eq!(run_status(&env, k, 1, 1), CL_COMPLETE);
-    let got: Vec<i32> = read_as(&env, out, 10);
+    let got: Vec<i32> = read_as(&env, out, 11);
     const INVALID_NDRANGE: i32 = -160;
     const INVALID_QUEUE: i32 = -102;
     const INVALID_EVENT_WAIT_LIST: i32 = -57;
@@ -233,6 +235,7 @@ fn mistakes_in_kernel_code_get_clk_errors_and_a_stuck_tree_fails_its_command() {
     );
     assert_eq!((got[6], got[7]), (1, 0), "the third command finds a two-command queue full");
     assert_eq!((got[8], got[9]), (2, 0), "the two accepted commands ran, no refused one did");
+    assert_eq!(got[10], INVALID_EVENT_WAIT_LIST);
 
     let stuck = kernel(prog, "stuck");
     let out2 = buffer_of(&env, &[7i32; 2]);

@@ -72,6 +72,11 @@ impl DeviceSide {
     }
 }
 
+/// The most events one tree records (commands' and user events, released ones
+/// included: a record is kept for the tree's order): about 100 MiB of them. Past it a
+/// kernel creating and releasing user events in a loop gets none, and enqueues fail.
+const TREE_EVENTS: usize = 1 << 20;
+
 /// `CL_COMPLETE`, `CL_SUBMITTED`.
 const COMPLETE: i32 = 0;
 const SUBMITTED: i32 = 2;
@@ -214,13 +219,16 @@ pub(crate) unsafe extern "C" fn enqueue(_group: *const Group, request: *const En
     let Some(side) = side() else { return clk::INVALID_QUEUE };
     // SAFETY: kernel code passes its request; its pointers are read under the guard.
     let r = unsafe { request.read() };
+    let work = &side.work;
     let events = match (r.num_events, r.events.is_null()) {
         (0, true) => Vec::new(),
         (0, false) | (_, true) => return clk::INVALID_EVENT_WAIT_LIST,
+        // More events than can exist at once cannot all be valid (and a count from
+        // kernel code must not size an allocation).
+        (n, false) if n as usize > work.spawner.max_events() => return clk::INVALID_EVENT_WAIT_LIST,
         // SAFETY: as above.
         (n, false) => unsafe { read_list(r.events, n as usize) },
     };
-    let work = &side.work;
     if r.kernel.is_null() {
         // enqueue_marker: "CLK_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL or
         // num_events_in_wait_list is 0".
@@ -336,7 +344,7 @@ impl DeviceWork {
                 0
             }
             DeviceOp::CreateUserEvent => {
-                if s.live >= self.spawner.max_events() {
+                if s.live >= self.spawner.max_events() || s.events.len() >= TREE_EVENTS {
                     return 0;
                 }
                 s.add(Event {
@@ -389,8 +397,11 @@ impl DeviceWork {
                 return clk::DEVICE_QUEUE_FULL;
             }
             let returned = !event_ret.is_null();
-            if returned && s.live >= self.spawner.max_events() {
+            if returned && (s.live >= self.spawner.max_events() || s.events.len() >= TREE_EVENTS) {
                 return clk::EVENT_ALLOCATION_FAILURE;
+            }
+            if s.events.len() >= TREE_EVENTS {
+                return clk::OUT_OF_RESOURCES;
             }
             *s.held.entry(queue).or_default() += 1;
             if let Some(p) = parent {
