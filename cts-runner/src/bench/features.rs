@@ -1,8 +1,10 @@
 //! Platform features beside the kernels: float atomics under contention
 //! (`cl_ext_float_atomics`' `atomic_fetch_add` against the compare-exchange loop
-//! kernels write without it, each checked), and sub-devices (a saxpy split in halves
-//! run at once on two sub-devices of half the cores, against the same saxpy as one
-//! launch on the whole device). A platform without a feature gets no figures for it.
+//! kernels write without it, each checked), sub-devices (a saxpy split in halves run at
+//! once on two sub-devices of half the cores, against the same saxpy as one launch on
+//! the whole device), and device-side enqueue (the command-buffer section's 100 small
+//! saxpy launches, each waiting for the one before, enqueued by one work-item of a
+//! kernel). A platform without a feature gets no figures for it.
 
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
@@ -182,9 +184,69 @@ fn sub_devices(s: &Session, out: &mut Vec<(String, f64)>) -> Result<(), String> 
     Ok(())
 }
 
+const CHILDREN: &str = r#"
+kernel void parent(global float *y, global const float *x, float a, int launches) {
+    queue_t q = get_default_queue();
+    void (^saxpy)(void) = ^{ size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; };
+    clk_event_t prev, next;
+    enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(4096, 64), 0, 0, &prev, saxpy);
+    for (int n = 1; n < launches; n++) {
+        enqueue_kernel(q, CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(4096, 64), 1, &prev, &next, saxpy);
+        release_event(prev);
+        prev = next;
+    }
+    release_event(prev);
+}
+"#;
+
+/// 100 saxpy launches of 4096 floats in groups of 64, each after the one before,
+/// enqueued by a kernel's one work-item; microseconds for the parent and its children,
+/// best of 40, checked.
+fn device_enqueue(s: &Session, out: &mut Vec<(String, f64)>) -> Result<(), String> {
+    if s.device_info(CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES) as cl_bitfield & CL_DEVICE_QUEUE_SUPPORTED == 0 {
+        return Ok(());
+    }
+    let props = [
+        CL_QUEUE_PROPERTIES as cl_queue_properties,
+        CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+        0,
+    ];
+    let mut e = 0;
+    let queue = cl!(clCreateCommandQueueWithProperties(s.context, s.device, props.as_ptr(), &mut e));
+    if e != CL_SUCCESS {
+        return Ok(());
+    }
+    let Ok(prog) = s.build_with(CHILDREN, "-cl-std=CL2.0") else { return Ok(()) };
+    const N: usize = 4096;
+    const LAUNCHES: i32 = 100;
+    let (y, x) = (s.buffer(N * 4, Some(&vec![0.0; N]))?, s.buffer(N * 4, Some(&vec![1.0; N]))?);
+    let k = s.kernel(prog, "parent")?;
+    arg(k, 0, &y)?;
+    arg(k, 1, &x)?;
+    arg(k, 2, &1.0f32)?;
+    arg(k, 3, &LAUNCHES)?;
+    let runs = 41;
+    let t = best((0..runs).map(|_| s.run(k, &[1], Some(&[1]))))?;
+    // Every child ran, each after the one before: y is x added `runs` x 100 times.
+    let want = (runs * LAUNCHES) as f32;
+    let bytes = s.read(y, N * 4)?;
+    if let Some(v) = bytes.chunks(4).map(|c| f32::from_ne_bytes(c.try_into().unwrap())).find(|&v| v != want) {
+        return Err(format!("device-side enqueue: y holds {v}, not {want}"));
+    }
+    out.push(("dev_enqueue100_us".into(), t * 1e6));
+    for m in [y, x] {
+        cl!(clReleaseMemObject(m));
+    }
+    cl!(clReleaseKernel(k));
+    cl!(clReleaseProgram(prog));
+    cl!(clReleaseCommandQueue(queue));
+    Ok(())
+}
+
 pub fn measure(s: &Session) -> Result<Vec<(String, f64)>, String> {
     let mut out = Vec::new();
     atomics(s, &mut out)?;
     sub_devices(s, &mut out)?;
+    device_enqueue(s, &mut out)?;
     Ok(out)
 }

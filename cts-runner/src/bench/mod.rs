@@ -27,6 +27,7 @@ pub const METRICS: &[(&str, &str, bool)] = &[
     ("launch16_per_s", "  the same launches back to back, launches/s", true),
     ("cb_replay100_us", "100 small launches replayed from a command buffer, us", false),
     ("cb_enqueue100_us", "  the same 100 launches enqueued one by one, us", false),
+    ("dev_enqueue100_us", "  the same 100 launches enqueued by a kernel (device-side enqueue), us", false),
     ("fatomic_add_mops", "float atomic_fetch_add on 64 counters, M ops/s", true),
     ("fatomic_cas_mops", "  the same as a compare-exchange loop, M ops/s", true),
     ("subdev_pair_ms", "saxpy 2x32 MiB as halves on two sub-devices at once, ms", false),
