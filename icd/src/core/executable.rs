@@ -103,6 +103,9 @@ pub(crate) struct Executable {
     units: Mutex<HashMap<Unit, Arc<OnceLock<Loaded>>>>,
     /// Second builds with a loop for one group size, per kernel (`fixed_launch`).
     fixed: Mutex<HashMap<String, Fixed>>,
+    /// The program has kernels clang made for blocks, which its kernels may enqueue
+    /// (`super::device_enqueue`): decided once, not at every launch.
+    pub(crate) has_blocks: bool,
 }
 
 /// Where a kernel's second build, with a loop for one group size, stands.
@@ -160,11 +163,13 @@ impl Executable {
     /// A built program's code; whole code is loaded now, so that a library that does
     /// not load fails the build.
     pub(crate) fn new(info: compiler::Library) -> Result<Arc<Executable>, String> {
+        let has_blocks = info.kernels.iter().any(|k| crate::compiler::kernel_info::is_block_kernel(&k.name));
         let exe = Executable {
             info,
             whole: OnceLock::new(),
             units: Mutex::new(HashMap::new()),
             fixed: Mutex::new(HashMap::new()),
+            has_blocks,
         };
         // Code for another CPU (`FERROCL_TARGET_CPU`) is loaded at a launch, which
         // fails where this CPU cannot run it; the build itself is for its binary.

@@ -82,7 +82,7 @@ impl Kernel {
     /// Whether the kernel's program has blocks' kernels, which its kernels may enqueue
     /// (`super::device_enqueue`), and the program's code they come from.
     pub(crate) fn enqueues(&self) -> Option<&Arc<Executable>> {
-        self.code.info.kernels.iter().any(|k| kernel_info::is_block_kernel(&k.name)).then_some(&self.code)
+        self.code.has_blocks.then_some(&self.code)
     }
 
     /// The kernel of a block kernel code enqueues (`super::device_enqueue`): not the
