@@ -23,7 +23,7 @@ enum Op {
     Copy {
         event: usize,
         held: Option<AsyncCopy>,
-        flight: Option<Arc<Flight>>,
+        flight: Option<Flight>,
         copy: AsyncCopy,
     },
     Fence,

@@ -4,22 +4,24 @@
 //! `CopyQueue` (unless `FERROCL_COPY_WORKERS=0`: `FORCED`). With one group, or at most
 //! a quarter as many groups as workers, and long enough to pay for waking workers, its
 //! groups run on pool workers; the first copy queued calls idle workers (`offer`), who
-//! stay with the launch as copy workers until its last group ends (`help`), taking parts
-//! from the queue, as does a worker whose group has ended. A copy that `parts_for` gives them is split by planes,
-//! lines or elements, queued, and left in flight: the group computes on while idle
-//! cores move it. Its wait takes parts from the queue too, so a
-//! copy never waits for a worker that is not there, and then waits for the parts others
-//! took (`Flight::wait`). A part that faults (an address the kernel passed is not
-//! mapped) marks its copy failed, which fails the group's command as a fault in the
-//! group would.
+//! stay with the launch as copy workers until its last group ends (`help`), as does a
+//! worker whose group has ended. A copy that `parts_for` gives them goes into a slot of
+//! the queue, cut into parts by planes, lines or elements, and is left in flight: the
+//! group computes on while idle cores move it. Its event names the slot (`Flight`).
+//! Parts are taken by index with one compare-and-swap, nothing locked or allocated, and
+//! the group's wait takes the parts no worker has taken, so a copy never waits for a
+//! worker that is not there, then waits for the parts others took (`Flight::wait`).
+//! A part that faults (an address the kernel passed is not mapped) marks its copy
+//! failed, which fails the group's command as a fault in the group would.
 //!
 //! Where it pays (DESIGN.md "Async copies"): copies bound by latency rather than by the
 //! group's own ingest (gathers of short rows, strided elements) while other cores are
 //! idle. Contiguous imports never come here:
 //! kernel code moves them beside its computation (`builtins/clc/workitem.c`).
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::cell::UnsafeCell;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use ferrocl_kernel_abi::AsyncCopy;
@@ -28,29 +30,29 @@ use parking_lot::{Condvar, Mutex};
 use super::shape;
 use crate::exec::fault;
 
-/// One copy's parts in flight.
-#[derive(Default)]
+/// One copy in flight: where it sits in its launch's queue (`CopyQueue::issue`).
 pub(crate) struct Flight {
-    /// Parts not yet moved.
-    left: AtomicUsize,
-    /// A part faulted.
-    failed: AtomicBool,
+    slot: u32,
+    /// Never 0 (`Option<Flight>` is 8 bytes, as the `Arc` it replaced).
+    generation: NonZeroU32,
 }
 
 impl Flight {
-    /// Waits until every part has moved, moving queued parts meanwhile; `false` if one
-    /// faulted. The group's own parts (and others') it takes run guarded, as its own
-    /// copies do.
+    /// Waits until every part has moved, moving the parts no worker has taken; `false`
+    /// if one faulted. The parts it moves run guarded, as the group's own copies do.
     pub(crate) fn wait(&self, queue: &CopyQueue) -> bool {
-        let mut idle = Idle::default();
-        while self.left.load(Ordering::Acquire) > 0 {
-            if queue.run_one() {
-                idle = Idle::default();
-            } else {
-                idle.pause();
-            }
+        let slot = &queue.slots[self.slot as usize];
+        while let Some(part) = queue.claim(self.slot as usize, self.generation.get()) {
+            queue.run_part(slot, part);
         }
-        !self.failed.load(Ordering::Acquire)
+        // Every part is taken: the rest are moving on workers that are running them.
+        let mut idle = Idle::default();
+        while slot.left.load(Ordering::Acquire) > 0 {
+            idle.pause();
+        }
+        let ok = !slot.failed.load(Ordering::Acquire);
+        queue.used.fetch_and(!(1u64 << self.slot), Ordering::AcqRel);
+        ok
     }
 }
 
@@ -73,24 +75,64 @@ impl Idle {
     }
 }
 
-struct Part {
-    copy: AsyncCopy,
-    flight: Arc<Flight>,
+/// A value alone in its pair of cache lines: the queue's words are written by one
+/// thread while a dozen others spin reading another (each write to a shared line cost
+/// the issuing group ~0.2 us; an issue touching six of them took 1-2 us, 16-core host).
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded<T>(T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
+
+/// A copy in flight, cut into `parts` parts taken by index.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot {
+    /// The copy's generation (high 32 bits) and the parts taken so far (low 32): a part
+    /// is taken by one compare-and-swap, which fails for a copy the slot no longer holds.
+    state: AtomicU64,
+    parts: AtomicUsize,
+    /// Parts not yet moved.
+    left: AtomicUsize,
+    /// A part faulted.
+    failed: AtomicBool,
+    /// Written by the issuing group before the slot is published, read by whoever
+    /// takes a part while the copy is in flight.
+    copy: UnsafeCell<AsyncCopy>,
+}
+
+// SAFETY: `copy` is written only while the slot is unpublished (its bit in `used` held
+// by the issuing group, and no part of it can be taken: `state`'s generation is new),
+// and read only by a thread that has taken a part of it, which the group's wait
+// outlasts.
+unsafe impl Sync for Slot {}
+
+/// Copies a launch can have in flight at once (a bit each in `CopyQueue::used`).
+const SLOTS: usize = 64;
 
 /// Calls one pool worker to a launch's copies (`CopyQueue::offer`).
 pub(crate) type Recruit = Box<dyn Fn() + Send + Sync>;
 
-/// A launch's parts of copies to move, and the copy workers with it.
-#[derive(Default)]
+/// A launch's copies in flight, and the copy workers with it.
 pub(crate) struct CopyQueue {
-    parts: Mutex<VecDeque<Part>>,
-    /// Parts queued and not taken (read without the lock).
-    queued: AtomicUsize,
+    slots: Box<[Slot]>,
+    /// Slots holding a copy with parts left to take: what spinning workers read.
+    active: Padded<AtomicU64>,
+    /// Slots holding a copy not yet waited for.
+    used: Padded<AtomicU64>,
     /// Copy workers with the launch now.
-    workers: AtomicUsize,
-    /// Cores the launch leaves idle (`offer`): the most copy workers it may have.
+    workers: Padded<AtomicUsize>,
+    /// Copy workers asleep (`help`), and where they sleep.
+    sleepers: Padded<AtomicUsize>,
+    /// Cores the launch leaves idle (`offer`): the most copy workers it may have; and
+    /// its groups, who share them.
     spare: AtomicUsize,
+    groups: AtomicUsize,
     /// Copy workers the queued copies want (the most parts of one, less the group's).
     want: AtomicUsize,
     /// Pool workers called so far, and how (`offer`).
@@ -100,8 +142,6 @@ pub(crate) struct CopyQueue {
     gave: AtomicBool,
     /// The kernel's: its last launch with a queue gave the workers copies (`settle`).
     lately: Arc<AtomicBool>,
-    /// Copy workers asleep (`help`), and where they sleep.
-    sleepers: AtomicUsize,
     sleep: Mutex<()>,
     wake: Condvar,
 }
@@ -109,7 +149,22 @@ pub(crate) struct CopyQueue {
 impl CopyQueue {
     /// A queue for one launch of a kernel, whose last launches `lately` describes.
     pub(crate) fn new(lately: Arc<AtomicBool>) -> CopyQueue {
-        CopyQueue { lately, ..Default::default() }
+        CopyQueue {
+            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+            active: Padded::default(),
+            used: Padded::default(),
+            workers: Padded::default(),
+            sleepers: Padded::default(),
+            spare: AtomicUsize::new(0),
+            groups: AtomicUsize::new(1),
+            want: AtomicUsize::new(0),
+            recruited: AtomicUsize::new(0),
+            recruit: OnceLock::new(),
+            gave: AtomicBool::new(false),
+            lately,
+            sleep: Mutex::new(()),
+            wake: Condvar::new(),
+        }
     }
 
     /// An empty queue for another launch of the same kernel.
@@ -117,11 +172,13 @@ impl CopyQueue {
         CopyQueue::new(self.lately.clone())
     }
 
-    /// The pool runs the launch with `spare` cores idle, and `recruit` calls a worker.
-    /// Workers are called only when a copy is queued: a launch whose copies the model
-    /// keeps on the groups' cores costs nothing more than one without a queue.
-    pub(crate) fn offer(&self, spare: usize, recruit: Option<Recruit>) {
+    /// The pool runs the launch's `groups` groups with `spare` cores idle, and `recruit`
+    /// calls a worker. Workers are called only when a copy is queued: a launch whose
+    /// copies the model keeps on the groups' cores costs nothing more than one without
+    /// a queue.
+    pub(crate) fn offer(&self, groups: usize, spare: usize, recruit: Option<Recruit>) {
         self.spare.store(spare, Ordering::Relaxed);
+        self.groups.store(groups.max(1), Ordering::Relaxed);
         if let Some(r) = recruit {
             let _ = self.recruit.set(r);
         }
@@ -138,9 +195,9 @@ impl CopyQueue {
         self.lately.store(self.gave.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 
-    /// Idle cores the launch's copies may have.
+    /// Idle cores one group's copies may have: the launch's, shared by its groups.
     pub(crate) fn spare(&self) -> usize {
-        self.spare.load(Ordering::Relaxed)
+        self.spare.load(Ordering::Relaxed) / self.groups.load(Ordering::Relaxed)
     }
 
     /// Fewer workers are with the launch than its queued copies wanted: a pool worker
@@ -152,37 +209,61 @@ impl CopyQueue {
     }
 
     /// Gives `copy` to the copy workers in `parts` parts (`parts_for`), or `None` where
-    /// it does not split; the caller then moves it itself.
-    pub(crate) fn issue(&self, copy: &AsyncCopy, parts: usize) -> Option<Arc<Flight>> {
-        let pieces = split(copy, parts);
-        if pieces.len() < 2 {
+    /// it does not split or the launch has `SLOTS` copies in flight; the caller then
+    /// moves it itself.
+    pub(crate) fn issue(&self, copy: &AsyncCopy, parts: usize) -> Option<Flight> {
+        // No empty parts: 4 parts of 5 lines would be 2 + 2 + 1 + 0.
+        let count = pieces(copy);
+        let parts = count.div_ceil(count.div_ceil(parts.clamp(1, count.max(1))));
+        if parts < 2 {
             return None;
         }
-        let pieces_len = pieces.len();
-        let flight = Arc::new(Flight { left: AtomicUsize::new(pieces_len), failed: AtomicBool::new(false) });
-        let mut q = self.parts.lock();
-        q.extend(pieces.into_iter().map(|copy| Part { copy, flight: flight.clone() }));
-        self.queued.store(q.len(), Ordering::SeqCst);
-        drop(q);
+        let mut used = self.used.load(Ordering::Relaxed);
+        let slot = loop {
+            let free = (!used).trailing_zeros() as usize;
+            if free >= SLOTS {
+                return None;
+            }
+            match self.used.compare_exchange_weak(used, used | 1 << free, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => break free,
+                Err(now) => used = now,
+            }
+        };
+        let s = &self.slots[slot];
+        // Its last copy was waited for: every part taken and moved, nobody reads it.
+        let last = (s.state.load(Ordering::Acquire) >> 32) as u32;
+        let generation = NonZeroU32::new(last.wrapping_add(1)).unwrap_or(NonZeroU32::MIN);
+        // SAFETY: the slot is this thread's (its `used` bit) and unpublished.
+        unsafe { *s.copy.get() = *copy };
+        s.parts.store(parts, Ordering::Relaxed);
+        s.left.store(parts, Ordering::Relaxed);
+        s.failed.store(false, Ordering::Relaxed);
+        s.state.store(u64::from(generation.get()) << 32, Ordering::Release);
+        self.active.fetch_or(1 << slot, Ordering::AcqRel);
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _g = self.sleep.lock();
             self.wake.notify_all();
         }
+        if !self.gave.load(Ordering::Relaxed) {
+            self.gave.store(true, Ordering::Relaxed);
+        }
         // Each pool worker is called once at most: one that came stays until the
         // launch ends (`help`), asleep on this queue when there is nothing to move.
-        self.gave.store(true, Ordering::Relaxed);
-        let want = (pieces_len - 1).min(self.spare());
-        self.want.fetch_max(want, Ordering::AcqRel);
+        let want = ((parts - 1) * self.groups.load(Ordering::Relaxed)).min(self.spare.load(Ordering::Relaxed));
+        if self.want.load(Ordering::Relaxed) < want {
+            self.want.fetch_max(want, Ordering::AcqRel);
+        }
         if let Some(recruit) = self.recruit.get() {
-            while self
-                .recruited
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| (r < want).then_some(r + 1))
-                .is_ok()
+            while self.recruited.load(Ordering::Relaxed) < want
+                && self
+                    .recruited
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| (r < want).then_some(r + 1))
+                    .is_ok()
             {
                 recruit();
             }
         }
-        Some(flight)
+        Some(Flight { slot: slot as u32, generation })
     }
 
     /// Wakes the workers asleep in `help` (the launch's groups have ended).
@@ -196,39 +277,80 @@ impl CopyQueue {
         self.workers.load(Ordering::Relaxed)
     }
 
-    /// Moves one queued part, if there is one.
-    fn run_one(&self) -> bool {
-        if self.queued.load(Ordering::Acquire) == 0 {
-            return false;
+    /// Takes the next part of the copy of `generation` in `slot`, if one is left.
+    fn claim(&self, slot: usize, generation: u32) -> Option<usize> {
+        let s = &self.slots[slot];
+        let mut state = s.state.load(Ordering::Acquire);
+        loop {
+            let taken = (state & u32::MAX as u64) as usize;
+            let parts = s.parts.load(Ordering::Relaxed);
+            if (state >> 32) as u32 != generation || taken >= parts {
+                return None;
+            }
+            match s.state.compare_exchange_weak(state, state + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    if taken + 1 == parts {
+                        // The last part: spinning workers need not look here again.
+                        self.active.fetch_and(!(1 << slot), Ordering::AcqRel);
+                    }
+                    return Some(taken);
+                }
+                Err(now) => state = now,
+            }
         }
-        // Never waits for the lock: a dozen idle workers parked on it, and each unlock
-        // then woke one with a system call (16-core host, a one-group launch gathering
-        // 16 KiB tiles: 50 us a tile, against 6 for the group alone).
-        let part = {
-            let Some(mut q) = self.parts.try_lock() else { return false };
-            let p = q.pop_front();
-            self.queued.store(q.len(), Ordering::Release);
-            p
-        };
-        let Some(Part { copy, flight }) = part else { return false };
+    }
+
+    /// Moves part `part` of the copy in `s`, which this thread has taken.
+    fn run_part(&self, s: &Slot, part: usize) {
+        // SAFETY: the copy stays in the slot until its group's wait, which waits for
+        // this part (`left`).
+        let copy = unsafe { *s.copy.get() };
+        let piece = nth_part(&copy, s.parts.load(Ordering::Relaxed), part);
         // SAFETY: a part of a copy a running group issued (its memory stays live: the
         // group waits for every part before it ends); a wild address faults into the
         // guard.
-        if fault::guarded(|| unsafe { shape::run(&copy) }).is_err() {
-            flight.failed.store(true, Ordering::Release);
+        if fault::guarded(|| unsafe { shape::run(&piece) }).is_err() {
+            s.failed.store(true, Ordering::Release);
+        } else if piece.to_local != 0 {
+            // The group reads its import next: from the shared cache, not by snooping
+            // this core's (16-core host, 1-4 groups, 4 parts, balanced compute: floats
+            // 4 apart 1.09-1.55x the inline engine without, 1.46-1.81x with; 2D rows
+            // of 64 bytes 1.13-1.68x and 1.56-1.83x).
+            shape::demote_destination(&piece);
         }
-        flight.left.fetch_sub(1, Ordering::AcqRel);
-        true
+        s.left.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// Runs as a copy worker until `done` says the launch's groups have all ended, or,
-    /// asked now and then while there is nothing to move, `elsewhere` says the worker is
-    /// wanted for another launch's groups.
-    pub(crate) fn help(&self, done: &dyn Fn() -> bool, elsewhere: &dyn Fn() -> bool) {
+    /// Moves one part of any copy in flight, starting the search at slot `from`.
+    fn run_one(&self, from: usize) -> bool {
+        let active = self.active.load(Ordering::Acquire);
+        if active == 0 {
+            return false;
+        }
+        // Workers start at different slots, so that with several copies in flight they
+        // do not all contend for the same one.
+        let rotated = active.rotate_right((from % SLOTS) as u32);
+        let mut bits = rotated;
+        while bits != 0 {
+            let slot = (bits.trailing_zeros() as usize + from) % SLOTS;
+            bits &= bits - 1;
+            let generation = (self.slots[slot].state.load(Ordering::Acquire) >> 32) as u32;
+            if let Some(part) = self.claim(slot, generation) {
+                self.run_part(&self.slots[slot], part);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Runs as copy worker `me` until `done` says the launch's groups have all ended,
+    /// or, asked now and then while there is nothing to move, `elsewhere` says the
+    /// worker is wanted for another launch's groups.
+    pub(crate) fn help(&self, me: usize, done: &dyn Fn() -> bool, elsewhere: &dyn Fn() -> bool) {
         self.workers.fetch_add(1, Ordering::AcqRel);
         let mut idle = Idle::default();
         while !done() {
-            if self.run_one() {
+            if self.run_one(me) {
                 idle = Idle::default();
             } else if idle.pause() {
                 if elsewhere() {
@@ -241,7 +363,7 @@ impl CopyQueue {
                     // 1.5x as long beside 15 spinning workers).
                     let mut g = self.sleep.lock();
                     self.sleepers.fetch_add(1, Ordering::SeqCst);
-                    if self.queued.load(Ordering::SeqCst) == 0 && !done() {
+                    if self.active.load(Ordering::SeqCst) == 0 && !done() {
                         self.wake.wait_for(&mut g, std::time::Duration::from_millis(1));
                     }
                     self.sleepers.fetch_sub(1, Ordering::SeqCst);
@@ -276,12 +398,11 @@ pub(crate) fn forced() -> bool {
 const YIELD_EVERY: u32 = 256;
 const SLEEP_AFTER: u32 = 4 * YIELD_EVERY;
 
-/// Rows at least this long (a cache line) move best on the group's own core, which
+/// Rows at least this long (a cache line) stay on the group's own core, which
 /// prefetches rows ahead (`shape::run`): 2D tiles of 64-byte rows 1 KiB apart ran
-/// 0.63-1.20x with 1-4 groups and workers forced (16-core host, `bench --only workers
-/// --copy 2D --workers 3`); plain threads gain such rows 1.0-1.7x at most
-/// (`docs/measurements/dma-rows.c`): the rows cost the same however many cores fetch
-/// them.
+/// 0.82-1.23x with 1-4 groups and 3 workers forced (16-core host, `bench --only workers
+/// --copy 2D --workers 3`), plain threads 0.66-1.22x (`docs/measurements/dma-sweep.c`):
+/// what the workers save, the group's reads of the lines they wrote cost again.
 const SHORT_ROW: usize = 64;
 /// Smaller copies cost less than queueing them.
 const LEAST_BYTES: usize = 4096;
@@ -299,65 +420,66 @@ pub(crate) fn parts_for(copy: &AsyncCopy, workers: usize) -> usize {
     }
 }
 
-/// The cost model: gathers and scatters of short rows each in lines of their own on the
-/// global side (latency-bound: a line fetched for each row), of 4 KiB or more, shared
-/// with the workers with the launch now, up to `MOST_WORKERS`. Rows closer together
-/// share lines, and the group moves them at its own bandwidth: 16-core host, a gather
-/// of floats 4 apart, one to eight groups, no work, 0.41-0.63x with workers (16 apart:
-/// 1.13-1.55x, double-buffered 1.52-2.39x).
+/// The cost model: gathers and scatters of rows shorter than a cache line (strided
+/// elements, 2D and 3D tiles of short rows), of 4 KiB or more, shared with the workers
+/// the launch leaves each group, up to `MOST_WORKERS`. Contiguous copies (one row after
+/// `shape::simplified`) and longer rows stay with the group. 16-core host, 1-4 groups,
+/// four parts, compute none / balanced: floats 16 apart 1.7-2.4x / 1.4-2.2x the inline
+/// engine, 4 apart 1.1-1.3x / 1.1-1.3x (`bench --only workers`).
 fn model(copy: &AsyncCopy, workers: usize) -> usize {
     let bytes = shape::bytes(copy);
     let row = copy.per_line.saturating_mul(copy.elem);
-    let pitch = match copy.to_local {
-        0 => copy.dst_line,
-        _ => copy.src_line,
-    }
-    .saturating_mul(copy.elem);
-    if workers == 0 || bytes < LEAST_BYTES || row >= SHORT_ROW || pitch < 64 {
+    let gather = copy.lines > 1 || copy.planes > 1;
+    if workers == 0 || bytes < LEAST_BYTES || row >= SHORT_ROW || !gather {
         return 0;
     }
     (workers.min(MOST_WORKERS) + 1).min(bytes / PART_BYTES)
 }
 
 /// The most workers one copy is shared with: more parts cost more handing over than
-/// they save (16-core host, a double-buffered gather of 16 KiB, 1-4 groups: 1.3-2.3x
-/// the inline engine with 1 or 3 workers, 0.8-2.1x with 7, 0.4-1.1x with 15).
+/// they save (16-core host, gathers of floats 16 apart, compute none and balanced: one
+/// group 2.5-2.6x the inline engine with 7 workers, 2.1-2.3x with 3; two groups 1.6-2.1x
+/// and 2.1-2.4x).
 const MOST_WORKERS: usize = 3;
 
-/// `copy` cut into at most `parts` copies of whole planes, or of whole lines of a
-/// single plane, or of elements of a single line (empty where it cannot be cut).
-pub(crate) fn split(copy: &AsyncCopy, parts: usize) -> Vec<AsyncCopy> {
-    let (count, stride_src, stride_dst, unit) = if copy.planes > 1 {
-        (copy.planes, copy.src_plane, copy.dst_plane, copy.elem)
+/// The units `copy` cuts into: its planes, or the lines of its one plane, or the
+/// elements of its one line; and their count and strides.
+fn units(copy: &AsyncCopy) -> (usize, usize, usize) {
+    if copy.planes > 1 {
+        (copy.planes, copy.src_plane, copy.dst_plane)
     } else if copy.lines > 1 {
-        (copy.lines, copy.src_line, copy.dst_line, copy.elem)
+        (copy.lines, copy.src_line, copy.dst_line)
     } else {
-        (copy.per_line, 1, 1, copy.elem)
-    };
-    let parts = parts.min(count);
-    if parts < 2 {
-        return Vec::new();
+        (copy.per_line, 1, 1)
     }
-    let each = count.div_ceil(parts);
-    (0..count)
-        .step_by(each)
-        .map(|start| {
-            let n = each.min(count - start);
-            let mut c = *copy;
-            c.src = copy.src.wrapping_add(start.wrapping_mul(stride_src).wrapping_mul(unit));
-            c.dst = copy.dst.wrapping_add(start.wrapping_mul(stride_dst).wrapping_mul(unit));
-            if copy.planes > 1 {
-                c.planes = n;
-            } else if copy.lines > 1 {
-                c.lines = n;
-            } else {
-                // Elements of one line.
-                c.per_line = n;
-                (c.src_line, c.dst_line) = (n, n);
-            }
-            c
-        })
-        .collect()
+}
+
+/// The most parts `copy` cuts into.
+fn pieces(copy: &AsyncCopy) -> usize {
+    units(copy).0
+}
+
+/// Part `k` of `copy` cut into `parts` parts of whole planes, or of whole lines of a
+/// single plane, or of elements of a single line (`parts` at most `pieces(copy)`; a
+/// part past the end is empty).
+fn nth_part(copy: &AsyncCopy, parts: usize, k: usize) -> AsyncCopy {
+    let (count, stride_src, stride_dst) = units(copy);
+    let each = count.div_ceil(parts.max(1));
+    let start = (k * each).min(count);
+    let n = each.min(count - start);
+    let mut c = *copy;
+    c.src = copy.src.wrapping_add(start.wrapping_mul(stride_src).wrapping_mul(copy.elem));
+    c.dst = copy.dst.wrapping_add(start.wrapping_mul(stride_dst).wrapping_mul(copy.elem));
+    if copy.planes > 1 {
+        c.planes = n;
+    } else if copy.lines > 1 {
+        c.lines = n;
+    } else {
+        // Elements of one line.
+        c.per_line = n;
+        (c.src_line, c.dst_line) = (n, n);
+    }
+    c
 }
 
 #[cfg(test)]
@@ -400,31 +522,33 @@ mod tests {
     fn parts_cover_the_copy_once() {
         for c in [copy(1, 1000, 1), copy(16, 7, 1), copy(8, 4, 5), copy(3000, 1, 1)] {
             for parts in [2, 3, 7, 16] {
-                let pieces = split(&c, parts);
-                assert!(pieces.len() >= 2 && pieces.len() <= parts, "{parts} parts: {}", pieces.len());
-                let mut all: Vec<_> = pieces.iter().flat_map(pairs).collect();
+                let parts = parts.min(pieces(&c));
+                let mut all: Vec<_> = (0..parts).map(|k| nth_part(&c, parts, k)).flat_map(|p| pairs(&p)).collect();
                 all.sort();
                 let mut want = pairs(&c);
                 want.sort();
                 assert_eq!(all, want, "{c:?} in {parts}");
             }
         }
-        assert!(split(&copy(1, 1, 1), 4).is_empty());
+        assert_eq!(pieces(&copy(1, 1, 1)), 1);
     }
 
     #[test]
     fn the_model_leaves_long_rows_and_small_copies_to_the_group() {
-        // Gather of 4 KiB, rows 12 bytes apart: the group's. 16 floats apart, 3 workers:
-        // four parts; 15 workers: still four.
-        assert_eq!(model(&copy(1, 1024, 1), 3), 0);
+        // Gathers of 4 KiB, floats 3 or 16 apart, 3 workers: four parts; 15 workers:
+        // still four.
+        assert_eq!(model(&copy(1, 1024, 1), 3), 4);
         let mut far = copy(1, 1024, 1);
         far.src_line = 16;
         assert_eq!(model(&far, 3), 4);
         far.lines = 4096;
         assert_eq!(model(&far, 15), MOST_WORKERS + 1);
-        // No worker, small copy, long rows.
+        // 2D rows of 8 bytes: parts; of 64: the group's.
+        assert_eq!(model(&copy(2, 2048, 1), 3), 4);
+        assert_eq!(model(&copy(16, 256, 1), 3), 0);
+        // No worker, small copy, contiguous.
         assert_eq!(model(&far, 0), 0);
         assert_eq!(model(&copy(1, 512, 1), 3), 0);
-        assert_eq!(model(&copy(16, 64, 1), 3), 0);
+        assert_eq!(model(&copy(4096, 1, 1), 3), 0);
     }
 }

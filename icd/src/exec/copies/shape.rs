@@ -120,6 +120,51 @@ fn prefetch_lines<const WRITE: bool>(p: *const u8, len: usize) {
     let _ = (p, len);
 }
 
+/// Pushes the lines of `c`'s destination from this core's caches to the shared last
+/// level (`cldemote`), where another core reads them without a snoop into this one's:
+/// a copy worker's part of a group's import, which the group reads next.
+pub(crate) fn demote_destination(c: &AsyncCopy) {
+    #[cfg(target_arch = "x86_64")]
+    if *HAS_CLDEMOTE {
+        // The destination's extent, first byte to last (lines between rows are only
+        // hinted, never touched); a copy worker's parts are a few KiB.
+        let last = (c.planes.saturating_sub(1))
+            .saturating_mul(c.dst_plane)
+            .saturating_add(c.lines.saturating_sub(1).saturating_mul(c.dst_line))
+            .saturating_add(c.per_line)
+            .saturating_mul(c.elem);
+        let (start, end) = (c.dst & !63, c.dst.saturating_add(last.min(DEMOTE_MOST)));
+        let mut p = start;
+        while p < end {
+            // SAFETY: `cldemote` (0F 1C /0) is a hint: it never faults, whatever the
+            // address, and changes no architectural state.
+            unsafe {
+                std::arch::asm!(".byte 0x0f, 0x1c, 0x00", in("rax") p, options(nostack, preserves_flags, readonly))
+            };
+            p += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = c;
+}
+
+/// The most destination bytes one copy demotes.
+const DEMOTE_MOST: usize = 256 << 10;
+
+/// CPUID leaf 7 says `cldemote` (ECX bit 25).
+static HAS_CLDEMOTE: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unused_unsafe)] // `__cpuid` is safe from Rust 1.87 on; MSRV is 1.80.
+    {
+        // SAFETY: `cpuid` exists on every x86-64 processor; leaf 7 is read only where
+        // the highest leaf says it exists.
+        let max = unsafe { std::arch::x86_64::__cpuid(0) }.eax;
+        max >= 7 && unsafe { std::arch::x86_64::__cpuid_count(7, 0) }.ecx & (1 << 25) != 0
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+});
+
 /// Runs at least this long are copied to global memory with non-temporal stores when
 /// the launch streams (`HINT_STREAM`): then nothing reads them back from the cache
 /// soon, and ordinary stores would first read every destination line from memory.
